@@ -1,0 +1,349 @@
+//! The entry model: what a sitemap lists, whatever format it came in.
+
+use crate::date::Lastmod;
+use crate::loc::Loc;
+use serde::Serialize;
+use std::fmt;
+
+/// How often a page changes: a hint, never a command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChangeFreq {
+    /// Changes on every access.
+    Always,
+    /// Hourly.
+    Hourly,
+    /// Daily.
+    Daily,
+    /// Weekly.
+    Weekly,
+    /// Monthly.
+    Monthly,
+    /// Yearly.
+    Yearly,
+    /// Archived.
+    Never,
+}
+
+impl ChangeFreq {
+    /// All seven values, in protocol order.
+    pub const ALL: [ChangeFreq; 7] = [
+        ChangeFreq::Always,
+        ChangeFreq::Hourly,
+        ChangeFreq::Daily,
+        ChangeFreq::Weekly,
+        ChangeFreq::Monthly,
+        ChangeFreq::Yearly,
+        ChangeFreq::Never,
+    ];
+
+    /// The protocol's lower-case word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeFreq::Always => "always",
+            ChangeFreq::Hourly => "hourly",
+            ChangeFreq::Daily => "daily",
+            ChangeFreq::Weekly => "weekly",
+            ChangeFreq::Monthly => "monthly",
+            ChangeFreq::Yearly => "yearly",
+            ChangeFreq::Never => "never",
+        }
+    }
+
+    /// Exactly one of the seven words (case matters, as the schema says).
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+
+    /// The word in any case (`DAILY`): what a lenient reader accepts with a finding.
+    pub fn parse_ignore_case(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.as_str().eq_ignore_ascii_case(s))
+    }
+}
+
+impl fmt::Display for ChangeFreq {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for ChangeFreq {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::parse(s)
+            .ok_or_else(|| format!("{s:?} is not one of always, hourly, daily, weekly, monthly, yearly, never"))
+    }
+}
+
+/// An `image:image` of Google's image extension.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Image {
+    /// `image:loc`
+    pub loc: String,
+    /// `image:caption`
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caption: Option<String>,
+    /// `image:title`
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// `image:geo_location`
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub geo_location: Option<String>,
+    /// `image:license`
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub license: Option<String>,
+}
+
+/// A `video:video` of Google's video extension: every field of its schema, text as written.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Video {
+    /// `video:thumbnail_loc` (required by the schema)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thumbnail_loc: Option<String>,
+    /// `video:title` (required)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// `video:description` (required)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// `video:content_loc`
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_loc: Option<String>,
+    /// `video:player_loc`
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub player_loc: Option<String>,
+    /// `video:player_loc@allow_embed` (`yes`/`no`)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub player_loc_allow_embed: Option<String>,
+    /// `video:player_loc@autoplay`
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub player_loc_autoplay: Option<String>,
+    /// `video:duration`, seconds (1 to 28,800)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration: Option<u32>,
+    /// `video:expiration_date`
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expiration_date: Option<String>,
+    /// `video:rating`, 0.0 to 5.0
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rating: Option<f32>,
+    /// `video:view_count`
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub view_count: Option<u64>,
+    /// `video:publication_date`
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub publication_date: Option<String>,
+    /// `video:family_friendly` (`yes`/`no`)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub family_friendly: Option<String>,
+    /// `video:restriction` (space-separated country codes)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restriction: Option<String>,
+    /// `video:restriction@relationship` (`allow`/`deny`)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restriction_relationship: Option<String>,
+    /// `video:platform` (`web mobile tv`)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub platform: Option<String>,
+    /// `video:platform@relationship`
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub platform_relationship: Option<String>,
+    /// `video:price` elements
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub prices: Vec<VideoPrice>,
+    /// `video:requires_subscription` (`yes`/`no`)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requires_subscription: Option<String>,
+    /// `video:uploader`
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uploader: Option<String>,
+    /// `video:uploader@info`
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uploader_info: Option<String>,
+    /// `video:live` (`yes`/`no`)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub live: Option<String>,
+    /// `video:tag` elements (up to 32)
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// `video:category`
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// `video:gallery_loc`
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gallery_loc: Option<String>,
+    /// `video:gallery_loc@title`
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gallery_title: Option<String>,
+    /// `video:id` (not in Google's current schema, but written by sitemap.js and others)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+}
+
+/// One `video:price`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct VideoPrice {
+    /// The amount, as written.
+    pub value: String,
+    /// `currency` attribute (ISO 4217).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub currency: Option<String>,
+    /// `type` attribute (`rent`/`own`).
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// `resolution` attribute (`hd`/`sd`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<String>,
+}
+
+/// A `news:news` of Google's news extension.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct News {
+    /// `news:publication/news:name`
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub publication_name: Option<String>,
+    /// `news:publication/news:language`
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    /// `news:publication_date`, as written
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub publication_date: Option<String>,
+    /// `news:title`
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// `news:keywords`
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keywords: Option<String>,
+    /// `news:genres`
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub genres: Option<String>,
+    /// `news:stock_tickers`
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stock_tickers: Option<String>,
+    /// `news:access`
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub access: Option<String>,
+}
+
+/// An hreflang alternate: `<xhtml:link rel="alternate" hreflang=".." href="..">`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Alternate {
+    /// Language (and region) code, or `x-default`.
+    pub hreflang: String,
+    /// The alternate page's URL.
+    pub href: String,
+}
+
+/// A page listed by a sitemap (`<url>`, a text line, a feed item).
+#[derive(Clone, Debug, PartialEq)]
+pub struct UrlEntry {
+    /// The page.
+    pub loc: Loc,
+    /// Last modification of the page.
+    pub lastmod: Option<Lastmod>,
+    /// How often it changes.
+    pub changefreq: Option<ChangeFreq>,
+    /// Relative priority, 0.0 to 1.0.
+    pub priority: Option<f32>,
+    /// Image extension entries.
+    pub images: Vec<Image>,
+    /// Video extension entries.
+    pub videos: Vec<Video>,
+    /// News extension entry.
+    pub news: Option<News>,
+    /// hreflang alternates.
+    pub alternates: Vec<Alternate>,
+}
+
+impl UrlEntry {
+    /// An entry with only a location.
+    pub fn new(loc: Loc) -> Self {
+        UrlEntry {
+            loc,
+            lastmod: None,
+            changefreq: None,
+            priority: None,
+            images: Vec::new(),
+            videos: Vec::new(),
+            news: None,
+            alternates: Vec::new(),
+        }
+    }
+
+    /// Whether any extension (image, video, news, alternates) is present.
+    pub fn has_extensions(&self) -> bool {
+        !self.images.is_empty() || !self.videos.is_empty() || self.news.is_some() || !self.alternates.is_empty()
+    }
+}
+
+/// A child sitemap listed by an index (`<sitemap>`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SitemapEntry {
+    /// The child sitemap's URL.
+    pub loc: Loc,
+    /// Last modification of the child *file*.
+    pub lastmod: Option<Lastmod>,
+}
+
+/// One item a reader yields.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Entry {
+    /// A page.
+    Url(UrlEntry),
+    /// A child sitemap of an index.
+    Sitemap(SitemapEntry),
+}
+
+impl Entry {
+    /// The entry's location.
+    pub fn loc(&self) -> &Loc {
+        match self {
+            Entry::Url(u) => &u.loc,
+            Entry::Sitemap(s) => &s.loc,
+        }
+    }
+
+    /// The entry's lastmod.
+    pub fn lastmod(&self) -> Option<&Lastmod> {
+        match self {
+            Entry::Url(u) => u.lastmod.as_ref(),
+            Entry::Sitemap(s) => s.lastmod.as_ref(),
+        }
+    }
+}
+
+/// What a document turned out to be (detected on content, never on name or Content-Type).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// `<urlset>`
+    Urlset,
+    /// `<sitemapindex>`
+    #[serde(rename = "sitemapindex")]
+    SitemapIndex,
+    /// One URL per line.
+    Text,
+    /// RSS 2.0 (or RSS 1.0/RDF) feed.
+    Rss,
+    /// Atom 1.0 or 0.3 feed.
+    Atom,
+}
+
+impl Format {
+    /// Lower-case name (`urlset`, `sitemapindex`, `text`, `rss`, `atom`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Urlset => "urlset",
+            Format::SitemapIndex => "sitemapindex",
+            Format::Text => "text",
+            Format::Rss => "rss",
+            Format::Atom => "atom",
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

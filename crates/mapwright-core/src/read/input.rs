@@ -1,0 +1,428 @@
+//! Prepares raw bytes for a format reader: gzip layers removed while streaming, a byte order
+//! mark and leading blank space skipped, a non-UTF-8 declaration transcoded, and every byte
+//! counted against the size limit and for line/column positions.
+
+use crate::error::Error;
+use crate::read::Limits;
+use crate::rule::{Finding, Position, Rule};
+use flate2::bufread::MultiGzDecoder;
+use std::io::{self, BufRead, Read};
+
+const BUF: usize = 128 * 1024;
+/// How far behind the read point positions may still be asked for (bytes kept on refill).
+const KEEP_MAX: usize = 1 << 20;
+
+/// Marker payload of the `io::Error` raised when the byte limit is passed.
+#[derive(Debug)]
+pub(crate) struct LimitReached(pub u64);
+impl std::fmt::Display for LimitReached {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "more than {} bytes uncompressed", self.0)
+    }
+}
+impl std::error::Error for LimitReached {}
+
+/// Marker payload of an `io::Error` raised by a gzip layer.
+#[derive(Debug)]
+pub(crate) struct GzipFault {
+    pub produced: u64,
+    pub message: String,
+}
+impl std::fmt::Display for GzipFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+impl std::error::Error for GzipFault {}
+
+/// Maps an I/O error from the prepared stream to the core error it stands for.
+pub(crate) fn map_io(e: io::Error, position: Position) -> Error {
+    if let Some(inner) = e.get_ref() {
+        if let Some(LimitReached(limit)) = inner.downcast_ref::<LimitReached>() {
+            return Error::TooLarge { limit: *limit, position };
+        }
+        if let Some(g) = inner.downcast_ref::<GzipFault>() {
+            return Error::Gzip { offset: g.produced, message: g.message.clone() };
+        }
+    }
+    if e.kind() == io::ErrorKind::InvalidData {
+        return Error::Encoding { position, message: e.to_string() };
+    }
+    Error::Io(e)
+}
+
+/// A gzip decoder whose errors say they come from gzip.
+struct Gunzip<'a> {
+    dec: MultiGzDecoder<Box<dyn BufRead + Send + 'a>>,
+    produced: u64,
+}
+
+impl Read for Gunzip<'_> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        match self.dec.read(out) {
+            Ok(n) => {
+                self.produced += n as u64;
+                Ok(n)
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(e),
+            Err(e) => {
+                let message = if e.kind() == io::ErrorKind::UnexpectedEof {
+                    "the gzip stream ends early (truncated file)".to_string()
+                } else {
+                    e.to_string()
+                };
+                Err(io::Error::other(GzipFault { produced: self.produced, message }))
+            }
+        }
+    }
+}
+
+/// Transcodes a legacy encoding to UTF-8 while streaming.
+struct Transcode<'a> {
+    inner: Box<dyn BufRead + Send + 'a>,
+    decoder: encoding_rs::Decoder,
+    eof: bool,
+}
+
+impl Read for Transcode<'_> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if out.len() < 4 {
+            return Err(io::Error::other("transcoding needs a buffer of at least 4 bytes"));
+        }
+        loop {
+            if self.eof {
+                let (_, _, written, _) = self.decoder.decode_to_utf8(&[], out, true);
+                return Ok(written);
+            }
+            let input = self.inner.fill_buf()?;
+            if input.is_empty() {
+                self.eof = true;
+                continue;
+            }
+            let (_, read, written, _) = self.decoder.decode_to_utf8(input, out, false);
+            self.inner.consume(read);
+            if written > 0 {
+                return Ok(written);
+            }
+        }
+    }
+}
+
+/// The prepared stream: a buffered reader that enforces the byte limit and knows, for any
+/// recent offset, its line and column.
+pub(crate) struct Tracked<'a> {
+    inner: Box<dyn Read + Send + 'a>,
+    buf: Box<[u8]>,
+    /// Offset (in the stream) of `buf[0]`.
+    base: u64,
+    pos: usize,
+    filled: usize,
+    /// Newlines are counted up to here (a stream offset); `line` is the line there.
+    counted: u64,
+    line: u32,
+    line_start: u64,
+    /// Bytes from this stream offset on are kept on refill, so positions there can be computed.
+    keep_from: u64,
+    max: u64,
+    eof: bool,
+    /// Whether lines are counted at all (not for inner gzip layers).
+    track: bool,
+}
+
+impl<'a> Tracked<'a> {
+    fn new(inner: Box<dyn Read + Send + 'a>, max: u64, track: bool) -> Self {
+        Tracked {
+            inner,
+            buf: vec![0; BUF].into_boxed_slice(),
+            base: 0,
+            pos: 0,
+            filled: 0,
+            counted: 0,
+            line: 1,
+            line_start: 0,
+            keep_from: if track { 0 } else { u64::MAX },
+            max,
+            eof: false,
+            track,
+        }
+    }
+
+    /// Stream offset of the next unread byte.
+    pub(crate) fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+
+    /// Allows positions to be asked for from `offset` on; earlier bytes may be dropped.
+    pub(crate) fn keep_from(&mut self, offset: u64) {
+        self.keep_from = offset.max(self.keep_from);
+    }
+
+    /// Line and column of a stream offset at or after the last [`Tracked::keep_from`].
+    pub(crate) fn position_at(&mut self, offset: u64) -> Position {
+        let lo = self.base;
+        let hi = self.base + self.filled as u64;
+        let offset = offset.clamp(lo.min(self.counted), hi);
+        if offset >= self.counted {
+            let from = (self.counted.max(lo) - lo) as usize;
+            let to = (offset - lo) as usize;
+            let chunk = &self.buf[from..to];
+            let n = bytecount::count(chunk, b'\n');
+            if n > 0 {
+                self.line += n as u32;
+                let last = memchr::memrchr(b'\n', chunk).unwrap_or(0);
+                self.line_start = lo + (from + last) as u64 + 1;
+            }
+            self.counted = offset;
+            return Position { line: self.line, column: (offset - self.line_start) as u32 + 1, offset };
+        }
+        // Behind the counted point: count back, within what the buffer still holds.
+        let from = (offset.max(lo) - lo) as usize;
+        let to = (self.counted - lo) as usize;
+        let back = &self.buf[from..to];
+        let n = bytecount::count(back, b'\n') as u32;
+        if n == 0 {
+            return Position { line: self.line, column: (offset.saturating_sub(self.line_start)) as u32 + 1, offset };
+        }
+        let column = match memchr::memrchr(b'\n', &self.buf[..from]) {
+            Some(nl) => (from - nl) as u32,
+            None => (offset - lo) as u32 + 1,
+        };
+        Position { line: self.line - n, column, offset }
+    }
+
+    /// Line and column of the next unread byte.
+    pub(crate) fn position(&mut self) -> Position {
+        let off = self.offset();
+        self.position_at(off)
+    }
+
+    /// Counts newlines up to the read point so that `base` can move past them.
+    fn count_to(&mut self, offset: u64) {
+        if self.track && offset > self.counted {
+            self.position_at(offset);
+        }
+    }
+}
+
+impl Read for Tracked<'_> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let avail = self.fill_buf()?;
+        let n = avail.len().min(out.len());
+        out[..n].copy_from_slice(&avail[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for Tracked<'_> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.pos == self.filled && !self.eof {
+            // Keep what positions may still be asked for; count and drop the rest.
+            let read_point = self.offset();
+            let mut keep = self.keep_from.max(self.base).min(read_point);
+            if read_point - keep > KEEP_MAX as u64 {
+                keep = read_point;
+            }
+            self.count_to(keep);
+            let keep_at = (keep - self.base) as usize;
+            self.buf.copy_within(keep_at..self.filled, 0);
+            self.base = keep;
+            self.filled -= keep_at;
+            self.pos -= keep_at;
+            if self.buf.len() - self.filled < 4096 {
+                let mut bigger = vec![0; self.buf.len() * 2].into_boxed_slice();
+                bigger[..self.filled].copy_from_slice(&self.buf[..self.filled]);
+                self.buf = bigger;
+            }
+            let n = loop {
+                match self.inner.read(&mut self.buf[self.filled..]) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
+                }
+            };
+            if n == 0 {
+                self.eof = true;
+            }
+            self.filled += n;
+        }
+        let start = self.offset();
+        if start >= self.max && self.pos < self.filled {
+            return Err(io::Error::other(LimitReached(self.max)));
+        }
+        let allowed = ((self.max - start) as usize).min(self.filled - self.pos);
+        Ok(&self.buf[self.pos..self.pos + allowed])
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.pos = (self.pos + amt).min(self.filled);
+    }
+}
+
+/// A stream ready for a format reader.
+pub(crate) struct Prepared<'a> {
+    pub reader: Tracked<'a>,
+    pub looks_like_xml: bool,
+    pub gzip_layers: usize,
+}
+
+fn peek<'b>(r: &'b mut (dyn BufRead + Send + '_), produced: impl Fn() -> u64) -> Result<&'b [u8], Error> {
+    r.fill_buf().map_err(|e| map_io(e, Position { line: 1, column: 1, offset: produced() }))
+}
+
+/// Removes gzip layers, skips a BOM and leading white space, transcodes a declared legacy
+/// encoding, and says whether the content looks like XML.
+pub(crate) fn prepare<'a>(
+    input: Box<dyn BufRead + Send + 'a>,
+    limits: &Limits,
+    findings: &mut Vec<Finding>,
+) -> Result<Prepared<'a>, Error> {
+    let mut r = input;
+    let mut layers = 0;
+    loop {
+        let head = peek(r.as_mut(), || 0)?;
+        if head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b {
+            if layers == limits.max_gzip_layers {
+                return Err(Error::NotSitemap {
+                    position: Position { line: 1, column: 1, offset: 0 },
+                    reason: format!("more than {} nested gzip layers", limits.max_gzip_layers),
+                });
+            }
+            layers += 1;
+            // The limit applies to each layer's output too, so a bomb inside a bomb stops early.
+            let gz = Gunzip { dec: MultiGzDecoder::new(r), produced: 0 };
+            r = Box::new(Tracked::new(Box::new(gz), limits.max_bytes, false));
+            continue;
+        }
+        break;
+    }
+    // Byte order marks.
+    let head = peek(r.as_mut(), || 0)?;
+    let mut encoding: Option<&'static encoding_rs::Encoding> = None;
+    if head.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        r.consume(3);
+        findings.push(Finding::new(
+            Rule::Bom,
+            Some(Position { line: 1, column: 1, offset: 0 }),
+            "UTF-8 byte order mark before the content: harmless, but some consumers choke on it; save the file without BOM",
+        ));
+    } else if head.starts_with(&[0xFF, 0xFE]) || head.starts_with(&[0xFE, 0xFF]) {
+        let enc = if head[0] == 0xFF { encoding_rs::UTF_16LE } else { encoding_rs::UTF_16BE };
+        r.consume(2);
+        findings.push(Finding::new(
+            Rule::Encoding,
+            Some(Position { line: 1, column: 1, offset: 0 }),
+            format!("the file is {}, not UTF-8: read after transcoding; save it as UTF-8", enc.name()),
+        ));
+        encoding = Some(enc);
+    } else if let Some(enc) = declared_encoding(head) {
+        findings.push(Finding::new(
+            Rule::Encoding,
+            Some(Position { line: 1, column: 1, offset: 0 }),
+            format!(
+                "the XML declaration names encoding {:?}: sitemaps must be UTF-8; read after transcoding, save it as UTF-8 and declare encoding=\"UTF-8\"",
+                enc.name()
+            ),
+        ));
+        encoding = Some(enc);
+    }
+    let source: Box<dyn Read + Send + 'a> = match encoding {
+        Some(enc) => Box::new(Transcode { inner: r, decoder: enc.new_decoder_without_bom_handling(), eof: false }),
+        None => Box::new(r),
+    };
+    let mut reader = Tracked::new(source, limits.max_bytes, true);
+    // Skip leading white space (blank lines before the XML declaration are common).
+    let looks_like_xml = loop {
+        let pos_err = |e| map_io(e, Position { line: 1, column: 1, offset: 0 });
+        let buf = reader.fill_buf().map_err(pos_err)?;
+        if buf.is_empty() {
+            break false;
+        }
+        match buf.iter().position(|b| !b.is_ascii_whitespace()) {
+            Some(i) => {
+                let xml = buf[i] == b'<';
+                reader.consume(i);
+                break xml;
+            }
+            None => {
+                let n = buf.len();
+                reader.consume(n);
+            }
+        }
+    };
+    let off = reader.offset();
+    reader.keep_from(off);
+    Ok(Prepared { reader, looks_like_xml, gzip_layers: layers })
+}
+
+/// The encoding an XML declaration at the head of the buffer names, when it is not UTF-8
+/// (or ASCII, a subset).
+fn declared_encoding(head: &[u8]) -> Option<&'static encoding_rs::Encoding> {
+    let start = head.iter().position(|b| !b.is_ascii_whitespace())?;
+    let head = &head[start..];
+    if !head.starts_with(b"<?xml") {
+        return None;
+    }
+    let end = memchr::memmem::find(head, b"?>")?;
+    let decl = &head[..end];
+    let at = memchr::memmem::find(decl, b"encoding")?;
+    let rest = &decl[at + 8..];
+    let q = rest.iter().position(|&b| b == b'"' || b == b'\'')?;
+    let quote = rest[q];
+    let value = &rest[q + 1..];
+    let close = value.iter().position(|&b| b == quote)?;
+    let label = &value[..close];
+    let lower = label.to_ascii_lowercase();
+    if matches!(lower.as_slice(), b"utf-8" | b"utf8" | b"us-ascii" | b"ascii") {
+        return None;
+    }
+    let enc = encoding_rs::Encoding::for_label(label)?;
+    (enc != encoding_rs::UTF_8).then_some(enc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_follow_lines() {
+        let data = b"ab\ncd\n\nefg".to_vec();
+        let mut t = Tracked::new(Box::new(io::Cursor::new(data)), 1000, true);
+        let n = t.fill_buf().unwrap().len();
+        t.consume(n);
+        assert_eq!(t.position_at(0), Position { line: 1, column: 1, offset: 0 });
+        assert_eq!(t.position_at(4), Position { line: 2, column: 2, offset: 4 });
+        assert_eq!(t.position_at(8), Position { line: 4, column: 2, offset: 8 });
+        // Behind the counted point.
+        assert_eq!(t.position_at(3), Position { line: 2, column: 1, offset: 3 });
+        assert_eq!(t.position_at(1), Position { line: 1, column: 2, offset: 1 });
+    }
+
+    #[test]
+    fn limit_stops_reading() {
+        let mut t = Tracked::new(Box::new(io::Cursor::new(vec![b'a'; 100])), 10, true);
+        let got = t.fill_buf().unwrap().len();
+        assert_eq!(got, 10);
+        t.consume(10);
+        let err = t.fill_buf().unwrap_err();
+        assert!(err.get_ref().unwrap().downcast_ref::<LimitReached>().is_some());
+    }
+
+    #[test]
+    fn exact_limit_is_fine() {
+        let mut t = Tracked::new(Box::new(io::Cursor::new(vec![b'a'; 10])), 10, true);
+        let mut v = Vec::new();
+        t.read_to_end(&mut v).unwrap();
+        assert_eq!(v.len(), 10);
+    }
+
+    #[test]
+    fn declared_encodings() {
+        assert_eq!(declared_encoding(b"<?xml version=\"1.0\" encoding=\"UTF-8\"?>"), None);
+        assert_eq!(
+            declared_encoding(b"<?xml version='1.0' encoding='ISO-8859-1'?><urlset>"),
+            Some(encoding_rs::WINDOWS_1252)
+        );
+        assert_eq!(declared_encoding(b"<urlset>"), None);
+    }
+}

@@ -1,0 +1,1339 @@
+//! The XML formats: `urlset` and `sitemapindex` (0.9, Google 0.84, no namespace), RSS 2.0,
+//! RSS 1.0 (RDF), Atom 1.0 and 0.3, on one quick-xml pull loop.
+//!
+//! Namespaces are resolved by hand from the `xmlns` declarations seen (a short stack) rather
+//! than with quick-xml's `NsReader`: almost every element of a sitemap has no attribute, and
+//! skipping the resolver's work on those is a measurable share of the loop.
+
+use crate::date::{Lastmod, LastmodParse, parse_lastmod, parse_rfc822};
+use crate::error::Error;
+use crate::loc::{Loc, LocError};
+use crate::model::{Alternate, ChangeFreq, Entry, Format, Image, News, SitemapEntry, UrlEntry, Video, VideoPrice};
+use crate::read::input::{Prepared, Tracked, map_io};
+use crate::read::text::shorten;
+use crate::read::{FindingSink, Limits};
+use crate::rule::{Finding, Position, Rule};
+use crate::{MAX_LOC_LEN, NS_GOOGLE_084, NS_IMAGE, NS_NEWS, NS_SITEMAP, NS_VIDEO, NS_XHTML};
+use quick_xml::Reader;
+use quick_xml::events::{BytesStart, Event};
+
+/// What a namespace URI is, for the elements we interpret.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ns {
+    Sitemap,
+    Image,
+    Video,
+    News,
+    Xhtml,
+    Other,
+}
+
+fn ns_kind(uri: &str) -> Ns {
+    match uri {
+        NS_SITEMAP | NS_GOOGLE_084 => Ns::Sitemap,
+        NS_IMAGE => Ns::Image,
+        NS_VIDEO => Ns::Video,
+        NS_NEWS => Ns::News,
+        NS_XHTML => Ns::Xhtml,
+        // Lenient: the other spellings of the sitemap namespace seen on the web.
+        u if u.contains("sitemaps.org/schemas/sitemap") || u.contains("google.com/schemas/sitemap/") => Ns::Sitemap,
+        u if u.contains("schemas/sitemap-image") => Ns::Image,
+        u if u.contains("schemas/sitemap-video") => Ns::Video,
+        u if u.contains("schemas/sitemap-news") => Ns::News,
+        _ => Ns::Other,
+    }
+}
+
+/// A conventional prefix used without a declaration (lenient).
+fn guess_prefix(prefix: &str) -> Ns {
+    match prefix {
+        "image" => Ns::Image,
+        "video" => Ns::Video,
+        "news" => Ns::News,
+        "xhtml" => Ns::Xhtml,
+        _ => Ns::Other,
+    }
+}
+
+/// `xmlns` bindings in scope: (depth, prefix, kind).
+#[derive(Default)]
+struct NsStack {
+    bindings: Vec<(usize, Box<str>, Ns)>,
+}
+
+impl NsStack {
+    fn resolve(&self, prefix: &str) -> Ns {
+        match self.bindings.iter().rev().find(|(_, p, _)| &**p == prefix) {
+            Some((_, _, k)) => *k,
+            None if prefix.is_empty() => Ns::Sitemap,
+            None => guess_prefix(prefix),
+        }
+    }
+
+    /// Records the `xmlns` declarations of a start tag at `depth`.
+    fn push(&mut self, e: &BytesStart<'_>, depth: usize) {
+        if e.attributes_raw().is_empty() || !e.attributes_raw().contains("xmlns") {
+            return;
+        }
+        for a in e.attributes().with_checks(false).flatten() {
+            let key = a.key.0;
+            let prefix = if key == "xmlns" {
+                ""
+            } else if let Some(p) = key.strip_prefix("xmlns:") {
+                p
+            } else {
+                continue;
+            };
+            self.bindings.push((depth, prefix.into(), ns_kind(a.value.trim())));
+        }
+    }
+
+    fn pop(&mut self, depth: usize) {
+        while self.bindings.last().is_some_and(|(d, _, _)| *d > depth) {
+            self.bindings.pop();
+        }
+    }
+}
+
+fn split_name(name: &str) -> (&str, &str) {
+    match name.find(':') {
+        Some(i) => (&name[..i], &name[i + 1..]),
+        None => ("", name),
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Field {
+    Loc,
+    Lastmod,
+    Changefreq,
+    Priority,
+}
+
+impl Field {
+    fn name(self) -> &'static str {
+        match self {
+            Field::Loc => "loc",
+            Field::Lastmod => "lastmod",
+            Field::Changefreq => "changefreq",
+            Field::Priority => "priority",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ImageField {
+    Loc,
+    Caption,
+    Title,
+    GeoLocation,
+    License,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum VideoField {
+    ThumbnailLoc,
+    Title,
+    Description,
+    ContentLoc,
+    PlayerLoc,
+    Duration,
+    ExpirationDate,
+    Rating,
+    ViewCount,
+    PublicationDate,
+    FamilyFriendly,
+    Restriction,
+    Platform,
+    Price,
+    RequiresSubscription,
+    Uploader,
+    Live,
+    Tag,
+    Category,
+    GalleryLoc,
+    Id,
+}
+
+fn video_field(local: &str) -> Option<VideoField> {
+    use VideoField::*;
+    Some(match local {
+        "thumbnail_loc" => ThumbnailLoc,
+        "title" => Title,
+        "description" => Description,
+        "content_loc" => ContentLoc,
+        "player_loc" => PlayerLoc,
+        "duration" => Duration,
+        "expiration_date" => ExpirationDate,
+        "rating" => Rating,
+        "view_count" => ViewCount,
+        "publication_date" => PublicationDate,
+        "family_friendly" => FamilyFriendly,
+        "restriction" => Restriction,
+        "platform" => Platform,
+        "price" => Price,
+        "requires_subscription" => RequiresSubscription,
+        "uploader" => Uploader,
+        "live" => Live,
+        "tag" => Tag,
+        "category" => Category,
+        "gallery_loc" => GalleryLoc,
+        "id" => Id,
+        _ => return None,
+    })
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NewsField {
+    Name,
+    Language,
+    PublicationDate,
+    Title,
+    Keywords,
+    Genres,
+    StockTickers,
+    Access,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FeedField {
+    /// RSS `<link>` text.
+    Link,
+    /// RSS `pubDate`, RDF `dc:date`, Atom `updated`/`modified`.
+    Date,
+}
+
+/// What an open element means; one per open element, so end tags need no name comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    Root,
+    /// RSS `<channel>`.
+    Channel,
+    Url,
+    Sitemap,
+    Item,
+    AtomEntry,
+    Field(Field),
+    Image,
+    ImageField(ImageField),
+    Video,
+    VideoField(VideoField),
+    News,
+    NewsPublication,
+    NewsField(NewsField),
+    FeedField(FeedField),
+    /// Ignored, with everything inside it.
+    Skip,
+}
+
+impl Role {
+    fn captures(self) -> bool {
+        matches!(
+            self,
+            Role::Field(_) | Role::ImageField(_) | Role::VideoField(_) | Role::NewsField(_) | Role::FeedField(_)
+        )
+    }
+}
+
+/// The entry being assembled.
+#[derive(Default)]
+struct Build {
+    loc: Option<Loc>,
+    loc_seen: bool,
+    loc_off: u64,
+    lastmod: Option<Lastmod>,
+    lastmod_seen: bool,
+    changefreq: Option<ChangeFreq>,
+    changefreq_seen: bool,
+    priority: Option<f32>,
+    priority_seen: bool,
+    images: Vec<Image>,
+    videos: Vec<Video>,
+    news: Option<News>,
+    alternates: Vec<Alternate>,
+    /// Atom links: without rel, and rel="alternate".
+    link_norel: Option<String>,
+    link_alt: Option<String>,
+    start_off: u64,
+    /// Findings about this entry, given its `loc` when it ends.
+    pending: Vec<Finding>,
+}
+
+pub(crate) struct XmlReader<'a> {
+    xr: Reader<Tracked<'a>>,
+    buf: Vec<u8>,
+    st: State,
+}
+
+struct State {
+    format: Format,
+    namespace: String,
+    root_name: String,
+    gzip_layers: usize,
+    /// Stream offset where quick-xml's offset 0 is.
+    origin: u64,
+    ns: NsStack,
+    roles: Vec<Role>,
+    text: String,
+    text_cut: bool,
+    text_off: u64,
+    build: Build,
+    image: Image,
+    video: Video,
+    news: News,
+    entry_pos: Position,
+    max_depth: usize,
+    max_loc: usize,
+    max_value: usize,
+    root_closed: bool,
+}
+
+enum Step {
+    Continue,
+    Entry(Entry),
+    End,
+}
+
+impl<'a> XmlReader<'a> {
+    pub(crate) fn new(p: Prepared<'a>, limits: &Limits, findings: &mut Vec<Finding>) -> Result<Self, Error> {
+        let origin = p.reader.offset();
+        let mut xr = Reader::from_reader(p.reader);
+        let cfg = xr.config_mut();
+        cfg.allow_dangling_amp = true;
+        cfg.check_end_names = true;
+        cfg.check_comments = false;
+        cfg.expand_empty_elements = false;
+        let mut me = XmlReader {
+            xr,
+            buf: Vec::with_capacity(4096),
+            st: State {
+                format: Format::Urlset,
+                namespace: String::new(),
+                root_name: String::new(),
+                gzip_layers: p.gzip_layers,
+                origin,
+                ns: NsStack::default(),
+                roles: Vec::with_capacity(16),
+                text: String::with_capacity(256),
+                text_cut: false,
+                text_off: 0,
+                build: Build::default(),
+                image: Image::default(),
+                video: Video::default(),
+                news: News::default(),
+                entry_pos: Position::default(),
+                max_depth: limits.max_depth,
+                max_loc: limits.max_loc_bytes,
+                max_value: limits.max_value_bytes,
+                root_closed: false,
+            },
+        };
+        me.read_root(findings)?;
+        Ok(me)
+    }
+
+    pub(crate) fn format(&self) -> Format {
+        self.st.format
+    }
+
+    pub(crate) fn namespace(&self) -> &str {
+        &self.st.namespace
+    }
+
+    pub(crate) fn gzip_layers(&self) -> usize {
+        self.st.gzip_layers
+    }
+
+    pub(crate) fn entry_position(&self) -> Position {
+        self.st.entry_pos
+    }
+
+    pub(crate) fn bytes_read(&self) -> u64 {
+        self.st.origin + self.xr.buffer_position()
+    }
+
+    fn pos_at(xr: &mut Reader<Tracked<'a>>, origin: u64, off: u64) -> Position {
+        xr.get_mut().position_at(origin + off)
+    }
+
+    fn map_err(xr: &mut Reader<Tracked<'a>>, origin: u64, e: quick_xml::Error) -> Error {
+        let pos = Self::pos_at(xr, origin, xr.error_position());
+        match e {
+            quick_xml::Error::Io(io) => {
+                let io = std::sync::Arc::try_unwrap(io).unwrap_or_else(|arc| {
+                    // Rebuild a comparable error; the markers are looked up through `get_ref`.
+                    if let Some(inner) = arc.get_ref() {
+                        if let Some(l) = inner.downcast_ref::<crate::read::input::LimitReached>() {
+                            return std::io::Error::other(crate::read::input::LimitReached(l.0));
+                        }
+                        if let Some(g) = inner.downcast_ref::<crate::read::input::GzipFault>() {
+                            return std::io::Error::other(crate::read::input::GzipFault {
+                                produced: g.produced,
+                                message: g.message.clone(),
+                            });
+                        }
+                    }
+                    std::io::Error::new(arc.kind(), arc.to_string())
+                });
+                map_io(io, pos)
+            }
+            quick_xml::Error::Encoding(e) => {
+                Error::Encoding { position: pos, message: format!("{e}; the file must be UTF-8") }
+            }
+            other => Error::Xml { position: pos, message: other.to_string() },
+        }
+    }
+
+    /// Reads up to and including the root element, deciding the format.
+    fn read_root(&mut self, findings: &mut Vec<Finding>) -> Result<(), Error> {
+        let XmlReader { xr, buf, st } = self;
+        loop {
+            buf.clear();
+            let off = xr.buffer_position();
+            let ev = match xr.read_event_into(buf) {
+                Ok(ev) => ev,
+                Err(e) => return Err(Self::map_err(xr, st.origin, e)),
+            };
+            let (e, empty) = match ev {
+                Event::Start(e) => (e, false),
+                Event::Empty(e) => (e, true),
+                Event::Eof => {
+                    return Err(Error::NotSitemap {
+                        position: Self::pos_at(xr, st.origin, off),
+                        reason: "no root element".into(),
+                    });
+                }
+                Event::Text(t) if !t.trim().is_empty() => {
+                    return Err(Error::Xml {
+                        position: Self::pos_at(xr, st.origin, off),
+                        message: "text before the root element".into(),
+                    });
+                }
+                _ => continue,
+            };
+            let name = e.name().0;
+            let (prefix, local) = split_name(name);
+            st.ns.push(&e, 1);
+            let uri = root_namespace(&e, prefix);
+            let pos = Self::pos_at(xr, st.origin, off);
+            st.format = match local {
+                "urlset" => Format::Urlset,
+                "sitemapindex" => Format::SitemapIndex,
+                "rss" | "RDF" => Format::Rss,
+                "feed" => Format::Atom,
+                "html" | "HTML" => {
+                    return Err(Error::NotSitemap {
+                        position: pos,
+                        reason: "an HTML page (an error page?), not a sitemap".into(),
+                    });
+                }
+                other => {
+                    return Err(Error::NotSitemap {
+                        position: pos,
+                        reason: format!("root element <{}> is none of urlset, sitemapindex, rss, feed", shorten(other)),
+                    });
+                }
+            };
+            if matches!(st.format, Format::Urlset | Format::SitemapIndex) {
+                check_namespace(&uri, local, pos, findings);
+            }
+            st.namespace = uri;
+            st.root_name = name.to_string();
+            if empty {
+                st.root_closed = true;
+            } else {
+                st.roles.push(Role::Root);
+            }
+            return Ok(());
+        }
+    }
+
+    pub(crate) fn next_entry(&mut self, sink: &mut FindingSink<'_>) -> Result<Option<Entry>, Error> {
+        loop {
+            let XmlReader { xr, buf, st } = self;
+            buf.clear();
+            let off = xr.buffer_position();
+            let ev = match xr.read_event_into(buf) {
+                Ok(ev) => ev,
+                Err(e) => return Err(Self::map_err(xr, st.origin, e)),
+            };
+            let step = match ev {
+                Event::Start(e) => st.start(xr, &e, off, false, sink)?,
+                Event::Empty(e) => {
+                    st.start(xr, &e, off, true, sink)?;
+                    st.end(xr, off, sink)
+                }
+                Event::End(_) => st.end(xr, off, sink),
+                Event::Text(t) => {
+                    if st.capturing() {
+                        if t.contains('&') {
+                            let pos = Self::pos_at(xr, st.origin, off);
+                            st.build.pending.push(Finding::new(
+                                Rule::XmlMalformed,
+                                Some(pos),
+                                "unescaped '&' in a value: kept as '&'; write &amp;",
+                            ));
+                        }
+                        st.append(&t);
+                    }
+                    Step::Continue
+                }
+                Event::CData(t) => {
+                    if st.capturing() {
+                        st.append(&t);
+                    }
+                    Step::Continue
+                }
+                Event::GeneralRef(r) => {
+                    if st.capturing() {
+                        st.entity(xr, &r, off);
+                    }
+                    Step::Continue
+                }
+                Event::Eof => {
+                    if let Some(open) = st.roles.len().checked_sub(1) {
+                        let _ = open;
+                        let pos = xr.get_mut().position();
+                        return Err(Error::Xml {
+                            position: pos,
+                            message: format!(
+                                "unexpected end of file inside <{}>: the file is truncated or not closed",
+                                st.root_name
+                            ),
+                        });
+                    }
+                    Step::End
+                }
+                Event::Comment(_) | Event::Decl(_) | Event::PI(_) | Event::DocType(_) => Step::Continue,
+            };
+            match step {
+                Step::Continue => {}
+                Step::Entry(e) => return Ok(Some(e)),
+                Step::End => return Ok(None),
+            }
+        }
+    }
+}
+
+/// The namespace URI of the root element (its prefix's declaration, or the default one).
+fn root_namespace(e: &BytesStart<'_>, prefix: &str) -> String {
+    for a in e.attributes().with_checks(false).flatten() {
+        let key = a.key.0;
+        let matches = if prefix.is_empty() { key == "xmlns" } else { key.strip_prefix("xmlns:") == Some(prefix) };
+        if matches {
+            return a.value.trim().to_string();
+        }
+    }
+    String::new()
+}
+
+fn check_namespace(uri: &str, local: &str, pos: Position, findings: &mut Vec<Finding>) {
+    match uri {
+        NS_SITEMAP => {}
+        NS_GOOGLE_084 => findings.push(Finding::new(
+            Rule::LegacyNamespace,
+            Some(pos),
+            format!("Google's 0.84 namespace is outdated: use xmlns=\"{NS_SITEMAP}\""),
+        )),
+        "" => findings.push(Finding::new(
+            Rule::Namespace,
+            Some(pos),
+            format!("<{local}> has no namespace: add xmlns=\"{NS_SITEMAP}\""),
+        )),
+        other => findings.push(Finding::new(
+            Rule::Namespace,
+            Some(pos),
+            format!("wrong namespace {:?} on <{local}>: use xmlns=\"{NS_SITEMAP}\"", shorten(other)),
+        )),
+    }
+}
+
+impl State {
+    fn capturing(&self) -> bool {
+        self.roles.last().is_some_and(|r| r.captures())
+    }
+
+    fn append(&mut self, s: &str) {
+        if self.text.len() + s.len() > self.max_value {
+            let room = self.max_value.saturating_sub(self.text.len());
+            let mut cut = room;
+            while cut > 0 && !s.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            self.text.push_str(&s[..cut]);
+            self.text_cut = true;
+        } else {
+            self.text.push_str(s);
+        }
+    }
+
+    fn entity(&mut self, xr: &mut Reader<Tracked<'_>>, r: &quick_xml::events::BytesRef<'_>, off: u64) {
+        let name: &str = r;
+        if let Some(s) = quick_xml::escape::resolve_xml_entity(name) {
+            self.append(s);
+            return;
+        }
+        if let Ok(Some(c)) = r.resolve_char_ref() {
+            let mut tmp = [0u8; 4];
+            self.append(c.encode_utf8(&mut tmp));
+            return;
+        }
+        let pos = XmlReader::pos_at(xr, self.origin, off);
+        if let Some(s) = quick_xml::escape::resolve_html5_entity(name) {
+            self.append(s);
+            self.build.pending.push(Finding::new(
+                Rule::XmlMalformed,
+                Some(pos),
+                format!("HTML entity &{name}; is not defined in XML: decoded; write the character itself (UTF-8) or a numeric reference"),
+            ));
+        } else {
+            // Never expanded (no DTD processing): kept as written.
+            self.append("&");
+            self.append(name);
+            self.append(";");
+            self.build.pending.push(Finding::new(
+                Rule::XmlMalformed,
+                Some(pos),
+                format!(
+                    "undefined entity &{}; kept as written (entities declared in a DTD are never expanded)",
+                    shorten(name)
+                ),
+            ));
+        }
+    }
+
+    fn warn_unknown(
+        &mut self,
+        xr: &mut Reader<Tracked<'_>>,
+        off: u64,
+        name: &str,
+        parent: &str,
+        sink: &mut FindingSink<'_>,
+    ) {
+        let pos = XmlReader::pos_at(xr, self.origin, off);
+        let f = Finding::new(
+            Rule::UnknownElement,
+            Some(pos),
+            format!("<{}> is not an element of the sitemap schema inside <{parent}>: ignored", shorten(name)),
+        );
+        if self.roles.iter().any(|r| matches!(r, Role::Url | Role::Sitemap)) {
+            self.build.pending.push(f);
+        } else {
+            sink.push(f);
+        }
+    }
+
+    fn start(
+        &mut self,
+        xr: &mut Reader<Tracked<'_>>,
+        e: &BytesStart<'_>,
+        off: u64,
+        empty: bool,
+        sink: &mut FindingSink<'_>,
+    ) -> Result<Step, Error> {
+        let depth = self.roles.len() + 1;
+        if depth > self.max_depth {
+            return Err(Error::TooDeep { limit: self.max_depth, position: XmlReader::pos_at(xr, self.origin, off) });
+        }
+        let parent = match self.roles.last() {
+            Some(r) => *r,
+            None => {
+                // A second root element (seen in the wild): read it like the first, with a finding.
+                let pos = XmlReader::pos_at(xr, self.origin, off);
+                let same = e.name().0 == self.root_name;
+                sink.push(Finding::new(
+                    Rule::XmlMalformed,
+                    Some(pos),
+                    if same {
+                        "a second root element: read as a continuation of the first; keep one root".to_string()
+                    } else {
+                        format!("a second root element <{}>: ignored", shorten(e.name().0))
+                    },
+                ));
+                self.ns.push(e, depth);
+                self.roles.push(if same { Role::Root } else { Role::Skip });
+                return Ok(Step::Continue);
+            }
+        };
+        if parent == Role::Skip || parent.captures() {
+            // Markup inside a value or an ignored element: ignored too.
+            self.roles.push(Role::Skip);
+            return Ok(Step::Continue);
+        }
+        self.ns.push(e, depth);
+        let name = e.name().0;
+        let (prefix, local) = split_name(name);
+        let ns = self.ns.resolve(prefix);
+        let role = match (self.format, parent) {
+            (Format::Urlset, Role::Root) => match (ns, local) {
+                (Ns::Sitemap, "url") => self.begin_entry(xr, off, Role::Url),
+                (Ns::Sitemap, _) => {
+                    self.warn_unknown(xr, off, name, "urlset", sink);
+                    Role::Skip
+                }
+                _ => Role::Skip,
+            },
+            (Format::SitemapIndex, Role::Root) => match (ns, local) {
+                (Ns::Sitemap, "sitemap") => self.begin_entry(xr, off, Role::Sitemap),
+                (Ns::Sitemap, _) => {
+                    self.warn_unknown(xr, off, name, "sitemapindex", sink);
+                    Role::Skip
+                }
+                _ => Role::Skip,
+            },
+            (Format::Urlset | Format::SitemapIndex, Role::Url | Role::Sitemap) => {
+                let field = match local {
+                    "loc" => Some(Field::Loc),
+                    "lastmod" => Some(Field::Lastmod),
+                    "changefreq" if parent == Role::Url => Some(Field::Changefreq),
+                    "priority" if parent == Role::Url => Some(Field::Priority),
+                    _ => None,
+                };
+                match (ns, field) {
+                    (Ns::Sitemap, Some(f)) => {
+                        if f == Field::Loc {
+                            self.build.loc_off = off;
+                        }
+                        self.begin_text(off);
+                        Role::Field(f)
+                    }
+                    (Ns::Sitemap, None) => {
+                        self.warn_unknown(xr, off, name, if parent == Role::Url { "url" } else { "sitemap" }, sink);
+                        Role::Skip
+                    }
+                    (Ns::Image, _) if parent == Role::Url && local == "image" => {
+                        self.image = Image::default();
+                        Role::Image
+                    }
+                    (Ns::Video, _) if parent == Role::Url && local == "video" => {
+                        self.video = Video::default();
+                        Role::Video
+                    }
+                    (Ns::News, _) if parent == Role::Url && local == "news" => {
+                        self.news = News::default();
+                        Role::News
+                    }
+                    (Ns::Xhtml, _) if parent == Role::Url && local == "link" => {
+                        self.alternate(e);
+                        Role::Skip
+                    }
+                    _ => Role::Skip,
+                }
+            }
+            (_, Role::Image) => {
+                let f = match local {
+                    "loc" => Some(ImageField::Loc),
+                    "caption" => Some(ImageField::Caption),
+                    "title" => Some(ImageField::Title),
+                    "geo_location" => Some(ImageField::GeoLocation),
+                    "license" => Some(ImageField::License),
+                    _ => None,
+                };
+                match f {
+                    Some(f) if ns == Ns::Image => {
+                        self.begin_text(off);
+                        Role::ImageField(f)
+                    }
+                    _ => Role::Skip,
+                }
+            }
+            (_, Role::Video) => match video_field(local) {
+                Some(f) if ns == Ns::Video => {
+                    self.video_attributes(f, e);
+                    self.begin_text(off);
+                    Role::VideoField(f)
+                }
+                _ => Role::Skip,
+            },
+            (_, Role::News) => match (ns, local) {
+                (Ns::News, "publication") => Role::NewsPublication,
+                (Ns::News, l) => {
+                    let f = match l {
+                        "publication_date" => Some(NewsField::PublicationDate),
+                        "title" => Some(NewsField::Title),
+                        "keywords" => Some(NewsField::Keywords),
+                        "genres" => Some(NewsField::Genres),
+                        "stock_tickers" => Some(NewsField::StockTickers),
+                        "access" => Some(NewsField::Access),
+                        _ => None,
+                    };
+                    match f {
+                        Some(f) => {
+                            self.begin_text(off);
+                            Role::NewsField(f)
+                        }
+                        None => Role::Skip,
+                    }
+                }
+                _ => Role::Skip,
+            },
+            (_, Role::NewsPublication) => match (ns, local) {
+                (Ns::News, "name") => {
+                    self.begin_text(off);
+                    Role::NewsField(NewsField::Name)
+                }
+                (Ns::News, "language") => {
+                    self.begin_text(off);
+                    Role::NewsField(NewsField::Language)
+                }
+                _ => Role::Skip,
+            },
+            // Feeds: names are matched without regard to namespace (feeds mix many).
+            (Format::Rss, Role::Root) => match local {
+                "channel" => Role::Channel,
+                "item" => self.begin_entry(xr, off, Role::Item),
+                _ => Role::Skip,
+            },
+            (Format::Rss, Role::Channel) if local == "item" => self.begin_entry(xr, off, Role::Item),
+            (Format::Rss, Role::Item) => match (prefix, local) {
+                ("", "link") => {
+                    self.build.loc_off = off;
+                    self.begin_text(off);
+                    Role::FeedField(FeedField::Link)
+                }
+                ("", "pubDate") | ("dc", "date") => {
+                    self.begin_text(off);
+                    Role::FeedField(FeedField::Date)
+                }
+                _ => Role::Skip,
+            },
+            (Format::Atom, Role::Root) if local == "entry" => self.begin_entry(xr, off, Role::AtomEntry),
+            (Format::Atom, Role::AtomEntry) => match local {
+                "link" => {
+                    self.atom_link(e, off);
+                    Role::Skip
+                }
+                "updated" | "modified" => {
+                    self.begin_text(off);
+                    Role::FeedField(FeedField::Date)
+                }
+                _ => Role::Skip,
+            },
+            _ => Role::Skip,
+        };
+        self.roles.push(role);
+        let _ = empty;
+        Ok(Step::Continue)
+    }
+
+    fn begin_entry(&mut self, xr: &mut Reader<Tracked<'_>>, off: u64, role: Role) -> Role {
+        xr.get_mut().keep_from(self.origin + off);
+        let b = &mut self.build;
+        b.loc = None;
+        b.loc_seen = false;
+        b.loc_off = off;
+        b.lastmod = None;
+        b.lastmod_seen = false;
+        b.changefreq = None;
+        b.changefreq_seen = false;
+        b.priority = None;
+        b.priority_seen = false;
+        b.link_norel = None;
+        b.link_alt = None;
+        b.start_off = off;
+        b.pending.clear();
+        role
+    }
+
+    fn begin_text(&mut self, off: u64) {
+        self.text.clear();
+        self.text_cut = false;
+        self.text_off = off;
+    }
+
+    fn alternate(&mut self, e: &BytesStart<'_>) {
+        let (mut rel, mut hreflang, mut href) = (None, None, None);
+        for a in e.attributes().with_checks(false).flatten() {
+            let v = a
+                .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                .map(|c| c.into_owned())
+                .unwrap_or_else(|_| a.value.to_string());
+            match a.key.0 {
+                "rel" => rel = Some(v),
+                "hreflang" => hreflang = Some(v),
+                "href" => href = Some(v),
+                _ => {}
+            }
+        }
+        if let (Some(rel), Some(hreflang), Some(href)) = (rel, hreflang, href) {
+            if rel.trim().eq_ignore_ascii_case("alternate") {
+                self.build
+                    .alternates
+                    .push(Alternate { hreflang: hreflang.trim().to_string(), href: href.trim().to_string() });
+            }
+        }
+    }
+
+    fn atom_link(&mut self, e: &BytesStart<'_>, off: u64) {
+        let (mut rel, mut href) = (None, None);
+        for a in e.attributes().with_checks(false).flatten() {
+            let v = a
+                .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                .map(|c| c.into_owned())
+                .unwrap_or_else(|_| a.value.to_string());
+            match a.key.0 {
+                "rel" => rel = Some(v),
+                "href" => href = Some(v),
+                _ => {}
+            }
+        }
+        let Some(href) = href else { return };
+        match rel.as_deref().map(str::trim) {
+            None => {
+                if self.build.link_norel.is_none() {
+                    self.build.link_norel = Some(href);
+                    self.build.loc_off = off;
+                }
+            }
+            Some(r) if r.eq_ignore_ascii_case("alternate") => {
+                if self.build.link_alt.is_none() {
+                    self.build.link_alt = Some(href);
+                    if self.build.link_norel.is_none() {
+                        self.build.loc_off = off;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn video_attributes(&mut self, f: VideoField, e: &BytesStart<'_>) {
+        if e.attributes_raw().trim().is_empty() {
+            if f == VideoField::Price {
+                self.video.prices.push(VideoPrice::default());
+            }
+            return;
+        }
+        let mut price = VideoPrice::default();
+        for a in e.attributes().with_checks(false).flatten() {
+            let v = a
+                .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                .map(|c| c.trim().to_string())
+                .unwrap_or_else(|_| a.value.to_string());
+            let v = Some(v);
+            match (f, a.key.0) {
+                (VideoField::PlayerLoc, "allow_embed") => self.video.player_loc_allow_embed = v,
+                (VideoField::PlayerLoc, "autoplay") => self.video.player_loc_autoplay = v,
+                (VideoField::Restriction, "relationship") => self.video.restriction_relationship = v,
+                (VideoField::Platform, "relationship") => self.video.platform_relationship = v,
+                (VideoField::Uploader, "info") => self.video.uploader_info = v,
+                (VideoField::GalleryLoc, "title") => self.video.gallery_title = v,
+                (VideoField::Price, "currency") => price.currency = v,
+                (VideoField::Price, "type") => price.kind = v,
+                (VideoField::Price, "resolution") => price.resolution = v,
+                _ => {}
+            }
+        }
+        if f == VideoField::Price {
+            self.video.prices.push(price);
+        }
+    }
+
+    /// The captured text, trimmed, moved out of the buffer.
+    fn take_text(&mut self) -> String {
+        let t = self.text.trim();
+        if t.len() == self.text.len() { std::mem::take(&mut self.text) } else { t.to_string() }
+    }
+
+    fn end(&mut self, xr: &mut Reader<Tracked<'_>>, off: u64, sink: &mut FindingSink<'_>) -> Step {
+        let Some(role) = self.roles.pop() else {
+            return Step::Continue;
+        };
+        let depth = self.roles.len();
+        self.ns.pop(depth);
+        match role {
+            Role::Root => {
+                self.root_closed = true;
+                Step::Continue
+            }
+            Role::Field(f) => {
+                self.field(xr, f, sink);
+                Step::Continue
+            }
+            Role::ImageField(f) => {
+                let v = Some(self.take_text()).filter(|s| !s.is_empty());
+                let img = &mut self.image;
+                match f {
+                    ImageField::Loc => img.loc = v.unwrap_or_default(),
+                    ImageField::Caption => img.caption = v,
+                    ImageField::Title => img.title = v,
+                    ImageField::GeoLocation => img.geo_location = v,
+                    ImageField::License => img.license = v,
+                }
+                Step::Continue
+            }
+            Role::Image => {
+                let img = std::mem::take(&mut self.image);
+                if !img.loc.is_empty() {
+                    self.build.images.push(img);
+                }
+                Step::Continue
+            }
+            Role::VideoField(f) => {
+                self.video_field(f);
+                Step::Continue
+            }
+            Role::Video => {
+                let v = std::mem::take(&mut self.video);
+                self.build.videos.push(v);
+                Step::Continue
+            }
+            Role::NewsField(f) => {
+                let v = Some(self.take_text()).filter(|s| !s.is_empty());
+                let n = &mut self.news;
+                match f {
+                    NewsField::Name => n.publication_name = v,
+                    NewsField::Language => n.language = v,
+                    NewsField::PublicationDate => n.publication_date = v,
+                    NewsField::Title => n.title = v,
+                    NewsField::Keywords => n.keywords = v,
+                    NewsField::Genres => n.genres = v,
+                    NewsField::StockTickers => n.stock_tickers = v,
+                    NewsField::Access => n.access = v,
+                }
+                Step::Continue
+            }
+            Role::News => {
+                self.build.news = Some(std::mem::take(&mut self.news));
+                Step::Continue
+            }
+            Role::FeedField(FeedField::Link) => {
+                let t = self.take_text();
+                if self.build.link_norel.is_none() && !t.is_empty() {
+                    self.build.link_norel = Some(t);
+                }
+                Step::Continue
+            }
+            Role::FeedField(FeedField::Date) => {
+                let t = self.take_text();
+                if self.build.lastmod.is_none() {
+                    self.build.lastmod = feed_date(&t);
+                }
+                Step::Continue
+            }
+            Role::Url | Role::Sitemap => self.finish_entry(xr, role, off, sink),
+            Role::Item | Role::AtomEntry => self.finish_feed_entry(xr, sink),
+            Role::Channel | Role::NewsPublication | Role::Skip => Step::Continue,
+        }
+    }
+
+    fn video_field(&mut self, f: VideoField) {
+        let t = self.take_text();
+        let v = Some(t.clone()).filter(|s| !s.is_empty());
+        let vd = &mut self.video;
+        use VideoField::*;
+        match f {
+            ThumbnailLoc => vd.thumbnail_loc = v,
+            Title => vd.title = v,
+            Description => vd.description = v,
+            ContentLoc => vd.content_loc = v,
+            PlayerLoc => vd.player_loc = v,
+            Duration => vd.duration = t.parse().ok(),
+            ExpirationDate => vd.expiration_date = v,
+            Rating => vd.rating = t.parse().ok().filter(|r: &f32| r.is_finite()),
+            ViewCount => vd.view_count = t.parse().ok(),
+            PublicationDate => vd.publication_date = v,
+            FamilyFriendly => vd.family_friendly = v,
+            Restriction => vd.restriction = v,
+            Platform => vd.platform = v,
+            Price => {
+                if let Some(p) = vd.prices.last_mut() {
+                    p.value = t;
+                }
+            }
+            RequiresSubscription => vd.requires_subscription = v,
+            Uploader => vd.uploader = v,
+            Live => vd.live = v,
+            Tag => {
+                if let Some(v) = v {
+                    vd.tags.push(v);
+                }
+            }
+            Category => vd.category = v,
+            GalleryLoc => vd.gallery_loc = v,
+            Id => vd.id = v,
+        }
+    }
+
+    fn field(&mut self, xr: &mut Reader<Tracked<'_>>, f: Field, _sink: &mut FindingSink<'_>) {
+        let off = self.text_off;
+        let seen = match f {
+            Field::Loc => &mut self.build.loc_seen,
+            Field::Lastmod => &mut self.build.lastmod_seen,
+            Field::Changefreq => &mut self.build.changefreq_seen,
+            Field::Priority => &mut self.build.priority_seen,
+        };
+        if std::mem::replace(seen, true) {
+            let pos = XmlReader::pos_at(xr, self.origin, off);
+            self.build.pending.push(Finding::new(
+                Rule::LocDuplicateTag,
+                Some(pos),
+                format!("a second <{}> in one entry: the first is kept; remove this one", f.name()),
+            ));
+            return;
+        }
+        let raw_len = self.text.len();
+        let value = self.text.trim();
+        let trimmed = value.len() != raw_len;
+        match f {
+            Field::Loc => self.loc(xr, off, trimmed),
+            Field::Lastmod => match parse_lastmod(value) {
+                LastmodParse::Exact(v) => {
+                    if !v.passes_xsd() {
+                        let pos = XmlReader::pos_at(xr, self.origin, off);
+                        self.build.pending.push(Finding::new(
+                            Rule::LastmodPrecision,
+                            Some(pos),
+                            format!(
+                                "lastmod {value:?} is valid W3C Datetime but the official XSD rejects it: write {}",
+                                xsd_suggestion(&v)
+                            ),
+                        ));
+                    }
+                    self.build.lastmod = Some(Lastmod::W3c(v));
+                }
+                LastmodParse::Repaired(v, why) => {
+                    let pos = XmlReader::pos_at(xr, self.origin, off);
+                    self.build.pending.push(Finding::new(
+                        Rule::LastmodFormat,
+                        Some(pos),
+                        format!(
+                            "lastmod {:?} is not W3C Datetime ({why}): read as {}; write {}",
+                            shorten(value),
+                            v.to_utc_string(),
+                            xsd_suggestion(&v)
+                        ),
+                    ));
+                    self.build.lastmod = Some(Lastmod::Text { text: value.into(), value: v });
+                }
+                LastmodParse::Invalid => {
+                    let pos = XmlReader::pos_at(xr, self.origin, off);
+                    self.build.pending.push(Finding::new(
+                            Rule::LastmodFormat,
+                            Some(pos),
+                            format!("lastmod {:?} is not a W3C Datetime: dropped; write a date such as 2005-01-01 or 2005-01-01T12:00:00+00:00", shorten(value)),
+                        ));
+                }
+            },
+            Field::Changefreq => match ChangeFreq::parse(value) {
+                Some(c) => self.build.changefreq = Some(c),
+                None => {
+                    let pos = XmlReader::pos_at(xr, self.origin, off);
+                    let fixed = ChangeFreq::parse_ignore_case(value);
+                    let msg = match fixed {
+                        Some(c) => format!("changefreq {value:?}: values are lower case; write {c}"),
+                        None => format!(
+                            "changefreq {:?} is not one of always, hourly, daily, weekly, monthly, yearly, never: dropped",
+                            shorten(value)
+                        ),
+                    };
+                    self.build.pending.push(Finding::new(Rule::ChangefreqValue, Some(pos), msg));
+                    self.build.changefreq = fixed;
+                }
+            },
+            Field::Priority => match parse_priority(value) {
+                Ok(p) => self.build.priority = Some(p),
+                Err(msg) => {
+                    let pos = XmlReader::pos_at(xr, self.origin, off);
+                    self.build.pending.push(Finding::new(Rule::PriorityRange, Some(pos), msg));
+                }
+            },
+        }
+    }
+
+    fn loc(&mut self, xr: &mut Reader<Tracked<'_>>, off: u64, trimmed: bool) {
+        let value = self.text.trim();
+        let push = |b: &mut Build, xr: &mut Reader<Tracked<'_>>, rule: Rule, msg: String| {
+            let pos = XmlReader::pos_at(xr, self.origin, off);
+            b.pending.push(Finding::new(rule, Some(pos), msg));
+        };
+        if value.is_empty() {
+            push(&mut self.build, xr, Rule::LocMissing, "empty <loc>: the entry is skipped".into());
+            return;
+        }
+        if value.len() > self.max_loc || self.text_cut {
+            push(
+                &mut self.build,
+                xr,
+                Rule::LocTooLong,
+                format!("<loc> longer than {} bytes: the entry is skipped", self.max_loc),
+            );
+            return;
+        }
+        match Loc::parse_with_repairs(value) {
+            Ok((loc, repairs)) => {
+                if trimmed {
+                    push(
+                        &mut self.build,
+                        xr,
+                        Rule::LocWhitespace,
+                        "whitespace around the URL inside <loc>: it was trimmed".into(),
+                    );
+                }
+                if repairs.escaped {
+                    push(
+                        &mut self.build,
+                        xr,
+                        Rule::LocNotEscaped,
+                        format!("URL has characters that must be percent-encoded: write {}", loc.as_str()),
+                    );
+                }
+                if loc.char_len() >= MAX_LOC_LEN {
+                    push(
+                        &mut self.build,
+                        xr,
+                        Rule::LocTooLong,
+                        format!("URL of {} characters: the protocol allows fewer than 2,048", loc.char_len()),
+                    );
+                }
+                self.build.loc = Some(loc);
+            }
+            Err(e) => {
+                let rule = match e {
+                    LocError::Empty => Rule::LocMissing,
+                    LocError::NotAbsolute => Rule::LocNotAbsolute,
+                    LocError::Scheme(_) => Rule::LocScheme,
+                    LocError::Invalid(_) => Rule::LocInvalid,
+                };
+                let msg = format!("<loc> {:?}: {e}; the entry is skipped", shorten(value));
+                push(&mut self.build, xr, rule, msg);
+            }
+        }
+    }
+
+    fn flush_pending(&mut self, loc: Option<&str>, sink: &mut FindingSink<'_>) {
+        for mut f in self.build.pending.drain(..) {
+            if f.loc.is_none() {
+                f.loc = loc.map(str::to_string);
+            }
+            sink.push(f);
+        }
+    }
+
+    fn finish_entry(
+        &mut self,
+        xr: &mut Reader<Tracked<'_>>,
+        role: Role,
+        _off: u64,
+        sink: &mut FindingSink<'_>,
+    ) -> Step {
+        let Some(loc) = self.build.loc.take() else {
+            if !self.build.loc_seen {
+                let pos = XmlReader::pos_at(xr, self.origin, self.build.start_off);
+                let what = if role == Role::Url { "url" } else { "sitemap" };
+                self.build.pending.push(Finding::new(
+                    Rule::LocMissing,
+                    Some(pos),
+                    format!("<{what}> without <loc>: the entry is skipped"),
+                ));
+            }
+            self.flush_pending(None, sink);
+            return Step::Continue;
+        };
+        self.entry_pos = XmlReader::pos_at(xr, self.origin, self.build.loc_off);
+        self.flush_pending(Some(loc.as_str()), sink);
+        let b = &mut self.build;
+        let entry = if role == Role::Url {
+            Entry::Url(UrlEntry {
+                loc,
+                lastmod: b.lastmod.take(),
+                changefreq: b.changefreq.take(),
+                priority: b.priority.take(),
+                images: std::mem::take(&mut b.images),
+                videos: std::mem::take(&mut b.videos),
+                news: b.news.take(),
+                alternates: std::mem::take(&mut b.alternates),
+            })
+        } else {
+            b.images.clear();
+            b.videos.clear();
+            b.news = None;
+            b.alternates.clear();
+            Entry::Sitemap(SitemapEntry { loc, lastmod: b.lastmod.take() })
+        };
+        Step::Entry(entry)
+    }
+
+    fn finish_feed_entry(&mut self, xr: &mut Reader<Tracked<'_>>, sink: &mut FindingSink<'_>) -> Step {
+        let link = self.build.link_norel.take().or_else(|| self.build.link_alt.take());
+        let Some(link) = link else {
+            self.flush_pending(None, sink);
+            return Step::Continue;
+        };
+        let pos = XmlReader::pos_at(xr, self.origin, self.build.loc_off);
+        match Loc::parse(link.trim()) {
+            Ok(loc) => {
+                self.entry_pos = pos;
+                self.flush_pending(Some(loc.as_str()), sink);
+                let mut u = UrlEntry::new(loc);
+                u.lastmod = self.build.lastmod.take();
+                Step::Entry(Entry::Url(u))
+            }
+            Err(e) => {
+                let rule = match e {
+                    LocError::NotAbsolute => Rule::LocNotAbsolute,
+                    LocError::Scheme(_) => Rule::LocScheme,
+                    LocError::Empty => Rule::LocMissing,
+                    LocError::Invalid(_) => Rule::LocInvalid,
+                };
+                self.build.pending.push(Finding::new(
+                    rule,
+                    Some(pos),
+                    format!("feed link {:?}: {e}; skipped", shorten(&link)),
+                ));
+                self.flush_pending(None, sink);
+                Step::Continue
+            }
+        }
+    }
+}
+
+/// A feed date: RFC 822 (RSS) or W3C/RFC 3339 (Atom, Dublin Core), kept as written.
+fn feed_date(t: &str) -> Option<Lastmod> {
+    match parse_lastmod(t) {
+        LastmodParse::Exact(v) => Some(Lastmod::W3c(v)),
+        LastmodParse::Repaired(v, _) => Some(Lastmod::Text { text: t.into(), value: v }),
+        LastmodParse::Invalid => parse_rfc822(t).map(|v| Lastmod::Text { text: t.into(), value: v }),
+    }
+}
+
+/// A form of the same instant that passes the official XSD.
+fn xsd_suggestion(v: &crate::date::W3cDateTime) -> String {
+    use crate::date::Precision;
+    let mut s = *v;
+    match v.precision {
+        Precision::Year | Precision::Month => {
+            s.precision = Precision::Day;
+            s.tz = None;
+        }
+        Precision::Minute => s.precision = Precision::Second,
+        _ => {}
+    }
+    if s.precision > Precision::Day && s.tz.is_none() {
+        s.tz = Some(crate::date::Tz::Utc);
+    }
+    s.to_string()
+}
+
+/// A decimal from 0.0 to 1.0 written with a point; anything else says what to write.
+pub(crate) fn parse_priority(s: &str) -> Result<f32, String> {
+    let ok_chars = !s.is_empty()
+        && s.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && s.bytes().filter(|&b| b == b'.').count() <= 1
+        && s != ".";
+    if ok_chars {
+        if let Ok(v) = s.parse::<f32>() {
+            if (0.0..=1.0).contains(&v) {
+                return Ok(v);
+            }
+            return Err(format!("priority {s:?} is outside 0.0 to 1.0: dropped; use a value such as 0.5"));
+        }
+    }
+    if s.contains(',') {
+        let fixed = s.replace(',', ".");
+        if fixed.parse::<f32>().is_ok_and(|v| (0.0..=1.0).contains(&v)) {
+            return Err(format!("priority {s:?}: use a point as decimal separator: {fixed}"));
+        }
+    }
+    Err(format!("priority {:?} is not a decimal number from 0.0 to 1.0: dropped", shorten(s)))
+}

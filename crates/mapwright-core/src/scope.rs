@@ -1,0 +1,135 @@
+//! Where a sitemap may live and which URLs it may list (PROTOCOL.md section 5).
+
+use crate::loc::Loc;
+
+/// The URLs a sitemap at a given URL may list: same scheme, host and port, and a path under
+/// the sitemap's folder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scope {
+    /// `scheme://host[:port]`, normalised.
+    origin: String,
+    /// The folder, ending in `/`.
+    folder: String,
+}
+
+/// Why a URL is out of a scope.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutOfScope {
+    /// Other scheme (`http` vs `https`).
+    Scheme,
+    /// Other host (`www.` and the bare domain are different sites).
+    Host,
+    /// Other port.
+    Port,
+    /// Path outside the sitemap's folder.
+    Path,
+}
+
+impl OutOfScope {
+    /// A short phrase for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            OutOfScope::Scheme => "another scheme",
+            OutOfScope::Host => "another host",
+            OutOfScope::Port => "another port",
+            OutOfScope::Path => "a path outside the sitemap's folder",
+        }
+    }
+}
+
+impl Scope {
+    /// The scope of a sitemap served at `sitemap_url`.
+    pub fn of_sitemap(sitemap_url: &Loc) -> Self {
+        let rest = sitemap_url.path_and_rest();
+        let path = rest.split(['?', '#']).next().unwrap_or("/");
+        let folder = match path.rfind('/') {
+            Some(i) => &path[..=i],
+            None => "/",
+        };
+        Scope { origin: sitemap_url.origin_str().to_string(), folder: folder.to_string() }
+    }
+
+    /// The scope of a whole site (a sitemap at the root): every URL of that origin.
+    pub fn of_site(url: &Loc) -> Self {
+        Scope { origin: url.origin_str().to_string(), folder: "/".to_string() }
+    }
+
+    /// `scheme://host[:port]` of the scope.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The folder (ends with `/`).
+    pub fn folder(&self) -> &str {
+        &self.folder
+    }
+
+    /// `Ok` when `url` is in scope, otherwise which part differs.
+    pub fn check(&self, url: &Loc) -> Result<(), OutOfScope> {
+        let origin = url.origin_str();
+        if origin != self.origin {
+            let (s1, h1) = split_origin(origin);
+            let (s2, h2) = split_origin(&self.origin);
+            if s1 != s2 {
+                return Err(OutOfScope::Scheme);
+            }
+            let (host1, port1) = split_port(h1);
+            let (host2, port2) = split_port(h2);
+            if host1 != host2 {
+                return Err(OutOfScope::Host);
+            }
+            if port1 != port2 {
+                return Err(OutOfScope::Port);
+            }
+        }
+        if url.path_and_rest().starts_with(&self.folder) { Ok(()) } else { Err(OutOfScope::Path) }
+    }
+
+    /// Whether `url` is in scope.
+    pub fn contains(&self, url: &Loc) -> bool {
+        self.check(url).is_ok()
+    }
+
+    /// Whether `url` is on the same site (scheme, host, port), whatever its path.
+    pub fn same_site(&self, url: &Loc) -> bool {
+        url.origin_str() == self.origin
+    }
+}
+
+fn split_origin(o: &str) -> (&str, &str) {
+    o.split_once("://").unwrap_or(("", o))
+}
+
+fn split_port(h: &str) -> (&str, &str) {
+    // IPv6 literals keep their colons inside brackets.
+    match h.rfind(':') {
+        Some(i) if !h[i..].contains(']') => (&h[..i], &h[i + 1..]),
+        _ => (h, ""),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(sitemap: &str, url: &str, expected: Result<(), OutOfScope>) {
+        let scope = Scope::of_sitemap(&Loc::parse(sitemap).unwrap());
+        assert_eq!(scope.check(&Loc::parse(url).unwrap()), expected, "{sitemap} vs {url}");
+    }
+
+    #[test]
+    fn protocol_examples() {
+        let s = "http://example.com/catalog/sitemap.xml";
+        check(s, "http://example.com/catalog/show?item=23", Ok(()));
+        check(s, "http://example.com/catalog/", Ok(()));
+        check(s, "http://example.com/images/", Err(OutOfScope::Path));
+        check(s, "https://example.com/catalog/a", Err(OutOfScope::Scheme));
+        check(s, "http://www.example.com/catalog/a", Err(OutOfScope::Host));
+        check(s, "http://example.com:100/catalog/a", Err(OutOfScope::Port));
+        check("http://example.com:100/sitemap.xml", "http://example.com:100/x", Ok(()));
+        check("http://example.com:100/sitemap.xml", "http://example.com/x", Err(OutOfScope::Port));
+        check("http://example.com/sitemap.xml", "http://example.com/", Ok(()));
+        check("http://example.com/sitemap.xml", "http://example.com:80/a", Ok(()));
+        check("http://example.com/catalog/sitemap.xml", "http://example.com/catalogue/x", Err(OutOfScope::Path));
+    }
+}

@@ -1,0 +1,116 @@
+//! Writing entries to standard output (jsonl, csv, text) and diagnostics to standard error.
+
+use crate::cli::EntryFormat;
+use mapwright_core::{Entry, Finding};
+use serde::Serialize;
+use std::io::{self, Write};
+
+/// Whether an error chain ends in a broken pipe (`mapwright read big.xml | head`).
+pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<io::Error>().is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe))
+}
+
+#[derive(Serialize)]
+struct JsonEntry<'a> {
+    kind: &'static str,
+    loc: &'a str,
+    lastmod: Option<String>,
+    changefreq: Option<&'static str>,
+    priority: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    images: Option<&'a [mapwright_core::Image]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    videos: Option<&'a [mapwright_core::Video]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    news: Option<Option<&'a mapwright_core::News>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    alternates: Option<&'a [mapwright_core::Alternate]>,
+}
+
+/// Writes entries in one of the formats; the CSV header goes out before the first entry.
+pub struct EntryWriter<W: Write> {
+    out: W,
+    format: EntryFormat,
+    header_done: bool,
+}
+
+impl<W: Write> EntryWriter<W> {
+    pub fn new(out: W, format: EntryFormat) -> Self {
+        EntryWriter { out, format, header_done: false }
+    }
+
+    pub fn write(&mut self, e: &Entry) -> io::Result<()> {
+        match self.format {
+            EntryFormat::Text => writeln!(self.out, "{}", e.loc()),
+            EntryFormat::Csv => {
+                if !self.header_done {
+                    self.header_done = true;
+                    writeln!(self.out, "kind,loc,lastmod,changefreq,priority")?;
+                }
+                let (kind, cf, pr) = match e {
+                    Entry::Url(u) => ("url", u.changefreq.map(|c| c.as_str()), u.priority),
+                    Entry::Sitemap(_) => ("sitemap", None, None),
+                };
+                write!(self.out, "{kind},")?;
+                write_csv_field(&mut self.out, e.loc().as_str())?;
+                write!(self.out, ",")?;
+                if let Some(l) = e.lastmod() {
+                    write_csv_field(&mut self.out, &l.to_string())?;
+                }
+                write!(self.out, ",{},", cf.unwrap_or(""))?;
+                if let Some(p) = pr {
+                    write!(self.out, "{p}")?;
+                }
+                writeln!(self.out)
+            }
+            EntryFormat::Jsonl => {
+                let j = match e {
+                    Entry::Url(u) => JsonEntry {
+                        kind: "url",
+                        loc: u.loc.as_str(),
+                        lastmod: u.lastmod.as_ref().map(|l| l.to_string()),
+                        changefreq: u.changefreq.map(|c| c.as_str()),
+                        priority: u.priority,
+                        images: Some(&u.images),
+                        videos: Some(&u.videos),
+                        news: Some(u.news.as_ref()),
+                        alternates: Some(&u.alternates),
+                    },
+                    Entry::Sitemap(s) => JsonEntry {
+                        kind: "sitemap",
+                        loc: s.loc.as_str(),
+                        lastmod: s.lastmod.as_ref().map(|l| l.to_string()),
+                        changefreq: None,
+                        priority: None,
+                        images: None,
+                        videos: None,
+                        news: None,
+                        alternates: None,
+                    },
+                };
+                serde_json::to_writer(&mut self.out, &j)?;
+                writeln!(self.out)
+            }
+        }
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+fn write_csv_field(out: &mut impl Write, s: &str) -> io::Result<()> {
+    if s.contains([',', '"', '\n', '\r']) {
+        write!(out, "\"{}\"", s.replace('"', "\"\""))
+    } else {
+        out.write_all(s.as_bytes())
+    }
+}
+
+/// One diagnostic line: `file:line:column: severity[rule]: message`.
+pub fn print_finding(err: &mut impl Write, file: &str, f: &Finding) -> io::Result<()> {
+    match f.position {
+        Some(p) => writeln!(err, "{file}:{}:{}: {}[{}]: {}", p.line, p.column, f.severity(), f.rule, f.message),
+        None => writeln!(err, "{file}: {}[{}]: {}", f.severity(), f.rule, f.message),
+    }
+}
