@@ -294,6 +294,10 @@ fn slow_path(s: &str) -> Result<(Loc, LocRepairs), LocError> {
     if s.is_empty() {
         return Err(LocError::Empty);
     }
+    if let Some(c) = s.chars().find(|c| c.is_control()) {
+        // `url` would silently drop tabs and newlines and percent-encode the rest.
+        return Err(LocError::Invalid(format!("control character U+{:04X}", c as u32)));
+    }
     let url = match Url::parse(s) {
         Ok(u) => u,
         Err(url::ParseError::RelativeUrlWithoutBase) => return Err(LocError::NotAbsolute),
@@ -302,11 +306,11 @@ fn slow_path(s: &str) -> Result<(Loc, LocRepairs), LocError> {
     match url.scheme() {
         "http" | "https" => {}
         other => {
-            // "example.com:8080/x" parses with scheme "example.com": that is a relative URL really.
-            if s.contains("://") {
-                return Err(LocError::Scheme(other.to_string()));
+            // "example.com:8080/x" parses with scheme "example.com": a host, so a relative URL really.
+            if other.contains('.') || other.eq_ignore_ascii_case("localhost") {
+                return Err(LocError::NotAbsolute);
             }
-            return Err(LocError::NotAbsolute);
+            return Err(LocError::Scheme(other.to_string()));
         }
     }
     if !s.get(..8).is_some_and(|p| p.to_ascii_lowercase().starts_with("http://") || p.eq_ignore_ascii_case("https://"))
@@ -341,6 +345,10 @@ mod tests {
         check("/relative", Err(LocError::NotAbsolute));
         check("example.com/page", Err(LocError::NotAbsolute));
         check("ftp://example.com/x", Err(LocError::Scheme("ftp".into())));
+        check("javascript:alert(1)", Err(LocError::Scheme("javascript".into())));
+        check("www.example.com:8080/x", Err(LocError::NotAbsolute));
+        assert!(matches!(Loc::parse("http://a.com/\u{0}x"), Err(LocError::Invalid(_))));
+        assert!(matches!(Loc::parse("http://a.com/a\tb"), Err(LocError::Invalid(_))));
         check("", Err(LocError::Empty));
         assert!(matches!(Loc::parse("http://exa mple.com/"), Err(LocError::Invalid(_))));
         assert!(matches!(Loc::parse("http://"), Err(LocError::Invalid(_))));
