@@ -148,6 +148,9 @@ pub(crate) struct Tracked<'a> {
     /// With XML: the longest run allowed without a `<`, and where the last `<` was.
     max_run: Option<usize>,
     last_lt: u64,
+    /// `buf[..end]` may be handed out (the byte limit applied), so the common `fill_buf` is a
+    /// comparison and a slice: the parser calls it several times per event.
+    end: usize,
 }
 
 impl<'a> Tracked<'a> {
@@ -167,6 +170,7 @@ impl<'a> Tracked<'a> {
             track,
             max_run: None,
             last_lt: 0,
+            end: 0,
         }
     }
 
@@ -244,7 +248,23 @@ impl Read for Tracked<'_> {
 }
 
 impl BufRead for Tracked<'_> {
+    #[inline]
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.pos < self.end {
+            return Ok(&self.buf[self.pos..self.end]);
+        }
+        self.refill()
+    }
+
+    #[inline]
+    fn consume(&mut self, amt: usize) {
+        self.pos = (self.pos + amt).min(self.filled);
+    }
+}
+
+impl Tracked<'_> {
+    /// Reads more when everything handed out is consumed; applies the limits.
+    fn refill(&mut self) -> io::Result<&[u8]> {
         if self.pos == self.filled && !self.eof {
             // Keep what positions may still be asked for; count and drop the rest.
             let read_point = self.offset();
@@ -255,6 +275,7 @@ impl BufRead for Tracked<'_> {
             self.count_to(keep);
             let keep_at = (keep - self.base) as usize;
             self.buf.copy_within(keep_at..self.filled, 0);
+            self.end = 0;
             self.base = keep;
             self.filled -= keep_at;
             self.pos -= keep_at;
@@ -291,11 +312,8 @@ impl BufRead for Tracked<'_> {
             return Err(io::Error::other(LimitReached(self.max)));
         }
         let allowed = ((self.max - start) as usize).min(self.filled - self.pos);
-        Ok(&self.buf[self.pos..self.pos + allowed])
-    }
-
-    fn consume(&mut self, amt: usize) {
-        self.pos = (self.pos + amt).min(self.filled);
+        self.end = self.pos + allowed;
+        Ok(&self.buf[self.pos..self.end])
     }
 }
 
