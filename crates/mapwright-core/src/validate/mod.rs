@@ -326,14 +326,19 @@ impl<'v> Pass<'v> {
         let Some(scope) = &self.scope else { return };
         if let Err(why) = scope.check(loc) {
             let allowed = format!("{}{}", scope.origin(), scope.folder());
+            let what = match why {
+                OutOfScope::Scheme => "uses another scheme than the sitemap",
+                OutOfScope::Host => "is on another host than the sitemap",
+                OutOfScope::Port => "is on another port than the sitemap",
+                OutOfScope::Path => "is outside the sitemap's folder",
+            };
+            let p = loc.path_and_rest();
+            let folder = &p[..p.rfind('/').map_or(1, |i| i + 1)];
             let hint = match why {
-                OutOfScope::Path => {
-                    format!("move the sitemap up to a folder that contains it, or list it in a sitemap under {}", {
-                        let p = loc.path_and_rest();
-                        let folder = &p[..p.rfind('/').map_or(1, |i| i + 1)];
-                        format!("{}{folder}", loc.origin_str())
-                    })
-                }
+                OutOfScope::Path => format!(
+                    "move the sitemap up to a folder that contains this URL, or list it in a sitemap under {}{folder}",
+                    loc.origin_str()
+                ),
                 _ => format!("list it in a sitemap served from {}", loc.origin_str()),
             };
             sink(
@@ -341,8 +346,7 @@ impl<'v> Pass<'v> {
                     Rule::LocOutOfScope,
                     Some(pos),
                     format!(
-                        "{loc} is on {} than the sitemap: only URLs under {allowed} are accepted, consumers drop this one; {hint}",
-                        why.describe()
+                        "{loc} {what}: a sitemap may only list URLs under {allowed}, so consumers drop this one; {hint}"
                     ),
                 )
                 .with_loc(loc.as_str()),

@@ -21,6 +21,10 @@ pub struct ReportFinding {
     pub loc: Option<String>,
     /// What is wrong and what to write instead.
     pub message: String,
+    /// Whether the finding has a place in the file (`false`: about the file as a whole, shown
+    /// at 1:1); not part of the JSON document.
+    #[serde(skip)]
+    pub positioned: bool,
 }
 
 impl ReportFinding {
@@ -35,6 +39,7 @@ impl ReportFinding {
             column,
             loc: f.loc,
             message: f.message,
+            positioned: f.position.is_some(),
         }
     }
 }
@@ -84,7 +89,10 @@ impl Report {
         self.summary.infos += file.count(Severity::Info);
         self.summary.warnings += file.count(Severity::Warning);
         self.summary.errors += file.count(Severity::Error);
+        let start = self.findings.len();
         self.findings.extend(file.findings.iter().cloned().map(|f| ReportFinding::new(&file.file, f)));
+        // In file order, as a compiler lists them (the whole-file findings come at 1:1).
+        self.findings[start..].sort_by_key(|f| (f.line, f.column));
         if file.omitted() > 0 {
             self.omitted.push((file.file.clone(), file.omitted()));
         }
