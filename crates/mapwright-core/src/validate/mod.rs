@@ -11,6 +11,7 @@
 mod explain;
 mod follow;
 mod report;
+mod sniff;
 
 pub use explain::{Explanation, explain};
 pub use follow::{Child, Opened, Resolver, validate_tree};
@@ -154,14 +155,26 @@ impl Validator {
     /// order, except the whole-file findings that can only come at the end).
     pub fn run(&self, input: impl BufRead + Send, sink: &mut dyn FnMut(Finding)) -> Outcome {
         let mut pass = Pass::new(self);
+        let head = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let input = sniff::Sniff::new(input, head.clone());
+        let skipped = std::cell::Cell::new(0u64);
+        let mut sink = |f: Finding| {
+            if SKIPS_ENTRY.contains(&f.rule) {
+                skipped.set(skipped.get() + 1);
+            }
+            sink(f)
+        };
         let mut reader = match SitemapReader::new(input, self.config.read.clone()) {
             Ok(r) => r,
             Err(e) => {
-                pass.fatal(e, sink);
+                pass.fatal(e, &mut sink);
                 return pass.outcome;
             }
         };
         pass.outcome.format = Some(reader.format());
+        if let Some(f) = sniff::declaration_not_first(&head.lock().unwrap_or_else(|e| e.into_inner())) {
+            sink(f);
+        }
         for f in reader.drain_findings() {
             sink(f);
         }
@@ -173,15 +186,16 @@ impl Validator {
                 sink(f);
             }
             match next {
-                Ok(Some(entry)) => pass.entry(&entry, reader.entry_position(), sink),
+                Ok(Some(entry)) => pass.entry(&entry, reader.entry_position(), &mut sink),
                 Ok(None) => break,
                 Err(e) => {
-                    pass.fatal(e, sink);
+                    pass.fatal(e, &mut sink);
                     return pass.outcome;
                 }
             }
         }
-        pass.finish(sink);
+        pass.skipped = skipped.get();
+        pass.finish(&mut sink);
         pass.outcome
     }
 }
@@ -198,6 +212,16 @@ pub struct Outcome {
     /// An I/O failure that stopped the read.
     pub io_error: Option<std::io::Error>,
 }
+
+/// Rules of the findings with which the reader skips an entry (it has no usable `loc`).
+const SKIPS_ENTRY: &[Rule] = &[
+    Rule::LocMissing,
+    Rule::LocNotAbsolute,
+    Rule::LocScheme,
+    Rule::LocInvalid,
+    Rule::LocTooLong,
+    Rule::TextInvalidLine,
+];
 
 /// A hasher that passes an already-hashed `u64` through: the duplicate set's keys are hashes.
 #[derive(Default)]
@@ -239,6 +263,8 @@ struct Pass<'v> {
     same_priority: Option<f32>,
     priority_varies: bool,
     too_many_reported: bool,
+    /// Entries the reader skipped with a finding (no usable `loc`).
+    skipped: u64,
     outcome: Outcome,
 }
 
@@ -256,6 +282,7 @@ impl<'v> Pass<'v> {
             same_priority: None,
             priority_varies: false,
             too_many_reported: false,
+            skipped: 0,
             outcome: Outcome::default(),
         }
     }
@@ -419,7 +446,8 @@ impl<'v> Pass<'v> {
 
     fn finish(&mut self, sink: &mut dyn FnMut(Finding)) {
         let c = &self.v.config;
-        if self.outcome.entries == 0 {
+        // A file whose entries were all skipped is not "empty": its loc findings say why.
+        if self.outcome.entries == 0 && self.skipped == 0 {
             sink(Finding::new(
                 Rule::EmptySitemap,
                 None,

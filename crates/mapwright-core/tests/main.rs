@@ -1,0 +1,3 @@
+//! Integration tests of mapwright-core: one test binary, one module per subject.
+
+mod validate;
