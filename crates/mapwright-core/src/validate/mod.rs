@@ -330,9 +330,14 @@ impl<'v> Pass<'v> {
     }
 
     fn duplicate(&mut self, loc: &Loc, pos: Position, sink: &mut dyn FnMut(Finding)) {
+        // Only the first `max_entries` are remembered: consumers ignore what comes after the
+        // limit (too-many-urls), and so memory stays bounded whatever the file holds.
+        let remember = self.outcome.entries <= self.v.config.max_entries;
         match self.seen.entry(loc_hash(loc.as_str())) {
             std::collections::hash_map::Entry::Vacant(v) => {
-                v.insert(pos.line);
+                if remember {
+                    v.insert(pos.line);
+                }
             }
             std::collections::hash_map::Entry::Occupied(o) => sink(
                 Finding::new(

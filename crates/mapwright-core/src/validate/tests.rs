@@ -306,6 +306,17 @@ fn duplicate_url() {
 }
 
 #[test]
+fn duplicate_set_stops_growing_at_the_entry_limit() {
+    let c = || Config { max_entries: 3, ..config() };
+    let urls =
+        |locs: &[&str]| urlset(&locs.iter().map(|l| url(&format!("https://example.com/{l}"))).collect::<String>());
+    // Remembered entries are still found after the limit...
+    check_with(c(), urls(&["a", "b", "c", "a"]), &["too-many-urls", "duplicate-url"]);
+    // ...but entries past it are not remembered (consumers ignore them anyway).
+    check_with(c(), urls(&["a", "b", "c", "d", "d"]), &["too-many-urls"]);
+}
+
+#[test]
 fn empty_sitemap() {
     check(format!("<urlset xmlns=\"{NS}\"></urlset>"), &["empty-sitemap"]);
     check(format!("<sitemapindex xmlns=\"{NS}\"/>"), &["empty-sitemap"]);
