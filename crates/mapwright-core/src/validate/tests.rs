@@ -435,3 +435,16 @@ fn index_nested_and_follow() {
     let failed = validate_tree(&v, "index.xml", top.as_bytes(), Some(&mut resolver), &mut Report::new());
     assert_eq!(failed.len(), 1);
 }
+
+#[test]
+fn loc_hash_spreads_near_identical_urls() {
+    let mut seen = std::collections::HashSet::new();
+    for i in 0..1_000_000 {
+        assert!(seen.insert(loc_hash(&format!("https://example.com/p/{i}"))), "collision at {i}");
+    }
+    // Lengths are mixed in: zero padding does not make a shorter text collide with a longer one.
+    assert_ne!(loc_hash("https://example.com/a"), loc_hash("https://example.com/a\0"));
+    // Every output bit depends on the input: one changed byte flips about half of them.
+    let flips = (loc_hash("https://example.com/abc") ^ loc_hash("https://example.com/abd")).count_ones();
+    assert!((16..=48).contains(&flips), "{flips}");
+}
