@@ -106,7 +106,7 @@ fn bench(c: &mut Criterion) {
     assert_eq!(read(&bytes), 50_000);
     assert_eq!(validate(&v, &bytes), 50_000);
     // Both figures from the same process, alternating, before criterion's own runs.
-    let (r, w) = medians(|| drop(read(&bytes)), || drop(validate(&v, &bytes)), 31);
+    let (r, w) = medians(|| _ = black_box(read(&bytes)), || _ = black_box(validate(&v, &bytes)), 31);
     println!(
         "s50k: read {:.2} ms, validate {:.2} ms, ratio {:.2} (limit 1.5)",
         r.as_secs_f64() * 1e3,
