@@ -2,9 +2,8 @@
 
 use mapwright_core::{Rule, Severity};
 
-/// `(name, severity)` of every row of the catalogue table of RULES.md.
-fn catalogue() -> Vec<(String, String)> {
-    let path = super::shared::dir().join("RULES.md");
+/// `(name, severity)` of every row of the catalogue table of a markdown file.
+fn catalogue_of(path: &std::path::Path) -> Vec<(String, String)> {
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     text.lines()
         .filter(|l| l.starts_with("| `"))
@@ -13,6 +12,10 @@ fn catalogue() -> Vec<(String, String)> {
             (cols[1].trim_matches('`').to_string(), cols[2].to_string())
         })
         .collect()
+}
+
+fn catalogue() -> Vec<(String, String)> {
+    catalogue_of(&super::shared::dir().join("RULES.md"))
 }
 
 #[test]
@@ -26,4 +29,12 @@ fn rule_names_are_exactly_those_of_rules_md() {
         assert!(Rule::from_name(name).is_some(), "{name}");
     }
     assert!(Rule::ALL.iter().all(|r| [Severity::Error, Severity::Warning, Severity::Info].contains(&r.severity())));
+}
+
+#[test]
+fn the_project_docs_list_the_same_rules() {
+    let ours = catalogue_of(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/RULES.md"));
+    let code: Vec<(String, String)> =
+        Rule::ALL.iter().map(|r| (r.as_str().to_string(), r.severity().as_str().to_string())).collect();
+    assert_eq!(ours, code, "docs/RULES.md must list every rule of the code, in order");
 }
