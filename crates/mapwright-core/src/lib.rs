@@ -20,7 +20,7 @@ pub use model::{Alternate, ChangeFreq, Entry, Format, Image, News, SitemapEntry,
 pub use read::{Limits, ReadOptions, SitemapReader};
 pub use rule::{Finding, Position, Rule, Severity};
 pub use scope::Scope;
-pub use validate::{Config, Report, Validator};
+pub use validate::{Report, Validator};
 
 /// The protocol's limit on entries in one file (read on past it: it is reported, not enforced).
 pub const MAX_URLS: usize = 50_000;

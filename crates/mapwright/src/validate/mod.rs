@@ -10,8 +10,8 @@ mod text;
 
 use crate::cli::{ValidateArgs, ValidateFormat};
 use anyhow::bail;
-use mapwright_core::validate::{self, Report, Resolver, Validator, validate_tree};
-use mapwright_core::{Config, Limits, Loc, ReadOptions, Rule};
+use mapwright_core::validate::{self, Config, Report, Resolver, Validator, validate_tree};
+use mapwright_core::{Limits, Loc, ReadOptions, Rule};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -137,6 +137,14 @@ fn sources(args: &ValidateArgs) -> anyhow::Result<Vec<Source>> {
             "{} --url for {} SOURCE: give one --url per SOURCE, in the same order, or none",
             args.url.len(),
             args.sources.len()
+        );
+    }
+    if let Some(remote) =
+        args.sources.iter().find(|p| p.to_str().is_some_and(|s| s.starts_with("http://") || s.starts_with("https://")))
+    {
+        bail!(
+            "{} is a URL: remote sitemaps are not fetched yet; download it and validate the file, or pipe it: curl -s URL | mapwright validate - --url URL",
+            remote.display()
         );
     }
     let mut out = Vec::new();
