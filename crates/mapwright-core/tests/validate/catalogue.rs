@@ -4,7 +4,7 @@ use mapwright_core::{Rule, Severity};
 
 /// `(name, severity)` of every row of the catalogue table of a markdown file.
 fn catalogue_of(path: &std::path::Path) -> Vec<(String, String)> {
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     text.lines()
         .filter(|l| l.starts_with("| `"))
         .map(|l| {
