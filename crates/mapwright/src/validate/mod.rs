@@ -4,6 +4,7 @@
 //! The checks live in `mapwright_core::validate`; this module opens the sources, maps index
 //! children onto local files for `--follow`, and formats.
 
+mod progress;
 mod resolve;
 mod sarif;
 mod text;
@@ -32,11 +33,13 @@ impl Source {
         self.path.as_os_str() == "-"
     }
 
-    fn open(&self) -> io::Result<Box<dyn BufRead + Send>> {
+    fn open(&self, progress: &progress::Progress) -> io::Result<Box<dyn BufRead + Send>> {
         Ok(if self.is_stdin() {
-            Box::new(BufReader::with_capacity(64 * 1024, io::stdin()))
+            progress.track("-", None, Box::new(BufReader::with_capacity(64 * 1024, io::stdin())))
         } else {
-            Box::new(BufReader::with_capacity(64 * 1024, File::open(&self.path)?))
+            let file = File::open(&self.path)?;
+            let len = file.metadata().ok().map(|m| m.len());
+            progress.track(&self.name(), len, Box::new(BufReader::with_capacity(64 * 1024, file)))
         })
     }
 }
@@ -69,12 +72,13 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<ExitCode> {
     let mut report = Report::new();
     let mut failed: Vec<(String, io::Error)> = Vec::new();
     let mut texts = text::SourceLines::default();
+    let progress = progress::Progress::new();
     for src in &sources {
         let name = src.name();
         let config =
             Config { sitemap_url: src.url.clone(), read: ReadOptions { limits: limits.clone() }, ..Config::default() };
         let validator = Validator::new(config);
-        let input = match src.open() {
+        let input = match src.open(&progress) {
             Ok(i) => i,
             Err(e) => {
                 failed.push((name, e));
@@ -85,7 +89,7 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<ExitCode> {
             report.note(&name, "scope not checked (loc-out-of-scope, index-cross-site): give --url with the URL this file is served at");
         }
         let mut resolver = match (&src.url, src.is_stdin(), args.follow) {
-            (Some(url), false, true) => Some(resolve::LocalResolver::new(&src.path, url)),
+            (Some(url), false, true) => Some(resolve::LocalResolver::new(&src.path, url, progress.clone())),
             (_, _, true) => {
                 report.note(&name, "--follow needs --url and a file path (not -) to find the children of an index");
                 None
@@ -103,6 +107,7 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    progress.finish();
     let stdout = anstream::stdout();
     let mut out = stdout.lock();
     match args.format {

@@ -1,6 +1,7 @@
 //! `--follow` for local files: the index's URL maps onto the index file's folder, so a child
 //! at `<index folder URL>/a/b.xml` is the file `<index folder>/a/b.xml`.
 
+use super::progress::Progress;
 use mapwright_core::validate::{Opened, Resolver};
 use mapwright_core::{Loc, Scope};
 use std::fs::File;
@@ -14,14 +15,15 @@ pub struct LocalResolver {
     base: String,
     /// Children opened, with their paths, for showing source lines.
     opened: Vec<(String, PathBuf)>,
+    progress: Progress,
 }
 
 impl LocalResolver {
-    pub fn new(index_path: &Path, index_url: &Loc) -> Self {
+    pub fn new(index_path: &Path, index_url: &Loc, progress: Progress) -> Self {
         let scope = Scope::of_sitemap(index_url);
         let dir = index_path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
         let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
-        LocalResolver { dir, base: format!("{}{}", scope.origin(), scope.folder()), opened: Vec::new() }
+        LocalResolver { dir, base: format!("{}{}", scope.origin(), scope.folder()), opened: Vec::new(), progress }
     }
 
     /// The children opened, as (name in reports, path).
@@ -57,8 +59,10 @@ impl Resolver for LocalResolver {
         let file =
             File::open(&path).map_err(|e| io::Error::new(e.kind(), format!("{} (for {url}): {e}", path.display())))?;
         let name = path.display().to_string();
+        let len = file.metadata().ok().map(|m| m.len());
+        let input = self.progress.track(&name, len, Box::new(BufReader::with_capacity(64 * 1024, file)));
         self.opened.push((name.clone(), path));
-        Ok(Opened::Source { name, input: Box::new(BufReader::with_capacity(64 * 1024, file)) })
+        Ok(Opened::Source { name, input })
     }
 }
 
@@ -84,7 +88,7 @@ mod tests {
     use super::*;
 
     fn check(index_path: &str, index_url: &str, child: &str, expected: Option<&str>) {
-        let r = LocalResolver::new(Path::new(index_path), &Loc::parse(index_url).unwrap());
+        let r = LocalResolver::new(Path::new(index_path), &Loc::parse(index_url).unwrap(), Progress::new());
         assert_eq!(r.path_of(&Loc::parse(child).unwrap()), expected.map(PathBuf::from), "{child}");
     }
 
