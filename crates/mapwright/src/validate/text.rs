@@ -275,3 +275,62 @@ pub fn explain(out: &mut impl Write, rule: Rule) -> io::Result<()> {
     writeln!(out, "{BOLD}Why it matters{BOLD:#}\n  {}\n", e.why)?;
     writeln!(out, "{BOLD}How to fix it{BOLD:#}\n  {}", e.fix)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The excerpts of `findings` (line, column) in a file holding `text`.
+    fn check(text: &str, findings: &[(u32, u32)], expected: &[(&str, usize)]) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.xml");
+        std::fs::write(&path, text).unwrap();
+        let mut lines = SourceLines::default();
+        lines.register("s.xml", &path);
+        let fs: Vec<ReportFinding> = findings
+            .iter()
+            .map(|&(line, column)| ReportFinding {
+                rule: Rule::PriorityRange,
+                severity: Severity::Error,
+                file: "s.xml".into(),
+                line,
+                column,
+                loc: None,
+                message: String::new(),
+                positioned: true,
+            })
+            .collect();
+        let refs: Vec<(usize, &ReportFinding)> = fs.iter().enumerate().collect();
+        let got = lines.excerpts("s.xml", &refs);
+        for (i, (text, caret)) in expected.iter().enumerate() {
+            let e = &got[&i];
+            assert_eq!((e.text.as_str(), e.caret), (*text, *caret), "finding {i}");
+        }
+    }
+
+    #[test]
+    fn excerpts_show_the_line_and_where_in_it() {
+        check("a\n\tbc\r\nd", &[(2, 2), (3, 1), (1, 1)], &[(" bc", 1), ("d", 0), ("a", 0)]);
+        // A long line is cut around the column, with ellipses.
+        let long = format!("{}<x>{}", "a".repeat(5000), "b".repeat(5000));
+        let want = format!("…{}<x>{}…", "a".repeat(80), "b".repeat(117));
+        check(&long, &[(1, 5001)], &[(&want, 81)]);
+        // Findings beyond the last line are left out, not invented.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.xml");
+        std::fs::write(&path, "one line").unwrap();
+        let mut lines = SourceLines::default();
+        lines.register("t.xml", &path);
+        let f = ReportFinding {
+            rule: Rule::Bom,
+            severity: Severity::Info,
+            file: "t.xml".into(),
+            line: 9,
+            column: 1,
+            loc: None,
+            message: String::new(),
+            positioned: true,
+        };
+        assert!(lines.excerpts("t.xml", &[(0, &f)]).is_empty());
+    }
+}
