@@ -21,8 +21,8 @@ pub struct LocalResolver {
 impl LocalResolver {
     pub fn new(index_path: &Path, index_url: &Loc, progress: Progress) -> Self {
         let scope = Scope::of_sitemap(index_url);
-        let dir = index_path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-        let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
+        // An index in the current folder has the empty parent: children are then named bare.
+        let dir = index_path.parent().map_or_else(PathBuf::new, Path::to_path_buf);
         LocalResolver { dir, base: format!("{}{}", scope.origin(), scope.folder()), opened: Vec::new(), progress }
     }
 
@@ -97,7 +97,7 @@ mod tests {
         let idx = "https://example.com/maps/index.xml";
         check("public/maps/index.xml", idx, "https://example.com/maps/a.xml", Some("public/maps/a.xml"));
         check("public/maps/index.xml", idx, "https://example.com/maps/sub/b.xml.gz", Some("public/maps/sub/b.xml.gz"));
-        check("index.xml", idx, "https://example.com/maps/%C3%BC.xml", Some("./ü.xml"));
+        check("index.xml", idx, "https://example.com/maps/%C3%BC.xml", Some("ü.xml"));
         check("public/maps/index.xml", idx, "https://example.com/other/a.xml", None);
         check("public/maps/index.xml", idx, "https://www.example.com/maps/a.xml", None);
         check("public/maps/index.xml", idx, "https://example.com/maps/%2E%2E/secret", None);
