@@ -3,6 +3,7 @@
 mod cli;
 mod output;
 mod read;
+mod validate;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -11,6 +12,7 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let result = match cli.command {
         cli::Command::Read(args) => read::run(args),
+        cli::Command::Validate(args) => validate::run(args),
         cli::Command::Completions { shell } => {
             cli::completions(shell);
             Ok(ExitCode::SUCCESS)

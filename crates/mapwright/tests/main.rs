@@ -1,0 +1,3 @@
+//! Integration tests of the `mapwright` binary: one test binary, one module per command.
+
+mod validate;
