@@ -191,3 +191,17 @@ fn findings_are_bounded() {
     assert_eq!(reader.findings().len(), 100);
     assert_eq!(reader.dropped_findings(), 29_900);
 }
+
+/// Found by the fuzzer: a UTF-16 file ending in half a code unit made the transcoder call a
+/// finished decoder (a panic in encoding_rs).
+#[test]
+fn utf16_ending_in_half_a_code_unit() {
+    let mut bytes = vec![0xFF, 0xFE];
+    for u in "<urlset><url><loc>http://a.com/</loc></url></urlset>".encode_utf16() {
+        bytes.extend_from_slice(&u.to_le_bytes());
+    }
+    bytes.push(b'x');
+    let r = read_bytes(&bytes);
+    assert_eq!(r.urls(), ["http://a.com/"]);
+    assert!(r.has(Rule::Encoding));
+}

@@ -100,6 +100,8 @@ struct Transcode<'a> {
     inner: Box<dyn BufRead + Send + 'a>,
     decoder: encoding_rs::Decoder,
     eof: bool,
+    /// The decoder has flushed its last bytes: it must not be called again.
+    finished: bool,
 }
 
 impl Read for Transcode<'_> {
@@ -109,7 +111,11 @@ impl Read for Transcode<'_> {
         }
         loop {
             if self.eof {
-                let (_, _, written, _) = self.decoder.decode_to_utf8(&[], out, true);
+                if self.finished {
+                    return Ok(0);
+                }
+                let (result, _, written, _) = self.decoder.decode_to_utf8(&[], out, true);
+                self.finished = result == encoding_rs::CoderResult::InputEmpty;
                 return Ok(written);
             }
             let input = self.inner.fill_buf()?;
@@ -385,7 +391,12 @@ pub(crate) fn prepare<'a>(
         encoding = Some(enc);
     }
     let source: Box<dyn Read + Send + 'a> = match encoding {
-        Some(enc) => Box::new(Transcode { inner: r, decoder: enc.new_decoder_without_bom_handling(), eof: false }),
+        Some(enc) => Box::new(Transcode {
+            inner: r,
+            decoder: enc.new_decoder_without_bom_handling(),
+            eof: false,
+            finished: false,
+        }),
         None => Box::new(r),
     };
     let mut reader = Tracked::new(source, limits.max_bytes, true);
