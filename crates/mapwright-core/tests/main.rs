@@ -1,0 +1,3 @@
+//! Integration tests of mapwright-core.
+
+mod write;
