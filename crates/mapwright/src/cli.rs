@@ -18,6 +18,8 @@ pub struct Cli {
 pub enum Command {
     /// Read a sitemap in any format (XML, index, text, RSS, Atom, gzip) and print its entries.
     Read(ReadArgs),
+    /// Generate a sitemap set from a list of URLs, a static web root or access logs.
+    Generate(Box<crate::generate::GenerateArgs>),
     /// Print shell completions.
     #[command(after_help = "Example:\n  mapwright completions zsh > ~/.zfunc/_mapwright")]
     Completions {

@@ -1,6 +1,7 @@
 //! The `mapwright` command line: one module per command; only this crate prints or exits.
 
 mod cli;
+mod generate;
 mod output;
 mod read;
 
@@ -11,6 +12,7 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let result = match cli.command {
         cli::Command::Read(args) => read::run(args),
+        cli::Command::Generate(args) => generate::run(*args),
         cli::Command::Completions { shell } => {
             cli::completions(shell);
             Ok(ExitCode::SUCCESS)
