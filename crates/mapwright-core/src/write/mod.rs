@@ -7,6 +7,7 @@
 //! or allocation, so escaping and checks cost little next to the bytes themselves.
 
 mod escape;
+mod gz;
 pub mod set;
 pub mod text;
 pub mod xml;

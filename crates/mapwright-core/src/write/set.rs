@@ -6,13 +6,12 @@
 //! the index last, so whoever reads the folder meanwhile sees whole files only; parts of an
 //! earlier, larger run that the new index no longer lists are removed, nothing else.
 
+use super::gz::GzWorker;
 use super::{Namespaces, text, xml};
 use crate::date::{Lastmod, now_utc};
 use crate::error::Error;
 use crate::loc::Loc;
 use crate::model::{SitemapEntry, UrlEntry};
-use flate2::Compression;
-use flate2::write::GzEncoder;
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -93,25 +92,10 @@ pub struct SetSummary {
     pub removed: Vec<String>,
 }
 
+/// Where the open part's bytes go: a buffered file, or the gzip worker.
 enum Sink {
     Plain(BufWriter<File>),
-    Gz(Box<BufWriter<GzEncoder<File>>>),
-}
-
-impl Sink {
-    fn write_all(&mut self, b: &[u8]) -> io::Result<()> {
-        match self {
-            Sink::Plain(w) => w.write_all(b),
-            Sink::Gz(w) => w.write_all(b),
-        }
-    }
-
-    fn finish(self) -> io::Result<()> {
-        match self {
-            Sink::Plain(mut w) => w.flush(),
-            Sink::Gz(w) => (*w).into_inner().map_err(|e| e.into_error())?.finish().map(drop),
-        }
-    }
+    Gz,
 }
 
 struct Part {
@@ -134,6 +118,9 @@ pub struct SitemapSetWriter {
     urls: u64,
     bytes: u64,
     tmp_seq: u32,
+    gz: Option<GzWorker>,
+    /// Every temporary file made, removed on drop if still there (after an error).
+    tmps: Vec<PathBuf>,
 }
 
 /// The most parts one index may list.
@@ -157,6 +144,8 @@ impl SitemapSetWriter {
             urls: 0,
             bytes: 0,
             tmp_seq: 0,
+            gz: None,
+            tmps: Vec::new(),
         })
     }
 
@@ -205,7 +194,10 @@ impl SitemapSetWriter {
             }
         }
         let p = self.open.as_mut().expect("a part is open");
-        p.sink.write_all(&self.buf).map_err(|err| file_err(&p.tmp, err))?;
+        match &mut p.sink {
+            Sink::Plain(w) => w.write_all(&self.buf).map_err(|err| file_err(&p.tmp, err))?,
+            Sink::Gz => self.gz.as_mut().expect("gzip worker").write(&self.buf)?,
+        }
         p.urls += 1;
         p.bytes += len;
         self.urls += 1;
@@ -218,30 +210,47 @@ impl SitemapSetWriter {
         }
         self.tmp_seq += 1;
         let tmp = self.cfg.dir.join(format!(".{}.{}-{}.tmp", self.cfg.name, std::process::id(), self.tmp_seq));
-        let f = File::create(&tmp).map_err(|e| file_err(&tmp, e))?;
-        let mut sink = match self.cfg.gzip {
-            None => Sink::Plain(BufWriter::with_capacity(128 * 1024, f)),
-            Some(level) => Sink::Gz(Box::new(BufWriter::with_capacity(
-                128 * 1024,
-                GzEncoder::new(f, Compression::new(level.min(9))),
-            ))),
-        };
+        self.tmps.push(tmp.clone());
         let ns = self.cfg.namespaces.union(self.seen);
         let mut head = Vec::new();
         if self.cfg.format == SetFormat::Xml {
             xml::urlset_start(&mut head, ns);
         }
-        sink.write_all(&head).map_err(|e| file_err(&tmp, e))?;
+        let sink = match self.cfg.gzip {
+            None => {
+                let f = File::create(&tmp).map_err(|e| file_err(&tmp, e))?;
+                let mut w = BufWriter::with_capacity(128 * 1024, f);
+                w.write_all(&head).map_err(|e| file_err(&tmp, e))?;
+                Sink::Plain(w)
+            }
+            Some(level) => {
+                if self.gz.is_none() {
+                    self.gz = Some(GzWorker::new(level)?);
+                }
+                let gz = self.gz.as_mut().expect("gzip worker");
+                gz.start(tmp.clone())?;
+                gz.write(&head)?;
+                Sink::Gz
+            }
+        };
         self.open = Some(Part { sink, tmp, urls: 0, bytes: head.len() as u64, ns });
         Ok(())
     }
 
     /// Closes the open part; from the second part on, renames both into place as `NAME-N`.
     fn close_part(&mut self) -> Result<(), Error> {
-        let Some(mut p) = self.open.take() else { return Ok(()) };
+        let Some(p) = self.open.take() else { return Ok(()) };
         let end = self.end();
-        p.sink.write_all(end).map_err(|e| file_err(&p.tmp, e))?;
-        p.sink.finish().map_err(|e| file_err(&p.tmp, e))?;
+        match p.sink {
+            Sink::Plain(mut w) => {
+                w.write_all(end).and_then(|()| w.flush()).map_err(|e| file_err(&p.tmp, e))?;
+            }
+            Sink::Gz => {
+                let gz = self.gz.as_mut().expect("gzip worker");
+                gz.write(end)?;
+                gz.end()?;
+            }
+        }
         self.bytes += p.bytes + end.len() as u64;
         let name = format!("{}-{}{}", self.cfg.name, self.done.len() + 1, self.cfg.ext());
         self.done.push((name, Lastmod::W3c(now_utc()), p.tmp));
@@ -263,8 +272,12 @@ impl SitemapSetWriter {
             return Ok(());
         }
         let to = self.cfg.dir.join(&*name);
-        fs::rename(&*tmp, &to).map_err(|e| file_err(&to, e))?;
-        *tmp = PathBuf::new();
+        let from = std::mem::take(tmp);
+        match &mut self.gz {
+            // Renamed by the worker once the part's last byte is written.
+            Some(gz) => gz.rename(from, to)?,
+            None => fs::rename(&from, &to).map_err(|e| file_err(&to, e))?,
+        }
         Ok(())
     }
 
@@ -291,6 +304,9 @@ impl SitemapSetWriter {
             for i in 0..self.done.len() {
                 self.place(i)?;
             }
+            if let Some(gz) = &mut self.gz {
+                gz.join()?;
+            }
             let mut index = Vec::with_capacity(128 * (self.done.len() + 2));
             xml::index_start(&mut index);
             let base = self.cfg.base.to_url();
@@ -304,6 +320,7 @@ impl SitemapSetWriter {
             let entry = format!("{}.xml", self.cfg.name);
             self.tmp_seq += 1;
             let tmp = dir.join(format!(".{}.{}-{}.tmp", self.cfg.name, std::process::id(), self.tmp_seq));
+            self.tmps.push(tmp.clone());
             fs::write(&tmp, &index).map_err(|e| file_err(&tmp, e))?;
             fs::rename(&tmp, dir.join(&entry)).map_err(|e| file_err(&dir.join(&entry), e))?;
             summary.bytes = self.bytes + index.len() as u64;
@@ -335,14 +352,13 @@ impl SitemapSetWriter {
 impl Drop for SitemapSetWriter {
     /// A set abandoned half-way (an error, a panic) leaves no temporary files behind.
     fn drop(&mut self) {
-        if let Some(p) = self.open.take() {
-            drop(p.sink);
-            let _ = fs::remove_file(&p.tmp);
+        self.open = None;
+        if let Some(mut gz) = self.gz.take() {
+            let _ = gz.join();
         }
-        for (_, _, tmp) in &self.done {
-            if !tmp.as_os_str().is_empty() {
-                let _ = fs::remove_file(tmp);
-            }
+        for tmp in &self.tmps {
+            // Renamed ones are gone already; this removes only what an error left.
+            let _ = fs::remove_file(tmp);
         }
     }
 }

@@ -115,30 +115,52 @@ impl Source<'_> {
         }
     }
 
-    fn csv(&mut self, input: Box<dyn BufRead>) -> anyhow::Result<()> {
-        let mut rd = csv::ReaderBuilder::new().flexible(true).trim(csv::Trim::All).from_reader(input);
-        let headers = rd.headers().with_context(|| format!("{}: bad CSV header", self.name))?.clone();
-        let col = |n: &str| headers.iter().position(|h| h.eq_ignore_ascii_case(n));
-        let loc = col("loc").with_context(|| format!("{}: the CSV header has no `loc` column", self.name))?;
-        let (lm, cf, pr) = (col("lastmod"), col("changefreq"), col("priority"));
-        let mut rec = csv::StringRecord::new();
+    /// CSV (RFC 4180): a header naming the columns, then records; quoted fields may hold
+    /// commas, doubled quotes and line breaks. Lines without a quote, nearly all, are split
+    /// on commas in place, without allocating.
+    fn csv(&mut self, mut input: Box<dyn BufRead>) -> anyhow::Result<()> {
+        let name = self.name;
+        let mut line = Vec::with_capacity(4096);
+        let mut line_no = 0u64;
+        let mut cols: Option<[Option<usize>; 4]> = None;
         loop {
-            match rd.read_record(&mut rec) {
-                Ok(false) => return Ok(()),
-                Ok(true) => {}
-                Err(e) => {
-                    let name = self.name;
-                    self.p.leave_out("unreadable line", || format!("{name}: {e}: skipped"));
-                    if e.is_io_error() {
-                        return Err(e).with_context(|| format!("cannot read {name}"));
-                    }
-                    continue;
-                }
+            line.clear();
+            let n = input.read_until(b'\n', &mut line).with_context(|| format!("cannot read {name}"))?;
+            if n == 0 {
+                return Ok(());
             }
-            let line = rec.position().map_or(0, |p| p.line());
-            let get = |i: Option<usize>| i.and_then(|i| rec.get(i)).filter(|s| !s.is_empty());
-            let Some(l) = get(Some(loc)) else { continue };
-            self.entry(line, l, get(lm), get(cf), get(pr))?;
+            line_no += 1;
+            let first = line_no;
+            // A quoted field left open continues on the next line.
+            while line.iter().filter(|&&b| b == b'"').count() % 2 == 1 {
+                let more = input.read_until(b'\n', &mut line).with_context(|| format!("cannot read {name}"))?;
+                if more == 0 {
+                    break;
+                }
+                line_no += 1;
+            }
+            let Ok(text) = std::str::from_utf8(&line) else {
+                self.p.leave_out("not UTF-8", || format!("{name}:{first}: not UTF-8: skipped"));
+                continue;
+            };
+            let text = text.trim_end_matches(['\n', '\r']);
+            if text.trim().is_empty() {
+                continue;
+            }
+            let mut fields = Vec::with_capacity(8);
+            split_csv(text, &mut fields);
+            let Some([loc, lm, cf, pr]) = cols else {
+                let col = |n: &str| fields.iter().position(|h| h.trim().eq_ignore_ascii_case(n));
+                let loc = col("loc").with_context(|| format!("{name}:{first}: the CSV header has no `loc` column"))?;
+                cols = Some([Some(loc), col("lastmod"), col("changefreq"), col("priority")]);
+                continue;
+            };
+            let get = |i: Option<usize>| i.and_then(|i| fields.get(i)).map(|f| f.trim()).filter(|s| !s.is_empty());
+            let Some(l) = get(loc) else {
+                self.p.leave_out("no loc", || format!("{name}:{first}: empty loc: skipped"));
+                continue;
+            };
+            self.entry(first, l, get(lm), get(cf), get(pr))?;
         }
     }
 
@@ -229,6 +251,29 @@ impl Source<'_> {
     }
 }
 
+/// Splits one CSV record (quotes per RFC 4180) into `out`.
+fn split_csv<'a>(line: &'a str, out: &mut Vec<Cow<'a, str>>) {
+    if !line.contains('"') {
+        out.extend(line.split(',').map(Cow::Borrowed));
+        return;
+    }
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(Cow::Owned(std::mem::take(&mut field))),
+            c => field.push(c),
+        }
+    }
+    out.push(Cow::Owned(field));
+}
+
 fn has_scheme(s: &str) -> bool {
     let b = s.as_bytes();
     (b.len() > 7 && b[..7].eq_ignore_ascii_case(b"http://"))
@@ -238,6 +283,20 @@ fn has_scheme(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn csv_records() {
+        for (line, fields) in [
+            ("a,b,,c", &["a", "b", "", "c"][..]),
+            ("\"a,b\",\"say \"\"hi\"\"\",x", &["a,b", "say \"hi\"", "x"]),
+            ("\"multi\nline\",2", &["multi\nline", "2"]),
+            ("", &[""]),
+        ] {
+            let mut out = Vec::new();
+            split_csv(line, &mut out);
+            assert_eq!(out, fields, "{line:?}");
+        }
+    }
 
     #[test]
     fn detection() {
