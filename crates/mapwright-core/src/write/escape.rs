@@ -119,13 +119,13 @@ pub(crate) fn digits(out: &mut Vec<u8>, n: u32, width: usize) {
 /// Appends a decimal with a point (`xsd:decimal` has no exponent): tenths, the common case,
 /// by hand; anything else through `Display`, whose shortest form reads back to the same `f32`.
 pub(crate) fn decimal(out: &mut Vec<u8>, v: f32) {
-    let tenths = (v * 10.0).round();
-    if (0.0..=10.0).contains(&tenths) && tenths / 10.0 == v {
-        let t = tenths as u8;
+    // A saturating cast instead of `round()`, which is a libm call.
+    let t = (v * 10.0 + 0.5) as u32;
+    if t <= 10 && v >= 0.0 && t as f32 / 10.0 == v {
         if t == 10 {
             out.extend_from_slice(b"1.0");
         } else {
-            out.extend_from_slice(&[b'0', b'.', b'0' + t]);
+            out.extend_from_slice(&[b'0', b'.', b'0' + t as u8]);
         }
         return;
     }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  \
     mapwright generate list urls.txt --base-url https://example.com/ --out public\n  \
-    find public -name '*.html' | mapwright generate list - --base-url https://example.com/ --out public --gzip\n  \
+    (cd public && find . -name '*.html') | mapwright generate list - --base-url https://example.com/ --out public --gzip\n  \
     mapwright generate dir public --base-url https://example.com/ --out public --robots public/robots.txt\n  \
     mapwright generate dir site --base-url https://example.com/ --out site --lastmod git --clean-urls --alternates\n  \
     mapwright generate logs /var/log/nginx/access.log* --base-url https://example.com/ --out www --strip-query\n\n\
