@@ -385,3 +385,51 @@ fn an_entry_larger_than_the_limit_is_an_error() {
     drop(w);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no temporary file is left");
 }
+
+/// An entry needing a namespace the open part did not declare starts a new part, which declares
+/// it (and so do the parts after it); parts without extensions declare none. xmllint checks
+/// that every prefix used is bound.
+#[test]
+fn namespaces_are_declared_from_the_part_that_needs_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = SitemapSetWriter::new(SetConfig::new(dir.path(), Loc::parse("https://example.com/").unwrap())).unwrap();
+    for i in 0..5 {
+        let mut e = UrlEntry::new(Loc::parse(&format!("https://example.com/{i}")).unwrap());
+        if i == 2 {
+            e.alternates.push(Alternate { hreflang: "de".into(), href: "https://example.com/de/".into() });
+        }
+        w.write(&e).unwrap();
+    }
+    let s = w.finish().unwrap();
+    assert_eq!(s.files, ["sitemap-1.xml", "sitemap-2.xml", "sitemap.xml"]);
+    let one = std::fs::read_to_string(dir.path().join("sitemap-1.xml")).unwrap();
+    let two = std::fs::read_to_string(dir.path().join("sitemap-2.xml")).unwrap();
+    assert!(!one.contains("xmlns:") && one.matches("<url>").count() == 2, "{one}");
+    assert!(two.contains("xmlns:xhtml=\"http://www.w3.org/1999/xhtml\"") && !two.contains("xmlns:image"), "{two}");
+    for f in ["sitemap-1.xml", "sitemap-2.xml"] {
+        let out = std::process::Command::new("xmllint").arg("--noout").arg(dir.path().join(f)).output().unwrap();
+        assert!(out.status.success(), "{f}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+/// With gzip (a worker thread), an error mid-way still leaves no temporary file behind.
+#[test]
+fn an_abandoned_gzip_set_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = SetConfig::new(dir.path(), Loc::parse("https://example.com/").unwrap());
+    cfg.gzip = Some(6);
+    cfg.max_bytes = 2_000;
+    cfg.max_urls = 3;
+    let mut w = SitemapSetWriter::new(cfg).unwrap();
+    for i in 0..10 {
+        w.write(&UrlEntry::new(Loc::parse(&format!("https://example.com/{i}")).unwrap())).unwrap();
+    }
+    let long = format!("https://example.com/{}", "a".repeat(3_000));
+    assert!(matches!(
+        w.write(&UrlEntry::new(Loc::parse(&long).unwrap())),
+        Err(mapwright_core::Error::EntryTooLarge { .. })
+    ));
+    drop(w);
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.iter().all(|n| !n.to_string_lossy().ends_with(".tmp")), "{left:?}");
+}
