@@ -377,13 +377,22 @@ fn stale_parts_are_removed() {
 fn an_entry_larger_than_the_limit_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = SetConfig::new(dir.path(), Loc::parse("https://example.com/").unwrap());
-    cfg.max_bytes = 150;
+    cfg.max_bytes = 250;
     let mut w = SitemapSetWriter::new(cfg).unwrap();
-    let long = format!("https://example.com/{}", "a".repeat(200));
+    let long = format!("https://example.com/{}", "a".repeat(300));
     let err = w.write(&UrlEntry::new(Loc::parse(&long).unwrap())).unwrap_err();
-    assert!(matches!(err, mapwright_core::Error::EntryTooLarge { limit: 150, .. }), "{err}");
+    assert!(matches!(err, mapwright_core::Error::EntryTooLarge { limit: 250, .. }), "{err}");
+    // Nothing changed: smaller entries still go in, and the set is whole.
+    w.write(&UrlEntry::new(Loc::parse("https://example.com/short").unwrap())).unwrap();
+    let s = w.finish().unwrap();
+    assert_eq!((s.urls, s.files.len()), (1, 1));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file is left");
+    let mut w =
+        SitemapSetWriter::new(SetConfig::new(dir.path().join("x"), Loc::parse("https://example.com/").unwrap()))
+            .unwrap();
+    w.write(&UrlEntry::new(Loc::parse("https://example.com/a").unwrap())).unwrap();
     drop(w);
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no temporary file is left");
+    assert_eq!(std::fs::read_dir(dir.path().join("x")).unwrap().count(), 0, "an abandoned set leaves nothing");
 }
 
 /// An entry needing a namespace the open part did not declare starts a new part, which declares

@@ -336,3 +336,15 @@ fn readers_never_see_partial_files() {
     assert!(checked > 50, "the poller read only {checked} files: the test proved nothing");
     assert_eq!(read_set(&out, "sitemap.xml").len(), 150_000);
 }
+
+#[test]
+fn an_entry_too_large_for_max_bytes_is_left_out_with_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = format!("/short\n/{}\n", "x".repeat(1_500));
+    let args = ["generate", "list", "-", "--base-url", "https://example.com/", "--out", "o", "--max-bytes", "1024"];
+    let (_, stderr) = ok(&args, list.as_bytes(), dir.path());
+    assert!(stderr.contains("more than a file may hold (1024): not written"), "{stderr}");
+    assert!(stderr.contains("left out: 1 larger than --max-bytes"), "{stderr}");
+    let xml = std::fs::read_to_string(dir.path().join("o/sitemap.xml")).unwrap();
+    assert_eq!(xml.matches("<url>").count(), 1);
+}

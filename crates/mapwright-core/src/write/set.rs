@@ -166,7 +166,9 @@ impl SitemapSetWriter {
         }
     }
 
-    /// Writes one entry, starting a new part first when it would not fit in the open one.
+    /// Writes one entry, starting a new part first when it would not fit in the open one. An
+    /// entry too large for any part is refused with [`Error::EntryTooLarge`] and nothing
+    /// changes: the set can go on.
     pub fn write(&mut self, e: &UrlEntry) -> Result<(), Error> {
         self.buf.clear();
         match self.cfg.format {
@@ -183,15 +185,21 @@ impl SitemapSetWriter {
             None => false,
         };
         if !fits {
-            if xml {
-                self.seen = self.seen.union(Namespaces::of(e));
-            }
-            self.close_part()?;
-            self.open_part()?;
-            let p = self.open.as_ref().expect("a part was just opened");
-            if p.bytes + len + end > self.cfg.max_bytes {
+            // Refused before anything changes, so the caller may skip it and go on.
+            let seen = if xml { self.seen.union(Namespaces::of(e)) } else { self.seen };
+            let head = if xml {
+                let mut h = Vec::with_capacity(512);
+                xml::urlset_start(&mut h, self.cfg.namespaces.union(seen));
+                h.len() as u64
+            } else {
+                0
+            };
+            if head + len + end > self.cfg.max_bytes {
                 return Err(Error::EntryTooLarge { loc: e.loc.to_string(), size: len, limit: self.cfg.max_bytes });
             }
+            self.seen = seen;
+            self.close_part()?;
+            self.open_part()?;
         }
         let p = self.open.as_mut().expect("a part is open");
         match &mut p.sink {

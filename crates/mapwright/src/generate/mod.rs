@@ -191,7 +191,19 @@ impl Pipeline {
         if e.lastmod.is_none() {
             e.lastmod.clone_from(&self.default_lastmod);
         }
-        self.writer.write(&e).context("writing the sitemap files")?;
+        match self.writer.write(&e) {
+            Ok(()) => {}
+            Err(mapwright_core::Error::EntryTooLarge { size, limit, .. }) => {
+                let msg = format!(
+                    "{}: {} takes {size} bytes, more than a file may hold ({limit}): not written",
+                    place(),
+                    e.loc
+                );
+                self.leave_out("larger than --max-bytes", || msg);
+                return Ok(());
+            }
+            Err(err) => return Err(err).context("writing the sitemap files"),
+        }
         if let Some(pb) = &self.progress {
             if self.writer.urls() % 4096 == 0 {
                 pb.set_position(self.writer.urls());
