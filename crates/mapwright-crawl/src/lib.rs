@@ -19,8 +19,14 @@ pub use walk::{LastmodSource, Skip, WalkConfig, WalkItem, Walker};
 /// Percent-encodes one path segment: non-ASCII bytes as UTF-8 `%XX`, and every ASCII byte
 /// a URL path cannot hold literally (space, `?`, `#`, `%`, quotes, brackets...).
 pub fn encode_segment(out: &mut String, seg: &str) {
+    encode_segment_bytes(out, seg.as_bytes());
+}
+
+/// [`encode_segment`] over raw bytes: a file name that is not UTF-8 is encoded byte for byte,
+/// which is the URL a web server serving that file answers to.
+pub fn encode_segment_bytes(out: &mut String, seg: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    for &b in seg.as_bytes() {
+    for &b in seg {
         let keep = b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@".contains(&b);
         if keep {
             out.push(b as char);

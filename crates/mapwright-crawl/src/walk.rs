@@ -5,7 +5,7 @@
 use crate::error::Error;
 use crate::html::scan_head;
 use crate::robots::Rules;
-use crate::{encode_segment, git};
+use crate::{encode_segment_bytes, git};
 use ignore::overrides::OverrideBuilder;
 use ignore::{DirEntry, WalkBuilder};
 use mapwright_core::date::from_unix_seconds;
@@ -164,22 +164,23 @@ impl Walker {
     /// The URL of the page in file `path` (relative path segments percent-encoded).
     fn url_of(&self, path: &Path) -> Result<String, String> {
         let rel = path.strip_prefix(&self.cfg.root).map_err(|e| e.to_string())?;
-        let parts: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+        let parts: Vec<&std::ffi::OsStr> = rel.components().map(|c| c.as_os_str()).collect();
         let mut url = self.base.clone();
         let last = parts.len().saturating_sub(1);
         for (i, seg) in parts.iter().enumerate() {
+            let bytes = os_bytes(seg);
             if i == last {
-                let lower = seg.to_ascii_lowercase();
-                if lower == "index.html" || lower == "index.htm" {
+                let lower = bytes.to_ascii_lowercase();
+                if lower == b"index.html" || lower == b"index.htm" {
                     break;
                 }
-                let shown = match lower.rsplit_once('.') {
-                    Some((_, "html" | "htm")) if self.cfg.clean_urls => &seg[..seg.rfind('.').unwrap_or(seg.len())],
-                    _ => seg.as_str(),
+                let shown = match lower.iter().rposition(|&b| b == b'.') {
+                    Some(dot) if self.cfg.clean_urls && matches!(&lower[dot + 1..], b"html" | b"htm") => &bytes[..dot],
+                    _ => &bytes[..],
                 };
-                encode_segment(&mut url, shown);
+                encode_segment_bytes(&mut url, shown);
             } else {
-                encode_segment(&mut url, seg);
+                encode_segment_bytes(&mut url, &bytes);
                 url.push('/');
             }
         }
@@ -252,6 +253,21 @@ fn same_page(canon: &Loc, page: &Loc) -> bool {
         s.to_string()
     };
     canon == page || strip(canon.as_str()) == strip(page.as_str())
+}
+
+/// A file name's bytes: exact on Unix, UTF-8 (lossy) elsewhere.
+fn os_bytes(s: &std::ffi::OsStr) -> std::borrow::Cow<'_, [u8]> {
+    #[cfg(unix)]
+    {
+        std::borrow::Cow::Borrowed(std::os::unix::ffi::OsStrExt::as_bytes(s))
+    }
+    #[cfg(not(unix))]
+    {
+        match s.to_string_lossy() {
+            std::borrow::Cow::Borrowed(b) => std::borrow::Cow::Borrowed(b.as_bytes()),
+            std::borrow::Cow::Owned(o) => std::borrow::Cow::Owned(o.into_bytes()),
+        }
+    }
 }
 
 impl Iterator for Walker {

@@ -131,3 +131,15 @@ fn a_missing_root_is_an_error() {
     let err = Walker::new(WalkConfig::new(data("no-such-folder"), base())).err().unwrap();
     assert!(err.to_string().contains("no-such-folder"), "{err}");
 }
+
+/// A file name that is not UTF-8 (Latin-1 `café.html`) is encoded byte for byte, as a web
+/// server would serve it, not as U+FFFD.
+#[cfg(unix)]
+#[test]
+fn non_utf8_file_names_keep_their_bytes() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9.html")), "<html></html>").unwrap();
+    let (pages, _) = walk(WalkConfig::new(dir.path(), base()));
+    assert_eq!(locs(&pages), ["https://example.com/caf%E9.html"]);
+}
