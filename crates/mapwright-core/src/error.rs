@@ -4,8 +4,9 @@
 
 use crate::rule::{Position, Rule};
 use std::io;
+use std::path::PathBuf;
 
-/// Why reading a sitemap stopped before its end.
+/// Why reading a sitemap stopped before its end, or writing one failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -60,13 +61,51 @@ pub enum Error {
         /// Where the limit was passed.
         position: Position,
     },
+    /// A file of a sitemap set could not be created, written, renamed or removed.
+    #[error("{}: {source}", path.display())]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// One entry alone is larger than the byte limit of a file.
+    #[error("the entry for {loc} takes {size} bytes: no file under the limit of {limit} bytes can hold it")]
+    EntryTooLarge {
+        /// The entry's URL.
+        loc: String,
+        /// Its size in bytes.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// An entry uses an extension whose namespace was not declared when its `<urlset>` began.
+    #[error("{loc}: uses an extension whose namespace the <urlset> does not declare")]
+    UndeclaredExtension {
+        /// The entry's URL.
+        loc: String,
+    },
+    /// More parts than an index may list.
+    #[error("more than {limit} files: one index cannot list them all")]
+    TooManyParts {
+        /// The limit.
+        limit: usize,
+    },
+    /// A writer's configuration cannot work (a bad file name, a base URL that cannot be joined).
+    #[error("invalid configuration: {0}")]
+    Config(String),
 }
 
 impl Error {
     /// The catalogue rule this error breaks, for validators and status reports.
     pub fn rule(&self) -> Option<Rule> {
         Some(match self {
-            Error::Io(_) => return None,
+            Error::Io(_)
+            | Error::File { .. }
+            | Error::EntryTooLarge { .. }
+            | Error::UndeclaredExtension { .. }
+            | Error::TooManyParts { .. }
+            | Error::Config(_) => return None,
             Error::TooLarge { .. } => Rule::TooLarge,
             Error::Xml { .. } | Error::TooDeep { .. } => Rule::XmlMalformed,
             Error::Encoding { .. } => Rule::Encoding,
@@ -83,7 +122,7 @@ impl Error {
             | Error::Encoding { position, .. }
             | Error::NotSitemap { position, .. }
             | Error::TooDeep { position, .. } => Some(*position),
-            Error::Io(_) | Error::Gzip { .. } => None,
+            _ => None,
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod read;
 pub mod rule;
 pub mod scope;
 pub mod validate;
+pub mod write;
 
 pub use date::{Lastmod, Precision, Tz, W3cDateTime};
 pub use error::Error;
@@ -21,6 +22,7 @@ pub use read::{Limits, ReadOptions, SitemapReader};
 pub use rule::{Finding, Position, Rule, Severity};
 pub use scope::Scope;
 pub use validate::{Report, Validator};
+pub use write::{Namespaces, SetConfig, SetFormat, SetSummary, SitemapSetWriter};
 
 /// The protocol's limit on entries in one file (read on past it: it is reported, not enforced).
 pub const MAX_URLS: usize = 50_000;

@@ -1,5 +1,6 @@
 //! Integration tests of mapwright-core (one test binary, one module per subject): conformance
-//! with peer parsers, real-world files, every format and repair, hostile input, validation.
+//! with peer parsers, real-world files, every format and repair, hostile input, validation,
+//! writing.
 
 mod conformance;
 mod formats;
@@ -7,6 +8,7 @@ mod hostile;
 mod realworld;
 mod support;
 mod validate;
+mod write;
 
 #[global_allocator]
 static ALLOC: support::PeakAlloc = support::PeakAlloc;

@@ -20,6 +20,8 @@ pub enum Command {
     Read(ReadArgs),
     /// Check sitemaps against every rule of the catalogue; exit 0 (valid), 1 (errors), 2 (could not run).
     Validate(ValidateArgs),
+    /// Generate a sitemap set from a list of URLs, a static web root or access logs.
+    Generate(Box<crate::generate::GenerateArgs>),
     /// Print shell completions.
     #[command(after_help = "Example:\n  mapwright completions zsh > ~/.zfunc/_mapwright")]
     Completions {

@@ -1,6 +1,7 @@
 //! The `mapwright` command line: one module per command; only this crate prints or exits.
 
 mod cli;
+mod generate;
 mod output;
 mod read;
 mod validate;
@@ -13,6 +14,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         cli::Command::Read(args) => read::run(args),
         cli::Command::Validate(args) => validate::run(args),
+        cli::Command::Generate(args) => generate::run(*args),
         cli::Command::Completions { shell } => {
             cli::completions(shell);
             Ok(ExitCode::SUCCESS)

@@ -1,4 +1,60 @@
-//! Integration tests of the `mapwright` binary: one test binary, one module per command.
+//! Integration tests of the `mapwright` binary, run as a user would: one test binary, one
+//! module per command.
 
+mod generate;
 mod read;
 mod validate;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// Runs `mapwright ARGS` with `stdin` and returns its output.
+pub fn mapwright(args: &[&str], stdin: &[u8], cwd: &Path) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mapwright"))
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    out
+}
+
+/// Like [`mapwright`], asserting success.
+pub fn ok(args: &[&str], stdin: &[u8], cwd: &Path) -> (String, String) {
+    let out = mapwright(args, stdin, cwd);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "mapwright {args:?} failed: {stderr}");
+    (String::from_utf8(out.stdout).unwrap(), stderr)
+}
+
+/// The team's shared folder: `../../../shared` from the crate in CI, `/work/shared` here.
+pub fn shared() -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
+    if p.join("schemas").exists() { p } else { PathBuf::from("/work/shared") }
+}
+
+pub fn crawl_data(p: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../mapwright-crawl/tests/data").join(p)
+}
+
+/// Asserts that `file` passes `xmllint --schema` with the official XSD `schema`.
+pub fn xmllint(file: &Path, schema: &str) {
+    let out = Command::new("xmllint")
+        .arg("--noout")
+        .arg("--schema")
+        .arg(shared().join("schemas").join(schema))
+        .arg(file)
+        .output()
+        .expect("xmllint runs (apt-get install libxml2-utils)");
+    assert!(out.status.success(), "{} fails {schema}: {}", file.display(), String::from_utf8_lossy(&out.stderr));
+}
