@@ -1,0 +1,1 @@
+//! Incremental mode: conditional requests, index-lastmod skips, and added/removed URLs.

@@ -1,0 +1,1 @@
+//! Ping and IndexNow.
