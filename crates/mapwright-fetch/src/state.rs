@@ -126,9 +126,9 @@ impl State {
     }
 
     /// Records URLs read this run from `sitemap` (already deduplicated).
-    pub async fn stage<'a>(&self, sitemap: &str, locs: impl IntoIterator<Item = &'a str>) -> Result<(), Error> {
+    pub async fn stage(&self, sitemap: &str, urls: &[mapwright_core::UrlEntry]) -> Result<(), Error> {
         let mut tx: Transaction<'_, Sqlite> = self.pool.begin().await.map_err(|e| self.err(e))?;
-        for loc in locs {
+        for loc in urls.iter().map(|u| u.loc.as_str()) {
             sqlx::query("INSERT OR IGNORE INTO fetch_url_stage (hash, loc, sitemap) VALUES (?, ?, ?)")
                 .bind(url_hash(loc))
                 .bind(loc)

@@ -28,10 +28,10 @@ pub enum Route {
 /// One request as the server saw it.
 #[derive(Clone, Debug)]
 pub struct Seen {
-    #[allow(dead_code)] // kept for debugging failed tests
     pub method: String,
     pub path: String,
     pub headers: HeaderMap,
+    pub body: Bytes,
 }
 
 /// A running test server.
@@ -51,7 +51,7 @@ impl Server {
         let s = server.clone();
         let app = axum::Router::new().fallback(move |req: Request| {
             let s = s.clone();
-            async move { s.answer(req) }
+            async move { s.answer(req).await }
         });
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
         server
@@ -92,13 +92,17 @@ impl Server {
         v
     }
 
-    fn answer(&self, req: Request) -> Response {
+    async fn answer(&self, req: Request) -> Response {
+        let (parts, body) = req.into_parts();
+        let body = axum::body::to_bytes(body, 1 << 20).await.unwrap_or_default();
+        let req = Request::from_parts(parts, Body::empty());
         let host = req.headers().get("host").and_then(|h| h.to_str().ok()).unwrap_or("").to_string();
         let path = req.uri().path_and_query().map(|p| p.to_string()).unwrap_or_default();
         self.log.lock().unwrap().push(Seen {
             method: req.method().to_string(),
             path: path.clone(),
             headers: req.headers().clone(),
+            body,
         });
         // Routes may be host-specific: "localhost/robots.txt" wins over "/robots.txt" on localhost.
         let host_name = host.split(':').next().unwrap_or("");
