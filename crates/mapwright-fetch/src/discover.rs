@@ -10,6 +10,7 @@ use crate::state::{SitemapState, State};
 use crate::{Error, Fetcher};
 use mapwright_core::{Entry, Finding, Format, Loc, Position, ReadOptions, Rule, Scope, SitemapEntry, UrlEntry};
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -36,6 +37,9 @@ pub struct DiscoverConfig {
     pub read: ReadOptions,
     /// Only list sitemaps: leaf sitemaps are read up to their first entry.
     pub sitemaps_only: bool,
+    /// Drop URLs out of the scope of their sitemap (PROTOCOL.md section 5), as search
+    /// engines do. Default true; false keeps every URL, as most sitemap libraries do.
+    pub scope: bool,
     /// Keep out-of-scope URLs whose host's robots.txt names the sitemap. Default true.
     pub cross_submission: bool,
     /// URLs sent per [`Event::Urls`]. Default 1,024.
@@ -51,6 +55,7 @@ impl Default for DiscoverConfig {
             max_urls: 50_000_000,
             read: ReadOptions::default(),
             sitemaps_only: false,
+            scope: true,
             cross_submission: true,
             batch: 1024,
         }
@@ -180,7 +185,7 @@ struct Shared {
     robots: RobotsCache,
     state: Option<State>,
     events: mpsc::Sender<Event>,
-    urls: Mutex<HashSet<u64>>,
+    urls: Mutex<HashSet<u64, BuildHasherDefault<Prehashed>>>,
     emitted: AtomicU64,
     stop: AtomicBool,
     hosts: Mutex<HashMap<String, Arc<Semaphore>>>,
@@ -240,7 +245,7 @@ impl Discovery {
             robots: self.robots.clone(),
             state: self.state.clone(),
             events,
-            urls: Mutex::new(HashSet::new()),
+            urls: Mutex::new(HashSet::default()),
             emitted: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             hosts: Mutex::new(HashMap::new()),
@@ -282,7 +287,7 @@ impl Discovery {
                 } else if queued >= shared.config.max_sitemaps {
                     Some(format!("more than {} sitemaps: {} not followed", shared.config.max_sitemaps, child.url))
                 } else if shared.stop.load(Ordering::Relaxed) {
-                    Some(format!("URL limit reached: {} not followed", child.url))
+                    Some(format!("stopped (URL limit reached or output closed): {} not followed", child.url))
                 } else {
                     queued += 1;
                     set.spawn(process(shared.clone(), child));
@@ -298,6 +303,24 @@ impl Discovery {
         summary.urls = shared.emitted.load(Ordering::Relaxed);
         summary.elapsed = began.elapsed();
         Ok(summary)
+    }
+}
+
+/// The dedup set holds xxh3 hashes already: hashing them again would be wasted work.
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
     }
 }
 
@@ -494,7 +517,10 @@ impl Collector {
     }
 
     fn send(&self, event: Event) {
-        let _ = self.shared.events.blocking_send(event);
+        if self.shared.events.blocking_send(event).is_err() {
+            // Nobody listens any more (`discover | head`): stop reading and fetching.
+            self.shared.stop.store(true, Ordering::Relaxed);
+        }
     }
 
     /// Deduplicates the batch against every URL seen and sends what is new.
@@ -550,7 +576,8 @@ impl Visitor for Collector {
                 if self.shared.config.sitemaps_only {
                     return ControlFlow::Break(()); // a leaf sitemap: its URLs are not wanted
                 }
-                if let Err(why) = self.scope.check(&u.loc) {
+                let checked = if self.shared.config.scope { self.scope.check(&u.loc) } else { Ok(()) };
+                if let Err(why) = checked {
                     if self.vouched_for(&u.loc) {
                         self.shared.totals.lock().expect("totals").cross_submitted += 1;
                     } else {

@@ -17,6 +17,7 @@ pub mod sitemap;
 pub mod state;
 pub mod submit;
 
+pub use body::BodyReader;
 pub use client::{Fetched, Fetcher, Meta, Response, Validators};
 pub use config::{Config, DEFAULT_USER_AGENT};
 pub use discover::{DiscoverConfig, Discovery, Event, Outcome, SitemapStatus, Summary};

@@ -346,3 +346,17 @@ async fn sitemaps_only_reads_leaves_no_further_than_their_first_entry() {
     listed.sort();
     assert_eq!(listed, vec![s.url("/a.xml"), s.url("/i.xml")]);
 }
+
+#[tokio::test]
+async fn scope_can_be_turned_off_like_most_libraries_do() {
+    let s = Server::start().await;
+    let listed = vec![s.url("/blog/1"), "https://www.example.com/elsewhere".to_string()];
+    s.page("/blog/sitemap.xml", "application/xml", urlset(&listed));
+    let cfg = DiscoverConfig { scope: false, ..DiscoverConfig::default() };
+    let d = Discovery::new(Fetcher::new(test_config()).unwrap(), cfg);
+    let run = discover_with(d, None, vec![s.url("/blog/sitemap.xml")]).await;
+    assert_eq!(run.urls, listed.into_iter().collect());
+    assert_eq!(run.summary.out_of_scope, 0);
+    // No robots.txt was asked for: scope is not judged, so nothing needs vouching.
+    assert_eq!(s.take_paths(), vec!["/blog/sitemap.xml"]);
+}

@@ -1,8 +1,12 @@
 //! The `mapwright` command line: one module per command; only this crate prints or exits.
 
 mod cli;
+mod discover;
+mod http;
 mod output;
 mod read;
+mod remote;
+mod submit;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -11,6 +15,8 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let result = match cli.command {
         cli::Command::Read(args) => read::run(args),
+        cli::Command::Discover(args) => discover::run(args),
+        cli::Command::Submit(args) => submit::run(args),
         cli::Command::Completions { shell } => {
             cli::completions(shell);
             Ok(ExitCode::SUCCESS)

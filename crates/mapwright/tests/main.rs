@@ -1,0 +1,3 @@
+//! Integration tests of the `mapwright` binary.
+
+mod fetch;
