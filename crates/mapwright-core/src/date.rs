@@ -389,8 +389,9 @@ pub fn parse_rfc822(s: &str) -> Option<W3cDateTime> {
     if tp.next().is_some() || hour > 23 || minute > 59 || second > 60 || !valid_date(year, month, day) {
         return None;
     }
+    // RFC 822 requires a zone: without one the instant is unknown, so the date is refused.
     let tz = match it.next() {
-        None => None,
+        None => return None,
         Some(z) => Some(match z.to_ascii_uppercase().as_str() {
             "Z" | "UT" | "UTC" | "GMT" => Tz::Utc,
             "EST" => Tz::Offset(-300),

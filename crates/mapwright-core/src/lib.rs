@@ -11,6 +11,7 @@ pub mod model;
 pub mod read;
 pub mod rule;
 pub mod scope;
+pub mod validate;
 
 pub use date::{Lastmod, Precision, Tz, W3cDateTime};
 pub use error::Error;
@@ -19,6 +20,7 @@ pub use model::{Alternate, ChangeFreq, Entry, Format, Image, News, SitemapEntry,
 pub use read::{Limits, ReadOptions, SitemapReader};
 pub use rule::{Finding, Position, Rule, Severity};
 pub use scope::Scope;
+pub use validate::{Report, Validator};
 
 /// The protocol's limit on entries in one file (read on past it: it is reported, not enforced).
 pub const MAX_URLS: usize = 50_000;

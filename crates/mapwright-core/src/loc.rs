@@ -148,6 +148,8 @@ const HOST: u8 = 1; // a-z 0-9 - .
 const PATH: u8 = 2; // left alone by url in paths
 const QUERY: u8 = 4; // left alone by url in special-scheme queries
 const FRAG: u8 = 8; // left alone by url in fragments
+const ANY: u8 = 16; // allowed somewhere after the host (path, query or fragment, or '#')
+const SPECIAL: u8 = 32; // structural after the host: . % ? # '
 
 const fn classes() -> [u8; 256] {
     let mut t = [0u8; 256];
@@ -189,6 +191,12 @@ const fn classes() -> [u8; 256] {
         if b == b'?' {
             v |= QUERY | FRAG;
         }
+        if v & (PATH | QUERY | FRAG) != 0 || b == b'#' {
+            v |= ANY;
+        }
+        if matches!(b, b'.' | b'%' | b'?' | b'#' | b'\'') {
+            v |= SPECIAL;
+        }
         t[c] = v;
         c += 1;
     }
@@ -223,7 +231,10 @@ fn fast_path(s: &[u8]) -> Option<usize> {
         }
         i += 1;
     }
-    if i == label_start || !last_label_has_alpha || s[label_start..i].starts_with(b"xn--") {
+    let last = &s[label_start..i];
+    // WHATWG "ends in a number": an all-digit or 0x-hex last label makes the host an IPv4 address.
+    let hex_number = last.starts_with(b"0x") && last[2..].iter().all(u8::is_ascii_hexdigit);
+    if last.is_empty() || !last_label_has_alpha || hex_number || last.starts_with(b"xn--") {
         return None;
     }
     // Port: digits, no leading zero, not the default, at most 65535.
@@ -243,48 +254,39 @@ fn fast_path(s: &[u8]) -> Option<usize> {
         }
     }
     let path_start = i;
-    if i >= s.len() || s[i] != b'/' {
+    let rest = &s[i..];
+    if rest.first() != Some(&b'/') {
         return None; // url adds the "/" path
     }
-    // Path: allowed bytes, and no dot segments ("/." followed by '.', '/', end, '?', '#') or %2e.
-    while i < s.len() {
-        let b = s[i];
-        if b == b'?' || b == b'#' {
-            break;
-        }
-        if CLASS[b as usize] & PATH == 0 {
+    // One table pass: every byte must be one `url` leaves alone somewhere after the host; the
+    // few structural bytes (`. % ? # '`) are looked at where they occur.
+    let mut part = 0u8; // 0 path, 1 query, 2 fragment
+    for (i, &b) in rest.iter().enumerate() {
+        let c = CLASS[b as usize];
+        if c & ANY == 0 {
             return None;
         }
-        if b == b'/' {
-            match s.get(i + 1) {
-                Some(b'.') => match s.get(i + 2) {
-                    None | Some(b'.' | b'/' | b'?' | b'#') => return None,
-                    _ => {}
-                },
-                Some(b'%') if matches!(s.get(i + 2), Some(b'2')) && matches!(s.get(i + 3), Some(b'e' | b'E')) => {
-                    return None;
-                }
-                _ => {}
-            }
+        if c & SPECIAL == 0 {
+            continue;
         }
-        i += 1;
-    }
-    if i < s.len() && s[i] == b'?' {
-        i += 1;
-        while i < s.len() && s[i] != b'#' {
-            if CLASS[s[i] as usize] & QUERY == 0 {
+        match (b, part) {
+            (b'?', 0) => part = 1,
+            (b'#', 0 | 1) => part = 2,
+            (b'#', _) => return None,
+            (b'\'', 1) => return None, // url encodes ' in special-scheme queries
+            // Dot segments: "/." followed by '.', '/' or the end of the path.
+            (b'.', 0) if rest[i - 1] == b'/' && matches!(rest.get(i + 1), None | Some(b'.' | b'/' | b'?' | b'#')) => {
                 return None;
             }
-            i += 1;
-        }
-    }
-    if i < s.len() && s[i] == b'#' {
-        i += 1;
-        while i < s.len() {
-            if CLASS[s[i] as usize] & FRAG == 0 {
+            // "/%2e" may be a dot segment too.
+            (b'%', 0)
+                if rest[i - 1] == b'/'
+                    && rest.get(i + 1) == Some(&b'2')
+                    && matches!(rest.get(i + 2), Some(b'e' | b'E')) =>
+            {
                 return None;
             }
-            i += 1;
+            _ => {}
         }
     }
     Some(path_start)
@@ -294,6 +296,10 @@ fn slow_path(s: &str) -> Result<(Loc, LocRepairs), LocError> {
     if s.is_empty() {
         return Err(LocError::Empty);
     }
+    if let Some(c) = s.chars().find(|c| c.is_control()) {
+        // `url` would silently drop tabs and newlines and percent-encode the rest.
+        return Err(LocError::Invalid(format!("control character U+{:04X}", c as u32)));
+    }
     let url = match Url::parse(s) {
         Ok(u) => u,
         Err(url::ParseError::RelativeUrlWithoutBase) => return Err(LocError::NotAbsolute),
@@ -302,11 +308,11 @@ fn slow_path(s: &str) -> Result<(Loc, LocRepairs), LocError> {
     match url.scheme() {
         "http" | "https" => {}
         other => {
-            // "example.com:8080/x" parses with scheme "example.com": that is a relative URL really.
-            if s.contains("://") {
-                return Err(LocError::Scheme(other.to_string()));
+            // "example.com:8080/x" parses with scheme "example.com": a host, so a relative URL really.
+            if other.contains('.') || other.eq_ignore_ascii_case("localhost") {
+                return Err(LocError::NotAbsolute);
             }
-            return Err(LocError::NotAbsolute);
+            return Err(LocError::Scheme(other.to_string()));
         }
     }
     if !s.get(..8).is_some_and(|p| p.to_ascii_lowercase().starts_with("http://") || p.eq_ignore_ascii_case("https://"))
@@ -341,6 +347,12 @@ mod tests {
         check("/relative", Err(LocError::NotAbsolute));
         check("example.com/page", Err(LocError::NotAbsolute));
         check("ftp://example.com/x", Err(LocError::Scheme("ftp".into())));
+        check("javascript:alert(1)", Err(LocError::Scheme("javascript".into())));
+        check("www.example.com:8080/x", Err(LocError::NotAbsolute));
+        check("http://0x/", Ok("http://0.0.0.0/"));
+        check("http://a.0x1f/", Err(LocError::Invalid("invalid IPv4 address".into())));
+        assert!(matches!(Loc::parse("http://a.com/\u{0}x"), Err(LocError::Invalid(_))));
+        assert!(matches!(Loc::parse("http://a.com/a\tb"), Err(LocError::Invalid(_))));
         check("", Err(LocError::Empty));
         assert!(matches!(Loc::parse("http://exa mple.com/"), Err(LocError::Invalid(_))));
         assert!(matches!(Loc::parse("http://"), Err(LocError::Invalid(_))));

@@ -249,8 +249,8 @@ pub struct UrlEntry {
     pub images: Vec<Image>,
     /// Video extension entries.
     pub videos: Vec<Video>,
-    /// News extension entry.
-    pub news: Option<News>,
+    /// News extension entry (boxed: rare, and large enough to double every entry's size).
+    pub news: Option<Box<News>>,
     /// hreflang alternates.
     pub alternates: Vec<Alternate>,
 }

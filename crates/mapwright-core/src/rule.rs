@@ -37,7 +37,7 @@ macro_rules! rules {
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[non_exhaustive]
         pub enum Rule {
-            $( #[doc = $summary] $variant, )*
+            $( #[doc = concat!("`", $name, "`: see [`Rule::summary`] and the catalogue.")] $variant, )*
         }
 
         impl Rule {

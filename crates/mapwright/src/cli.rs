@@ -22,6 +22,8 @@ pub enum Command {
     Discover(DiscoverArgs),
     /// Announce a sitemap: ping an endpoint, or post its URLs by IndexNow.
     Submit(SubmitArgs),
+    /// Check sitemaps against every rule of the catalogue; exit 0 (valid), 1 (errors), 2 (could not run).
+    Validate(ValidateArgs),
     /// Print shell completions.
     #[command(after_help = "Example:\n  mapwright completions zsh > ~/.zfunc/_mapwright")]
     Completions {
@@ -128,6 +130,17 @@ fn site_url(s: &str) -> Result<String, String> {
     url::Url::parse(&full).map(|_| full).map_err(|e| format!("{s:?} is not a site URL: {e}"))
 }
 
+/// Output formats of `validate`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValidateFormat {
+    /// Compiler-style lines with the offending source line, and a summary.
+    Text,
+    /// One JSON document: findings and summary (the shape of RULES.md).
+    Json,
+    /// SARIF 2.1.0, for code-scanning tools.
+    Sarif,
+}
+
 #[derive(clap::Args, Debug)]
 #[command(
     group(clap::ArgGroup::new("how").required(true).multiple(true).args(["ping", "indexnow"])),
@@ -155,6 +168,39 @@ pub struct SubmitArgs {
     pub since: Option<String>,
     #[command(flatten)]
     pub http: crate::http::HttpArgs,
+}
+
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Exit status: 0 no errors (warnings allowed), 1 errors found, 2 could not run.\n\nExamples:\n  mapwright validate public/sitemap.xml --url https://example.com/sitemap.xml\n  mapwright validate public/sitemap_index.xml --url https://example.com/sitemap_index.xml --follow\n  mapwright validate --format sarif dist/*.xml > mapwright.sarif\n  mapwright validate https://example.com/sitemap_index.xml --follow --check-urls\n  mapwright validate --explain loc-out-of-scope"
+)]
+pub struct ValidateArgs {
+    /// Sitemap files (XML, index, text, RSS, Atom; gzipped or not), http(s) URLs (scope is then
+    /// judged on the URL after redirects), or - for standard input.
+    #[arg(required_unless_present_any = ["list_rules", "explain"])]
+    pub sources: Vec<PathBuf>,
+    /// The URL a SOURCE is (or will be) served at: enables the scope rules. Give one per SOURCE, in order.
+    #[arg(long, value_name = "URL")]
+    pub url: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ValidateFormat,
+    /// Validate the children of an index too: local files found through --url (the index's URL maps onto its folder),
+    /// or fetched when SOURCE is a URL.
+    #[arg(long)]
+    pub follow: bool,
+    /// Check every listed URL live (HEAD, else GET; politely per host): url-status, url-noindex, robots-disallowed.
+    #[arg(long)]
+    pub check_urls: bool,
+    /// Stop reading a file after this many uncompressed bytes (default: the protocol's 52,428,800).
+    #[arg(long, value_name = "BYTES")]
+    pub max_bytes: Option<u64>,
+    /// Print the catalogue of rules and exit.
+    #[arg(long, exclusive = true)]
+    pub list_rules: bool,
+    /// Print what RULE checks, why it matters and how to fix it, and exit.
+    #[arg(long, value_name = "RULE", exclusive = true)]
+    pub explain: Option<String>,
 }
 
 pub fn completions(shell: clap_complete::Shell) {

@@ -250,7 +250,7 @@ impl<W: Write> Out<W> {
                     priority: u.priority,
                     images: &u.images,
                     videos: &u.videos,
-                    news: u.news.as_ref(),
+                    news: u.news.as_deref(),
                     alternates: &u.alternates,
                     sitemap,
                 };

@@ -7,6 +7,7 @@ mod output;
 mod read;
 mod remote;
 mod submit;
+mod validate;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -17,6 +18,7 @@ fn main() -> ExitCode {
         cli::Command::Read(args) => read::run(args),
         cli::Command::Discover(args) => discover::run(args),
         cli::Command::Submit(args) => submit::run(args),
+        cli::Command::Validate(args) => validate::run(args),
         cli::Command::Completions { shell } => {
             cli::completions(shell);
             Ok(ExitCode::SUCCESS)

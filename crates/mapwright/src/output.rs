@@ -73,7 +73,7 @@ impl<W: Write> EntryWriter<W> {
                         priority: u.priority,
                         images: Some(&u.images),
                         videos: Some(&u.videos),
-                        news: Some(u.news.as_ref()),
+                        news: Some(u.news.as_deref()),
                         alternates: Some(&u.alternates),
                     },
                     Entry::Sitemap(s) => JsonEntry {

@@ -11,7 +11,8 @@ use std::process::ExitCode;
 pub fn run(mut args: ReadArgs) -> anyhow::Result<ExitCode> {
     let name = args.source.display().to_string();
     // An http(s) SOURCE is streamed (remote.rs); its scope is its URL after redirects.
-    let remote = if crate::http::is_url(&name) { Some(crate::remote::open(&name, args.max_bytes)?) } else { None };
+    let remote =
+        if crate::http::is_url(&name) { Some(crate::remote::Opener::new(args.max_bytes)?.open(&name)?) } else { None };
     if let (Some(r), None) = (&remote, &args.url) {
         args.url = Some(r.final_url.clone());
     }

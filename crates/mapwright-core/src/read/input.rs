@@ -22,6 +22,16 @@ impl std::fmt::Display for LimitReached {
 }
 impl std::error::Error for LimitReached {}
 
+/// Marker payload of the `io::Error` raised when XML goes on too long without a `<`.
+#[derive(Debug)]
+pub(crate) struct RunTooLong(pub usize);
+impl std::fmt::Display for RunTooLong {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "more than {} bytes of XML without a '<'", self.0)
+    }
+}
+impl std::error::Error for RunTooLong {}
+
 /// Marker payload of an `io::Error` raised by a gzip layer.
 #[derive(Debug)]
 pub(crate) struct GzipFault {
@@ -43,6 +53,14 @@ pub(crate) fn map_io(e: io::Error, position: Position) -> Error {
         }
         if let Some(g) = inner.downcast_ref::<GzipFault>() {
             return Error::Gzip { offset: g.produced, message: g.message.clone() };
+        }
+        if let Some(RunTooLong(n)) = inner.downcast_ref::<RunTooLong>() {
+            return Error::Xml {
+                position,
+                message: format!(
+                    "more than {n} bytes of text or markup without a '<': stopped reading (a padded or hostile file?)"
+                ),
+            };
         }
     }
     if e.kind() == io::ErrorKind::InvalidData {
@@ -127,6 +145,12 @@ pub(crate) struct Tracked<'a> {
     eof: bool,
     /// Whether lines are counted at all (not for inner gzip layers).
     track: bool,
+    /// With XML: the longest run allowed without a `<`, and where the last `<` was.
+    max_run: Option<usize>,
+    last_lt: u64,
+    /// `buf[..end]` may be handed out (the byte limit applied), so the common `fill_buf` is a
+    /// comparison and a slice: the parser calls it several times per event.
+    end: usize,
 }
 
 impl<'a> Tracked<'a> {
@@ -144,12 +168,21 @@ impl<'a> Tracked<'a> {
             max,
             eof: false,
             track,
+            max_run: None,
+            last_lt: 0,
+            end: 0,
         }
     }
 
     /// Stream offset of the next unread byte.
     pub(crate) fn offset(&self) -> u64 {
         self.base + self.pos as u64
+    }
+
+    /// Limits runs of bytes without a `<` (for XML: it bounds the parser's event buffer).
+    pub(crate) fn limit_runs(&mut self, max: usize) {
+        self.max_run = Some(max);
+        self.last_lt = self.offset();
     }
 
     /// Allows positions to be asked for from `offset` on; earlier bytes may be dropped.
@@ -215,7 +248,23 @@ impl Read for Tracked<'_> {
 }
 
 impl BufRead for Tracked<'_> {
+    #[inline]
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.pos < self.end {
+            return Ok(&self.buf[self.pos..self.end]);
+        }
+        self.refill()
+    }
+
+    #[inline]
+    fn consume(&mut self, amt: usize) {
+        self.pos = (self.pos + amt).min(self.filled);
+    }
+}
+
+impl Tracked<'_> {
+    /// Reads more when everything handed out is consumed; applies the limits.
+    fn refill(&mut self) -> io::Result<&[u8]> {
         if self.pos == self.filled && !self.eof {
             // Keep what positions may still be asked for; count and drop the rest.
             let read_point = self.offset();
@@ -226,6 +275,7 @@ impl BufRead for Tracked<'_> {
             self.count_to(keep);
             let keep_at = (keep - self.base) as usize;
             self.buf.copy_within(keep_at..self.filled, 0);
+            self.end = 0;
             self.base = keep;
             self.filled -= keep_at;
             self.pos -= keep_at;
@@ -244,6 +294,17 @@ impl BufRead for Tracked<'_> {
             if n == 0 {
                 self.eof = true;
             }
+            if let Some(max) = self.max_run {
+                let new = &self.buf[self.filled..self.filled + n];
+                match memchr::memrchr(b'<', new) {
+                    Some(i) => self.last_lt = self.base + (self.filled + i) as u64,
+                    None if (self.base + (self.filled + n) as u64).saturating_sub(self.last_lt) > max as u64 => {
+                        self.filled += n;
+                        return Err(io::Error::other(RunTooLong(max)));
+                    }
+                    None => {}
+                }
+            }
             self.filled += n;
         }
         let start = self.offset();
@@ -251,11 +312,8 @@ impl BufRead for Tracked<'_> {
             return Err(io::Error::other(LimitReached(self.max)));
         }
         let allowed = ((self.max - start) as usize).min(self.filled - self.pos);
-        Ok(&self.buf[self.pos..self.pos + allowed])
-    }
-
-    fn consume(&mut self, amt: usize) {
-        self.pos = (self.pos + amt).min(self.filled);
+        self.end = self.pos + allowed;
+        Ok(&self.buf[self.pos..self.end])
     }
 }
 
@@ -352,6 +410,9 @@ pub(crate) fn prepare<'a>(
     };
     let off = reader.offset();
     reader.keep_from(off);
+    if looks_like_xml {
+        reader.limit_runs(limits.max_token_bytes);
+    }
     Ok(Prepared { reader, looks_like_xml, gzip_layers: layers })
 }
 

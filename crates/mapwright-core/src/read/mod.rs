@@ -24,6 +24,9 @@ pub struct Limits {
     pub max_value_bytes: usize,
     /// Deepest element nesting. Default 64.
     pub max_depth: usize,
+    /// Longest run of XML without a `<` (one text, comment or tag), in bytes; past it reading
+    /// stops. It bounds the memory of one XML event, which the parser buffers whole. Default 4 MiB.
+    pub max_token_bytes: usize,
     /// Gzip layers decompressed (a gzip stream inside a gzip stream). Default 3.
     pub max_gzip_layers: usize,
     /// Findings kept before further ones are counted but dropped. Default 10,000.
@@ -37,6 +40,7 @@ impl Default for Limits {
             max_loc_bytes: 65_536,
             max_value_bytes: 1 << 20,
             max_depth: 64,
+            max_token_bytes: 4 << 20,
             max_gzip_layers: 3,
             max_findings: 10_000,
         }

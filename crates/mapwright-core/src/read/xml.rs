@@ -72,7 +72,8 @@ impl NsStack {
 
     /// Records the `xmlns` declarations of a start tag at `depth`.
     fn push(&mut self, e: &BytesStart<'_>, depth: usize) {
-        if e.attributes_raw().is_empty() || !e.attributes_raw().contains("xmlns") {
+        let raw = e.attributes_raw();
+        if raw.is_empty() || memchr::memmem::find(raw.as_bytes(), b"xmlns").is_none() {
             return;
         }
         for a in e.attributes().with_checks(false).flatten() {
@@ -95,10 +96,22 @@ impl NsStack {
     }
 }
 
+#[inline]
 fn split_name(name: &str) -> (&str, &str) {
-    match name.find(':') {
+    // Names are a few bytes long: a plain loop beats a searcher's set-up.
+    match name.bytes().position(|b| b == b':') {
         Some(i) => (&name[..i], &name[i + 1..]),
         None => ("", name),
+    }
+}
+
+/// `str::trim` with an ASCII fast path (Unicode white space only looked for at non-ASCII ends).
+#[inline]
+fn trim(s: &str) -> &str {
+    let t = s.trim_ascii();
+    match (t.as_bytes().first(), t.as_bytes().last()) {
+        (Some(a), Some(b)) if *a >= 0x80 || *b >= 0x80 => t.trim(),
+        _ => t,
     }
 }
 
@@ -201,6 +214,8 @@ enum FeedField {
     Link,
     /// RSS `pubDate`, RDF `dc:date`, Atom `updated`/`modified`.
     Date,
+    /// RSS `<guid>`: the item's URL when it has no `<link>`.
+    Guid,
 }
 
 /// What an open element means; one per open element, so end tags need no name comparison.
@@ -222,6 +237,8 @@ enum Role {
     NewsPublication,
     NewsField(NewsField),
     FeedField(FeedField),
+    /// Markup inside a value (`<loc><url>...</url></loc>`): its text joins the value.
+    Nested,
     /// Ignored, with everything inside it.
     Skip,
 }
@@ -230,7 +247,12 @@ impl Role {
     fn captures(self) -> bool {
         matches!(
             self,
-            Role::Field(_) | Role::ImageField(_) | Role::VideoField(_) | Role::NewsField(_) | Role::FeedField(_)
+            Role::Field(_)
+                | Role::ImageField(_)
+                | Role::VideoField(_)
+                | Role::NewsField(_)
+                | Role::FeedField(_)
+                | Role::Nested
         )
     }
 }
@@ -249,11 +271,15 @@ struct Build {
     priority_seen: bool,
     images: Vec<Image>,
     videos: Vec<Video>,
-    news: Option<News>,
+    news: Option<Box<News>>,
     alternates: Vec<Alternate>,
     /// Atom links: without rel, and rel="alternate".
     link_norel: Option<String>,
     link_alt: Option<String>,
+    /// RSS `<guid>` text.
+    guid: Option<String>,
+    /// Text directly inside `<url>`/`<sitemap>` (a URL written without `<loc>`).
+    bare: String,
     start_off: u64,
     /// Findings about this entry, given its `loc` when it ends.
     pending: Vec<Finding>,
@@ -286,6 +312,8 @@ struct State {
     max_loc: usize,
     max_value: usize,
     root_closed: bool,
+    /// An error held back while the entry salvaged before it is returned.
+    deferred: Option<Error>,
 }
 
 enum Step {
@@ -326,6 +354,7 @@ impl<'a> XmlReader<'a> {
                 max_loc: limits.max_loc_bytes,
                 max_value: limits.max_value_bytes,
                 root_closed: false,
+                deferred: None,
             },
         };
         me.read_root(findings)?;
@@ -449,24 +478,32 @@ impl<'a> XmlReader<'a> {
     }
 
     pub(crate) fn next_entry(&mut self, sink: &mut FindingSink<'_>) -> Result<Option<Entry>, Error> {
+        if let Some(e) = self.st.deferred.take() {
+            return Err(e);
+        }
         loop {
             let XmlReader { xr, buf, st } = self;
             buf.clear();
             let off = xr.buffer_position();
             let ev = match xr.read_event_into(buf) {
                 Ok(ev) => ev,
-                Err(e) => return Err(Self::map_err(xr, st.origin, e)),
+                Err(e) => {
+                    let err = Self::map_err(xr, st.origin, e);
+                    // A fault in markup: a value captured up to it is complete.
+                    return st.salvage(xr, err, true, sink);
+                }
             };
             let step = match ev {
                 Event::Start(e) => st.start(xr, &e, off, false, sink)?,
                 Event::Empty(e) => {
-                    st.start(xr, &e, off, true, sink)?;
-                    st.end(xr, off, sink)
+                    let first = st.start(xr, &e, off, true, sink)?;
+                    let second = st.end(xr, off, sink);
+                    if matches!(first, Step::Entry(_)) { first } else { second }
                 }
                 Event::End(_) => st.end(xr, off, sink),
                 Event::Text(t) => {
                     if st.capturing() {
-                        if t.contains('&') {
+                        if memchr::memchr(b'&', t.as_bytes()).is_some() {
                             let pos = Self::pos_at(xr, st.origin, off);
                             st.build.pending.push(Finding::new(
                                 Rule::XmlMalformed,
@@ -475,6 +512,8 @@ impl<'a> XmlReader<'a> {
                             ));
                         }
                         st.append(&t);
+                    } else if matches!(st.roles.last(), Some(Role::Url | Role::Sitemap)) && !t.trim_ascii().is_empty() {
+                        st.bare_text(&t);
                     }
                     Step::Continue
                 }
@@ -487,20 +526,29 @@ impl<'a> XmlReader<'a> {
                 Event::GeneralRef(r) => {
                     if st.capturing() {
                         st.entity(xr, &r, off);
+                    } else if matches!(st.roles.last(), Some(Role::Url | Role::Sitemap)) {
+                        // Part of a URL written without <loc>: predefined and numeric references only.
+                        let name: &str = &r;
+                        if let Some(t) = quick_xml::escape::resolve_xml_entity(name) {
+                            st.bare_text(t);
+                        } else if let Ok(Some(c)) = r.resolve_char_ref() {
+                            st.bare_text(c.encode_utf8(&mut [0u8; 4]));
+                        }
                     }
                     Step::Continue
                 }
                 Event::Eof => {
-                    if let Some(open) = st.roles.len().checked_sub(1) {
-                        let _ = open;
+                    if !st.roles.is_empty() {
                         let pos = xr.get_mut().position();
-                        return Err(Error::Xml {
+                        let err = Error::Xml {
                             position: pos,
                             message: format!(
                                 "unexpected end of file inside <{}>: the file is truncated or not closed",
                                 st.root_name
                             ),
-                        });
+                        };
+                        // Cut inside a value: that value may be incomplete, so it is not used.
+                        return st.salvage(xr, err, false, sink);
                     }
                     Step::End
                 }
@@ -549,6 +597,42 @@ fn check_namespace(uri: &str, local: &str, pos: Position, findings: &mut Vec<Fin
 }
 
 impl State {
+    /// At a fault: returns the entry in progress when its `<loc>` is complete (the error
+    /// follows on the next call), else the error. `value_complete` says whether a value
+    /// being captured ended at the fault (a fault in markup) rather than being cut (end of file).
+    fn salvage(
+        &mut self,
+        xr: &mut Reader<Tracked<'_>>,
+        err: Error,
+        value_complete: bool,
+        sink: &mut FindingSink<'_>,
+    ) -> Result<Option<Entry>, Error> {
+        let Some(at) = self.roles.iter().rposition(|r| matches!(r, Role::Url | Role::Sitemap)) else {
+            return Err(err);
+        };
+        let role = self.roles[at];
+        if value_complete && self.roles.last() == Some(&Role::Field(Field::Loc)) {
+            self.field(xr, Field::Loc, sink);
+        }
+        if self.build.loc.is_none() {
+            return Err(err);
+        }
+        self.roles.truncate(at);
+        match self.finish_entry(xr, role, 0, sink) {
+            Step::Entry(e) => {
+                self.deferred = Some(err);
+                Ok(Some(e))
+            }
+            _ => Err(err),
+        }
+    }
+
+    fn bare_text(&mut self, t: &str) {
+        if self.build.bare.len() + t.len() <= self.max_loc {
+            self.build.bare.push_str(t);
+        }
+    }
+
     fn capturing(&self) -> bool {
         self.roles.last().is_some_and(|r| r.captures())
     }
@@ -638,26 +722,51 @@ impl State {
         let parent = match self.roles.last() {
             Some(r) => *r,
             None => {
-                // A second root element (seen in the wild): read it like the first, with a finding.
+                // A second root element (seen in the wild): read it too, with a finding.
                 let pos = XmlReader::pos_at(xr, self.origin, off);
-                let same = e.name().0 == self.root_name;
+                let name = e.name().0;
+                let format = match split_name(name).1 {
+                    "urlset" => Some(Format::Urlset),
+                    "sitemapindex" => Some(Format::SitemapIndex),
+                    _ => None,
+                };
                 sink.push(Finding::new(
                     Rule::XmlMalformed,
                     Some(pos),
-                    if same {
-                        "a second root element: read as a continuation of the first; keep one root".to_string()
-                    } else {
-                        format!("a second root element <{}>: ignored", shorten(e.name().0))
+                    match format {
+                        Some(_) => {
+                            format!("a second root element <{}>: read too; keep one root per file", shorten(name))
+                        }
+                        None => format!("a second root element <{}>: ignored", shorten(name)),
                     },
                 ));
                 self.ns.push(e, depth);
-                self.roles.push(if same { Role::Root } else { Role::Skip });
+                match format {
+                    Some(f) if matches!(self.format, Format::Urlset | Format::SitemapIndex) => {
+                        self.format = f;
+                        self.roles.push(Role::Root);
+                    }
+                    _ => self.roles.push(Role::Skip),
+                }
                 return Ok(Step::Continue);
             }
         };
-        if parent == Role::Skip || parent.captures() {
-            // Markup inside a value or an ignored element: ignored too.
+        if parent == Role::Skip {
             self.roles.push(Role::Skip);
+            return Ok(Step::Continue);
+        }
+        if parent.captures() {
+            // Markup inside a value: its text joins the value (seen: <loc><url>..</url></loc>).
+            let pos = XmlReader::pos_at(xr, self.origin, off);
+            self.build.pending.push(Finding::new(
+                Rule::UnknownElement,
+                Some(pos),
+                format!(
+                    "<{}> inside a value: its text was read as part of the value; remove the markup",
+                    shorten(e.name().0)
+                ),
+            ));
+            self.roles.push(Role::Nested);
             return Ok(Step::Continue);
         }
         self.ns.push(e, depth);
@@ -690,6 +799,23 @@ impl State {
                     _ => None,
                 };
                 match (ns, field) {
+                    (Ns::Sitemap, Some(Field::Loc)) if self.build.loc_seen => {
+                        // A second <loc> closes the entry and opens another, as crawler-commons
+                        // does: in an index, each is a child sitemap worth fetching.
+                        let step = self.finish_entry(xr, parent, off, sink);
+                        self.begin_entry(xr, off, parent);
+                        let pos = XmlReader::pos_at(xr, self.origin, off);
+                        self.build.pending.push(Finding::new(
+                            Rule::LocDuplicateTag,
+                            Some(pos),
+                            "a second <loc> in one entry: read as the start of another entry; give each URL its own element",
+                        ));
+                        self.build.loc_seen = false;
+                        self.build.loc_off = off;
+                        self.begin_text(off);
+                        self.roles.push(Role::Field(Field::Loc));
+                        return Ok(step);
+                    }
                     (Ns::Sitemap, Some(f)) => {
                         if f == Field::Loc {
                             self.build.loc_off = off;
@@ -791,6 +917,10 @@ impl State {
                     self.begin_text(off);
                     Role::FeedField(FeedField::Link)
                 }
+                ("", "guid") => {
+                    self.begin_text(off);
+                    Role::FeedField(FeedField::Guid)
+                }
                 ("", "pubDate") | ("dc", "date") => {
                     self.begin_text(off);
                     Role::FeedField(FeedField::Date)
@@ -830,6 +960,8 @@ impl State {
         b.priority_seen = false;
         b.link_norel = None;
         b.link_alt = None;
+        b.guid = None;
+        b.bare.clear();
         b.start_off = off;
         b.pending.clear();
         role
@@ -879,18 +1011,14 @@ impl State {
         }
         let Some(href) = href else { return };
         match rel.as_deref().map(str::trim) {
-            None => {
-                if self.build.link_norel.is_none() {
-                    self.build.link_norel = Some(href);
-                    self.build.loc_off = off;
-                }
+            None if self.build.link_norel.is_none() => {
+                self.build.link_norel = Some(href);
+                self.build.loc_off = off;
             }
-            Some(r) if r.eq_ignore_ascii_case("alternate") => {
-                if self.build.link_alt.is_none() {
-                    self.build.link_alt = Some(href);
-                    if self.build.link_norel.is_none() {
-                        self.build.loc_off = off;
-                    }
+            Some(r) if r.eq_ignore_ascii_case("alternate") && self.build.link_alt.is_none() => {
+                self.build.link_alt = Some(href);
+                if self.build.link_norel.is_none() {
+                    self.build.loc_off = off;
                 }
             }
             _ => {}
@@ -931,7 +1059,7 @@ impl State {
 
     /// The captured text, trimmed, moved out of the buffer.
     fn take_text(&mut self) -> String {
-        let t = self.text.trim();
+        let t = trim(&self.text);
         if t.len() == self.text.len() { std::mem::take(&mut self.text) } else { t.to_string() }
     }
 
@@ -994,7 +1122,7 @@ impl State {
                 Step::Continue
             }
             Role::News => {
-                self.build.news = Some(std::mem::take(&mut self.news));
+                self.build.news = Some(Box::new(std::mem::take(&mut self.news)));
                 Step::Continue
             }
             Role::FeedField(FeedField::Link) => {
@@ -1013,7 +1141,14 @@ impl State {
             }
             Role::Url | Role::Sitemap => self.finish_entry(xr, role, off, sink),
             Role::Item | Role::AtomEntry => self.finish_feed_entry(xr, sink),
-            Role::Channel | Role::NewsPublication | Role::Skip => Step::Continue,
+            Role::FeedField(FeedField::Guid) => {
+                let t = self.take_text();
+                if self.build.guid.is_none() && !t.is_empty() {
+                    self.build.guid = Some(t);
+                }
+                Step::Continue
+            }
+            Role::Channel | Role::NewsPublication | Role::Nested | Role::Skip => Step::Continue,
         }
     }
 
@@ -1073,7 +1208,7 @@ impl State {
             return;
         }
         let raw_len = self.text.len();
-        let value = self.text.trim();
+        let value = trim(&self.text);
         let trimmed = value.len() != raw_len;
         match f {
             Field::Loc => self.loc(xr, off, trimmed),
@@ -1142,7 +1277,7 @@ impl State {
     }
 
     fn loc(&mut self, xr: &mut Reader<Tracked<'_>>, off: u64, trimmed: bool) {
-        let value = self.text.trim();
+        let value = trim(&self.text);
         let push = |b: &mut Build, xr: &mut Reader<Tracked<'_>>, rule: Rule, msg: String| {
             let pos = XmlReader::pos_at(xr, self.origin, off);
             b.pending.push(Finding::new(rule, Some(pos), msg));
@@ -1201,6 +1336,25 @@ impl State {
         }
     }
 
+    /// A URL written as bare text in `<url>`/`<sitemap>` without `<loc>` (seen in the wild).
+    fn bare_loc(&mut self, xr: &mut Reader<Tracked<'_>>, role: Role) {
+        let text = trim(&self.build.bare);
+        if text.is_empty() {
+            return;
+        }
+        if let Ok(loc) = Loc::parse(text) {
+            let pos = XmlReader::pos_at(xr, self.origin, self.build.start_off);
+            let what = if role == Role::Url { "url" } else { "sitemap" };
+            self.build.pending.push(Finding::new(
+                Rule::LocMissing,
+                Some(pos),
+                format!("<{what}> without <loc>: its text was read as the location; wrap the URL in <loc>"),
+            ));
+            self.build.loc_seen = true;
+            self.build.loc = Some(loc);
+        }
+    }
+
     fn flush_pending(&mut self, loc: Option<&str>, sink: &mut FindingSink<'_>) {
         for mut f in self.build.pending.drain(..) {
             if f.loc.is_none() {
@@ -1217,6 +1371,9 @@ impl State {
         _off: u64,
         sink: &mut FindingSink<'_>,
     ) -> Step {
+        if self.build.loc.is_none() && !self.build.loc_seen {
+            self.bare_loc(xr, role);
+        }
         let Some(loc) = self.build.loc.take() else {
             if !self.build.loc_seen {
                 let pos = XmlReader::pos_at(xr, self.origin, self.build.start_off);
@@ -1255,7 +1412,9 @@ impl State {
     }
 
     fn finish_feed_entry(&mut self, xr: &mut Reader<Tracked<'_>>, sink: &mut FindingSink<'_>) -> Step {
-        let link = self.build.link_norel.take().or_else(|| self.build.link_alt.take());
+        // An RSS item without <link> is found by its <guid> when that is a URL (isPermaLink or not).
+        let guid = self.build.guid.take().filter(|g| g.starts_with("http://") || g.starts_with("https://"));
+        let link = self.build.link_norel.take().or_else(|| self.build.link_alt.take()).or(guid);
         let Some(link) = link else {
             self.flush_pending(None, sink);
             return Step::Continue;

@@ -25,6 +25,15 @@ fn site(base: &str) -> Router {
         .route("/a.xml", get(move || async move { a }))
         .route("/b.xml.gz", get(move || async move { b }))
         .route(
+            "/1",
+            get(|| async {
+                (
+                    [("content-type", "text/html")],
+                    "<html><head><meta name=\"robots\" content=\"noindex\"></head></html>",
+                )
+            }),
+        )
+        .route(
             "/ping",
             get(|uri: Uri| async move {
                 if uri.query().is_some_and(|q| q.starts_with("sitemap=http%3A%2F%2F127.0.0.1")) {
@@ -138,4 +147,41 @@ fn submit_ping_reports_the_status() {
     let (code, out, _) = mapwright(&["submit", &format!("{base}/index.xml"), "--ping", &format!("{base}/ping")]);
     assert_eq!(code, 0);
     assert_eq!(out, format!("ping {base}/ping: HTTP 200: received (not a verdict on validity)\n"));
+}
+
+/// (rule, file, loc) of each finding of a `validate --format json` run, paths relative to `base`.
+fn findings(out: &str, base: &str) -> Vec<(String, String, String)> {
+    let v: serde_json::Value = serde_json::from_str(out).unwrap();
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let s = |k: &str| f[k].as_str().unwrap_or("").replace(base, "");
+            (s("rule"), s("file"), s("loc"))
+        })
+        .collect()
+}
+
+#[test]
+fn validate_fetches_a_url_and_checks_the_listed_urls_live() {
+    let base = serve();
+    let (code, out, err) = mapwright(&["validate", "--format", "json", "--check-urls", &format!("{base}/b.xml.gz")]);
+    assert_eq!(code, 0, "warnings only: {out}{err}");
+    assert_eq!(
+        findings(&out, &base),
+        vec![
+            ("url-status".to_string(), "/b.xml.gz".to_string(), "/3".to_string()),
+            ("url-noindex".into(), "/b.xml.gz".into(), "/1".into()),
+        ]
+    );
+}
+
+#[test]
+fn validate_follows_a_remote_index_and_judges_scope_on_its_url() {
+    let base = serve();
+    let (code, out, err) = mapwright(&["validate", "--format", "json", "--follow", &format!("{base}/index.xml")]);
+    assert_eq!(code, 1, "a.xml lists a URL of another host: {out}{err}");
+    let f = findings(&out, &base);
+    assert!(f.contains(&("loc-out-of-scope".into(), "/a.xml".into(), "http://elsewhere.invalid/x".into())), "{f:?}");
 }

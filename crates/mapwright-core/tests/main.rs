@@ -1,0 +1,12 @@
+//! Integration tests of mapwright-core (one test binary, one module per subject): conformance
+//! with peer parsers, real-world files, every format and repair, hostile input, validation.
+
+mod conformance;
+mod formats;
+mod hostile;
+mod realworld;
+mod support;
+mod validate;
+
+#[global_allocator]
+static ALLOC: support::PeakAlloc = support::PeakAlloc;

@@ -1,0 +1,240 @@
+//! Output formats, exit statuses and options of `mapwright validate`.
+
+use super::*;
+use serde_json::Value;
+
+#[test]
+fn exit_status_is_0_1_or_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let ok = urlset("<url><loc>https://example.com/</loc></url>\n<url><loc>https://example.com/</loc></url>\n");
+    write(dir.path(), "ok.xml", &ok);
+    write(dir.path(), "bad.xml", &mixed());
+    assert_eq!(run(&["validate", "ok.xml"], dir.path()).status.code(), Some(0), "warnings alone pass");
+    assert_eq!(run(&["validate", "bad.xml"], dir.path()).status.code(), Some(1));
+    assert_eq!(run(&["validate", "ok.xml", "bad.xml"], dir.path()).status.code(), Some(1));
+    let missing = run(&["validate", "ok.xml", "missing.xml"], dir.path());
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("missing.xml"));
+    assert_eq!(run(&["validate", "--format", "yaml", "ok.xml"], dir.path()).status.code(), Some(2));
+    let mismatch = run(&["validate", "ok.xml", "bad.xml", "--url", "https://example.com/s.xml"], dir.path());
+    assert_eq!(mismatch.status.code(), Some(2), "one --url for two sources");
+    assert_eq!(run(&["validate", "ok.xml", "--url", "not a url"], dir.path()).status.code(), Some(2));
+}
+
+#[test]
+fn text_output_is_compiler_style_with_the_source_line() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "s.xml", &mixed());
+    let o = run(&["validate", "s.xml"], dir.path());
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| {
+            l.starts_with("s.xml:5:5: error[priority-range]: priority \"0,8\": use a point as decimal separator: 0.8")
+        })
+        .unwrap_or_else(|| panic!("{out}"));
+    assert_eq!(lines[at + 1], "5 |     <priority>0,8</priority>");
+    assert_eq!(lines[at + 2], "  |     ^");
+    assert!(
+        out.contains("s.xml:7:8: warning[duplicate-url]: https://example.com/a is already listed on line 4"),
+        "{out}"
+    );
+    assert!(out.contains("s.xml:8:40: info[lastmod-precision]"), "{out}");
+    assert!(out.contains("s.xml: note: scope not checked"), "without --url one line says so: {out}");
+    assert_eq!(lines.last().copied(), Some("invalid: 1 file, 3 entries: 1 error, 1 warning, 1 info"));
+    assert!(!out.contains('\u{1b}'), "no colour when not on a terminal");
+}
+
+#[test]
+fn json_output_is_the_document_of_rules_md() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "s.xml", &mixed());
+    let o = run(&["validate", "--format", "json", "s.xml"], dir.path());
+    assert_eq!(o.status.code(), Some(1));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&doc), ["findings", "summary"]);
+    let findings = doc["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 3);
+    for f in findings {
+        let mut k = keys(f);
+        k.sort();
+        assert_eq!(k, ["column", "file", "line", "loc", "message", "rule", "severity"]);
+    }
+    assert_eq!(
+        findings[0],
+        serde_json::json!({"rule": "priority-range", "severity": "error", "file": "s.xml", "line": 5, "column": 5,
+            "loc": "https://example.com/a", "message": "priority \"0,8\": use a point as decimal separator: 0.8"})
+    );
+    assert_eq!(doc["summary"], serde_json::json!({"files": 1, "entries": 3, "errors": 1, "warnings": 1, "infos": 1}));
+    // A whole-file finding has a null loc.
+    write(dir.path(), "empty.xml", &urlset(""));
+    let o = run(&["validate", "--format", "json", "empty.xml"], dir.path());
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["findings"][0]["rule"], "empty-sitemap");
+    assert!(doc["findings"][0]["loc"].is_null());
+    assert_eq!(o.status.code(), Some(0), "empty-sitemap is a warning");
+}
+
+#[test]
+fn sarif_output_is_valid_sarif_2_1_0() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "s.xml", &mixed());
+    write(dir.path(), "sub dir/ü.xml", &urlset("<url><loc>/relative</loc></url>\n"));
+    let o = run(&["validate", "--format", "sarif", "s.xml", "sub dir/ü.xml"], dir.path());
+    assert_eq!(o.status.code(), Some(1));
+    let log: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sarif-schema-2.1.0.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+    let validator = jsonschema::draft4::options().should_validate_formats(true).build(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&log).map(|e| format!("{} at {}", e, e.instance_path)).collect();
+    assert!(errors.is_empty(), "not valid SARIF 2.1.0:\n{}", errors.join("\n"));
+    // And the schema does reject what is not SARIF, so the check above means something.
+    assert!(!validator.is_valid(&serde_json::json!({"version": "2.1.0", "runs": [{"results": []}]})));
+    let run0 = &log["runs"][0];
+    assert_eq!(run0["tool"]["driver"]["rules"].as_array().unwrap().len(), mapwright_core::Rule::ALL.len());
+    let results = run0["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4);
+    assert_eq!(results[0]["ruleId"], "priority-range");
+    assert_eq!(results[0]["level"], "error");
+    assert_eq!(
+        results[0]["locations"][0]["physicalLocation"]["region"],
+        serde_json::json!({"startLine": 5, "startColumn": 5})
+    );
+    let levels: Vec<&str> = results.iter().map(|r| r["level"].as_str().unwrap()).collect();
+    assert_eq!(levels, ["error", "warning", "note", "error"]);
+    assert_eq!(results[3]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], "sub%20dir/%C3%BC.xml");
+}
+
+#[test]
+fn scope_needs_the_url() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "s.xml",
+        &urlset("<url><loc>https://example.com/blog/a</loc></url>\n<url><loc>https://example.com/shop/b</loc></url>\n"),
+    );
+    let o = run(&["validate", "s.xml"], dir.path());
+    assert_eq!(o.status.code(), Some(0));
+    let o = run(&["validate", "s.xml", "--url", "https://example.com/blog/sitemap.xml"], dir.path());
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(
+        out.contains("s.xml:4:6: error[loc-out-of-scope]: https://example.com/shop/b is outside the sitemap's folder"),
+        "{out}"
+    );
+    assert!(!out.contains("scope not checked"), "{out}");
+}
+
+#[test]
+fn stdin_and_gzip() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, mixed().as_bytes()).unwrap();
+    std::fs::write(dir.path().join("s.xml.gz"), gz.finish().unwrap()).unwrap();
+    let out = stdout(&run(&["validate", "s.xml.gz"], dir.path()));
+    assert!(out.contains("5 |     <priority>0,8</priority>"), "source lines of a gzipped file: {out}");
+    let mut child = bin()
+        .args(["validate", "-", "--format", "json"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), mixed().as_bytes()).unwrap();
+    drop(child.stdin.take());
+    let o = child.wait_with_output().unwrap();
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["findings"][0]["file"], "-");
+    assert_eq!(doc["summary"]["errors"], 1);
+}
+
+#[test]
+fn follow_validates_local_children_through_the_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "public/maps/index.xml",
+        &index(
+            "<sitemap><loc>https://example.com/maps/a.xml</loc></sitemap>\n<sitemap><loc>https://example.com/maps/sub/nested.xml</loc></sitemap>\n<sitemap><loc>https://cdn.example.net/c.xml</loc></sitemap>\n",
+        ),
+    );
+    write(
+        root,
+        "public/maps/a.xml",
+        &urlset(
+            "<url><loc>https://example.com/maps/p</loc><changefreq>often</changefreq></url>\n<url><loc>https://example.com/other</loc></url>\n",
+        ),
+    );
+    write(root, "public/maps/sub/nested.xml", &index("<sitemap><loc>https://example.com/maps/a.xml</loc></sitemap>\n"));
+    let o = run(
+        &[
+            "validate",
+            "--format",
+            "json",
+            "--follow",
+            "public/maps/index.xml",
+            "--url",
+            "https://example.com/maps/index.xml",
+        ],
+        root,
+    );
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let got: Vec<(String, String, u64)> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["file"].as_str().unwrap().to_string(),
+                f["rule"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let child = Path::new("public/maps").join("a.xml").display().to_string();
+    assert_eq!(
+        got,
+        [
+            ("public/maps/index.xml".to_string(), "index-cross-site".to_string(), 5),
+            (child.clone(), "changefreq-value".to_string(), 3),
+            (child.clone(), "loc-out-of-scope".to_string(), 4),
+            ("public/maps/index.xml".to_string(), "index-nested".to_string(), 4),
+        ],
+        "{doc:#}"
+    );
+    assert_eq!(doc["summary"]["files"], 3);
+    assert_eq!(o.status.code(), Some(1));
+    // Without --follow, only the index.
+    let o = run(
+        &["validate", "--format", "json", "public/maps/index.xml", "--url", "https://example.com/maps/index.xml"],
+        root,
+    );
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["summary"]["files"], 1);
+    // A listed child that is missing on disk: the run could not do its job.
+    std::fs::remove_file(root.join("public/maps/a.xml")).unwrap();
+    let o =
+        run(&["validate", "--follow", "public/maps/index.xml", "--url", "https://example.com/maps/index.xml"], root);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("a.xml"));
+}
+
+#[test]
+fn list_rules_and_explain() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(&["validate", "--list-rules"], dir.path());
+    assert_eq!(o.status.code(), Some(0));
+    let out = stdout(&o);
+    for r in mapwright_core::Rule::ALL {
+        assert!(out.lines().any(|l| l.starts_with(r.as_str()) && l.contains(r.severity().as_str())), "{r}");
+    }
+    let o = run(&["validate", "--explain", "loc-out-of-scope"], dir.path());
+    let out = stdout(&o);
+    assert!(out.starts_with("loc-out-of-scope (error)"), "{out}");
+    assert!(out.contains("What it checks") && out.contains("Why it matters") && out.contains("How to fix it"));
+    let o = run(&["validate", "--explain", "priority"], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("did you mean priority-range, priority-uniform"));
+}
