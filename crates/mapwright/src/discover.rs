@@ -226,7 +226,10 @@ impl<W: Write> Out<W> {
 
     fn url(&mut self, u: &UrlEntry, sitemap: &str) -> io::Result<()> {
         match self.format {
-            EntryFormat::Text => writeln!(self.w, "{}", u.loc),
+            EntryFormat::Text => {
+                self.w.write_all(u.loc.as_str().as_bytes())?;
+                self.w.write_all(b"\n")
+            }
             EntryFormat::Csv => {
                 self.header("loc,lastmod,changefreq,priority,sitemap")?;
                 csv(&mut self.w, u.loc.as_str())?;
