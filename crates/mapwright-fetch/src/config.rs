@@ -22,7 +22,7 @@ pub struct Config {
     /// Bytes received on the wire before stopping; the reader separately stops at the same
     /// number of uncompressed bytes. Default 52,428,800 (the protocol's limit).
     pub max_bytes: u64,
-    /// Extra attempts after a 429 or 5xx answer (or a connection failure). Default 2.
+    /// Extra attempts after a 429 or 5xx answer (connection failures are not retried). Default 2.
     pub retries: u32,
     /// First backoff delay, doubled at each retry, when the server sends no Retry-After. Default 500 ms.
     pub backoff: Duration,
