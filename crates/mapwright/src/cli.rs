@@ -18,6 +18,10 @@ pub struct Cli {
 pub enum Command {
     /// Read a sitemap in any format (XML, index, text, RSS, Atom, gzip) and print its entries.
     Read(ReadArgs),
+    /// Find a site's sitemaps (robots.txt, usual paths, indexes) and list every URL they give.
+    Discover(DiscoverArgs),
+    /// Announce a sitemap: ping an endpoint, or post its URLs by IndexNow.
+    Submit(SubmitArgs),
     /// Check sitemaps against every rule of the catalogue; exit 0 (valid), 1 (errors), 2 (could not run).
     Validate(ValidateArgs),
     /// Generate a sitemap set from a list of URLs, a static web root or access logs.
@@ -46,7 +50,8 @@ pub enum EntryFormat {
     after_help = "Examples:\n  mapwright read sitemap.xml\n  mapwright read --format text sitemap.xml.gz | wc -l\n  curl -s https://example.com/sitemap.xml | mapwright read - --url https://example.com/sitemap.xml --strict"
 )]
 pub struct ReadArgs {
-    /// A file path, or - for standard input. Format and compression are detected from content.
+    /// A file path, an http(s) URL, or - for standard input. Format and compression are
+    /// detected from content.
     pub source: PathBuf,
     /// Output format.
     #[arg(long, value_enum, default_value = "jsonl")]
@@ -65,6 +70,68 @@ pub struct ReadArgs {
     pub quiet: bool,
 }
 
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Output: one line per distinct URL (jsonl has a `sitemap` field: the sitemap it came from); a summary \
+on standard error. Exit status 1 when a sitemap failed or none was found.\n\n\
+Examples:\n  mapwright discover https://example.com/ > urls.jsonl\n  mapwright discover --format text example.com | wc -l\n  \
+mapwright discover --sitemaps-only https://example.com/\n  \
+mapwright discover --sitemap https://example.com/sitemap_index.xml\n  \
+mapwright discover --state site.db --changes https://example.com/   # added/removed since the last run"
+)]
+pub struct DiscoverArgs {
+    /// The site: any URL of it (its origin's robots.txt is read first). `https://` is assumed
+    /// when no scheme is given.
+    #[arg(value_name = "SITE_URL", value_parser = site_url, required_unless_present = "sitemap")]
+    pub site: Option<String>,
+    /// Start from this sitemap (or index) instead of robots.txt; repeat for several.
+    #[arg(long, value_name = "URL", conflicts_with = "site")]
+    pub sitemap: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "jsonl")]
+    pub format: EntryFormat,
+    /// List the sitemaps found (with their status) instead of URLs.
+    #[arg(long)]
+    pub sitemaps_only: bool,
+    /// Requests in flight per host.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub concurrency: usize,
+    /// Deepest index nesting followed.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub max_depth: usize,
+    /// Sitemaps fetched at most.
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub max_sitemaps: usize,
+    /// Distinct URLs output at most.
+    #[arg(long, value_name = "N", default_value_t = 50_000_000)]
+    pub max_urls: u64,
+    /// Drop every out-of-scope URL, even when its host's robots.txt names the sitemap.
+    #[arg(long)]
+    pub no_cross_submission: bool,
+    /// Keep URLs outside their sitemap's scope (other host, scheme, port or folder), as most
+    /// sitemap libraries do; by default they are dropped, as search engines drop them.
+    #[arg(long)]
+    pub no_scope: bool,
+    /// Incremental mode: remember ETag, Last-Modified, index lastmod and the URL set in this
+    /// SQLite file; the next run fetches only what changed.
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
+    /// With --state: print only the URLs added or removed since the last run.
+    #[arg(long, requires = "state")]
+    pub changes: bool,
+    /// No diagnostics, progress or summary on standard error.
+    #[arg(long, short)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub http: crate::http::HttpArgs,
+}
+
+fn site_url(s: &str) -> Result<String, String> {
+    let s = s.trim();
+    let full = if crate::http::is_url(s) { s.to_string() } else { format!("https://{s}") };
+    url::Url::parse(&full).map(|_| full).map_err(|e| format!("{s:?} is not a site URL: {e}"))
+}
+
 /// Output formats of `validate`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ValidateFormat {
@@ -78,10 +145,40 @@ pub enum ValidateFormat {
 
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Exit status: 0 no errors (warnings allowed), 1 errors found, 2 could not run.\n\nExamples:\n  mapwright validate public/sitemap.xml --url https://example.com/sitemap.xml\n  mapwright validate public/sitemap_index.xml --url https://example.com/sitemap_index.xml --follow\n  mapwright validate --format sarif dist/*.xml > mapwright.sarif\n  mapwright validate --explain loc-out-of-scope"
+    group(clap::ArgGroup::new("how").required(true).multiple(true).args(["ping", "indexnow"])),
+    after_help = "Examples:\n  mapwright submit https://example.com/sitemap.xml --ping https://www.bing.com/ping\n  \
+mapwright submit https://example.com/sitemap.xml --indexnow https://api.indexnow.org/indexnow --key 0123456789abcdef --since 2024-05-01"
+)]
+pub struct SubmitArgs {
+    /// The sitemap's URL.
+    #[arg(value_name = "SITEMAP_URL")]
+    pub sitemap: String,
+    /// Send ENDPOINT?sitemap=<URL-encoded sitemap URL>; a 200 means received, not valid.
+    #[arg(long, value_name = "ENDPOINT")]
+    pub ping: Option<String>,
+    /// POST the sitemap's URLs to this IndexNow endpoint, in batches of 10,000 per host.
+    #[arg(long, value_name = "ENDPOINT", requires = "key")]
+    pub indexnow: Option<String>,
+    /// The IndexNow key (the site serves it at /KEY.txt, or at --key-location).
+    #[arg(long, value_name = "KEY")]
+    pub key: Option<String>,
+    /// Where the key file is, when not at /KEY.txt.
+    #[arg(long, value_name = "URL")]
+    pub key_location: Option<String>,
+    /// Only URLs whose lastmod is at or after this date (W3C Datetime).
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    #[command(flatten)]
+    pub http: crate::http::HttpArgs,
+}
+
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Exit status: 0 no errors (warnings allowed), 1 errors found, 2 could not run.\n\nExamples:\n  mapwright validate public/sitemap.xml --url https://example.com/sitemap.xml\n  mapwright validate public/sitemap_index.xml --url https://example.com/sitemap_index.xml --follow\n  mapwright validate --format sarif dist/*.xml > mapwright.sarif\n  mapwright validate https://example.com/sitemap_index.xml --follow --check-urls\n  mapwright validate --explain loc-out-of-scope"
 )]
 pub struct ValidateArgs {
-    /// Sitemap files (XML, index, text, RSS, Atom; gzipped or not), or - for standard input.
+    /// Sitemap files (XML, index, text, RSS, Atom; gzipped or not), http(s) URLs (scope is then
+    /// judged on the URL after redirects), or - for standard input.
     #[arg(required_unless_present_any = ["list_rules", "explain"])]
     pub sources: Vec<PathBuf>,
     /// The URL a SOURCE is (or will be) served at: enables the scope rules. Give one per SOURCE, in order.
@@ -90,9 +187,13 @@ pub struct ValidateArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: ValidateFormat,
-    /// Validate the children of an index too: local files found through --url (the index's URL maps onto its folder).
+    /// Validate the children of an index too: local files found through --url (the index's URL maps onto its folder),
+    /// or fetched when SOURCE is a URL.
     #[arg(long)]
     pub follow: bool,
+    /// Check every listed URL live (HEAD, else GET; politely per host): url-status, url-noindex, robots-disallowed.
+    #[arg(long)]
+    pub check_urls: bool,
     /// Stop reading a file after this many uncompressed bytes (default: the protocol's 52,428,800).
     #[arg(long, value_name = "BYTES")]
     pub max_bytes: Option<u64>,

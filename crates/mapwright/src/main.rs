@@ -1,9 +1,13 @@
 //! The `mapwright` command line: one module per command; only this crate prints or exits.
 
 mod cli;
+mod discover;
 mod generate;
+mod http;
 mod output;
 mod read;
+mod remote;
+mod submit;
 mod validate;
 
 use clap::Parser;
@@ -13,6 +17,8 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let result = match cli.command {
         cli::Command::Read(args) => read::run(args),
+        cli::Command::Discover(args) => discover::run(args),
+        cli::Command::Submit(args) => submit::run(args),
         cli::Command::Validate(args) => validate::run(args),
         cli::Command::Generate(args) => generate::run(*args),
         cli::Command::Completions { shell } => {

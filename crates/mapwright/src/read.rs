@@ -8,8 +8,14 @@ use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
 use std::process::ExitCode;
 
-pub fn run(args: ReadArgs) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: ReadArgs) -> anyhow::Result<ExitCode> {
     let name = args.source.display().to_string();
+    // An http(s) SOURCE is streamed (remote.rs); its scope is its URL after redirects.
+    let remote =
+        if crate::http::is_url(&name) { Some(crate::remote::Opener::new(args.max_bytes)?.open(&name)?) } else { None };
+    if let (Some(r), None) = (&remote, &args.url) {
+        args.url = Some(r.final_url.clone());
+    }
     let scope = match &args.url {
         Some(u) => Some(Scope::of_sitemap(&Loc::parse(u).map_err(|e| anyhow::anyhow!("--url {u:?}: {e}"))?)),
         None => None,
@@ -19,7 +25,9 @@ pub fn run(args: ReadArgs) -> anyhow::Result<ExitCode> {
         limits.max_bytes = b;
     }
     let options = ReadOptions { limits };
-    let input: Box<dyn io::BufRead + Send> = if name == "-" {
+    let input: Box<dyn io::BufRead + Send> = if let Some(r) = remote {
+        Box::new(r)
+    } else if name == "-" {
         Box::new(BufReader::with_capacity(64 * 1024, io::stdin()))
     } else {
         let f = File::open(&args.source).with_context(|| format!("cannot open {name}"))?;

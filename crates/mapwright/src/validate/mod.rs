@@ -33,6 +33,10 @@ impl Source {
         self.path.as_os_str() == "-"
     }
 
+    fn is_remote(&self) -> bool {
+        self.path.to_str().is_some_and(crate::http::is_url)
+    }
+
     fn open(&self, progress: &progress::Progress) -> io::Result<Box<dyn BufRead + Send>> {
         Ok(if self.is_stdin() {
             progress.track("-", None, Box::new(BufReader::with_capacity(64 * 1024, io::stdin())))
@@ -73,22 +77,46 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<ExitCode> {
     let mut failed: Vec<(String, io::Error)> = Vec::new();
     let mut texts = text::SourceLines::default();
     let progress = progress::Progress::new();
+    let need_http = args.check_urls || sources.iter().any(Source::is_remote);
+    let opener = if need_http { Some(crate::remote::Opener::new(args.max_bytes)?) } else { None };
     for src in &sources {
         let name = src.name();
-        let config =
-            Config { sitemap_url: src.url.clone(), read: ReadOptions { limits: limits.clone() }, ..Config::default() };
+        // A URL SOURCE is fetched (remote.rs); its scope is --url if given, else its final URL.
+        let mut sitemap_url = src.url.clone();
+        let remote_input = match (&opener, src.is_remote()) {
+            (Some(o), true) => match o.open(&name) {
+                Ok(r) => {
+                    sitemap_url = sitemap_url.or_else(|| Loc::parse(&r.final_url).ok());
+                    Some(progress.track(&name, None, Box::new(r)))
+                }
+                Err(e) => {
+                    failed.push((name, io::Error::other(e.to_string())));
+                    continue;
+                }
+            },
+            _ => None,
+        };
+        let config = Config {
+            sitemap_url: sitemap_url.clone(),
+            read: ReadOptions { limits: limits.clone() },
+            ..Config::default()
+        };
         let validator = Validator::new(config);
-        let input = match src.open(&progress) {
+        let input = match remote_input.map_or_else(|| src.open(&progress), Ok) {
             Ok(i) => i,
             Err(e) => {
                 failed.push((name, e));
                 continue;
             }
         };
-        if src.url.is_none() {
+        if sitemap_url.is_none() {
             report.note(&name, "scope not checked (loc-out-of-scope, index-cross-site): give --url with the URL this file is served at");
         }
-        let mut resolver = match (&src.url, src.is_stdin(), args.follow) {
+        let mut remote_resolver = match (&opener, src.is_remote() && args.follow) {
+            (Some(o), true) => Some(crate::remote::RemoteResolver { opener: o.clone(), opened: Vec::new() }),
+            _ => None,
+        };
+        let mut resolver = match (&src.url, src.is_stdin(), args.follow && !src.is_remote()) {
             (Some(url), false, true) => Some(resolve::LocalResolver::new(&src.path, url, progress.clone())),
             (_, _, true) => {
                 report.note(&name, "--follow needs --url and a file path (not -) to find the children of an index");
@@ -96,15 +124,43 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<ExitCode> {
             }
             _ => None,
         };
-        let r = resolver.as_mut().map(|r| r as &mut dyn Resolver);
+        let r = match (resolver.as_mut(), remote_resolver.as_mut()) {
+            (Some(l), _) => Some(l as &mut dyn Resolver),
+            (None, Some(r)) => Some(r as &mut dyn Resolver),
+            _ => None,
+        };
         failed.extend(validate_tree(&validator, &name, input, r, &mut report));
-        if !src.is_stdin() {
+        if !src.is_stdin() && !src.is_remote() {
             texts.register(&name, &src.path);
         }
+        // Files validated for this SOURCE (itself and the children followed), for --check-urls.
+        let mut checked = vec![name.clone()];
         if let Some(resolver) = resolver {
             for (child, path) in resolver.opened() {
                 texts.register(child, path);
+                checked.push(child.to_string());
             }
+        }
+        if let Some(r) = remote_resolver {
+            checked.extend(r.opened);
+        }
+        if let (Some(o), true) = (&opener, args.check_urls && !src.is_stdin()) {
+            for file in checked {
+                let findings = if crate::http::is_url(&file) {
+                    o.check_urls_of(&file, &limits)
+                } else {
+                    File::open(&file)
+                        .map_err(anyhow::Error::from)
+                        .and_then(|f| crate::remote::listed_urls(BufReader::new(f), &limits))
+                        .map(|urls| o.check(urls))
+                };
+                match findings {
+                    Ok(fs) => fs.into_iter().for_each(|f| report.push(&file, f)),
+                    Err(e) => report.note(&file, format!("URLs not checked: {e:#}")),
+                }
+            }
+        } else if args.check_urls {
+            report.note(&name, "--check-urls needs a file or a URL (standard input is read once)");
         }
     }
     progress.finish();
@@ -142,14 +198,6 @@ fn sources(args: &ValidateArgs) -> anyhow::Result<Vec<Source>> {
             "{} --url for {} SOURCE: give one --url per SOURCE, in the same order, or none",
             args.url.len(),
             args.sources.len()
-        );
-    }
-    if let Some(remote) =
-        args.sources.iter().find(|p| p.to_str().is_some_and(|s| s.starts_with("http://") || s.starts_with("https://")))
-    {
-        bail!(
-            "{} is a URL: remote sitemaps are not fetched yet; download it and validate the file, or pipe it: curl -s URL | mapwright validate - --url URL",
-            remote.display()
         );
     }
     let mut out = Vec::new();

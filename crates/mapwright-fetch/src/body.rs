@@ -1,0 +1,132 @@
+//! A response body as a blocking `BufRead` with bounded memory: a task pulls chunks off the
+//! connection into a small channel, the synchronous reader of the core pulls them out.
+//!
+//! Backpressure is the channel: when the reader is slow the task stops reading the socket,
+//! so a fast or hostile server never makes us hold more than a few chunks.
+
+use crate::{Config, Error};
+use bytes::Bytes;
+use std::io::{self, BufRead, Read};
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+
+/// Chunks in flight between the connection and the reader.
+const CHANNEL_CHUNKS: usize = 8;
+
+/// What the body task learned once the body ended (cleanly or not).
+#[derive(Clone, Debug, Default)]
+pub struct BodyStats {
+    /// Bytes received on the wire (after transfer decoding, before gzip removal).
+    pub bytes: u64,
+    /// xxh3-64 of those bytes, to notice a changed file that lacks validators.
+    pub hash: u64,
+    /// Whether the whole body arrived.
+    pub complete: bool,
+}
+
+/// A blocking reader over a streamed response body. Errors of the HTTP layer (timeouts, the
+/// wire limit) come out as `io::Error`s wrapping an [`Error`]: see [`take_fetch_error`].
+pub struct BodyReader {
+    rx: mpsc::Receiver<Result<Bytes, Error>>,
+    cur: Bytes,
+    stats: Arc<Mutex<BodyStats>>,
+    failed: bool,
+}
+
+impl BodyReader {
+    /// Statistics of the body; final once the reader has returned end of file or an error.
+    pub fn stats(&self) -> BodyStats {
+        self.stats.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// A shared handle on the statistics, readable after the reader is moved away.
+    pub fn stats_handle(&self) -> Arc<Mutex<BodyStats>> {
+        self.stats.clone()
+    }
+}
+
+impl Read for BodyReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let avail = self.fill_buf()?;
+        let n = avail.len().min(buf.len());
+        buf[..n].copy_from_slice(&avail[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for BodyReader {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        while self.cur.is_empty() && !self.failed {
+            match self.rx.blocking_recv() {
+                Some(Ok(b)) => self.cur = b,
+                Some(Err(e)) => {
+                    self.failed = true;
+                    return Err(io::Error::other(e));
+                }
+                None => break,
+            }
+        }
+        Ok(&self.cur)
+    }
+
+    fn consume(&mut self, amt: usize) {
+        let _ = self.cur.split_to(amt.min(self.cur.len()));
+    }
+}
+
+/// The fetch error inside an I/O error from a [`BodyReader`], if that is what it is.
+pub fn take_fetch_error(e: std::io::Error) -> Result<Error, std::io::Error> {
+    if e.get_ref().is_some_and(|i| i.is::<Error>()) {
+        let inner = e.into_inner().expect("checked above");
+        return Ok(*inner.downcast::<Error>().expect("checked above"));
+    }
+    Err(e)
+}
+
+/// Starts the task that moves `resp`'s body into a channel and returns the reading end.
+pub(crate) fn spawn(mut resp: reqwest::Response, url: String, config: Arc<Config>) -> BodyReader {
+    let (tx, rx) = mpsc::channel(CHANNEL_CHUNKS);
+    let stats = Arc::new(Mutex::new(BodyStats::default()));
+    let task_stats = stats.clone();
+    let encoding =
+        resp.headers().get(reqwest::header::CONTENT_ENCODING).and_then(|v| v.to_str().ok()).map(str::to_string);
+    tokio::spawn(async move {
+        if let Some(enc) =
+            encoding.filter(|e| !matches!(e.trim().to_ascii_lowercase().as_str(), "gzip" | "x-gzip" | "identity" | ""))
+        {
+            let _ = tx.send(Err(Error::Encoding { url, encoding: enc })).await;
+            return;
+        }
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        let mut total = 0u64;
+        let complete = loop {
+            let chunk = match tokio::time::timeout(config.read_timeout, resp.chunk()).await {
+                Err(_) => Err(Error::Timeout { url: url.clone(), what: "between bytes", limit: config.read_timeout }),
+                Ok(Err(e)) => Err(Error::from_reqwest(&url, &e, &config)),
+                Ok(Ok(c)) => Ok(c),
+            };
+            let chunk = match chunk {
+                Ok(Some(c)) => c,
+                Ok(None) => break true,
+                Err(e) => {
+                    let _ = tx.send(Err(e)).await;
+                    break false;
+                }
+            };
+            total += chunk.len() as u64;
+            if total > config.max_bytes {
+                let _ = tx.send(Err(Error::TooLarge { url: url.clone(), limit: config.max_bytes })).await;
+                break false;
+            }
+            hasher.update(&chunk);
+            if tx.send(Ok(chunk)).await.is_err() {
+                break false; // the reader stopped: stop reading the socket too
+            }
+        };
+        if let Ok(mut s) = task_stats.lock() {
+            *s = BodyStats { bytes: total, hash: hasher.digest(), complete };
+        }
+    });
+    BodyReader { rx, cur: Bytes::new(), stats, failed: false }
+}

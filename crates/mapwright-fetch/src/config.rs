@@ -1,0 +1,51 @@
+//! Settings of the HTTP layer: timeouts, limits, retries, User-Agent. Defaults suit a polite crawler.
+
+use std::time::Duration;
+
+/// The User-Agent sent unless configured: `mapwright/VERSION (+homepage)`.
+pub const DEFAULT_USER_AGENT: &str =
+    concat!("mapwright/", env!("CARGO_PKG_VERSION"), " (+https://github.com/mapwright/mapwright)");
+
+/// How the HTTP layer behaves. Every field has a documented default ([`Config::default`]).
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Sent as `User-Agent`, and the agent robots.txt rules are matched against.
+    pub user_agent: String,
+    /// Time to open a connection. Default 10 s.
+    pub connect_timeout: Duration,
+    /// Time for a whole request, body included. Default 120 s.
+    pub timeout: Duration,
+    /// Longest wait between two reads of the body (a server that drips). Default 30 s.
+    pub read_timeout: Duration,
+    /// Redirects followed before failing. Default 10.
+    pub max_redirects: usize,
+    /// Bytes received on the wire before stopping; the reader separately stops at the same
+    /// number of uncompressed bytes. Default 52,428,800 (the protocol's limit).
+    pub max_bytes: u64,
+    /// Extra attempts after a 429 or 5xx answer (connection failures are not retried). Default 2.
+    pub retries: u32,
+    /// First backoff delay, doubled at each retry, when the server sends no Retry-After. Default 500 ms.
+    pub backoff: Duration,
+    /// Longest Retry-After honoured; a longer one gives up at once. Default 60 s.
+    pub max_retry_after: Duration,
+    /// Whether hosts resolving to loopback, private or link-local addresses may be fetched.
+    /// The CLI allows them (a developer's own site); the server will not. Default true.
+    pub allow_private_networks: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            user_agent: DEFAULT_USER_AGENT.to_string(),
+            connect_timeout: Duration::from_secs(10),
+            timeout: Duration::from_secs(120),
+            read_timeout: Duration::from_secs(30),
+            max_redirects: 10,
+            max_bytes: mapwright_core::MAX_BYTES,
+            retries: 2,
+            backoff: Duration::from_millis(500),
+            max_retry_after: Duration::from_secs(60),
+            allow_private_networks: true,
+        }
+    }
+}

@@ -1,0 +1,621 @@
+//! Discovery: from a site URL to every URL its sitemaps list. robots.txt `Sitemap:` lines (or
+//! the usual paths), indexes followed with bounded concurrency per host, depth and count
+//! limits, cycle detection, deduplication, and scope judged as a consumer (with
+//! cross-submission through the URL host's robots.txt).
+
+use crate::client::{Fetched, Validators};
+use crate::robots::RobotsCache;
+use crate::sitemap::{ReadReport, Visitor, read_response};
+use crate::state::{SitemapState, State};
+use crate::{Error, Fetcher};
+use mapwright_core::{Entry, Finding, Format, Loc, Position, ReadOptions, Rule, Scope, SitemapEntry, UrlEntry};
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinSet;
+
+/// Where sitemaps are looked for when robots.txt names none, in this order.
+pub const FALLBACK_PATHS: &[&str] =
+    &["/sitemap.xml", "/sitemap_index.xml", "/sitemap.xml.gz", "/sitemap-index.xml", "/sitemap.txt", "/sitemaps.xml"];
+
+/// Limits and switches of a discovery. Defaults in [`DiscoverConfig::default`].
+#[derive(Clone, Debug)]
+pub struct DiscoverConfig {
+    /// Requests in flight per host. Default 4.
+    pub per_host: usize,
+    /// Deepest index nesting followed (seeds are depth 0). Default 4.
+    pub max_depth: usize,
+    /// Sitemaps fetched at most. Default 10,000.
+    pub max_sitemaps: usize,
+    /// Distinct URLs output at most. Default 50,000,000.
+    pub max_urls: u64,
+    /// Limits of the reader for each file.
+    pub read: ReadOptions,
+    /// Only list sitemaps: leaf sitemaps are read up to their first entry.
+    pub sitemaps_only: bool,
+    /// Drop URLs out of the scope of their sitemap (PROTOCOL.md section 5), as search
+    /// engines do. Default true; false keeps every URL, as most sitemap libraries do.
+    pub scope: bool,
+    /// Keep out-of-scope URLs whose host's robots.txt names the sitemap. Default true.
+    pub cross_submission: bool,
+    /// URLs sent per [`Event::Urls`]. Default 1,024.
+    pub batch: usize,
+}
+
+impl Default for DiscoverConfig {
+    fn default() -> Self {
+        DiscoverConfig {
+            per_host: 4,
+            max_depth: 4,
+            max_sitemaps: 10_000,
+            max_urls: 50_000_000,
+            read: ReadOptions::default(),
+            sitemaps_only: false,
+            scope: true,
+            cross_submission: true,
+            batch: 1024,
+        }
+    }
+}
+
+/// What happened to one sitemap.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Fetched and read to the end (or to [`SitemapStatus::error`]).
+    Fetched,
+    /// 304 Not Modified (incremental mode).
+    NotModified,
+    /// Not fetched: its index `lastmod` is unchanged since the last run (incremental mode).
+    Skipped,
+    /// Could not be fetched or read at all.
+    Failed(Error),
+}
+
+/// One sitemap's report, sent as an [`Event::Sitemap`] once it is done.
+#[derive(Debug)]
+pub struct SitemapStatus {
+    /// The URL as listed.
+    pub url: Arc<str>,
+    /// The URL after redirects.
+    pub final_url: Option<String>,
+    /// The index that listed it (`None` for seeds).
+    pub parent: Option<Arc<str>>,
+    /// 0 for seeds.
+    pub depth: usize,
+    /// What happened.
+    pub outcome: Outcome,
+    /// The detected format.
+    pub format: Option<Format>,
+    /// URL entries read (before deduplication and scope).
+    pub urls: u64,
+    /// Child sitemaps listed.
+    pub children: u64,
+    /// Bytes received.
+    pub bytes: u64,
+    /// A fault after some entries were read (the entries before it are kept).
+    pub error: Option<Error>,
+}
+
+/// What a discovery reports while it runs, in order per sitemap.
+#[derive(Debug)]
+pub enum Event {
+    /// New distinct URLs, in scope, from one sitemap.
+    Urls {
+        /// The sitemap (as listed) they came from.
+        sitemap: Arc<str>,
+        /// The entries.
+        urls: Vec<UrlEntry>,
+    },
+    /// A sitemap is done.
+    Sitemap(SitemapStatus),
+    /// A finding of the reader, or an out-of-scope or cross-site drop.
+    Finding {
+        /// The sitemap it is about.
+        sitemap: Arc<str>,
+        /// The finding.
+        finding: Finding,
+    },
+    /// Something worth saying that is no rule (a cycle, the depth limit, robots.txt notes).
+    Notice {
+        /// The sitemap it is about, if any.
+        sitemap: Option<Arc<str>>,
+        /// The message.
+        message: String,
+    },
+}
+
+/// Totals of a discovery, for the summary line.
+#[derive(Debug, Default)]
+pub struct Summary {
+    /// Where seeds came from: `robots.txt`, `usual paths` or `given`.
+    pub seeds_from: String,
+    /// Sitemaps fetched (200).
+    pub fetched: u64,
+    /// Sitemaps that answered 304.
+    pub not_modified: u64,
+    /// Sitemaps skipped on an unchanged index lastmod.
+    pub skipped: u64,
+    /// Sitemaps that failed, with the reason.
+    pub failed: Vec<(String, String)>,
+    /// Distinct URLs output.
+    pub urls: u64,
+    /// URLs dropped as duplicates.
+    pub duplicates: u64,
+    /// URLs dropped as out of scope (not cross-submitted).
+    pub out_of_scope: u64,
+    /// URLs accepted through cross-submission.
+    pub cross_submitted: u64,
+    /// URLs dropped past `max_urls`.
+    pub over_limit: u64,
+    /// Sitemaps not followed: cycles, depth, count limit, cross-site children.
+    pub not_followed: u64,
+    /// Bytes received for sitemaps.
+    pub bytes: u64,
+    /// Wall time.
+    pub elapsed: Duration,
+    /// Every sitemap seen, with whether it was read this run (for incremental change tracking).
+    pub sitemaps: Vec<(String, bool)>,
+}
+
+/// A discovery engine; one per run.
+pub struct Discovery {
+    fetcher: Fetcher,
+    config: DiscoverConfig,
+    robots: RobotsCache,
+    state: Option<State>,
+}
+
+struct Task {
+    url: Arc<str>,
+    parent: Option<Arc<str>>,
+    depth: usize,
+    ancestors: Arc<Vec<String>>,
+    /// A fallback path: a failure is not reported, only noted.
+    optional: bool,
+    index_lastmod: Option<String>,
+}
+
+struct Shared {
+    fetcher: Fetcher,
+    config: DiscoverConfig,
+    robots: RobotsCache,
+    state: Option<State>,
+    events: mpsc::Sender<Event>,
+    urls: Mutex<HashSet<u64, BuildHasherDefault<Prehashed>>>,
+    emitted: AtomicU64,
+    stop: AtomicBool,
+    hosts: Mutex<HashMap<String, Arc<Semaphore>>>,
+    totals: Mutex<Summary>,
+}
+
+impl Discovery {
+    /// A discovery with its own robots.txt cache.
+    pub fn new(fetcher: Fetcher, config: DiscoverConfig) -> Self {
+        Discovery { fetcher, config, robots: RobotsCache::new(), state: None }
+    }
+
+    /// Incremental mode: conditional requests and index-lastmod skips from `state`, which is
+    /// updated as sitemaps are fetched.
+    pub fn with_state(mut self, state: State) -> Self {
+        self.state = Some(state);
+        self
+    }
+
+    /// Discovers the sitemaps of `site` (any URL of it) and streams their URLs to `events`.
+    pub async fn run_site(&self, site: &str, events: mpsc::Sender<Event>) -> Result<Summary, Error> {
+        let start = self.fetcher.check_url(site)?;
+        let robots = self.robots.get(&self.fetcher, start.as_str()).await;
+        if let Some(note) = &robots.note {
+            let _ = events.send(Event::Notice { sitemap: None, message: note.clone() }).await;
+        }
+        if robots.truncated {
+            let msg =
+                format!("robots.txt is larger than {} bytes: the rest was ignored", crate::robots::MAX_ROBOTS_BYTES);
+            let _ = events.send(Event::Notice { sitemap: None, message: msg }).await;
+        }
+        let (seeds, optional, from) = if robots.sitemaps.is_empty() {
+            let origin = start.origin().ascii_serialization();
+            (FALLBACK_PATHS.iter().map(|p| format!("{origin}{p}")).collect(), true, "usual paths")
+        } else {
+            (robots.sitemaps.clone(), false, "robots.txt")
+        };
+        self.run(seeds, optional, from, events).await
+    }
+
+    /// Reads the given sitemaps (and what their indexes list) and streams their URLs.
+    pub async fn run_sitemaps(&self, seeds: Vec<String>, events: mpsc::Sender<Event>) -> Result<Summary, Error> {
+        self.run(seeds, false, "given", events).await
+    }
+
+    async fn run(
+        &self,
+        seeds: Vec<String>,
+        optional: bool,
+        from: &str,
+        events: mpsc::Sender<Event>,
+    ) -> Result<Summary, Error> {
+        let began = Instant::now();
+        let shared = Arc::new(Shared {
+            fetcher: self.fetcher.clone(),
+            config: self.config.clone(),
+            robots: self.robots.clone(),
+            state: self.state.clone(),
+            events,
+            urls: Mutex::new(HashSet::default()),
+            emitted: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+            hosts: Mutex::new(HashMap::new()),
+            totals: Mutex::new(Summary { seeds_from: from.to_string(), ..Summary::default() }),
+        });
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut set = JoinSet::new();
+        let mut queued = 0usize;
+        for s in seeds {
+            let task = Task {
+                url: s.as_str().into(),
+                parent: None,
+                depth: 0,
+                ancestors: Arc::new(Vec::new()),
+                optional,
+                index_lastmod: None,
+            };
+            if seen.insert(normalise(&s)) {
+                queued += 1;
+                set.spawn(process(shared.clone(), task));
+            }
+        }
+        while let Some(joined) = set.join_next().await {
+            let children = joined.map_err(|e| Error::Http { url: String::new(), message: e.to_string() })?;
+            for child in children {
+                let key = normalise(&child.url);
+                let reason = if child.ancestors.iter().any(|a| normalise(a) == key) {
+                    Some(format!(
+                        "{} lists itself or an index above it (a cycle): not followed",
+                        child.parent.as_deref().unwrap_or("")
+                    ))
+                } else if !seen.insert(key) {
+                    None // listed twice: fetched once, silently
+                } else if child.depth > shared.config.max_depth {
+                    Some(format!(
+                        "{} is nested deeper than {} indexes: not followed",
+                        child.url, shared.config.max_depth
+                    ))
+                } else if queued >= shared.config.max_sitemaps {
+                    Some(format!("more than {} sitemaps: {} not followed", shared.config.max_sitemaps, child.url))
+                } else if shared.stop.load(Ordering::Relaxed) {
+                    Some(format!("stopped (URL limit reached or output closed): {} not followed", child.url))
+                } else {
+                    queued += 1;
+                    set.spawn(process(shared.clone(), child));
+                    continue;
+                };
+                if let Some(message) = reason {
+                    shared.totals.lock().expect("totals").not_followed += 1;
+                    let _ = shared.events.send(Event::Notice { sitemap: child.parent.clone(), message }).await;
+                }
+            }
+        }
+        let mut summary = std::mem::take(&mut *shared.totals.lock().expect("totals"));
+        summary.urls = shared.emitted.load(Ordering::Relaxed);
+        summary.elapsed = began.elapsed();
+        Ok(summary)
+    }
+}
+
+/// The dedup set holds xxh3 hashes already: hashing them again would be wasted work.
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+fn normalise(u: &str) -> String {
+    url::Url::parse(u.trim()).map(|u| u.to_string()).unwrap_or_else(|_| u.trim().to_string())
+}
+
+/// Fetches and reads one sitemap; returns the children to follow.
+async fn process(shared: Arc<Shared>, task: Task) -> Vec<Task> {
+    let host = url::Url::parse(&task.url).map(|u| u.origin().ascii_serialization()).unwrap_or_default();
+    let sem = {
+        let mut hosts = shared.hosts.lock().expect("hosts");
+        hosts.entry(host).or_insert_with(|| Arc::new(Semaphore::new(shared.config.per_host.max(1)))).clone()
+    };
+    let _permit = sem.acquire_owned().await.expect("semaphore never closed");
+    let mut status = SitemapStatus {
+        url: task.url.clone(),
+        final_url: None,
+        parent: task.parent.clone(),
+        depth: task.depth,
+        outcome: Outcome::Fetched,
+        format: None,
+        urls: 0,
+        children: 0,
+        bytes: 0,
+        error: None,
+    };
+    let previous = match &shared.state {
+        Some(st) => st.sitemap(&task.url).await.ok().flatten(),
+        None => None,
+    };
+    if let (Some(prev), Some(lm)) = (&previous, &task.index_lastmod) {
+        if prev.index_lastmod.as_deref() == Some(lm.as_str()) {
+            status.outcome = Outcome::Skipped;
+            finish(&shared, status, false).await;
+            return Vec::new();
+        }
+    }
+    let validators =
+        previous.as_ref().map(|p| Validators { etag: p.etag.clone(), last_modified: p.last_modified.clone() });
+    let resp = match shared.fetcher.get(&task.url, validators.as_ref()).await {
+        Ok(Fetched::Body(r)) => r,
+        Ok(Fetched::NotModified(meta)) => {
+            status.final_url = Some(meta.final_url);
+            status.outcome = Outcome::NotModified;
+            let mut children = Vec::new();
+            if let (Some(st), Some(mut prev)) = (&shared.state, previous) {
+                prev.index_lastmod = task.index_lastmod.clone().or(prev.index_lastmod);
+                let _ = st.put_sitemap(&task.url, &prev).await;
+                // An unchanged index still lists what it listed: visit those children again
+                // (each is skipped on its unchanged lastmod, or fetched conditionally).
+                let ancestors = Arc::new(task.ancestors.iter().cloned().chain([task.url.to_string()]).collect());
+                for (url, index_lastmod) in st.children(&task.url).await.unwrap_or_default() {
+                    children.push(Task {
+                        url: url.as_str().into(),
+                        parent: Some(task.url.clone()),
+                        depth: task.depth + 1,
+                        ancestors: Arc::clone(&ancestors),
+                        optional: false,
+                        index_lastmod,
+                    });
+                }
+            }
+            finish(&shared, status, false).await;
+            return children;
+        }
+        Err(e) => {
+            if task.optional && matches!(e, Error::Status { status: 404 | 410, .. }) {
+                return Vec::new(); // a usual path that is not there: not a failure
+            }
+            status.outcome = Outcome::Failed(e);
+            finish(&shared, status, false).await;
+            return Vec::new();
+        }
+    };
+    let final_url = resp.meta.final_url.clone();
+    let meta = resp.meta.clone();
+    status.final_url = Some(final_url.clone());
+    let Ok(final_loc) = Loc::parse(&final_url) else {
+        status.outcome =
+            Outcome::Failed(Error::InvalidUrl { url: final_url, reason: "final URL is not a sitemap URL".into() });
+        finish(&shared, status, false).await;
+        return Vec::new();
+    };
+    let visitor = Collector {
+        shared: shared.clone(),
+        handle: tokio::runtime::Handle::current(),
+        sitemap: task.url.clone(),
+        requested: task.url.to_string(),
+        final_url: final_url.clone(),
+        scope: Scope::of_sitemap(&final_loc),
+        site: Scope::of_site(&final_loc),
+        vouched: HashMap::new(),
+        batch: Vec::new(),
+        children: Vec::new(),
+    };
+    let (report, mut visitor) = match read_response(resp, shared.config.read.clone(), visitor).await {
+        Ok(r) => r,
+        Err(e) => {
+            status.outcome = Outcome::Failed(e);
+            finish(&shared, status, false).await;
+            return Vec::new();
+        }
+    };
+    let ReadReport { format, body, error, .. } = report;
+    status.format = format;
+    status.bytes = body.bytes;
+    status.children = visitor.children.len() as u64;
+    status.urls = report.entries - status.children;
+    // Nothing read at all (an HTML page with status 200, a bomb stopped at once): a failure.
+    match error {
+        Some(e) if report.entries == 0 => status.outcome = Outcome::Failed(e),
+        e => status.error = e,
+    }
+    let read_ok = !matches!(status.outcome, Outcome::Failed(_));
+    if let (Some(st), true) = (&shared.state, read_ok && status.error.is_none()) {
+        let rec = SitemapState {
+            etag: meta.validators.etag.clone(),
+            last_modified: meta.validators.last_modified.clone(),
+            index_lastmod: task.index_lastmod.clone(),
+            content_hash: Some(body.hash),
+            parent: task.parent.as_deref().map(str::to_string),
+        };
+        let _ = st.put_sitemap(&task.url, &rec).await;
+    }
+    let mut ancestors = (*task.ancestors).clone();
+    ancestors.push(task.url.to_string());
+    if final_url != *task.url {
+        ancestors.push(final_url);
+    }
+    let ancestors = Arc::new(ancestors);
+    let children = std::mem::take(&mut visitor.children)
+        .into_iter()
+        .map(|c| Task {
+            url: c.loc.as_str().into(),
+            parent: Some(task.url.clone()),
+            depth: task.depth + 1,
+            ancestors: ancestors.clone(),
+            optional: false,
+            index_lastmod: c.lastmod.map(|l| l.to_string()),
+        })
+        .collect();
+    finish(&shared, status, read_ok).await;
+    children
+}
+
+/// Adds a sitemap's status to the totals and sends it.
+async fn finish(shared: &Shared, status: SitemapStatus, read: bool) {
+    {
+        let mut t = shared.totals.lock().expect("totals");
+        match &status.outcome {
+            Outcome::Fetched => t.fetched += 1,
+            Outcome::NotModified => t.not_modified += 1,
+            Outcome::Skipped => t.skipped += 1,
+            Outcome::Failed(e) => t.failed.push((status.url.to_string(), e.to_string())),
+        }
+        if let Some(e) = &status.error {
+            t.failed.push((status.url.to_string(), format!("stopped early: {e}")));
+        }
+        t.bytes += status.bytes;
+        t.sitemaps.push((status.url.to_string(), read));
+    }
+    let _ = shared.events.send(Event::Sitemap(status)).await;
+}
+
+/// The visitor of one sitemap: scope, cross-submission, deduplication, batching.
+struct Collector {
+    shared: Arc<Shared>,
+    handle: tokio::runtime::Handle,
+    sitemap: Arc<str>,
+    requested: String,
+    final_url: String,
+    scope: Scope,
+    site: Scope,
+    /// Per origin: whether its robots.txt names this sitemap.
+    vouched: HashMap<String, bool>,
+    batch: Vec<UrlEntry>,
+    children: Vec<SitemapEntry>,
+}
+
+impl Collector {
+    /// Whether `loc`'s host cross-submits this sitemap (its robots.txt names it).
+    fn vouched_for(&mut self, loc: &Loc) -> bool {
+        if !self.shared.config.cross_submission {
+            return false;
+        }
+        if let Some(v) = self.vouched.get(loc.origin_str()) {
+            return *v;
+        }
+        let robots = self.handle.block_on(self.shared.robots.get(&self.shared.fetcher, loc.as_str()));
+        let v = robots.lists_sitemap(&self.requested) || robots.lists_sitemap(&self.final_url);
+        self.vouched.insert(loc.origin_str().to_string(), v);
+        v
+    }
+
+    fn send(&self, event: Event) {
+        if self.shared.events.blocking_send(event).is_err() {
+            // Nobody listens any more (`discover | head`): stop reading and fetching.
+            self.shared.stop.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Deduplicates the batch against every URL seen and sends what is new.
+    fn flush(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        let mut batch = std::mem::take(&mut self.batch);
+        let before = batch.len();
+        {
+            let mut seen = self.shared.urls.lock().expect("url set");
+            batch.retain(|u| seen.insert(xxhash_rust::xxh3::xxh3_64(u.loc.as_str().as_bytes())));
+        }
+        let dups = (before - batch.len()) as u64;
+        let max = self.shared.config.max_urls;
+        let prev = self.shared.emitted.fetch_add(batch.len() as u64, Ordering::Relaxed);
+        let mut over = 0;
+        if prev + batch.len() as u64 > max {
+            let keep = max.saturating_sub(prev) as usize;
+            over = (batch.len() - keep) as u64;
+            batch.truncate(keep);
+            self.shared.emitted.fetch_sub(over, Ordering::Relaxed);
+            if !self.shared.stop.swap(true, Ordering::Relaxed) {
+                self.send(Event::Notice {
+                    sitemap: Some(self.sitemap.clone()),
+                    message: format!("more than {max} URLs: the rest is dropped"),
+                });
+            }
+        }
+        {
+            let mut t = self.shared.totals.lock().expect("totals");
+            t.duplicates += dups;
+            t.over_limit += over;
+        }
+        if !batch.is_empty() {
+            self.send(Event::Urls { sitemap: self.sitemap.clone(), urls: batch });
+        }
+    }
+
+    fn drop_finding(&self, rule: Rule, position: Position, loc: &Loc, message: String) {
+        let finding = Finding::new(rule, Some(position), message).with_loc(loc.as_str());
+        self.send(Event::Finding { sitemap: self.sitemap.clone(), finding });
+    }
+}
+
+impl Visitor for Collector {
+    fn entry(&mut self, entry: Entry, position: Position) -> ControlFlow<()> {
+        if self.shared.stop.load(Ordering::Relaxed) {
+            return ControlFlow::Break(());
+        }
+        match entry {
+            Entry::Url(u) => {
+                if self.shared.config.sitemaps_only {
+                    return ControlFlow::Break(()); // a leaf sitemap: its URLs are not wanted
+                }
+                let checked = if self.shared.config.scope { self.scope.check(&u.loc) } else { Ok(()) };
+                if let Err(why) = checked {
+                    if self.vouched_for(&u.loc) {
+                        self.shared.totals.lock().expect("totals").cross_submitted += 1;
+                    } else {
+                        self.shared.totals.lock().expect("totals").out_of_scope += 1;
+                        let msg = format!(
+                            "{} is out of the scope of the sitemap at {} ({}): dropped",
+                            u.loc,
+                            self.final_url,
+                            why.describe()
+                        );
+                        self.drop_finding(Rule::LocOutOfScope, position, &u.loc, msg);
+                        return ControlFlow::Continue(());
+                    }
+                }
+                self.batch.push(u);
+                if self.batch.len() >= self.shared.config.batch {
+                    self.flush();
+                }
+            }
+            Entry::Sitemap(s) => {
+                if self.site.check(&s.loc).is_err() && !self.vouched_for(&s.loc) {
+                    self.shared.totals.lock().expect("totals").not_followed += 1;
+                    let msg =
+                        format!("{} is on another site than the index at {}: not followed", s.loc, self.final_url);
+                    self.drop_finding(Rule::IndexCrossSite, position, &s.loc, msg);
+                } else {
+                    self.children.push(s);
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn finding(&mut self, finding: Finding) {
+        self.send(Event::Finding { sitemap: self.sitemap.clone(), finding });
+    }
+
+    fn end(&mut self) {
+        self.flush();
+    }
+}

@@ -1,0 +1,27 @@
+//! mapwright-fetch: the consumer side of sitemaps over HTTP. Fetching with timeouts, retries
+//! and limits applied while bytes arrive; robots.txt; discovery of every URL of a site;
+//! live URL checks; incremental state; and submitting a sitemap (ping, IndexNow).
+//!
+//! Everything is async on tokio; the synchronous core reader runs on blocking threads over
+//! a bounded channel of body chunks ([`body`]), so memory does not grow with file size.
+#![deny(missing_docs)]
+
+pub mod body;
+pub mod check;
+pub mod client;
+pub mod config;
+pub mod discover;
+pub mod error;
+pub mod robots;
+pub mod sitemap;
+pub mod state;
+pub mod submit;
+
+pub use body::BodyReader;
+pub use client::{Fetched, Fetcher, Meta, Response, Validators};
+pub use config::{Config, DEFAULT_USER_AGENT};
+pub use discover::{DiscoverConfig, Discovery, Event, Outcome, SitemapStatus, Summary};
+pub use error::Error;
+pub use robots::{Robots, RobotsCache};
+pub use sitemap::{ReadReport, SitemapFetch, Visitor, read_remote, read_response};
+pub use state::{Change, SitemapState, State};

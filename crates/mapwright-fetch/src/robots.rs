@@ -1,0 +1,174 @@
+//! robots.txt: fetched once per origin and cached; `Sitemap:` lines, allow/disallow for our
+//! agent and Crawl-delay, parsed by texting_robots (see ARCHITECTURE.md for why that crate).
+
+use crate::client::Fetched;
+use crate::{Error, Fetcher};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::OnceCell;
+
+/// Bytes of robots.txt parsed; the rest is ignored (Google's limit is 500 KiB).
+pub const MAX_ROBOTS_BYTES: usize = 512 * 1024;
+
+/// A parsed robots.txt, for one user agent.
+#[derive(Debug, Default)]
+pub struct Robots {
+    /// `Sitemap:` URLs, in file order (any case, anywhere in the file).
+    pub sitemaps: Vec<String>,
+    /// Crawl-delay for our agent.
+    pub crawl_delay: Option<Duration>,
+    /// Why there are no rules, when the file was missing or unusable.
+    pub note: Option<String>,
+    /// The file was longer than [`MAX_ROBOTS_BYTES`] and was cut.
+    pub truncated: bool,
+    robot: Option<texting_robots::Robot>,
+}
+
+impl Robots {
+    /// Parses robots.txt text for `agent`. An HTML page (a soft 404) has no rules and no
+    /// sitemaps: everything is allowed.
+    pub fn parse(agent: &str, body: &[u8]) -> Robots {
+        let head = String::from_utf8_lossy(&body[..body.len().min(512)]).trim_start().to_ascii_lowercase();
+        if head.starts_with("<!doctype") || head.starts_with("<html") || head.starts_with("<?xml") {
+            return Robots { note: Some("robots.txt is an HTML page, not a robots.txt".into()), ..Robots::default() };
+        }
+        // The agent token is the product name (before the `/`), as robots.txt groups name it.
+        let token = agent.split(['/', ' ']).next().unwrap_or(agent);
+        match texting_robots::Robot::new(token, body) {
+            Ok(r) => Robots {
+                sitemaps: r.sitemaps.clone(),
+                crawl_delay: r
+                    .delay
+                    .filter(|d| d.is_finite() && *d >= 0.0)
+                    .map(|d| Duration::from_secs_f32(d.min(3600.0))),
+                note: None,
+                truncated: false,
+                robot: Some(r),
+            },
+            Err(e) => Robots { note: Some(format!("robots.txt unreadable: {e}")), ..Robots::default() },
+        }
+    }
+
+    /// Whether our agent may fetch `url` (always true without rules).
+    pub fn allowed(&self, url: &str) -> bool {
+        self.robot.as_ref().is_none_or(|r| r.allowed(url))
+    }
+
+    /// Whether a `Sitemap:` line names `sitemap_url` (compared after URL normalisation).
+    pub fn lists_sitemap(&self, sitemap_url: &str) -> bool {
+        let want = normalise(sitemap_url);
+        self.sitemaps.iter().any(|s| normalise(s) == want)
+    }
+}
+
+fn normalise(u: &str) -> String {
+    url::Url::parse(u.trim()).map(|u| u.to_string()).unwrap_or_else(|_| u.trim().to_string())
+}
+
+/// `scheme://host[:port]/robots.txt` for any URL of that origin.
+pub fn robots_url(url: &str) -> Result<String, Error> {
+    let u = url::Url::parse(url).map_err(|e| Error::InvalidUrl { url: url.to_string(), reason: e.to_string() })?;
+    Ok(format!("{}/robots.txt", u.origin().ascii_serialization()))
+}
+
+/// Fetches robots.txt of `url`'s origin. A 4xx means no rules (allowed, no sitemaps); other
+/// failures are errors (the caller decides: discovery then tries the usual paths).
+pub async fn fetch(fetcher: &Fetcher, url: &str) -> Result<Robots, Error> {
+    let robots_url = robots_url(url)?;
+    let agent = fetcher.config().user_agent.clone();
+    match fetcher.get(&robots_url, None).await {
+        Ok(Fetched::Body(resp)) => {
+            let (bytes, truncated) = resp.bytes_up_to(MAX_ROBOTS_BYTES).await?;
+            let mut r = Robots::parse(&agent, &bytes);
+            r.truncated = truncated;
+            Ok(r)
+        }
+        Ok(Fetched::NotModified(_)) => Ok(Robots::default()),
+        Err(Error::Status { status, .. }) if (400..500).contains(&status) => {
+            Ok(Robots { note: Some(format!("no robots.txt (status {status})")), ..Robots::default() })
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// One origin's robots.txt, filled once.
+type Cell = Arc<OnceCell<Arc<Robots>>>;
+
+/// robots.txt per origin, each fetched at most once even when many tasks ask at the same time.
+#[derive(Clone, Default)]
+pub struct RobotsCache {
+    cells: Arc<Mutex<HashMap<String, Cell>>>,
+}
+
+impl RobotsCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// robots.txt of `url`'s origin; a failed fetch counts as an empty file (with a note).
+    pub async fn get(&self, fetcher: &Fetcher, url: &str) -> Arc<Robots> {
+        let origin = match url::Url::parse(url) {
+            Ok(u) => u.origin().ascii_serialization(),
+            Err(_) => return Arc::new(Robots::default()),
+        };
+        let cell = {
+            let mut map = self.cells.lock().expect("robots cache lock");
+            map.entry(origin).or_default().clone()
+        };
+        cell.get_or_init(|| async {
+            Arc::new(
+                fetch(fetcher, url).await.unwrap_or_else(|e| Robots {
+                    note: Some(format!("robots.txt not fetched: {e}")),
+                    ..Robots::default()
+                }),
+            )
+        })
+        .await
+        .clone()
+    }
+
+    /// Origins fetched so far.
+    pub fn len(&self) -> usize {
+        self.cells.lock().map(|m| m.len()).unwrap_or(0)
+    }
+
+    /// Whether nothing was fetched yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(txt: &str, sitemaps: &[&str], allowed: &[(&str, bool)]) {
+        let r = Robots::parse("mapwright/0.1", txt.as_bytes());
+        assert_eq!(r.sitemaps, sitemaps, "sitemaps of {txt:?}");
+        for (u, a) in allowed {
+            assert_eq!(r.allowed(u), *a, "{u} in {txt:?}");
+        }
+    }
+
+    #[test]
+    fn sitemap_lines_any_case_anywhere() {
+        check(
+            "SITEMAP: http://a/1.xml\nUser-agent: *\nDisallow: /x\nsitemap:http://a/2.xml\n",
+            &["http://a/1.xml", "http://a/2.xml"],
+            &[("http://a/x/y", false), ("http://a/z", true)],
+        );
+        check("User-agent: mapwright\nDisallow: /\n\nUser-agent: *\nAllow: /\n", &[], &[("http://a/z", false)]);
+        check("<!DOCTYPE html><html><body>Sitemap: http://a/s.xml</body></html>", &[], &[("http://a/z", true)]);
+        check("", &[], &[("http://a/", true)]);
+    }
+
+    #[test]
+    fn crawl_delay_and_listing() {
+        let r = Robots::parse("mapwright", b"User-agent: *\nCrawl-delay: 2\nSitemap: http://A/s.xml\n");
+        assert_eq!(r.crawl_delay, Some(Duration::from_secs(2)));
+        assert!(r.lists_sitemap("http://a/s.xml"));
+        assert!(!r.lists_sitemap("http://a/t.xml"));
+    }
+}

@@ -1,0 +1,336 @@
+//! `mapwright discover`: every URL of a site's sitemaps, deduplicated and in scope, streamed
+//! to standard output with the sitemap each came from; a summary on standard error.
+
+use crate::cli::{DiscoverArgs, EntryFormat};
+use crate::http::runtime;
+use crate::output::print_finding;
+use indicatif::{ProgressBar, ProgressStyle};
+use mapwright_core::{Severity, UrlEntry};
+use mapwright_fetch::{Change, DiscoverConfig, Discovery, Event, Fetcher, Outcome, SitemapStatus, State, Summary};
+use serde::Serialize;
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::process::ExitCode;
+use std::time::Duration;
+
+pub fn run(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
+    let rt = runtime()?;
+    rt.block_on(run_async(args))
+}
+
+async fn run_async(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
+    let fetcher = Fetcher::new(args.http.config()?)?;
+    let config = DiscoverConfig {
+        per_host: args.concurrency.max(1),
+        max_depth: args.max_depth,
+        max_sitemaps: args.max_sitemaps,
+        max_urls: args.max_urls,
+        sitemaps_only: args.sitemaps_only,
+        scope: !args.no_scope,
+        cross_submission: !args.no_cross_submission,
+        ..DiscoverConfig::default()
+    };
+    let mut discovery = Discovery::new(fetcher, config);
+    let state = match &args.state {
+        Some(path) => {
+            let st = State::open(path).await?;
+            st.begin_run().await?;
+            discovery = discovery.with_state(st.clone());
+            Some(st)
+        }
+        None => None,
+    };
+    // A few batches in flight: memory stays flat, the writer paces the discovery.
+    let (tx, mut rx) = tokio::sync::mpsc::channel(8);
+    let (site, seeds) = (args.site.clone(), args.sitemap.clone());
+    let worker = tokio::spawn(async move {
+        match site {
+            Some(site) => discovery.run_site(&site, tx).await,
+            None => discovery.run_sitemaps(seeds, tx).await,
+        }
+    });
+    let origin = args.site.clone().unwrap_or_else(|| args.sitemap.join(" "));
+
+    let progress = (!args.quiet && io::stderr().is_terminal()).then(|| {
+        let bar = ProgressBar::new_spinner();
+        bar.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("template"));
+        bar.enable_steady_tick(Duration::from_millis(120));
+        bar
+    });
+    let stdout = io::stdout();
+    let mut out = Out { w: BufWriter::with_capacity(256 * 1024, stdout.lock()), format: args.format, header: false };
+    let (mut sitemaps, mut urls) = (0u64, 0u64);
+    let mut write_err: Option<io::Error> = None;
+    while let Some(ev) = rx.recv().await {
+        if write_err.is_some() {
+            break; // dropping the receiver stops the discovery
+        }
+        let r = match ev {
+            Event::Urls { sitemap, urls: batch } => {
+                urls += batch.len() as u64;
+                if let Some(st) = &state {
+                    st.stage(&sitemap, &batch).await?;
+                }
+                if args.changes || args.sitemaps_only {
+                    Ok(())
+                } else {
+                    batch.iter().try_for_each(|u| out.url(u, &sitemap))
+                }
+            }
+            Event::Sitemap(s) => {
+                sitemaps += 1;
+                if !args.quiet {
+                    report_sitemap(&s, progress.as_ref());
+                }
+                if args.sitemaps_only { out.sitemap(&s) } else { Ok(()) }
+            }
+            Event::Finding { sitemap, finding } => {
+                if !args.quiet && finding.severity() != Severity::Info {
+                    let line = {
+                        let mut v = Vec::new();
+                        print_finding(&mut v, &sitemap, &finding)?;
+                        String::from_utf8_lossy(&v).trim_end().to_string()
+                    };
+                    say(progress.as_ref(), &line);
+                }
+                Ok(())
+            }
+            Event::Notice { sitemap, message } => {
+                if !args.quiet {
+                    match sitemap {
+                        Some(s) => say(progress.as_ref(), &format!("{s}: note: {message}")),
+                        None => say(progress.as_ref(), &format!("{origin}: note: {message}")),
+                    }
+                }
+                Ok(())
+            }
+        };
+        if let Err(e) = r {
+            write_err = Some(e);
+        }
+        if let Some(bar) = &progress {
+            bar.set_message(format!("{sitemaps} sitemaps, {urls} URLs"));
+        }
+    }
+    drop(rx);
+    let summary = worker.await??;
+    if let Some(bar) = &progress {
+        bar.finish_and_clear();
+    }
+    if let Some(e) = write_err {
+        return Err(e.into());
+    }
+    if let Some(st) = &state {
+        let mut res = Ok(());
+        st.finish_run(&summary.sitemaps, |c, loc, sitemap| {
+            if args.changes && res.is_ok() {
+                res = out.change(c, loc, sitemap);
+            }
+        })
+        .await?;
+        res?;
+    }
+    out.w.flush()?;
+    if !args.quiet {
+        print_summary(&summary);
+    }
+    let nothing = summary.fetched + summary.not_modified + summary.skipped == 0;
+    Ok(if !summary.failed.is_empty() || nothing { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// A line on standard error that does not break the progress bar.
+fn say(bar: Option<&ProgressBar>, line: &str) {
+    match bar {
+        Some(b) => b.println(line),
+        None => eprintln!("{line}"),
+    }
+}
+
+fn report_sitemap(s: &SitemapStatus, bar: Option<&ProgressBar>) {
+    match &s.outcome {
+        Outcome::Failed(e) => say(bar, &format!("{}: error: {e}", s.url)),
+        _ => {
+            if let Some(e) = &s.error {
+                say(bar, &format!("{}: error: {e} (the entries before it are kept)", s.url));
+            }
+        }
+    }
+}
+
+fn print_summary(s: &Summary) {
+    let secs = s.elapsed.as_secs_f64();
+    let rate = if secs > 0.0 { s.urls as f64 / secs } else { 0.0 };
+    eprintln!(
+        "mapwright: sitemaps from {}: {} fetched, {} not modified, {} skipped (index lastmod unchanged), {} failed, {} not followed",
+        s.seeds_from,
+        s.fetched,
+        s.not_modified,
+        s.skipped,
+        s.failed.len(),
+        s.not_followed
+    );
+    eprintln!(
+        "mapwright: {} URLs; dropped: {} duplicates, {} out of scope, {} over the URL limit; {} kept by cross-submission",
+        s.urls, s.duplicates, s.out_of_scope, s.over_limit, s.cross_submitted
+    );
+    eprintln!("mapwright: {:.1} MB received in {secs:.2} s ({rate:.0} URLs/s)", s.bytes as f64 / 1e6);
+    for (url, why) in &s.failed {
+        eprintln!("mapwright: failed: {url}: {why}");
+    }
+}
+
+#[derive(Serialize)]
+struct JsonUrl<'a> {
+    loc: &'a str,
+    lastmod: Option<String>,
+    changefreq: Option<&'static str>,
+    priority: Option<f32>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    images: &'a [mapwright_core::Image],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    videos: &'a [mapwright_core::Video],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    news: Option<&'a mapwright_core::News>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    alternates: &'a [mapwright_core::Alternate],
+    sitemap: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonSitemap<'a> {
+    sitemap: &'a str,
+    final_url: Option<&'a str>,
+    parent: Option<&'a str>,
+    depth: usize,
+    status: &'static str,
+    format: Option<&'static str>,
+    urls: u64,
+    children: u64,
+    bytes: u64,
+    error: Option<String>,
+}
+
+struct Out<W: Write> {
+    w: W,
+    format: EntryFormat,
+    header: bool,
+}
+
+impl<W: Write> Out<W> {
+    fn header(&mut self, line: &str) -> io::Result<()> {
+        if self.format == EntryFormat::Csv && !self.header {
+            self.header = true;
+            writeln!(self.w, "{line}")?;
+        }
+        Ok(())
+    }
+
+    fn url(&mut self, u: &UrlEntry, sitemap: &str) -> io::Result<()> {
+        match self.format {
+            EntryFormat::Text => {
+                self.w.write_all(u.loc.as_str().as_bytes())?;
+                self.w.write_all(b"\n")
+            }
+            EntryFormat::Csv => {
+                self.header("loc,lastmod,changefreq,priority,sitemap")?;
+                csv(&mut self.w, u.loc.as_str())?;
+                self.w.write_all(b",")?;
+                if let Some(l) = &u.lastmod {
+                    csv(&mut self.w, &l.to_string())?;
+                }
+                write!(self.w, ",{},", u.changefreq.map(|c| c.as_str()).unwrap_or(""))?;
+                if let Some(p) = u.priority {
+                    write!(self.w, "{p}")?;
+                }
+                self.w.write_all(b",")?;
+                csv(&mut self.w, sitemap)?;
+                writeln!(self.w)
+            }
+            EntryFormat::Jsonl => {
+                let j = JsonUrl {
+                    loc: u.loc.as_str(),
+                    lastmod: u.lastmod.as_ref().map(|l| l.to_string()),
+                    changefreq: u.changefreq.map(|c| c.as_str()),
+                    priority: u.priority,
+                    images: &u.images,
+                    videos: &u.videos,
+                    news: u.news.as_deref(),
+                    alternates: &u.alternates,
+                    sitemap,
+                };
+                serde_json::to_writer(&mut self.w, &j)?;
+                writeln!(self.w)
+            }
+        }
+    }
+
+    fn sitemap(&mut self, s: &SitemapStatus) -> io::Result<()> {
+        let (status, error) = match &s.outcome {
+            Outcome::Fetched => ("ok", s.error.as_ref().map(|e| e.to_string())),
+            Outcome::NotModified => ("not-modified", None),
+            Outcome::Skipped => ("skipped", None),
+            Outcome::Failed(e) => ("failed", Some(e.to_string())),
+        };
+        let format = s.format.map(|f| f.as_str());
+        match self.format {
+            EntryFormat::Text => writeln!(self.w, "{}", s.url),
+            EntryFormat::Csv => {
+                self.header("sitemap,status,format,parent,depth,error")?;
+                csv(&mut self.w, &s.url)?;
+                write!(self.w, ",{status},{},", format.unwrap_or(""))?;
+                csv(&mut self.w, s.parent.as_deref().unwrap_or(""))?;
+                write!(self.w, ",{},", s.depth)?;
+                csv(&mut self.w, error.as_deref().unwrap_or(""))?;
+                writeln!(self.w)
+            }
+            EntryFormat::Jsonl => {
+                let j = JsonSitemap {
+                    sitemap: &s.url,
+                    final_url: s.final_url.as_deref(),
+                    parent: s.parent.as_deref(),
+                    depth: s.depth,
+                    status,
+                    format,
+                    urls: s.urls,
+                    children: s.children,
+                    bytes: s.bytes,
+                    error,
+                };
+                serde_json::to_writer(&mut self.w, &j)?;
+                writeln!(self.w)
+            }
+        }
+    }
+
+    fn change(&mut self, c: Change, loc: &str, sitemap: &str) -> io::Result<()> {
+        let word = match c {
+            Change::Added => "added",
+            Change::Removed => "removed",
+        };
+        match self.format {
+            EntryFormat::Text => writeln!(self.w, "{} {loc}", if c == Change::Added { '+' } else { '-' }),
+            EntryFormat::Csv => {
+                self.header("change,loc,sitemap")?;
+                write!(self.w, "{word},")?;
+                csv(&mut self.w, loc)?;
+                self.w.write_all(b",")?;
+                csv(&mut self.w, sitemap)?;
+                writeln!(self.w)
+            }
+            EntryFormat::Jsonl => {
+                serde_json::to_writer(
+                    &mut self.w,
+                    &serde_json::json!({"change": word, "loc": loc, "sitemap": sitemap}),
+                )?;
+                writeln!(self.w)
+            }
+        }
+    }
+}
+
+fn csv(w: &mut impl Write, s: &str) -> io::Result<()> {
+    if s.contains([',', '"', '\n', '\r']) {
+        write!(w, "\"{}\"", s.replace('"', "\"\""))
+    } else {
+        w.write_all(s.as_bytes())
+    }
+}
