@@ -20,6 +20,8 @@ pub enum Command {
     Read(ReadArgs),
     /// Check sitemaps against every rule of the catalogue; exit 0 (valid), 1 (errors), 2 (could not run).
     Validate(ValidateArgs),
+    /// Run the sitemap service: the JSON API and the public ping, on SQLite or PostgreSQL.
+    Serve(crate::serve::ServeArgs),
     /// Print shell completions.
     #[command(after_help = "Example:\n  mapwright completions zsh > ~/.zfunc/_mapwright")]
     Completions {

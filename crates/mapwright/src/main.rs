@@ -3,6 +3,7 @@
 mod cli;
 mod output;
 mod read;
+mod serve;
 mod validate;
 
 use clap::Parser;
@@ -13,6 +14,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         cli::Command::Read(args) => read::run(args),
         cli::Command::Validate(args) => validate::run(args),
+        cli::Command::Serve(args) => serve::run(args),
         cli::Command::Completions { shell } => {
             cli::completions(shell);
             Ok(ExitCode::SUCCESS)
