@@ -6,60 +6,73 @@ use axum::http::StatusCode;
 use mapwright_server::app;
 use mapwright_store::{Actor, DownloadRecord, Source};
 
-use crate::support::{Auth, TestApp};
+use crate::support::{Auth, TestApp, each_backend};
 
 #[tokio::test]
 async fn health() {
-    let app = TestApp::new(false).await;
-    let (status, _, body) = app.get("/healthz", Auth::None).await;
-    assert_eq!((status, body.as_str()), (StatusCode::OK, "ok\n"));
+    each_backend(false, |app| async move {
+        let (status, _, body) = app.get("/healthz", Auth::None).await;
+        assert_eq!((status, body.as_str()), (StatusCode::OK, "ok\n"));
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn a_well_formed_ping_is_recorded() {
-    let app = TestApp::new(false).await;
-    let (status, headers, body) = app.get("/ping?sitemap=https%3A%2F%2Fexample.com%2Fsitemap.xml", Auth::None).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    assert!(headers["content-type"].to_str().unwrap().starts_with("text/plain"));
-    assert!(body.contains("https://example.com/sitemap.xml"));
-    assert_eq!(app.store.pings_for_sitemap_since("https://example.com/sitemap.xml", 0).await.unwrap(), 1);
+    each_backend(false, |app| async move {
+        let (status, headers, body) =
+            app.get("/ping?sitemap=https%3A%2F%2Fexample.com%2Fsitemap.xml", Auth::None).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert!(headers["content-type"].to_str().unwrap().starts_with("text/plain"));
+        assert!(body.contains("https://example.com/sitemap.xml"));
+        assert_eq!(app.store.pings_for_sitemap_since("https://example.com/sitemap.xml", 0).await.unwrap(), 1);
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn a_malformed_ping_is_400_with_a_plain_message() {
-    let app = TestApp::new(false).await;
-    for (query, message) in [
-        ("/ping", "missing the sitemap parameter"),
-        ("/ping?sitemap=", "missing the sitemap parameter"),
-        ("/ping?other=1", "missing the sitemap parameter"),
-        ("/ping?sitemap=/sitemap.xml", "not an absolute URL"),
-        ("/ping?sitemap=ftp://example.com/s.xml", "must be an http or https URL"),
-        ("/ping?sitemap=mailto:a@example.com", "must be an http or https URL"),
-    ] {
-        let (status, headers, body) = app.get(query, Auth::None).await;
-        assert_eq!(status, StatusCode::BAD_REQUEST, "{query}");
-        assert!(headers["content-type"].to_str().unwrap().starts_with("text/plain"));
-        assert!(body.contains(message), "{query}: {body}");
-    }
-    assert_eq!(app.store.pings_from_client_since("unknown", 0).await.unwrap(), 0);
+    each_backend(false, |app| async move {
+        for (query, message) in [
+            ("/ping", "missing the sitemap parameter"),
+            ("/ping?sitemap=", "missing the sitemap parameter"),
+            ("/ping?other=1", "missing the sitemap parameter"),
+            ("/ping?sitemap=/sitemap.xml", "not an absolute URL"),
+            ("/ping?sitemap=ftp://example.com/s.xml", "must be an http or https URL"),
+            ("/ping?sitemap=mailto:a@example.com", "must be an http or https URL"),
+        ] {
+            let (status, headers, body) = app.get(query, Auth::None).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{query}");
+            assert!(headers["content-type"].to_str().unwrap().starts_with("text/plain"));
+            assert!(body.contains(message), "{query}: {body}");
+        }
+        assert_eq!(app.store.pings_from_client_since("unknown", 0).await.unwrap(), 0);
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn a_ping_brings_a_known_sitemap_forward() {
-    let app = TestApp::new(false).await;
-    let store = &app.store;
-    let user = store.create_user("ann@example.com", "h", false, 0).await.unwrap();
-    let actor = Actor::from(&user);
-    let site = store.create_site(actor, "https://ann.example", 0).await.unwrap();
-    store.record_verification(site.id, true, 0).await.unwrap();
-    let sitemap = store.add_sitemap(actor, site.id, "https://ann.example/sitemap.xml", Source::Api, 0).await.unwrap();
-    store.lease_due_sitemaps("w", 0, 1, 60).await.unwrap();
-    let far = 4_000_000_000;
-    store.complete("w", sitemap.id, &DownloadRecord { status: "ok".into(), ..Default::default() }, far).await.unwrap();
+    each_backend(false, |app| async move {
+        let store = &app.store;
+        let user = store.create_user("ann@example.com", "h", false, 0).await.unwrap();
+        let actor = Actor::from(&user);
+        let site = store.create_site(actor, "https://ann.example", 0).await.unwrap();
+        store.record_verification(site.id, true, 0).await.unwrap();
+        let sitemap =
+            store.add_sitemap(actor, site.id, "https://ann.example/sitemap.xml", Source::Api, 0).await.unwrap();
+        store.lease_due_sitemaps("w", 0, 1, 60).await.unwrap();
+        let far = 4_000_000_000;
+        store
+            .complete("w", sitemap.id, &DownloadRecord { status: "ok".into(), ..Default::default() }, far)
+            .await
+            .unwrap();
 
-    let (status, _, _) = app.get("/ping?sitemap=https://ann.example/sitemap.xml", Auth::None).await;
-    assert_eq!(status, StatusCode::OK);
-    assert!(store.sitemap(actor, sitemap.id).await.unwrap().next_fetch_at < far);
+        let (status, _, _) = app.get("/ping?sitemap=https://ann.example/sitemap.xml", Auth::None).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(store.sitemap(actor, sitemap.id).await.unwrap().next_fetch_at < far);
+    })
+    .await;
 }
 
 #[tokio::test]
