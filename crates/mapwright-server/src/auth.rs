@@ -9,6 +9,7 @@ use axum::response::{IntoResponse, Response};
 use mapwright_store::{Actor, ApiToken, User, secret};
 use serde::{Deserialize, Serialize};
 
+use crate::ping::ClientAddr;
 use crate::{AppError, AppState, SESSION_COOKIE, SESSION_SECONDS, now};
 
 /// Sign-up and sign-in body.
@@ -97,8 +98,14 @@ pub(crate) async fn sign_up(State(state): State<AppState>, Json(c): Json<Credent
 }
 
 /// `POST /api/v1/signin` `{"email", "password"}`: 200 with the user and a session cookie.
-pub(crate) async fn sign_in(State(state): State<AppState>, Json(c): Json<Credentials>) -> Result<Response, AppError> {
+pub(crate) async fn sign_in(
+    State(state): State<AppState>,
+    ClientAddr(client): ClientAddr,
+    Json(c): Json<Credentials>,
+) -> Result<Response, AppError> {
     let email = c.email.trim().to_lowercase();
+    state.limits.sign_in_per_client.check(&client).map_err(AppError::TooManyRequests)?;
+    state.limits.sign_in_per_email.check(&email).map_err(AppError::TooManyRequests)?;
     let found = state.store.user_credentials(&email).await?;
     // An unknown address still costs one argon2 verification, so timing reveals no account.
     let (user, hash) = match found {

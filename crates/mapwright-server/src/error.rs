@@ -19,6 +19,9 @@ pub enum AppError {
     /// The resource does not exist or is not the user's.
     #[error("not found")]
     NotFound,
+    /// Over a rate limit; retry after this many seconds.
+    #[error("too many requests: retry in {0} seconds")]
+    TooManyRequests(u64),
     /// Already exists.
     #[error("{0} already exists")]
     Conflict(String),
@@ -47,6 +50,7 @@ impl IntoResponse for AppError {
             AppError::Unauthorized | AppError::BadCredentials => StatusCode::UNAUTHORIZED,
             AppError::NotFound => StatusCode::NOT_FOUND,
             AppError::Conflict(_) => StatusCode::CONFLICT,
+            AppError::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
             AppError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         };
@@ -55,6 +59,10 @@ impl IntoResponse for AppError {
             AppError::Internal(cause) => tracing::error!(error = %cause, "internal error"),
             _ => {}
         }
-        (status, format!("{self}\n")).into_response()
+        let mut response = (status, format!("{self}\n")).into_response();
+        if let AppError::TooManyRequests(seconds) = self {
+            response.headers_mut().insert(axum::http::header::RETRY_AFTER, seconds.into());
+        }
+        response
     }
 }

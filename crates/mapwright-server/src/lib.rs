@@ -8,6 +8,7 @@
 mod auth;
 mod error;
 mod ping;
+mod ratelimit;
 
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ use axum::routing::{delete, get, post};
 use mapwright_store::Store;
 
 pub use error::AppError;
+pub use ratelimit::RateLimiter;
 
 /// What every handler shares.
 #[derive(Clone)]
@@ -25,6 +27,42 @@ pub struct AppState {
     /// Mark session cookies `Secure`: set when the service is reached over TLS (directly or
     /// behind a proxy), where a cookie must never travel in clear.
     pub secure_cookies: bool,
+    /// Rate limits.
+    pub limits: Arc<Limits>,
+}
+
+impl AppState {
+    /// State with the default [`Limits`].
+    pub fn new(store: Arc<dyn Store>, secure_cookies: bool) -> Self {
+        AppState { store, secure_cookies, limits: Arc::new(Limits::default()) }
+    }
+}
+
+/// The rate limits of the public and sign-in endpoints; over a limit the answer is 429 with
+/// Retry-After.
+#[derive(Debug)]
+pub struct Limits {
+    /// Pings per client address (default 60 a minute).
+    pub ping_per_client: RateLimiter,
+    /// Pings per sitemap URL (default 6 a minute: a sitemap changing faster gains nothing).
+    pub ping_per_sitemap: RateLimiter,
+    /// Sign-in attempts per client address (default 20 a minute).
+    pub sign_in_per_client: RateLimiter,
+    /// Sign-in attempts per e-mail address (default 10 a minute), against password guessing
+    /// from many addresses.
+    pub sign_in_per_email: RateLimiter,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        let minute = std::time::Duration::from_secs(60);
+        Limits {
+            ping_per_client: RateLimiter::new(60, minute),
+            ping_per_sitemap: RateLimiter::new(6, minute),
+            sign_in_per_client: RateLimiter::new(20, minute),
+            sign_in_per_email: RateLimiter::new(10, minute),
+        }
+    }
 }
 
 /// How long a session lasts: 30 days.

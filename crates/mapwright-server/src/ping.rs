@@ -32,7 +32,9 @@ pub(crate) async fn ping(
     ClientAddr(client): ClientAddr,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<String, AppError> {
+    state.limits.ping_per_client.check(&client).map_err(AppError::TooManyRequests)?;
     let sitemap = parse_sitemap(query.get("sitemap").map(String::as_str))?;
+    state.limits.ping_per_sitemap.check(sitemap.as_str()).map_err(AppError::TooManyRequests)?;
     state.store.record_ping(sitemap.as_str(), &client, now()).await?;
     Ok(format!("Sitemap notification received: {sitemap}\n"))
 }

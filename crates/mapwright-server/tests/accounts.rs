@@ -157,3 +157,17 @@ async fn api_tokens_authenticate_until_revoked() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn sign_in_is_rate_limited_per_address() {
+    let app = TestApp::new(false).await;
+    sign_up(&app, "ann@example.com").await;
+    let wrong = json!({"email": "ann@example.com", "password": "guess guess guess"});
+    for _ in 0..10 {
+        assert_eq!(app.post_json("/api/v1/signin", Auth::None, wrong.clone()).await.0, StatusCode::UNAUTHORIZED);
+    }
+    let right = json!({"email": "ann@example.com", "password": "a long passphrase"});
+    let (status, headers, _) = app.post_json("/api/v1/signin", Auth::None, right).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    assert!(headers.contains_key("retry-after"));
+}

@@ -94,3 +94,23 @@ async fn a_real_listener_records_the_client_address() {
     assert_eq!(test.store.pings_from_client_since("127.0.0.1", 0).await.unwrap(), 1);
     server.abort();
 }
+
+#[tokio::test]
+async fn pings_are_rate_limited_per_client_and_per_sitemap() {
+    let app = TestApp::new(false).await;
+    let ping = |n: usize| format!("/ping?sitemap=https://example.com/s{n}.xml");
+    for _ in 0..6 {
+        assert_eq!(app.get(&ping(0), Auth::None).await.0, StatusCode::OK);
+    }
+    let (status, headers, body) = app.get(&ping(0), Auth::None).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert!(headers["retry-after"].to_str().unwrap().parse::<u64>().unwrap() >= 1);
+    assert!(body.starts_with("too many requests"), "{body}");
+    // Another sitemap passes until the client's own limit (60 a minute) is spent.
+    for n in 1..=53 {
+        assert_eq!(app.get(&ping(n), Auth::None).await.0, StatusCode::OK, "ping {n}");
+    }
+    assert_eq!(app.get(&ping(99), Auth::None).await.0, StatusCode::TOO_MANY_REQUESTS);
+    // Refused pings are not recorded: 6 + 53 reached the store.
+    assert_eq!(app.store.pings_from_client_since("unknown", 0).await.unwrap(), 59);
+}

@@ -32,7 +32,7 @@ where
         let dir = tempfile::tempdir().unwrap();
         let store = mapwright_store::open(Some(&pg.url), dir.path()).await.unwrap();
         assert_eq!(store.backend(), "postgres");
-        let state = AppState { store: store.clone(), secure_cookies };
+        let state = AppState::new(store.clone(), secure_cookies);
         body(TestApp { store: store.clone(), state, _dir: dir, _pg: Some(pg) }).await;
     }
 }
@@ -42,7 +42,7 @@ impl TestApp {
     pub async fn new(secure_cookies: bool) -> TestApp {
         let dir = tempfile::tempdir().unwrap();
         let store = mapwright_store::open(None, dir.path()).await.unwrap();
-        let state = AppState { store: store.clone(), secure_cookies };
+        let state = AppState::new(store.clone(), secure_cookies);
         TestApp { store, state, _dir: dir, _pg: None }
     }
 

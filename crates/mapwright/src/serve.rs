@@ -52,7 +52,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let addr = listener.local_addr()?;
     tracing::info!(%addr, backend = store.backend(), "listening on http://{addr}");
-    let state = AppState { store: store.clone(), secure_cookies: args.secure_cookies };
+    let state = AppState::new(store.clone(), args.secure_cookies);
     let service = app(state).into_make_service_with_connect_info::<SocketAddr>();
     axum::serve(listener, service).with_graceful_shutdown(shutdown_signal()).await.context("the server failed")?;
     store.close().await;
