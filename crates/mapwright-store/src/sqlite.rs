@@ -43,8 +43,20 @@ impl SqliteStore {
             .busy_timeout(Duration::from_secs(10));
         let pool = SqlitePoolOptions::new().max_connections(8).connect_with(options).await?;
         let store = SqliteStore { pool };
-        crate::Store::migrate(&store).await?;
-        Ok(store)
+        // sqlx's SQLite migrator takes no lock (PostgreSQL's takes an advisory one), so two
+        // processes opening a new file at once race: the loser's migration transaction fails
+        // ("table already exists") and rolls back whole. Trying again then finds it applied.
+        let mut attempt = 0;
+        loop {
+            match crate::Store::migrate(&store).await {
+                Ok(()) => return Ok(store),
+                Err(_) if attempt < 5 => {
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_millis(50 * attempt)).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// A write transaction that takes the write lock at once (`BEGIN IMMEDIATE`): a deferred

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use mapwright_store::{DownloadRecord, Error, FindingRecord, Source, Store};
 
-use crate::support::{T0, each_backend, user, verified_site};
+use crate::support::{T0, each_backend, each_backend_pair, user, verified_site};
 
 fn ok_download(at: i64) -> DownloadRecord {
     DownloadRecord { downloaded_at: at, status: "ok".into(), http_status: Some(200), ..Default::default() }
@@ -213,6 +213,39 @@ async fn robots_and_index_children_are_added_by_the_service() {
         let err =
             store.add_sitemap_for_site(9999, "https://x.example/s.xml", Source::Robots, None, T0).await.unwrap_err();
         assert!(matches!(err, Error::NotFound { what: "site", .. }), "{err}");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_on_one_database_share_the_work() {
+    each_backend_pair(|one, two| async move {
+        let all = due_sitemaps(&*one, 30).await;
+        let worker = |name: &'static str, store: Arc<dyn Store>| {
+            tokio::spawn(async move {
+                let mut done = Vec::new();
+                loop {
+                    let batch = store.lease_due_sitemaps(name, T0, 2, 300).await.unwrap();
+                    if batch.is_empty() {
+                        return done;
+                    }
+                    for leased in batch {
+                        store.complete(name, leased.id, &ok_download(T0), T0 + 86400).await.unwrap();
+                        done.push(leased.id);
+                    }
+                }
+            })
+        };
+        let (a, b) = (worker("one", one.clone()), worker("two", two.clone()));
+        let (a, b) = (a.await.unwrap(), b.await.unwrap());
+        let mut every: Vec<i64> = a.iter().chain(&b).copied().collect();
+        every.sort_unstable();
+        // Each sitemap fetched exactly once, by one of the two.
+        assert_eq!(every, all);
+        let admin = mapwright_store::Actor { user_id: 1, is_admin: true };
+        for id in all {
+            assert_eq!(two.list_downloads(admin, id, 10).await.unwrap().len(), 1);
+        }
     })
     .await;
 }

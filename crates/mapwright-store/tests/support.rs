@@ -101,3 +101,24 @@ pub async fn verified_site(store: &dyn Store, actor: Actor, origin: &str) -> i64
     store.record_verification(site.id, true, T0).await.unwrap();
     site.id
 }
+
+/// Runs `body` on two stores opened at once on one database, as two server processes would
+/// (two pools, two sets of connections): SQLite on one file, then PostgreSQL.
+pub async fn each_backend_pair<F, Fut>(body: F)
+where
+    F: Fn(Arc<dyn Store>, Arc<dyn Store>) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = tokio::join!(SqliteStore::open_dir(dir.path()), SqliteStore::open_dir(dir.path()));
+    body(Arc::new(a.expect("open SQLite")), Arc::new(b.expect("open SQLite twice"))).await;
+
+    if let Some(db) = PgDatabase::create().await {
+        // Both migrate at once: the migrator's advisory lock lets one apply, the other wait.
+        let (a, b) = tokio::join!(PgStore::open(&db.url), PgStore::open(&db.url));
+        let (a, b) = (a.expect("open PostgreSQL"), b.expect("open PostgreSQL twice"));
+        body(Arc::new(a.clone()), Arc::new(b.clone())).await;
+        Store::close(&a).await;
+        Store::close(&b).await;
+    }
+}
