@@ -4,6 +4,7 @@
 mod fetch;
 mod generate;
 mod read;
+mod serve;
 mod validate;
 
 use std::io::Write;

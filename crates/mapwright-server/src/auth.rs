@@ -1,0 +1,193 @@
+//! Accounts: sign-up, sign-in and sign-out with a session cookie, and API tokens (Bearer).
+
+use axum::Json;
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::header::{AUTHORIZATION, COOKIE, SET_COOKIE};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use mapwright_store::{Actor, ApiToken, User, secret};
+use serde::{Deserialize, Serialize};
+
+use crate::ping::ClientAddr;
+use crate::{AppError, AppState, SESSION_COOKIE, SESSION_SECONDS, now};
+
+/// Sign-up and sign-in body.
+#[derive(Deserialize)]
+pub(crate) struct Credentials {
+    email: String,
+    password: String,
+}
+
+/// The signed-in user, from the session cookie or an `Authorization: Bearer` API token.
+pub(crate) struct CurrentUser(pub User);
+
+impl FromRequestParts<AppState> for CurrentUser {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
+        if let Some(token) = bearer(&parts.headers) {
+            let user = state.store.api_token_user(token, now()).await?;
+            return user.map(CurrentUser).ok_or(AppError::Unauthorized);
+        }
+        if let Some(token) = session_cookie(&parts.headers) {
+            let user = state.store.session_user(token, now()).await?;
+            return user.map(CurrentUser).ok_or(AppError::Unauthorized);
+        }
+        Err(AppError::Unauthorized)
+    }
+}
+
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
+fn session_cookie(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == SESSION_COOKIE)
+        .map(|(_, value)| value)
+}
+
+fn cookie(state: &AppState, value: &str, max_age: i64) -> HeaderValue {
+    let secure = if state.secure_cookies { "; Secure" } else { "" };
+    let text = format!("{SESSION_COOKIE}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}");
+    HeaderValue::from_str(&text).expect("cookie of hex and ASCII")
+}
+
+fn check_credentials(c: &Credentials) -> Result<(), AppError> {
+    let email = c.email.trim();
+    if email.len() > 254 || !email.contains('@') || email.starts_with('@') || email.ends_with('@') {
+        return Err(AppError::BadRequest("the e-mail address is not valid".into()));
+    }
+    if c.password.chars().count() < 10 {
+        return Err(AppError::BadRequest("the password needs at least 10 characters".into()));
+    }
+    if c.password.len() > 1024 {
+        return Err(AppError::BadRequest("the password is longer than 1024 bytes".into()));
+    }
+    Ok(())
+}
+
+/// Runs argon2 off the async workers: it takes tens of milliseconds of CPU by design.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, AppError> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| AppError::Internal(Box::new(e)))
+}
+
+async fn signed_in(state: &AppState, user: User, status: StatusCode) -> Result<Response, AppError> {
+    let token = state.store.create_session(user.id, now(), SESSION_SECONDS).await?;
+    let mut response = (status, Json(user)).into_response();
+    response.headers_mut().insert(SET_COOKIE, cookie(state, &token, SESSION_SECONDS));
+    Ok(response)
+}
+
+/// `POST /api/v1/signup` `{"email", "password"}`: 201 with the user and a session cookie.
+pub(crate) async fn sign_up(State(state): State<AppState>, Json(c): Json<Credentials>) -> Result<Response, AppError> {
+    check_credentials(&c)?;
+    let password = c.password;
+    let hash = blocking(move || secret::hash_password(&password)).await??;
+    let email = c.email.trim().to_lowercase();
+    let user = state.store.create_user(&email, &hash, false, now()).await?;
+    signed_in(&state, user, StatusCode::CREATED).await
+}
+
+/// `POST /api/v1/signin` `{"email", "password"}`: 200 with the user and a session cookie.
+pub(crate) async fn sign_in(
+    State(state): State<AppState>,
+    ClientAddr(client): ClientAddr,
+    Json(c): Json<Credentials>,
+) -> Result<Response, AppError> {
+    let email = c.email.trim().to_lowercase();
+    state.limits.sign_in_per_client.check(&client).map_err(AppError::TooManyRequests)?;
+    state.limits.sign_in_per_email.check(&email).map_err(AppError::TooManyRequests)?;
+    let found = state.store.user_credentials(&email).await?;
+    // An unknown address still costs one argon2 verification, so timing reveals no account.
+    let (user, hash) = match found {
+        Some((user, hash)) => (Some(user), hash),
+        None => (None, dummy_hash()?),
+    };
+    let password = c.password;
+    let ok = blocking(move || secret::verify_password(&password, &hash)).await?;
+    match user {
+        Some(user) if ok => signed_in(&state, user, StatusCode::OK).await,
+        _ => Err(AppError::BadCredentials),
+    }
+}
+
+/// An argon2id hash of a random password nobody knows, made once with the same parameters
+/// as real hashes so that checking it costs the same.
+fn dummy_hash() -> Result<String, AppError> {
+    static DUMMY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    if let Some(hash) = DUMMY.get() {
+        return Ok(hash.clone());
+    }
+    let hash = secret::hash_password(&secret::new_token())?;
+    Ok(DUMMY.get_or_init(|| hash).clone())
+}
+
+/// `POST /api/v1/signout`: ends the session and clears the cookie.
+pub(crate) async fn sign_out(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, AppError> {
+    if let Some(token) = session_cookie(&headers) {
+        state.store.delete_session(token).await?;
+    }
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    response.headers_mut().insert(SET_COOKIE, cookie(&state, "", 0));
+    Ok(response)
+}
+
+/// `GET /api/v1/me`: the signed-in user.
+pub(crate) async fn me(CurrentUser(user): CurrentUser) -> Json<User> {
+    Json(user)
+}
+
+/// `POST /api/v1/tokens` body.
+#[derive(Deserialize)]
+pub(crate) struct NewToken {
+    name: String,
+}
+
+/// A new token with its secret, shown this once.
+#[derive(Serialize)]
+pub(crate) struct CreatedToken {
+    #[serde(flatten)]
+    token: ApiToken,
+    secret: String,
+}
+
+/// `POST /api/v1/tokens` `{"name"}`: 201 with the token and its secret.
+pub(crate) async fn create_token(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Json(body): Json<NewToken>,
+) -> Result<(StatusCode, Json<CreatedToken>), AppError> {
+    let name = body.name.trim();
+    if name.is_empty() || name.len() > 100 {
+        return Err(AppError::BadRequest("a token needs a name of 1 to 100 bytes".into()));
+    }
+    let (token, secret) = state.store.create_api_token(Actor::from(&user), name, now()).await?;
+    Ok((StatusCode::CREATED, Json(CreatedToken { token, secret })))
+}
+
+/// `GET /api/v1/tokens`: the user's tokens, without secrets.
+pub(crate) async fn list_tokens(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+) -> Result<Json<Vec<ApiToken>>, AppError> {
+    Ok(Json(state.store.list_api_tokens(Actor::from(&user)).await?))
+}
+
+/// `DELETE /api/v1/tokens/{id}`: revokes a token of the user.
+pub(crate) async fn revoke_token(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Path(id): Path<i64>,
+) -> Result<StatusCode, AppError> {
+    state.store.revoke_api_token(Actor::from(&user), id, now()).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

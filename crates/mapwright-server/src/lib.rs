@@ -1,0 +1,97 @@
+//! The mapwright sitemap service as an axum [`Router`]: health, the public ping, and the
+//! account part of the JSON API under `/api/v1`.
+//!
+//! [`app`] takes the state and returns the router, so tests drive it in process and the
+//! binary serves it. The scheduler, site verification and IndexNow come later.
+#![deny(missing_docs)]
+
+mod auth;
+mod error;
+mod ping;
+mod ratelimit;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::{delete, get, post};
+use mapwright_store::Store;
+
+pub use error::AppError;
+pub use ratelimit::RateLimiter;
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    /// The storage, SQLite or PostgreSQL.
+    pub store: Arc<dyn Store>,
+    /// Mark session cookies `Secure`: set when the service is reached over TLS (directly or
+    /// behind a proxy), where a cookie must never travel in clear.
+    pub secure_cookies: bool,
+    /// Rate limits.
+    pub limits: Arc<Limits>,
+}
+
+impl AppState {
+    /// State with the default [`Limits`].
+    pub fn new(store: Arc<dyn Store>, secure_cookies: bool) -> Self {
+        AppState { store, secure_cookies, limits: Arc::new(Limits::default()) }
+    }
+}
+
+/// The rate limits of the public and sign-in endpoints; over a limit the answer is 429 with
+/// Retry-After.
+#[derive(Debug)]
+pub struct Limits {
+    /// Pings per client address (default 60 a minute).
+    pub ping_per_client: RateLimiter,
+    /// Pings per sitemap URL (default 6 a minute: a sitemap changing faster gains nothing).
+    pub ping_per_sitemap: RateLimiter,
+    /// Sign-in attempts per client address (default 20 a minute).
+    pub sign_in_per_client: RateLimiter,
+    /// Sign-in attempts per e-mail address (default 10 a minute), against password guessing
+    /// from many addresses.
+    pub sign_in_per_email: RateLimiter,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        let minute = std::time::Duration::from_secs(60);
+        Limits {
+            ping_per_client: RateLimiter::new(60, minute),
+            ping_per_sitemap: RateLimiter::new(6, minute),
+            sign_in_per_client: RateLimiter::new(20, minute),
+            sign_in_per_email: RateLimiter::new(10, minute),
+        }
+    }
+}
+
+/// How long a session lasts: 30 days.
+pub const SESSION_SECONDS: i64 = 30 * 24 * 3600;
+
+/// The name of the session cookie.
+pub const SESSION_COOKIE: &str = "mapwright_session";
+
+/// The service's routes.
+pub fn app(state: AppState) -> Router {
+    Router::new()
+        .route("/healthz", get(health))
+        .route("/ping", get(ping::ping))
+        .route("/api/v1/signup", post(auth::sign_up))
+        .route("/api/v1/signin", post(auth::sign_in))
+        .route("/api/v1/signout", post(auth::sign_out))
+        .route("/api/v1/me", get(auth::me))
+        .route("/api/v1/tokens", get(auth::list_tokens).post(auth::create_token))
+        .route("/api/v1/tokens/{id}", delete(auth::revoke_token))
+        .with_state(state)
+}
+
+/// `GET /healthz`: 200 "ok" when the database answers, 503 otherwise.
+async fn health(axum::extract::State(state): axum::extract::State<AppState>) -> Result<&'static str, AppError> {
+    state.store.queue_depth(now()).await.map_err(AppError::Unavailable)?;
+    Ok("ok\n")
+}
+
+/// The current time in Unix seconds.
+pub(crate) fn now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+}

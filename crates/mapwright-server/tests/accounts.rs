@@ -1,0 +1,173 @@
+//! Sign-up, sign-in, sign-out, sessions and API tokens through the JSON API.
+
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+
+use crate::support::{Auth, TestApp, each_backend, set_cookie};
+
+async fn sign_up(app: &TestApp, email: &str) -> String {
+    let (status, headers, body) =
+        app.post_json("/api/v1/signup", Auth::None, json!({"email": email, "password": "a long passphrase"})).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    set_cookie(&headers).0
+}
+
+#[tokio::test]
+async fn sign_up_sets_a_session_cookie() {
+    each_backend(false, |app| async move {
+        let (status, headers, body) = app
+            .post_json(
+                "/api/v1/signup",
+                Auth::None,
+                json!({"email": "Ann@Example.com", "password": "a long passphrase"}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let user: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(user["email"], "ann@example.com");
+        assert_eq!(user["is_admin"], false);
+        let (cookie, full) = set_cookie(&headers);
+        assert!(cookie.starts_with("mapwright_session=") && cookie.len() > 60, "{full}");
+        for attribute in ["HttpOnly", "SameSite=Lax", "Path=/", "Max-Age=2592000"] {
+            assert!(full.contains(attribute), "{attribute} missing from {full}");
+        }
+        assert!(!full.contains("Secure"), "{full}");
+        // The password is stored as an argon2 hash, never as written.
+        let (_, hash) = app.store.user_credentials("ann@example.com").await.unwrap().unwrap();
+        assert!(hash.starts_with("$argon2id$") && !hash.contains("passphrase"));
+
+        let (status, _, body) = app.get("/api/v1/me", Auth::Cookie(&cookie)).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["email"], "ann@example.com");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn secure_cookies_behind_tls() {
+    each_backend(true, |app| async move {
+        let (_, headers, _) = app
+            .post_json("/api/v1/signup", Auth::None, json!({"email": "a@example.com", "password": "a long passphrase"}))
+            .await;
+        assert!(set_cookie(&headers).1.ends_with("; Secure"));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn sign_up_refuses_bad_input_and_taken_addresses() {
+    each_backend(false, |app| async move {
+        sign_up(&app, "ann@example.com").await;
+        let cases = [
+            (json!({"email": "ann@example.com", "password": "another passphrase"}), StatusCode::CONFLICT),
+            (json!({"email": "not-an-address", "password": "a long passphrase"}), StatusCode::BAD_REQUEST),
+            (json!({"email": "bob@example.com", "password": "short"}), StatusCode::BAD_REQUEST),
+            (json!({"email": "bob@example.com"}), StatusCode::UNPROCESSABLE_ENTITY),
+        ];
+        for (body, expected) in cases {
+            let (status, _, text) = app.post_json("/api/v1/signup", Auth::None, body.clone()).await;
+            assert_eq!(status, expected, "{body} -> {text}");
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn sign_in_and_sign_out() {
+    each_backend(false, |app| async move {
+        let first = sign_up(&app, "ann@example.com").await;
+        for (email, password) in [("ann@example.com", "wrong passphrase"), ("nobody@example.com", "a long passphrase")]
+        {
+            let (status, headers, body) =
+                app.post_json("/api/v1/signin", Auth::None, json!({"email": email, "password": password})).await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED);
+            assert_eq!(body, "wrong e-mail or password\n");
+            assert!(headers.get("set-cookie").is_none());
+        }
+        let (status, headers, _) = app
+            .post_json(
+                "/api/v1/signin",
+                Auth::None,
+                json!({"email": "ANN@example.com", "password": "a long passphrase"}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK);
+        let second = set_cookie(&headers).0;
+        assert_ne!(first, second);
+
+        let (status, headers, _) = app.post_json("/api/v1/signout", Auth::Cookie(&second), json!({})).await;
+        assert_eq!(status, StatusCode::NO_CONTENT);
+        assert!(set_cookie(&headers).1.contains("Max-Age=0"));
+        assert_eq!(app.get("/api/v1/me", Auth::Cookie(&second)).await.0, StatusCode::UNAUTHORIZED);
+        // The other session lives on.
+        assert_eq!(app.get("/api/v1/me", Auth::Cookie(&first)).await.0, StatusCode::OK);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_api_needs_a_session_or_a_token() {
+    each_backend(false, |app| async move {
+        for auth in [Auth::None, Auth::Cookie("mapwright_session=forged"), Auth::Bearer("forged")] {
+            let (status, _, body) = app.get("/api/v1/me", auth).await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED);
+            assert!(body.starts_with("sign in first"), "{body}");
+            assert_eq!(app.get("/api/v1/tokens", auth).await.0, StatusCode::UNAUTHORIZED);
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn api_tokens_authenticate_until_revoked() {
+    each_backend(false, |app| async move {
+        let ann = sign_up(&app, "ann@example.com").await;
+        let bob = sign_up(&app, "bob@example.com").await;
+        let (status, _, body) = app.post_json("/api/v1/tokens", Auth::Cookie(&ann), json!({"name": "crawler"})).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let created: Value = serde_json::from_str(&body).unwrap();
+        let secret = created["secret"].as_str().unwrap().to_owned();
+        let id = created["id"].as_i64().unwrap();
+
+        let (status, _, body) = app.get("/api/v1/me", Auth::Bearer(&secret)).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["email"], "ann@example.com");
+        let (_, _, listed) = app.get("/api/v1/tokens", Auth::Bearer(&secret)).await;
+        let listed: Value = serde_json::from_str(&listed).unwrap();
+        assert_eq!(listed[0]["name"], "crawler");
+        assert!(listed[0].get("secret").is_none(), "{listed}");
+        let (_, _, bobs) = app.get("/api/v1/tokens", Auth::Cookie(&bob)).await;
+        assert_eq!(bobs, "[]");
+
+        let revoke = |auth| {
+            let request = axum::http::Request::delete(format!("/api/v1/tokens/{id}"));
+            let request = match auth {
+                Auth::Cookie(c) => request.header("cookie", c),
+                _ => request,
+            };
+            request.body(axum::body::Body::empty()).unwrap()
+        };
+        assert_eq!(app.send(revoke(Auth::Cookie(&bob))).await.0, StatusCode::NOT_FOUND);
+        assert_eq!(app.get("/api/v1/me", Auth::Bearer(&secret)).await.0, StatusCode::OK);
+        assert_eq!(app.send(revoke(Auth::Cookie(&ann))).await.0, StatusCode::NO_CONTENT);
+        assert_eq!(app.get("/api/v1/me", Auth::Bearer(&secret)).await.0, StatusCode::UNAUTHORIZED);
+
+        let (status, _, _) = app.post_json("/api/v1/tokens", Auth::Cookie(&ann), json!({"name": " "})).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn sign_in_is_rate_limited_per_address() {
+    let app = TestApp::new(false).await;
+    sign_up(&app, "ann@example.com").await;
+    let wrong = json!({"email": "ann@example.com", "password": "guess guess guess"});
+    for _ in 0..10 {
+        assert_eq!(app.post_json("/api/v1/signin", Auth::None, wrong.clone()).await.0, StatusCode::UNAUTHORIZED);
+    }
+    let right = json!({"email": "ann@example.com", "password": "a long passphrase"});
+    let (status, headers, _) = app.post_json("/api/v1/signin", Auth::None, right).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    assert!(headers.contains_key("retry-after"));
+}

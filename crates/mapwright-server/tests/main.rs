@@ -1,0 +1,6 @@
+//! Integration tests of the service's router, driven in process (tower `oneshot`) and once
+//! through a real listener on 127.0.0.1:0.
+
+mod accounts;
+mod ping;
+mod support;

@@ -1,0 +1,149 @@
+//! A router over a fresh SQLite store, and request helpers.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use axum::body::Body;
+use axum::http::{HeaderMap, Request, StatusCode};
+use http_body_util::BodyExt;
+use mapwright_server::{AppState, app};
+use mapwright_store::Store;
+use sqlx::Connection;
+use tower::ServiceExt;
+
+/// A service on a temporary store: an SQLite directory or a PostgreSQL database, both
+/// removed when this value drops.
+pub struct TestApp {
+    pub store: Arc<dyn Store>,
+    pub state: AppState,
+    _dir: tempfile::TempDir,
+    _pg: Option<PgDatabase>,
+}
+
+/// Runs `body` on a service over SQLite, then over PostgreSQL (see `PgDatabase::create`).
+pub async fn each_backend<F, Fut>(secure_cookies: bool, body: F)
+where
+    F: Fn(TestApp) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    body(TestApp::new(secure_cookies).await).await;
+    if let Some(pg) = PgDatabase::create().await {
+        let dir = tempfile::tempdir().unwrap();
+        let store = mapwright_store::open(Some(&pg.url), dir.path()).await.unwrap();
+        assert_eq!(store.backend(), "postgres");
+        let state = AppState::new(store.clone(), secure_cookies);
+        body(TestApp { store: store.clone(), state, _dir: dir, _pg: Some(pg) }).await;
+    }
+}
+
+impl TestApp {
+    /// Over SQLite.
+    pub async fn new(secure_cookies: bool) -> TestApp {
+        let dir = tempfile::tempdir().unwrap();
+        let store = mapwright_store::open(None, dir.path()).await.unwrap();
+        let state = AppState::new(store.clone(), secure_cookies);
+        TestApp { store, state, _dir: dir, _pg: None }
+    }
+
+    /// Sends a request; returns status, headers and the body as text.
+    pub async fn send(&self, request: Request<Body>) -> (StatusCode, HeaderMap, String) {
+        let response = app(self.state.clone()).oneshot(request).await.unwrap();
+        let (parts, body) = response.into_parts();
+        let bytes = body.collect().await.unwrap().to_bytes();
+        (parts.status, parts.headers, String::from_utf8(bytes.to_vec()).unwrap())
+    }
+
+    pub async fn get(&self, uri: &str, auth: Auth<'_>) -> (StatusCode, HeaderMap, String) {
+        self.send(auth.apply(Request::get(uri)).body(Body::empty()).unwrap()).await
+    }
+
+    pub async fn post_json(
+        &self,
+        uri: &str,
+        auth: Auth<'_>,
+        json: serde_json::Value,
+    ) -> (StatusCode, HeaderMap, String) {
+        let request = auth.apply(Request::post(uri)).header("content-type", "application/json");
+        self.send(request.body(Body::from(json.to_string())).unwrap()).await
+    }
+}
+
+/// How a request authenticates.
+#[derive(Clone, Copy)]
+pub enum Auth<'a> {
+    None,
+    /// A `Cookie` header value.
+    Cookie(&'a str),
+    /// An API token secret.
+    Bearer(&'a str),
+}
+
+impl Auth<'_> {
+    fn apply(self, builder: axum::http::request::Builder) -> axum::http::request::Builder {
+        match self {
+            Auth::None => builder,
+            Auth::Cookie(c) => builder.header("cookie", c),
+            Auth::Bearer(t) => builder.header("authorization", format!("Bearer {t}")),
+        }
+    }
+}
+
+/// The `name=value` part of the response's Set-Cookie, and the whole header.
+pub fn set_cookie(headers: &HeaderMap) -> (String, String) {
+    let full = headers.get("set-cookie").expect("a Set-Cookie header").to_str().unwrap().to_owned();
+    (full.split(';').next().unwrap().to_owned(), full)
+}
+
+/// The server the machine runs; `MAPWRIGHT_TEST_PG` overrides it.
+fn admin_url() -> String {
+    std::env::var("MAPWRIGHT_TEST_PG").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+}
+
+/// A PostgreSQL database of this test, dropped (WITH FORCE) when this value drops.
+pub struct PgDatabase {
+    name: String,
+    pub url: String,
+}
+
+impl PgDatabase {
+    /// `None` when PostgreSQL is unreachable, which fails the test under CI=true.
+    pub async fn create() -> Option<PgDatabase> {
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let admin = admin_url();
+        let mut conn = match sqlx::PgConnection::connect(&admin).await {
+            Ok(conn) => conn,
+            Err(e) => {
+                assert!(
+                    std::env::var("CI").as_deref() != Ok("true"),
+                    "PostgreSQL at {admin} is unreachable under CI=true: {e}"
+                );
+                eprintln!("note: PostgreSQL at {admin} is unreachable ({e}); testing SQLite only");
+                return None;
+            }
+        };
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let suffix = &mapwright_store::secret::new_verification_token()[..8];
+        let name = format!("mapwright_test_server_{}_{n}_{suffix}", std::process::id());
+        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&mut conn).await.unwrap();
+        let base = admin.rsplit_once('/').map(|(b, _)| b.to_owned()).unwrap_or(admin.clone());
+        Some(PgDatabase { url: format!("{base}/{name}"), name })
+    }
+}
+
+impl Drop for PgDatabase {
+    fn drop(&mut self) {
+        let (name, admin) = (self.name.clone(), admin_url());
+        let _ = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            rt.block_on(async {
+                if let Ok(mut conn) = sqlx::PgConnection::connect(&admin).await {
+                    let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")))
+                        .execute(&mut conn)
+                        .await;
+                }
+            });
+        })
+        .join();
+    }
+}

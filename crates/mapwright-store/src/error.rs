@@ -1,0 +1,60 @@
+//! The one error type of the store.
+
+/// What can go wrong in a store operation.
+///
+/// "Not found" covers both a row that does not exist and one the acting user may not see, so
+/// that an answer never tells a user whether another user's site exists.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The database failed or refused the statement.
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    /// A migration failed while opening the store.
+    #[error("migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// The row does not exist or belongs to another user.
+    #[error("{what} {id} not found")]
+    NotFound {
+        /// The kind of row: "site", "sitemap", "token", ...
+        what: &'static str,
+        /// Its id.
+        id: i64,
+    },
+    /// A unique value is taken (an e-mail address, a site already added).
+    #[error("{0} already exists")]
+    Conflict(String),
+    /// The worker no longer holds the lease it tries to complete or release.
+    #[error("the lease on sitemap {sitemap_id} is not held by worker {worker}")]
+    LeaseLost {
+        /// The sitemap.
+        sitemap_id: i64,
+        /// The worker that thought it held the lease.
+        worker: String,
+    },
+    /// The database URL names no supported backend.
+    #[error("unsupported database URL {0:?}: use postgres://..., sqlite://... or a data directory")]
+    UnsupportedUrl(String),
+    /// The data directory cannot be created.
+    #[error("cannot create the data directory {path}: {source}")]
+    DataDir {
+        /// The directory.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Hashing a password failed (never for valid input; kept to avoid a panic).
+    #[error("password hashing failed: {0}")]
+    Password(String),
+}
+
+/// The store's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Maps a unique-constraint violation to [`Error::Conflict`], anything else to `Database`.
+pub(crate) fn conflict(err: sqlx::Error, what: impl Into<String>) -> Error {
+    match &err {
+        sqlx::Error::Database(db) if db.is_unique_violation() => Error::Conflict(what.into()),
+        _ => Error::Database(err),
+    }
+}

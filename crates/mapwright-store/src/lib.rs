@@ -1,0 +1,50 @@
+//! Storage of the mapwright sitemap service: the [`Store`] trait and its SQLite and
+//! PostgreSQL implementations on sqlx.
+//!
+//! This crate is the only one that knows SQL. The server holds an `Arc<dyn Store>` from
+//! [`open`] and never sees which backend is behind it. Migrations live per backend in
+//! `migrations/{sqlite,postgres}/` and are applied when a store opens.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), mapwright_store::Error> {
+//! let store = mapwright_store::open(None, std::path::Path::new("/var/lib/mapwright")).await?;
+//! let hash = mapwright_store::secret::hash_password("s3cret password")?;
+//! let user = store.create_user("ann@example.com", &hash, false, 1_700_000_000).await?;
+//! let site = store.create_site((&user).into(), "https://example.com", 1_700_000_000).await?;
+//! println!("place mapwright-{}.html on {}", site.verification_token, site.origin);
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+#[macro_use]
+mod sql;
+mod error;
+mod model;
+mod postgres;
+pub mod secret;
+mod sqlite;
+mod store;
+
+use std::path::Path;
+use std::sync::Arc;
+
+pub use error::{Error, Result};
+pub use model::*;
+pub use postgres::PgStore;
+pub use sqlite::SqliteStore;
+pub use store::Store;
+
+/// Opens the store the settings name, migrated and ready.
+///
+/// `database`: `postgres://...` or `postgresql://...` for PostgreSQL, `sqlite://...` for an
+/// SQLite file elsewhere, `None` for `mapwright.db` in `data_dir` (created if missing).
+pub async fn open(database: Option<&str>, data_dir: &Path) -> Result<Arc<dyn Store>> {
+    match database {
+        None => Ok(Arc::new(SqliteStore::open_dir(data_dir).await?)),
+        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+            Ok(Arc::new(PgStore::open(url).await?))
+        }
+        Some(url) if url.starts_with("sqlite:") => Ok(Arc::new(SqliteStore::open_url(url).await?)),
+        Some(url) => Err(Error::UnsupportedUrl(url.to_owned())),
+    }
+}

@@ -1,0 +1,311 @@
+//! The rows the store reads and writes, as plain Rust values.
+//!
+//! Times are Unix seconds (`i64`) in both backends, so one set of queries and one set of types
+//! serves SQLite and PostgreSQL alike; ids are `i64`.
+
+use serde::Serialize;
+
+/// Unix seconds.
+pub type Timestamp = i64;
+
+/// Who acts: every operation on user data takes one, and the queries filter on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Actor {
+    /// The acting user's id.
+    pub user_id: i64,
+    /// An admin sees and changes every user's sites.
+    pub is_admin: bool,
+}
+
+impl From<&User> for Actor {
+    fn from(user: &User) -> Self {
+        Actor { user_id: user.id, is_admin: user.is_admin }
+    }
+}
+
+/// An account.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+pub struct User {
+    /// Id.
+    pub id: i64,
+    /// Sign-in name.
+    pub email: String,
+    /// Sees all sites.
+    pub is_admin: bool,
+    /// When it signed up.
+    pub created_at: Timestamp,
+}
+
+/// An API token as listed (the secret itself is shown only once, at creation).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+pub struct ApiToken {
+    /// Id.
+    pub id: i64,
+    /// The owner.
+    pub user_id: i64,
+    /// A label the user chose.
+    pub name: String,
+    /// Creation time.
+    pub created_at: Timestamp,
+    /// Last successful use, if any.
+    pub last_used_at: Option<Timestamp>,
+    /// When it was revoked; a revoked token authenticates nobody.
+    pub revoked_at: Option<Timestamp>,
+}
+
+/// A site: an origin (`https://example.com`) that a user claims.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+pub struct Site {
+    /// Id.
+    pub id: i64,
+    /// The user who added it.
+    pub owner_id: i64,
+    /// Scheme, host and port, without a trailing slash.
+    pub origin: String,
+    /// The token to place in `mapwright-<token>.html` or the meta tag.
+    pub verification_token: String,
+    /// When it was added.
+    pub created_at: Timestamp,
+    /// When the proof was first seen, while it stays in place; `None` when unverified.
+    pub verified_at: Option<Timestamp>,
+    /// When verification was last checked.
+    pub last_checked_at: Option<Timestamp>,
+}
+
+/// How a sitemap came to be known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// Added through the JSON API.
+    Api,
+    /// Named by a public ping.
+    Ping,
+    /// Named in the site's robots.txt.
+    Robots,
+    /// Came with an IndexNow submission.
+    Indexnow,
+    /// A child of a sitemap index.
+    Index,
+}
+
+impl Source {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Api => "api",
+            Source::Ping => "ping",
+            Source::Robots => "robots",
+            Source::Indexnow => "indexnow",
+            Source::Index => "index",
+        }
+    }
+
+    /// The source of a stored name; an unknown name (a newer schema) reads as `Api`.
+    pub fn from_name(name: &str) -> Source {
+        match name {
+            "ping" => Source::Ping,
+            "robots" => Source::Robots,
+            "indexnow" => Source::Indexnow,
+            "index" => Source::Index,
+            _ => Source::Api,
+        }
+    }
+}
+
+/// A sitemap of a site, with the summary of its last download.
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+pub struct Sitemap {
+    /// Id.
+    pub id: i64,
+    /// The site it belongs to.
+    pub site_id: i64,
+    /// Its URL.
+    pub url: String,
+    /// How it came (see [`Source`]); kept as text in the row.
+    pub source: String,
+    /// The index that lists it, for children.
+    pub parent_id: Option<i64>,
+    /// When it was first submitted.
+    pub submitted_at: Timestamp,
+    /// When the scheduler should fetch it next.
+    pub next_fetch_at: Timestamp,
+    /// When it was last downloaded.
+    pub last_downloaded_at: Option<Timestamp>,
+    /// "ok", "warnings", "errors" or "failed" for the last download.
+    pub status: Option<String>,
+    /// HTTP status of the last download.
+    pub http_status: Option<i64>,
+    /// ETag of the last download, for a conditional request.
+    pub etag: Option<String>,
+    /// Last-Modified of the last download, for a conditional request.
+    pub last_modified: Option<String>,
+    /// A hash of the last content, to notice unchanged bytes without validators.
+    pub content_hash: Option<String>,
+    /// The `<lastmod>` the parent index gave it, to skip unchanged children.
+    pub index_lastmod: Option<String>,
+    /// When it was removed (by the user, or gone from its index).
+    pub removed_at: Option<Timestamp>,
+}
+
+/// A sitemap a worker holds a lease on.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct LeasedSitemap {
+    /// The sitemap id.
+    pub id: i64,
+    /// Its site.
+    pub site_id: i64,
+    /// Its URL.
+    pub url: String,
+    /// The index it is a child of, if any.
+    pub parent_id: Option<i64>,
+    /// For a conditional request.
+    pub etag: Option<String>,
+    /// For a conditional request.
+    pub last_modified: Option<String>,
+    /// The previous content hash.
+    pub content_hash: Option<String>,
+    /// Until when the lease holds; after it the sitemap is due again.
+    pub lease_expires_at: Timestamp,
+}
+
+/// One finding of a download, as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+pub struct FindingRecord {
+    /// Rule name of RULES.md (`loc-missing`, ...).
+    pub rule: String,
+    /// "error", "warning" or "info".
+    pub severity: String,
+    /// 1-based line.
+    pub line: Option<i64>,
+    /// 1-based column in bytes.
+    pub col: Option<i64>,
+    /// The URL the finding is about.
+    pub loc: Option<String>,
+    /// Human-readable message.
+    pub message: String,
+}
+
+/// What a worker reports about one download, to [`Store::complete`](crate::Store::complete).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DownloadRecord {
+    /// When the download finished.
+    pub downloaded_at: Timestamp,
+    /// "ok", "warnings", "errors", "failed" or "unchanged".
+    pub status: String,
+    /// The HTTP status, if a response came.
+    pub http_status: Option<i64>,
+    /// Bytes received.
+    pub bytes: i64,
+    /// Wall time.
+    pub duration_ms: i64,
+    /// Entries read.
+    pub url_count: i64,
+    /// A fatal error's message (network, limit, not a sitemap), if any.
+    pub error: Option<String>,
+    /// The findings; their severities give the error and warning counts.
+    pub findings: Vec<FindingRecord>,
+    /// New ETag (`None` keeps none).
+    pub etag: Option<String>,
+    /// New Last-Modified.
+    pub last_modified: Option<String>,
+    /// New content hash.
+    pub content_hash: Option<String>,
+}
+
+/// A stored download.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+pub struct Download {
+    /// Id.
+    pub id: i64,
+    /// The sitemap.
+    pub sitemap_id: i64,
+    /// When.
+    pub downloaded_at: Timestamp,
+    /// Summary status.
+    pub status: String,
+    /// HTTP status.
+    pub http_status: Option<i64>,
+    /// Bytes received.
+    pub bytes: i64,
+    /// Wall time.
+    pub duration_ms: i64,
+    /// Entries read.
+    pub url_count: i64,
+    /// Findings of severity error.
+    pub error_count: i64,
+    /// Findings of severity warning.
+    pub warning_count: i64,
+    /// Fatal error message.
+    pub error: Option<String>,
+}
+
+/// One URL entry as a sitemap gives it, for [`Store::upsert_urls`](crate::Store::upsert_urls).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UrlRecord {
+    /// The URL.
+    pub loc: String,
+    /// `<lastmod>` as written.
+    pub lastmod: Option<String>,
+    /// `<changefreq>`.
+    pub changefreq: Option<String>,
+    /// `<priority>`.
+    pub priority: Option<f64>,
+}
+
+/// A URL of a site, as stored once per site.
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+pub struct UrlRow {
+    /// Id; pages are ordered by it.
+    pub id: i64,
+    /// The site.
+    pub site_id: i64,
+    /// The URL.
+    pub loc: String,
+    /// Last `<lastmod>` seen.
+    pub lastmod: Option<String>,
+    /// Last `<changefreq>` seen.
+    pub changefreq: Option<String>,
+    /// Last `<priority>` seen.
+    pub priority: Option<f64>,
+    /// First time any sitemap listed it.
+    pub first_seen_at: Timestamp,
+    /// Last time a sitemap listed it.
+    pub last_seen_at: Timestamp,
+    /// When it appeared, reappeared, or its lastmod changed.
+    pub changed_at: Timestamp,
+    /// When it vanished from every sitemap of the site.
+    pub removed_at: Option<Timestamp>,
+}
+
+/// One page of a list, keyed by id (stable under inserts, unlike OFFSET).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Page<T> {
+    /// The items, in id order.
+    pub items: Vec<T>,
+    /// Pass as `after` for the next page; `None` on the last page.
+    pub next_after: Option<i64>,
+}
+
+/// Which URLs a page of [`Store::list_urls`](crate::Store::list_urls) includes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UrlQuery {
+    /// Only URLs with an id above this.
+    pub after: i64,
+    /// At most this many (clamped to 1..=10,000).
+    pub limit: i64,
+    /// Include URLs marked removed.
+    pub include_removed: bool,
+}
+
+impl Default for UrlQuery {
+    fn default() -> Self {
+        UrlQuery { after: 0, limit: 1000, include_removed: false }
+    }
+}
+
+/// What a ping did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PingOutcome {
+    /// How many sitemaps of verified sites had their next fetch brought forward.
+    pub scheduled: u64,
+}

@@ -1,0 +1,37 @@
+//! The PostgreSQL backend, for deployments where several server processes share one database.
+
+use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::{Postgres, Transaction};
+
+use crate::error::conflict;
+use crate::model::*;
+use crate::secret;
+use crate::sql::{URL_CHUNK, found};
+use crate::{Error, Result};
+
+/// A store in a PostgreSQL database.
+#[derive(Debug, Clone)]
+pub struct PgStore {
+    pool: PgPool,
+}
+
+impl PgStore {
+    /// Connects to a `postgres://` URL and migrates the database.
+    ///
+    /// Several processes may open the same database at once: sqlx's migrator takes an
+    /// advisory lock, so only one applies a migration.
+    pub async fn open(url: &str) -> Result<Self> {
+        let pool = PgPoolOptions::new().max_connections(16).connect(url).await?;
+        let store = PgStore { pool };
+        crate::Store::migrate(&store).await?;
+        Ok(store)
+    }
+
+    /// Every statement of a transaction runs under READ COMMITTED; the lease query's
+    /// `FOR UPDATE SKIP LOCKED` is what keeps two leasers apart.
+    async fn begin_write(&self) -> Result<Transaction<'static, Postgres>> {
+        Ok(self.pool.begin().await?)
+    }
+}
+
+impl_store!(PgStore, backend = "postgres", migrations = "migrations/postgres", lock = "FOR UPDATE OF sm SKIP LOCKED");

@@ -1,0 +1,190 @@
+//! The `Store` trait: every operation the service needs, independent of the backend.
+//!
+//! `#[async_trait]` rather than native `async fn` in traits: the server picks SQLite or
+//! PostgreSQL at run time and holds an `Arc<dyn Store>`, and native async trait methods are
+//! not object-safe. The cost, one boxed future per call, is nothing next to a database
+//! round trip.
+
+use async_trait::async_trait;
+
+use crate::Result;
+use crate::model::*;
+
+/// Storage of the sitemap service.
+///
+/// Methods that take an [`Actor`] act on behalf of a user and see only that user's rows
+/// (all rows for an admin): another user's row is [`Error::NotFound`](crate::Error::NotFound).
+/// Methods without one are for the service itself (scheduler, verifier, ping).
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// "sqlite" or "postgres".
+    fn backend(&self) -> &'static str;
+
+    /// Applies pending migrations (done by `open`; running it again is a no-op).
+    async fn migrate(&self) -> Result<()>;
+
+    /// Closes the pool, waiting for connections to return.
+    async fn close(&self);
+
+    // --- users, sessions, tokens ---
+
+    /// Creates a user from an already computed argon2 hash; a taken e-mail is a `Conflict`.
+    async fn create_user(&self, email: &str, password_hash: &str, is_admin: bool, now: Timestamp) -> Result<User>;
+
+    /// The user and stored password hash for an e-mail, to check a sign-in.
+    async fn user_credentials(&self, email: &str) -> Result<Option<(User, String)>>;
+
+    /// Starts a session for a user; returns the secret token for the cookie.
+    async fn create_session(&self, user_id: i64, now: Timestamp, ttl_seconds: i64) -> Result<String>;
+
+    /// The user of a session token that has not expired.
+    async fn session_user(&self, token: &str, now: Timestamp) -> Result<Option<User>>;
+
+    /// Ends a session (sign-out); an unknown token is not an error.
+    async fn delete_session(&self, token: &str) -> Result<()>;
+
+    /// Deletes expired sessions; returns how many.
+    async fn delete_expired_sessions(&self, now: Timestamp) -> Result<u64>;
+
+    /// Creates an API token; returns it and its secret (shown once).
+    async fn create_api_token(&self, actor: Actor, name: &str, now: Timestamp) -> Result<(ApiToken, String)>;
+
+    /// The actor's tokens (every token for an admin), newest first.
+    async fn list_api_tokens(&self, actor: Actor) -> Result<Vec<ApiToken>>;
+
+    /// Revokes a token of the actor.
+    async fn revoke_api_token(&self, actor: Actor, token_id: i64, now: Timestamp) -> Result<()>;
+
+    /// The user of a valid (not revoked) API token secret; records the use.
+    async fn api_token_user(&self, secret: &str, now: Timestamp) -> Result<Option<User>>;
+
+    // --- sites ---
+
+    /// Adds a site for the actor with a fresh verification token.
+    async fn create_site(&self, actor: Actor, origin: &str, now: Timestamp) -> Result<Site>;
+
+    /// One site of the actor.
+    async fn site(&self, actor: Actor, site_id: i64) -> Result<Site>;
+
+    /// The actor's sites (all for an admin), by id.
+    async fn list_sites(&self, actor: Actor) -> Result<Vec<Site>>;
+
+    /// Deletes a site with its sitemaps, downloads and URLs.
+    async fn delete_site(&self, actor: Actor, site_id: i64) -> Result<()>;
+
+    /// Records a verification check: `ok` keeps or sets `verified_at`, a failure clears it.
+    async fn record_verification(&self, site_id: i64, ok: bool, now: Timestamp) -> Result<()>;
+
+    /// Sites whose verification was last checked before `before` (or never), oldest first.
+    async fn sites_to_verify(&self, before: Timestamp, limit: i64) -> Result<Vec<Site>>;
+
+    /// Verified sites with this origin (of any owner), for ping, robots.txt and IndexNow.
+    async fn verified_sites_by_origin(&self, origin: &str) -> Result<Vec<Site>>;
+
+    // --- sitemaps ---
+
+    /// Adds a sitemap to a site of the actor, due now; adding it again restores a removed
+    /// one and brings its fetch forward.
+    async fn add_sitemap(
+        &self,
+        actor: Actor,
+        site_id: i64,
+        url: &str,
+        source: Source,
+        now: Timestamp,
+    ) -> Result<Sitemap>;
+
+    /// The service adds a sitemap (robots.txt, index child) to a site, no user involved.
+    async fn add_sitemap_for_site(
+        &self,
+        site_id: i64,
+        url: &str,
+        source: Source,
+        parent_id: Option<i64>,
+        now: Timestamp,
+    ) -> Result<Sitemap>;
+
+    /// One sitemap on a site of the actor.
+    async fn sitemap(&self, actor: Actor, sitemap_id: i64) -> Result<Sitemap>;
+
+    /// The sitemaps of a site of the actor, removed ones included, by id.
+    async fn list_sitemaps(&self, actor: Actor, site_id: i64) -> Result<Vec<Sitemap>>;
+
+    /// Resubmit: due now.
+    async fn resubmit_sitemap(&self, actor: Actor, sitemap_id: i64, now: Timestamp) -> Result<()>;
+
+    /// Removes a sitemap: no more fetches, and its URLs leave the site unless another
+    /// sitemap lists them.
+    async fn remove_sitemap(&self, actor: Actor, sitemap_id: i64, now: Timestamp) -> Result<()>;
+
+    /// Records a public ping and brings forward the fetch of the sitemaps with this URL on
+    /// verified sites (a ping alone never adds a sitemap).
+    async fn record_ping(&self, sitemap_url: &str, client_addr: &str, now: Timestamp) -> Result<PingOutcome>;
+
+    /// Pings from a client address since a time, for rate limiting.
+    async fn pings_from_client_since(&self, client_addr: &str, since: Timestamp) -> Result<i64>;
+
+    /// Pings naming a sitemap URL since a time, for rate limiting.
+    async fn pings_for_sitemap_since(&self, sitemap_url: &str, since: Timestamp) -> Result<i64>;
+
+    // --- the fetch queue ---
+
+    /// Leases up to `limit` due sitemaps of verified sites to `worker` until
+    /// `now + lease_seconds`. Due: not removed, `next_fetch_at <= now`, and no lease or an
+    /// expired one. Two concurrent callers never get the same sitemap.
+    async fn lease_due_sitemaps(
+        &self,
+        worker: &str,
+        now: Timestamp,
+        limit: i64,
+        lease_seconds: i64,
+    ) -> Result<Vec<LeasedSitemap>>;
+
+    /// Stores a download and its findings, updates the sitemap's summary, sets its next fetch
+    /// and ends the lease, in one transaction. `LeaseLost` when another worker took it over.
+    async fn complete(
+        &self,
+        worker: &str,
+        sitemap_id: i64,
+        download: &DownloadRecord,
+        next_fetch_at: Timestamp,
+    ) -> Result<i64>;
+
+    /// Gives a lease back without a download (shutdown): the sitemap is due again at once.
+    async fn release(&self, worker: &str, sitemap_id: i64) -> Result<()>;
+
+    /// Releases every lease a worker holds (graceful shutdown); returns how many.
+    async fn release_all(&self, worker: &str) -> Result<u64>;
+
+    /// How many sitemaps are due and not leased, for the queue-depth metric.
+    async fn queue_depth(&self, now: Timestamp) -> Result<i64>;
+
+    /// The downloads of a sitemap of the actor, newest first.
+    async fn list_downloads(&self, actor: Actor, sitemap_id: i64, limit: i64) -> Result<Vec<Download>>;
+
+    /// The findings of a download of the actor, in stored order.
+    async fn list_findings(&self, actor: Actor, download_id: i64) -> Result<Vec<FindingRecord>>;
+
+    // --- URLs ---
+
+    /// Stores URLs a sitemap lists, once per site: new ones are added, known ones updated
+    /// (a changed lastmod or a return from removal sets `changed_at`), and the sitemap's link
+    /// to each is stamped `now`. A URL listed twice counts once, with its last entry. Returns how
+    /// many distinct URLs were written.
+    async fn upsert_urls(&self, site_id: i64, sitemap_id: i64, urls: &[UrlRecord], now: Timestamp) -> Result<u64>;
+
+    /// After a full read of a sitemap: unlinks the URLs it no longer lists (link stamped
+    /// before `seen_since`) and marks removed, at `now`, the site's URLs no sitemap lists.
+    /// Returns how many URLs were marked removed.
+    async fn sweep_urls(&self, site_id: i64, sitemap_id: i64, seen_since: Timestamp, now: Timestamp) -> Result<u64>;
+
+    /// A page of a site's URLs, by id.
+    async fn list_urls(&self, actor: Actor, site_id: i64, query: UrlQuery) -> Result<Page<UrlRow>>;
+
+    /// The sitemap ids listing a URL of the actor.
+    async fn url_sitemaps(&self, actor: Actor, url_id: i64) -> Result<Vec<i64>>;
+
+    /// The crawl frontier: live URLs of a site in visiting order: changed since `since`
+    /// first (newest change first), then by priority (absent = 0.5) and changefreq.
+    async fn frontier(&self, actor: Actor, site_id: i64, since: Timestamp, limit: i64) -> Result<Vec<UrlRow>>;
+}

@@ -1,0 +1,251 @@
+//! The fetch queue: leasing, completion, release, expiry, pings.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use mapwright_store::{DownloadRecord, Error, FindingRecord, Source, Store};
+
+use crate::support::{T0, each_backend, each_backend_pair, user, verified_site};
+
+fn ok_download(at: i64) -> DownloadRecord {
+    DownloadRecord { downloaded_at: at, status: "ok".into(), http_status: Some(200), ..Default::default() }
+}
+
+/// A verified site with `n` sitemaps due at T0; returns their ids.
+async fn due_sitemaps(store: &dyn Store, n: usize) -> Vec<i64> {
+    let ann = user(store, "ann@example.com", false).await;
+    let site = verified_site(store, ann, "https://ann.example").await;
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let url = format!("https://ann.example/sitemap-{i}.xml");
+        ids.push(store.add_sitemap(ann, site, &url, Source::Api, T0).await.unwrap().id);
+    }
+    ids
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_leasers_never_share_a_sitemap() {
+    each_backend(|store| async move {
+        let all = due_sitemaps(&*store, 40).await;
+        let leaser = |worker: &'static str, store: Arc<dyn Store>| {
+            tokio::spawn(async move {
+                let mut got = Vec::new();
+                loop {
+                    let batch = store.lease_due_sitemaps(worker, T0 + 1, 3, 300).await.unwrap();
+                    if batch.is_empty() {
+                        return got;
+                    }
+                    assert!(batch.iter().all(|l| l.lease_expires_at == T0 + 301));
+                    got.extend(batch.into_iter().map(|l| l.id));
+                    tokio::task::yield_now().await;
+                }
+            })
+        };
+        let (a, b, c) = (leaser("a", store.clone()), leaser("b", store.clone()), leaser("c", store.clone()));
+        let (a, b, c) = (a.await.unwrap(), b.await.unwrap(), c.await.unwrap());
+        let mut seen = HashSet::new();
+        for id in a.iter().chain(&b).chain(&c) {
+            assert!(seen.insert(*id), "sitemap {id} leased twice");
+        }
+        assert_eq!(seen, all.into_iter().collect::<HashSet<_>>());
+        assert_eq!(store.queue_depth(T0 + 1).await.unwrap(), 0);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn only_due_sitemaps_of_verified_sites_are_leased() {
+    each_backend(|store| async move {
+        let ann = user(&*store, "ann@example.com", false).await;
+        let unverified = store.create_site(ann, "https://new.example", T0).await.unwrap();
+        store.add_sitemap(ann, unverified.id, "https://new.example/s.xml", Source::Api, T0).await.unwrap();
+        let site = verified_site(&*store, ann, "https://ann.example").await;
+        let later = store.add_sitemap(ann, site, "https://ann.example/later.xml", Source::Api, T0 + 100).await.unwrap();
+        let removed = store.add_sitemap(ann, site, "https://ann.example/gone.xml", Source::Api, T0).await.unwrap();
+        store.remove_sitemap(ann, removed.id, T0).await.unwrap();
+
+        assert_eq!(store.queue_depth(T0).await.unwrap(), 0);
+        assert!(store.lease_due_sitemaps("w", T0, 10, 60).await.unwrap().is_empty());
+        assert_eq!(store.queue_depth(T0 + 100).await.unwrap(), 1);
+        let leased = store.lease_due_sitemaps("w", T0 + 100, 10, 60).await.unwrap();
+        assert_eq!(leased.iter().map(|l| l.id).collect::<Vec<_>>(), vec![later.id]);
+
+        // Verification lost: its sitemaps stop being fetched.
+        store.release("w", later.id).await.unwrap();
+        store.record_verification(site, false, T0 + 100).await.unwrap();
+        assert!(store.lease_due_sitemaps("w", T0 + 100, 10, 60).await.unwrap().is_empty());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_expired_lease_makes_the_sitemap_due_again() {
+    each_backend(|store| async move {
+        let ids = due_sitemaps(&*store, 1).await;
+        assert_eq!(store.lease_due_sitemaps("crashed", T0, 10, 60).await.unwrap().len(), 1);
+        assert!(store.lease_due_sitemaps("other", T0 + 59, 10, 60).await.unwrap().is_empty());
+        let again = store.lease_due_sitemaps("other", T0 + 60, 10, 60).await.unwrap();
+        assert_eq!(again.iter().map(|l| l.id).collect::<Vec<_>>(), ids);
+
+        // The first worker comes back too late: its result is refused, the new holder's taken.
+        let err = store.complete("crashed", ids[0], &ok_download(T0 + 61), T0 + 1000).await.unwrap_err();
+        assert!(matches!(err, Error::LeaseLost { .. }), "{err}");
+        store.complete("other", ids[0], &ok_download(T0 + 62), T0 + 1000).await.unwrap();
+        let ann = mapwright_store::Actor { user_id: 1, is_admin: true };
+        assert_eq!(store.list_downloads(ann, ids[0], 10).await.unwrap().len(), 1);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn complete_stores_the_download_and_sets_the_next_fetch() {
+    each_backend(|store| async move {
+        let ids = due_sitemaps(&*store, 1).await;
+        let admin = mapwright_store::Actor { user_id: 1, is_admin: true };
+        store.lease_due_sitemaps("w", T0, 10, 60).await.unwrap();
+        let finding = |rule: &str, severity: &str, line| FindingRecord {
+            rule: rule.into(),
+            severity: severity.into(),
+            line: Some(line),
+            col: Some(3),
+            loc: Some("https://ann.example/x".into()),
+            message: format!("{rule} here"),
+        };
+        let download = DownloadRecord {
+            downloaded_at: T0 + 5,
+            status: "errors".into(),
+            http_status: Some(200),
+            bytes: 1234,
+            duration_ms: 56,
+            url_count: 7,
+            error: None,
+            findings: vec![finding("loc-missing", "error", 4), finding("lastmod-format", "warning", 9)],
+            etag: Some("\"v1\"".into()),
+            last_modified: Some("Tue, 14 Nov 2023 22:13:20 GMT".into()),
+            content_hash: Some("abc".into()),
+        };
+        let download_id = store.complete("w", ids[0], &download, T0 + 86400).await.unwrap();
+
+        let sitemap = store.sitemap(admin, ids[0]).await.unwrap();
+        assert_eq!(sitemap.next_fetch_at, T0 + 86400);
+        assert_eq!(sitemap.last_downloaded_at, Some(T0 + 5));
+        assert_eq!(sitemap.status.as_deref(), Some("errors"));
+        assert_eq!(sitemap.etag.as_deref(), Some("\"v1\""));
+        let stored = &store.list_downloads(admin, ids[0], 10).await.unwrap()[0];
+        assert_eq!((stored.id, stored.bytes, stored.duration_ms, stored.url_count), (download_id, 1234, 56, 7));
+        assert_eq!((stored.error_count, stored.warning_count), (1, 1));
+        assert_eq!(store.list_findings(admin, download_id).await.unwrap(), download.findings);
+
+        // Not due until the next fetch time; then due and leasable again.
+        assert!(store.lease_due_sitemaps("w", T0 + 86399, 10, 60).await.unwrap().is_empty());
+        assert_eq!(store.lease_due_sitemaps("w", T0 + 86400, 10, 60).await.unwrap().len(), 1);
+        // Completing twice is refused: the lease ended with the first completion.
+        store.complete("w", ids[0], &ok_download(T0 + 86401), T0 + 2 * 86400).await.unwrap();
+        let err = store.complete("w", ids[0], &ok_download(T0 + 86402), T0).await.unwrap_err();
+        assert!(matches!(err, Error::LeaseLost { .. }), "{err}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn release_gives_the_job_back() {
+    each_backend(|store| async move {
+        let ids = due_sitemaps(&*store, 3).await;
+        assert_eq!(store.lease_due_sitemaps("w", T0, 2, 600).await.unwrap().len(), 2);
+        let err = store.release("intruder", ids[0]).await.unwrap_err();
+        assert!(matches!(err, Error::LeaseLost { .. }), "{err}");
+        store.release("w", ids[0]).await.unwrap();
+        assert_eq!(store.queue_depth(T0).await.unwrap(), 2);
+        assert_eq!(store.release_all("w").await.unwrap(), 1);
+        assert_eq!(store.queue_depth(T0).await.unwrap(), 3);
+        assert_eq!(store.lease_due_sitemaps("v", T0, 10, 600).await.unwrap().len(), 3);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn ping_and_resubmit_bring_the_fetch_forward() {
+    each_backend(|store| async move {
+        let ids = due_sitemaps(&*store, 1).await;
+        let admin = mapwright_store::Actor { user_id: 1, is_admin: true };
+        store.lease_due_sitemaps("w", T0, 1, 60).await.unwrap();
+        store.complete("w", ids[0], &ok_download(T0), T0 + 86400).await.unwrap();
+
+        let url = "https://ann.example/sitemap-0.xml";
+        assert_eq!(store.record_ping(url, "192.0.2.1", T0 + 10).await.unwrap().scheduled, 1);
+        assert_eq!(store.sitemap(admin, ids[0]).await.unwrap().next_fetch_at, T0 + 10);
+        // A ping for a sitemap nobody submitted is recorded and schedules nothing.
+        assert_eq!(store.record_ping("https://x.example/s.xml", "192.0.2.1", T0 + 11).await.unwrap().scheduled, 0);
+        assert_eq!(store.pings_from_client_since("192.0.2.1", T0).await.unwrap(), 2);
+        assert_eq!(store.pings_from_client_since("192.0.2.1", T0 + 11).await.unwrap(), 1);
+        assert_eq!(store.pings_for_sitemap_since(url, T0).await.unwrap(), 1);
+
+        store.lease_due_sitemaps("w", T0 + 10, 1, 60).await.unwrap();
+        store.complete("w", ids[0], &ok_download(T0 + 10), T0 + 86400).await.unwrap();
+        store.resubmit_sitemap(admin, ids[0], T0 + 20).await.unwrap();
+        assert_eq!(store.queue_depth(T0 + 20).await.unwrap(), 1);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn robots_and_index_children_are_added_by_the_service() {
+    each_backend(|store| async move {
+        let ann = user(&*store, "ann@example.com", false).await;
+        let site = verified_site(&*store, ann, "https://ann.example").await;
+        let index =
+            store.add_sitemap_for_site(site, "https://ann.example/index.xml", Source::Robots, None, T0).await.unwrap();
+        assert_eq!(index.source, "robots");
+        let child = store
+            .add_sitemap_for_site(site, "https://ann.example/a.xml", Source::Index, Some(index.id), T0)
+            .await
+            .unwrap();
+        assert_eq!(child.parent_id, Some(index.id));
+        // Adding again keeps one row; a user's removal sticks against robots.txt.
+        store.remove_sitemap(ann, index.id, T0).await.unwrap();
+        let again = store
+            .add_sitemap_for_site(site, "https://ann.example/index.xml", Source::Robots, None, T0 + 1)
+            .await
+            .unwrap();
+        assert_eq!(again.id, index.id);
+        assert_eq!(again.removed_at, Some(T0));
+        assert_eq!(store.list_sitemaps(ann, site).await.unwrap().len(), 2);
+        let err =
+            store.add_sitemap_for_site(9999, "https://x.example/s.xml", Source::Robots, None, T0).await.unwrap_err();
+        assert!(matches!(err, Error::NotFound { what: "site", .. }), "{err}");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_on_one_database_share_the_work() {
+    each_backend_pair(|one, two| async move {
+        let all = due_sitemaps(&*one, 30).await;
+        let worker = |name: &'static str, store: Arc<dyn Store>| {
+            tokio::spawn(async move {
+                let mut done = Vec::new();
+                loop {
+                    let batch = store.lease_due_sitemaps(name, T0, 2, 300).await.unwrap();
+                    if batch.is_empty() {
+                        return done;
+                    }
+                    for leased in batch {
+                        store.complete(name, leased.id, &ok_download(T0), T0 + 86400).await.unwrap();
+                        done.push(leased.id);
+                    }
+                }
+            })
+        };
+        let (a, b) = (worker("one", one.clone()), worker("two", two.clone()));
+        let (a, b) = (a.await.unwrap(), b.await.unwrap());
+        let mut every: Vec<i64> = a.iter().chain(&b).copied().collect();
+        every.sort_unstable();
+        // Each sitemap fetched exactly once, by one of the two.
+        assert_eq!(every, all);
+        let admin = mapwright_store::Actor { user_id: 1, is_admin: true };
+        for id in all {
+            assert_eq!(two.list_downloads(admin, id, 10).await.unwrap().len(), 1);
+        }
+    })
+    .await;
+}
