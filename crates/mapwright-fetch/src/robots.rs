@@ -50,6 +50,38 @@ impl Robots {
         }
     }
 
+    /// Like [`Robots::parse`], for the robots.txt at `robots_url`: relative `Sitemap:` URLs are
+    /// resolved against it, duplicates removed (first kept), and Google's tolerated misspelling
+    /// `Site-map:` read too.
+    pub fn parse_at(agent: &str, body: &[u8], robots_url: &str) -> Robots {
+        let mut r = Robots::parse(agent, body);
+        if r.robot.is_none() {
+            return r;
+        }
+        let text = String::from_utf8_lossy(body);
+        for line in text.lines() {
+            let line = line.trim_start_matches('\u{feff}').trim();
+            if line.len() > 9 && line[..9].eq_ignore_ascii_case("site-map:") {
+                r.sitemaps.push(line[9..].trim().to_string());
+            }
+        }
+        let base = url::Url::parse(robots_url).ok();
+        let mut seen = std::collections::HashSet::new();
+        r.sitemaps = std::mem::take(&mut r.sitemaps)
+            .into_iter()
+            .filter_map(|s| {
+                let s = s.trim();
+                let absolute = match url::Url::parse(s) {
+                    Ok(_) => s.to_string(),
+                    Err(url::ParseError::RelativeUrlWithoutBase) => base.as_ref()?.join(s).ok()?.to_string(),
+                    Err(_) => return None,
+                };
+                seen.insert(normalise(&absolute)).then_some(absolute)
+            })
+            .collect();
+        r
+    }
+
     /// Whether our agent may fetch `url` (always true without rules).
     pub fn allowed(&self, url: &str) -> bool {
         self.robot.as_ref().is_none_or(|r| r.allowed(url))
@@ -80,7 +112,7 @@ pub async fn fetch(fetcher: &Fetcher, url: &str) -> Result<Robots, Error> {
     match fetcher.get(&robots_url, None).await {
         Ok(Fetched::Body(resp)) => {
             let (bytes, truncated) = resp.bytes_up_to(MAX_ROBOTS_BYTES).await?;
-            let mut r = Robots::parse(&agent, &bytes);
+            let mut r = Robots::parse_at(&agent, &bytes, &robots_url);
             r.truncated = truncated;
             Ok(r)
         }

@@ -3,6 +3,7 @@
 mod server;
 
 mod check;
+mod conformance;
 mod discover;
 mod fetch;
 mod incremental;
