@@ -129,7 +129,7 @@ fn peers() -> Vec<(String, Vec<Value>)> {
 }
 
 /// Kinds replayed elsewhere: robots.txt discovery and whole-site crawls need HTTP
-/// (mapwright-fetch's conformance tests run them).
+/// (`crates/mapwright-fetch/tests/conformance.rs` replays all 25 of them).
 fn handled_elsewhere(case: &Value) -> bool {
     matches!(case["kind"].as_str(), Some("robots" | "site")) || case["file"].is_null()
 }

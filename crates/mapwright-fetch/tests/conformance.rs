@@ -82,3 +82,40 @@ async fn robots_404_means_no_sitemaps() {
     assert!(r.sitemaps.is_empty());
     assert!(r.allowed(&s.url("/anything")));
 }
+
+/// A peer's mocked site, served on 127.0.0.1 with its host name rewritten to ours.
+async fn serve_site(folder: &str) -> Server {
+    let s = Server::start().await;
+    let dir = shared().join("conformance/ultimate-sitemap-parser/files").join(folder);
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let path = e.unwrap().path();
+        let text =
+            std::fs::read_to_string(&path).unwrap().replace("http://test_ultimate-sitemap-parser.com", &s.base());
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        let ctype = if name.ends_with(".txt") { "text/plain" } else { "application/xml" };
+        s.route(&format!("/{name}"), fixed(200, ctype, text));
+    }
+    s
+}
+
+/// ultimate-sitemap-parser#6 and #46, the whole-site crawls: USP counts pages with duplicates
+/// and robots.txt as a sitemap node; we output distinct URLs and count sitemap files.
+#[tokio::test]
+async fn whole_site_crawls() {
+    // basic_site: robots.txt names a urlset and (as `Site-map:`) an index of an index; one child
+    // answers 404. USP: 6 pages (about, contact, news/foo, news/bar twice, news/baz), 7 sitemap
+    // nodes (robots.txt, 3 urlsets, 2 indexes, 1 invalid).
+    let s = serve_site("basic_site").await;
+    let run = crate::discover::discover(&s.base()).await;
+    let pages: Vec<&str> = run.urls.iter().map(|u| u.strip_prefix(&s.base()).unwrap()).collect();
+    assert_eq!(pages, ["/about.html", "/contact.html", "/news/bar.html", "/news/baz.html", "/news/foo.html"]);
+    assert_eq!(run.summary.duplicates, 1, "news/bar is listed twice");
+    assert_eq!(run.summary.sitemaps.len(), 6, "{:?}", run.summary.sitemaps);
+    assert_eq!(run.summary.failed.len(), 1, "the missing child: {:?}", run.summary.failed);
+    // feeds: robots.txt names an RSS 2.0, an Atom 0.3 and an Atom 1.0 feed of 2 items each.
+    let s = serve_site("feeds").await;
+    let run = crate::discover::discover(&s.base()).await;
+    assert_eq!(run.urls.len() as u64 + run.summary.duplicates, 6, "{:?}", run.urls);
+    assert_eq!(run.summary.sitemaps.len(), 3);
+    assert!(run.summary.failed.is_empty());
+}
