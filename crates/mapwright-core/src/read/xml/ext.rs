@@ -78,19 +78,7 @@ pub(super) enum NewsField {
 
 impl State {
     pub(super) fn alternate(&mut self, e: &BytesStart<'_>) {
-        let (mut rel, mut hreflang, mut href) = (None, None, None);
-        for a in e.attributes().with_checks(false).flatten() {
-            let v = a
-                .normalized_value(quick_xml::XmlVersion::Implicit1_0)
-                .map(|c| c.into_owned())
-                .unwrap_or_else(|_| a.value.to_string());
-            match a.key.0 {
-                "rel" => rel = Some(v),
-                "hreflang" => hreflang = Some(v),
-                "href" => href = Some(v),
-                _ => {}
-            }
-        }
+        let [rel, hreflang, href] = attributes(e, ["rel", "hreflang", "href"]);
         if let (Some(rel), Some(hreflang), Some(href)) = (rel, hreflang, href) {
             if rel.trim().eq_ignore_ascii_case("alternate") {
                 self.build

@@ -23,18 +23,7 @@ pub(super) fn feed_date(t: &str) -> Option<Lastmod> {
 
 impl State {
     pub(super) fn atom_link(&mut self, e: &BytesStart<'_>, off: u64) {
-        let (mut rel, mut href) = (None, None);
-        for a in e.attributes().with_checks(false).flatten() {
-            let v = a
-                .normalized_value(quick_xml::XmlVersion::Implicit1_0)
-                .map(|c| c.into_owned())
-                .unwrap_or_else(|_| a.value.to_string());
-            match a.key.0 {
-                "rel" => rel = Some(v),
-                "href" => href = Some(v),
-                _ => {}
-            }
-        }
+        let [rel, href] = attributes(e, ["rel", "href"]);
         let Some(href) = href else { return };
         match rel.as_deref().map(str::trim) {
             None if self.build.link_norel.is_none() => {

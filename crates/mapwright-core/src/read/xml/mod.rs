@@ -113,6 +113,18 @@ fn split_name(name: &str) -> (&str, &str) {
     }
 }
 
+/// The values (entities decoded) of the named attributes of a start tag, in the given order.
+fn attributes<const N: usize>(e: &BytesStart<'_>, names: [&str; N]) -> [Option<String>; N] {
+    let mut out = [const { None }; N];
+    for a in e.attributes().with_checks(false).flatten() {
+        if let Some(i) = names.iter().position(|n| *n == a.key.0) {
+            let v = a.normalized_value(quick_xml::XmlVersion::Implicit1_0).map(|c| c.into_owned());
+            out[i] = Some(v.unwrap_or_else(|_| a.value.to_string()));
+        }
+    }
+    out
+}
+
 /// `str::trim` with an ASCII fast path (Unicode white space only looked for at non-ASCII ends).
 #[inline]
 fn trim(s: &str) -> &str {
