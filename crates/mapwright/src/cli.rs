@@ -155,7 +155,7 @@ pub struct SubmitArgs {
     /// The sitemap's URL.
     #[arg(value_name = "SITEMAP_URL")]
     pub sitemap: String,
-    /// Send ENDPOINT?sitemap=<URL-encoded sitemap URL>; a 200 means received, not valid.
+    /// Send `ENDPOINT?sitemap=<URL-encoded sitemap URL>`; a 200 means received, not valid.
     #[arg(long, value_name = "ENDPOINT")]
     pub ping: Option<String>,
     /// POST the sitemap's URLs to this IndexNow endpoint, in batches of 10,000 per host.
