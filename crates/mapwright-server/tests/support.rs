@@ -2,14 +2,13 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode};
 use http_body_util::BodyExt;
 use mapwright_server::{AppState, app};
 use mapwright_store::Store;
-use sqlx::Connection;
+use mapwright_store::testing::PgDatabase;
 use tower::ServiceExt;
 
 /// A service on a temporary store: an SQLite directory or a PostgreSQL database, both
@@ -28,7 +27,7 @@ where
     Fut: Future<Output = ()>,
 {
     body(TestApp::new(secure_cookies).await).await;
-    if let Some(pg) = PgDatabase::create().await {
+    if let Some(pg) = PgDatabase::create("mapwright_test_server").await {
         let dir = tempfile::tempdir().unwrap();
         let store = mapwright_store::open(Some(&pg.url), dir.path()).await.unwrap();
         assert_eq!(store.backend(), "postgres");
@@ -93,57 +92,4 @@ impl Auth<'_> {
 pub fn set_cookie(headers: &HeaderMap) -> (String, String) {
     let full = headers.get("set-cookie").expect("a Set-Cookie header").to_str().unwrap().to_owned();
     (full.split(';').next().unwrap().to_owned(), full)
-}
-
-/// The server the machine runs; `MAPWRIGHT_TEST_PG` overrides it.
-fn admin_url() -> String {
-    std::env::var("MAPWRIGHT_TEST_PG").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
-}
-
-/// A PostgreSQL database of this test, dropped (WITH FORCE) when this value drops.
-pub struct PgDatabase {
-    name: String,
-    pub url: String,
-}
-
-impl PgDatabase {
-    /// `None` when PostgreSQL is unreachable, which fails the test under CI=true.
-    pub async fn create() -> Option<PgDatabase> {
-        static COUNTER: AtomicU32 = AtomicU32::new(0);
-        let admin = admin_url();
-        let mut conn = match sqlx::PgConnection::connect(&admin).await {
-            Ok(conn) => conn,
-            Err(e) => {
-                assert!(
-                    std::env::var("CI").as_deref() != Ok("true"),
-                    "PostgreSQL at {admin} is unreachable under CI=true: {e}"
-                );
-                eprintln!("note: PostgreSQL at {admin} is unreachable ({e}); testing SQLite only");
-                return None;
-            }
-        };
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let suffix = &mapwright_store::secret::new_verification_token()[..8];
-        let name = format!("mapwright_test_server_{}_{n}_{suffix}", std::process::id());
-        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&mut conn).await.unwrap();
-        let base = admin.rsplit_once('/').map(|(b, _)| b.to_owned()).unwrap_or(admin.clone());
-        Some(PgDatabase { url: format!("{base}/{name}"), name })
-    }
-}
-
-impl Drop for PgDatabase {
-    fn drop(&mut self) {
-        let (name, admin) = (self.name.clone(), admin_url());
-        let _ = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-            rt.block_on(async {
-                if let Ok(mut conn) = sqlx::PgConnection::connect(&admin).await {
-                    let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")))
-                        .execute(&mut conn)
-                        .await;
-                }
-            });
-        })
-        .join();
-    }
 }

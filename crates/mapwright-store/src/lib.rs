@@ -24,6 +24,8 @@ mod postgres;
 pub mod secret;
 mod sqlite;
 mod store;
+#[cfg(feature = "test-support")]
+pub mod testing;
 
 use std::path::Path;
 use std::sync::Arc;
