@@ -22,6 +22,10 @@ pub enum AppError {
     /// Over a rate limit; retry after this many seconds.
     #[error("too many requests: retry in {0} seconds")]
     TooManyRequests(u64),
+    /// Well-formed but refused by a rule of the service (site not verified, sitemap out of
+    /// scope); the message says which and what to do.
+    #[error("{0}")]
+    Rejected(String),
     /// Already exists.
     #[error("{0} already exists")]
     Conflict(String),
@@ -50,6 +54,7 @@ impl IntoResponse for AppError {
             AppError::Unauthorized | AppError::BadCredentials => StatusCode::UNAUTHORIZED,
             AppError::NotFound => StatusCode::NOT_FOUND,
             AppError::Conflict(_) => StatusCode::CONFLICT,
+            AppError::Rejected(_) => StatusCode::UNPROCESSABLE_ENTITY,
             AppError::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
             AppError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,

@@ -2,18 +2,22 @@
 //! account part of the JSON API under `/api/v1`.
 //!
 //! [`app`] takes the state and returns the router, so tests drive it in process and the
-//! binary serves it. The scheduler, site verification and IndexNow come later.
+//! binary serves it. Site verification ([`verify`]) and sitemap admission ([`submission`]) are
+//! shared by the JSON API and the web console.
 #![deny(missing_docs)]
 
 mod auth;
 mod error;
 mod ping;
 mod ratelimit;
+pub mod submission;
+pub mod verify;
 
 use std::sync::Arc;
 
 use axum::Router;
 use axum::routing::{delete, get, post};
+use mapwright_fetch::Fetcher;
 use mapwright_store::Store;
 
 pub use error::AppError;
@@ -29,13 +33,30 @@ pub struct AppState {
     pub secure_cookies: bool,
     /// Rate limits.
     pub limits: Arc<Limits>,
+    /// The client of every outbound request (verification, robots.txt, sitemaps). It refuses
+    /// private, loopback and link-local addresses unless [`AppState::allow_private_networks`]
+    /// was called: a user must not make the service fetch from its own network (SSRF).
+    pub fetcher: Fetcher,
 }
 
 impl AppState {
-    /// State with the default [`Limits`].
+    /// State with the default [`Limits`] and a fetcher that refuses private networks.
     pub fn new(store: Arc<dyn Store>, secure_cookies: bool) -> Self {
-        AppState { store, secure_cookies, limits: Arc::new(Limits::default()) }
+        AppState { store, secure_cookies, limits: Arc::new(Limits::default()), fetcher: fetcher(false) }
     }
+
+    /// Lets outbound requests reach private and loopback addresses: for tests and for a
+    /// service whose sites are on its own network (`--allow-private-networks`).
+    pub fn allow_private_networks(mut self) -> Self {
+        self.fetcher = fetcher(true);
+        self
+    }
+}
+
+/// The service's HTTP client: the fetch layer's defaults (timeouts, size limits, retries).
+fn fetcher(allow_private_networks: bool) -> Fetcher {
+    let config = mapwright_fetch::Config { allow_private_networks, ..mapwright_fetch::Config::default() };
+    Fetcher::new(config).expect("the TLS backend initialises")
 }
 
 /// The rate limits of the public and sign-in endpoints; over a limit the answer is 429 with

@@ -4,3 +4,4 @@
 mod accounts;
 mod ping;
 mod support;
+mod verify;

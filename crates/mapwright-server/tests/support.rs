@@ -16,8 +16,9 @@ use tower::ServiceExt;
 pub struct TestApp {
     pub store: Arc<dyn Store>,
     pub state: AppState,
-    _dir: tempfile::TempDir,
-    _pg: Option<PgDatabase>,
+    /// The SQLite directory or PostgreSQL database; shared so that [`each_backend`] keeps it
+    /// alive even when a test's `async move` block captures only some fields of the app.
+    guard: Arc<(tempfile::TempDir, Option<PgDatabase>)>,
 }
 
 /// Runs `body` on a service over SQLite, then over PostgreSQL (see `PgDatabase::create`).
@@ -26,13 +27,18 @@ where
     F: Fn(TestApp) -> Fut,
     Fut: Future<Output = ()>,
 {
-    body(TestApp::new(secure_cookies).await).await;
+    let app = TestApp::new(secure_cookies).await;
+    let guard = app.guard.clone();
+    body(app).await;
+    drop(guard);
     if let Some(pg) = PgDatabase::create("mapwright_test_server").await {
         let dir = tempfile::tempdir().unwrap();
         let store = mapwright_store::open(Some(&pg.url), dir.path()).await.unwrap();
         assert_eq!(store.backend(), "postgres");
-        let state = AppState::new(store.clone(), secure_cookies);
-        body(TestApp { store: store.clone(), state, _dir: dir, _pg: Some(pg) }).await;
+        let state = AppState::new(store.clone(), secure_cookies).allow_private_networks();
+        let guard = Arc::new((dir, Some(pg)));
+        body(TestApp { store: store.clone(), state, guard: guard.clone() }).await;
+        drop(guard);
     }
 }
 
@@ -41,8 +47,8 @@ impl TestApp {
     pub async fn new(secure_cookies: bool) -> TestApp {
         let dir = tempfile::tempdir().unwrap();
         let store = mapwright_store::open(None, dir.path()).await.unwrap();
-        let state = AppState::new(store.clone(), secure_cookies);
-        TestApp { store, state, _dir: dir, _pg: None }
+        let state = AppState::new(store.clone(), secure_cookies).allow_private_networks();
+        TestApp { store, state, guard: Arc::new((dir, None)) }
     }
 
     /// Sends a request; returns status, headers and the body as text.

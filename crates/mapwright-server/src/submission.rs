@@ -1,0 +1,77 @@
+//! Which sitemaps a user may add to a site (../shared/PROTOCOL.md section 5): one on the
+//! site's own origin once the site is verified, or one on another host that the site's
+//! robots.txt names in a `Sitemap:` line (cross-submission). The JSON API and the console's
+//! form share [`add_sitemap`], so both refuse the same things with the same words.
+
+use mapwright_store::{Actor, Site, Sitemap, Source};
+
+use crate::{AppError, AppState, now};
+
+/// The longest sitemap URL accepted: the protocol's limit on a `<loc>`.
+const MAX_URL_LEN: usize = 2048;
+
+/// Adds `url` to the actor's site `site_id` (due at once), or says why not: not an absolute
+/// http(s) URL (400), the site not verified (422), or another host that the site's
+/// robots.txt does not name (422). Another user's site is 404.
+pub async fn add_sitemap(state: &AppState, actor: Actor, site_id: i64, url: &str) -> Result<Sitemap, AppError> {
+    let site = state.store.site(actor, site_id).await?;
+    let url = parse_sitemap_url(url)?;
+    if site.verified_at.is_none() {
+        return Err(AppError::Rejected(format!(
+            "{} is not verified yet: verify the site before adding sitemaps",
+            site.origin
+        )));
+    }
+    if url.origin().ascii_serialization() != site.origin {
+        check_cross_submission(state, &site, url.as_str()).await?;
+    }
+    Ok(state.store.add_sitemap(actor, site.id, url.as_str(), Source::Api, now()).await?)
+}
+
+/// An absolute http(s) URL of reasonable length, without credentials, in normal form.
+pub fn parse_sitemap_url(text: &str) -> Result<url::Url, AppError> {
+    let text = text.trim();
+    if text.len() > MAX_URL_LEN {
+        return Err(AppError::BadRequest(format!("the sitemap URL is longer than {MAX_URL_LEN} bytes")));
+    }
+    let url = url::Url::parse(text)
+        .map_err(|e| AppError::BadRequest(format!("the sitemap URL is not an absolute URL: {e}")))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return Err(AppError::BadRequest("the sitemap URL must be an http or https URL".into()));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(AppError::BadRequest("the sitemap URL must not carry a user name or password".into()));
+    }
+    Ok(url)
+}
+
+/// The site's robots.txt must name the sitemap in a `Sitemap:` line.
+async fn check_cross_submission(state: &AppState, site: &Site, url: &str) -> Result<(), AppError> {
+    let refused = |why: String| {
+        AppError::Rejected(format!(
+            "{url} is not on {origin}; a sitemap on another host is accepted only when \
+             {origin}/robots.txt names it in a Sitemap: line ({why})",
+            origin = site.origin
+        ))
+    };
+    match mapwright_fetch::robots::fetch(&state.fetcher, &site.origin).await {
+        Ok(robots) if robots.lists_sitemap(url) => Ok(()),
+        Ok(_) => Err(refused("it does not".into())),
+        Err(e) => Err(refused(format!("it could not be read: {e}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sitemap_urls() {
+        assert_eq!(parse_sitemap_url(" https://Example.com/s.xml ").unwrap().as_str(), "https://example.com/s.xml");
+        for bad in ["", "/sitemap.xml", "ftp://example.com/s.xml", "https://u:p@example.com/s.xml", "mailto:a@b"] {
+            assert!(matches!(parse_sitemap_url(bad), Err(AppError::BadRequest(_))), "{bad}");
+        }
+        let long = format!("https://example.com/{}", "a".repeat(MAX_URL_LEN));
+        assert!(matches!(parse_sitemap_url(&long), Err(AppError::BadRequest(_))));
+    }
+}
