@@ -5,8 +5,8 @@
 use axum::extract::Request;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use mapwright_core::ReadOptions;
 use mapwright_core::read::read_all;
-use mapwright_core::{Entry, ReadOptions};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -97,7 +97,6 @@ fn crawl_writes_the_sitemap_and_the_report() {
     let xml = std::fs::read_to_string(out.join("sitemap.xml")).unwrap();
     assert!(xml.contains(&format!("<image:loc>{base}/logo.png</image:loc>")), "{xml}");
     assert!(xml.contains(&format!("hreflang=\"de\" href=\"{base}/de/\"")), "{xml}");
-    super::xmllint(&out.join("sitemap.xml"), "sitemap.xsd");
 
     let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert_eq!(r["pages_fetched"], 9, "{r}");

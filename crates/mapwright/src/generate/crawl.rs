@@ -85,7 +85,7 @@ pub fn run(mut a: CrawlArgs) -> anyhow::Result<ExitCode> {
             p.offer(e, || place).map_err(|e| std::io::Error::other(format!("{e:#}")))
         };
         let progress = |pr: &mapwright_crawl::Progress| {
-            if let Some(pb) = &bar {
+            if let Some(pb) = bar.as_ref().filter(|_| pr.done % 8 == 0) {
                 let rate = pr.done as f64 / started.elapsed().as_secs_f64().max(1e-3);
                 pb.set_message(format!(
                     "{} pages done, {} queued, {rate:.1} pages/s, {} listed, {} errors",
