@@ -83,7 +83,8 @@ def main():
     ap.add_argument("--port", type=int, default=8099)
     ap.add_argument("--out", default=os.path.join(HERE, "RESULTS.md"))
     a = ap.parse_args()
-    subprocess.run(["cargo", "build", "--release", "--locked", "-p", "mapwright", "-p", "mapwright-crawl", "--example", "bench_site"],
+    subprocess.run(["cargo", "build", "--release", "--locked", "-p", "mapwright", "--bin", "mapwright"], cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "--release", "--locked", "-p", "mapwright-crawl", "--example", "bench_site"],
                    cwd=ROOT, check=True)
     rows = [run_one("mapwright generate crawl", a.pages, a.port, mapwright_cmd)]
     if a.peer_pages != a.pages:

@@ -95,8 +95,8 @@ fn bench(c: &mut Criterion) {
     let html = page();
     let lol = mapwright_crawl::crawl::parse::extract(html.as_bytes(), false);
     let h5 = html5ever_links(html.as_bytes());
-    assert_eq!(lol.links.len(), 380, "lol_html found {}", lol.links.len());
-    assert_eq!(h5, 380 + 4, "html5ever found {h5}"); // + canonical, stylesheet, alternate, robots
+    assert_eq!(lol.links.len(), 400, "lol_html found {}", lol.links.len());
+    assert_eq!(h5, 400 + 4, "html5ever found {h5}"); // + canonical, stylesheet, alternate, robots
     let mut g = c.benchmark_group("extract_links");
     g.throughput(Throughput::Bytes(html.len() as u64));
     g.bench_function("lol_html", |b| {

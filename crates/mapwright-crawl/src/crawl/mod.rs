@@ -4,7 +4,7 @@
 //!
 //! One coordinator owns the frontier, the URL table and the report, so none of them needs a
 //! lock; up to `concurrency` fetch tasks run on the tokio runtime and send back plain
-//! [`Fetch`] results. Every result goes through one function ([`Run::apply`]), live or
+//! [`Fetch`] results. Every result goes through one function (`Run::apply`), live or
 //! replayed from the `--state` log, which is what makes a resumed crawl end exactly where an
 //! uninterrupted one would.
 

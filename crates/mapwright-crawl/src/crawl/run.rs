@@ -1,5 +1,5 @@
 //! The coordinator: the URL table, the frontier, dispatch under the limits, and
-//! [`Run::apply`], which turns one page's [`Fetch`] into listed entries, new links and report lines.
+//! `Run::apply`, which turns one page's [`Fetch`] into listed entries, new links and report lines.
 
 use super::page::{self, Fetch, Page, PageContext};
 use super::report::{BrokenLink, CrawlReport, LeftOut, MAX_REFERRERS, Stop, reason};

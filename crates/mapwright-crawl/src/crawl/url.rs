@@ -65,7 +65,8 @@ impl Scope {
     /// (`mailto:`, `javascript:`, garbage).
     pub fn normalise_link(&self, base: &Url, href: &str) -> Option<Url> {
         let href = href.trim();
-        if href.is_empty() || href.starts_with('#') && base.fragment().is_none() && href.len() == 1 {
+        // A fragment-only link points back at the page itself.
+        if href.is_empty() || href.starts_with('#') {
             return None;
         }
         let u = base.join(href).ok()?;
