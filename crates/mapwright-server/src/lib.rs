@@ -10,6 +10,7 @@ mod auth;
 mod error;
 mod ping;
 mod ratelimit;
+pub mod scheduler;
 pub mod submission;
 pub mod verify;
 
@@ -37,12 +38,20 @@ pub struct AppState {
     /// private, loopback and link-local addresses unless [`AppState::allow_private_networks`]
     /// was called: a user must not make the service fetch from its own network (SSRF).
     pub fetcher: Fetcher,
+    /// Shared with the scheduler's workers (their wake-up call).
+    pub scheduler: Arc<scheduler::Shared>,
 }
 
 impl AppState {
     /// State with the default [`Limits`] and a fetcher that refuses private networks.
     pub fn new(store: Arc<dyn Store>, secure_cookies: bool) -> Self {
-        AppState { store, secure_cookies, limits: Arc::new(Limits::default()), fetcher: fetcher(false) }
+        AppState {
+            store,
+            secure_cookies,
+            limits: Arc::new(Limits::default()),
+            fetcher: fetcher(false),
+            scheduler: Arc::default(),
+        }
     }
 
     /// Lets outbound requests reach private and loopback addresses: for tests and for a

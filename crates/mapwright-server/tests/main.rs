@@ -3,5 +3,7 @@
 
 mod accounts;
 mod ping;
+mod scheduler;
+mod sitehost;
 mod support;
 mod verify;
