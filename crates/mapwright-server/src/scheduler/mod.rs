@@ -1,5 +1,5 @@
 //! The fetch scheduler: `workers` tasks that lease due sitemaps from the store, fetch, read
-//! and store them ([`fetch`]), and one task that re-checks site verification and adds the
+//! and store them ([`run_job`]), and one task that re-checks site verification and adds the
 //! sitemaps robots.txt names ([`recheck_once`], [`after_verified`]).
 //!
 //! The queue is the store's `sitemaps` table: leases with an expiry make a crashed process's
