@@ -102,13 +102,11 @@ impl Fetcher {
     /// Builds the client. Fails only if TLS cannot be set up.
     pub fn new(config: Config) -> Result<Fetcher, Error> {
         let max = config.max_redirects;
+        let allow_private = config.allow_private_networks;
         let policy = reqwest::redirect::Policy::custom(move |attempt| {
-            if attempt.previous().iter().any(|u| u == attempt.url()) {
-                attempt.error("redirect loop")
-            } else if attempt.previous().len() > max {
-                attempt.error("too many redirects")
-            } else {
-                attempt.follow()
+            match redirect_refusal(attempt.previous(), attempt.url(), max, allow_private) {
+                Some(why) => attempt.error(why),
+                None => attempt.follow(),
             }
         });
         let mut headers = HeaderMap::new();
@@ -198,6 +196,31 @@ impl Fetcher {
     }
 }
 
+/// Why a redirect hop to `next` must not be followed, if it must not: a loop, too many hops,
+/// or (when private networks are refused) an IP-literal host that is not public. Names are
+/// checked after resolution by [`PublicOnlyResolver`]; an IP literal never reaches the
+/// resolver, so without this check a public server could redirect us to 127.0.0.1 (SSRF).
+fn redirect_refusal(previous: &[url::Url], next: &url::Url, max: usize, allow_private: bool) -> Option<&'static str> {
+    if previous.iter().any(|u| u == next) {
+        return Some("redirect loop");
+    }
+    if previous.len() > max {
+        return Some("too many redirects");
+    }
+    if !allow_private && !matches!(next.scheme(), "http" | "https") {
+        return Some("redirect to a scheme other than http or https");
+    }
+    let ip = match next.host() {
+        Some(url::Host::Ipv4(a)) => Some(IpAddr::V4(a)),
+        Some(url::Host::Ipv6(a)) => Some(IpAddr::V6(a)),
+        _ => None,
+    };
+    if !allow_private && ip.is_some_and(|ip| !is_public(ip)) {
+        return Some("redirect to a private or loopback address (private networks are not allowed)");
+    }
+    None
+}
+
 /// The headers we keep from a response.
 fn meta_of(requested: &str, resp: &reqwest::Response) -> Meta {
     let h = resp.headers();
@@ -265,5 +288,72 @@ impl reqwest::dns::Resolve for PublicOnlyResolver {
             }
             Ok(Box::new(addrs.into_iter()) as reqwest::dns::Addrs)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn urls(list: &[&str]) -> Vec<url::Url> {
+        list.iter().map(|u| url::Url::parse(u).unwrap()).collect()
+    }
+
+    #[test]
+    fn redirect_hops_to_private_addresses_are_refused() {
+        let from = urls(&["https://public.example/sitemap.xml"]);
+        for private in [
+            "http://127.0.0.1/",
+            "http://127.0.0.1:5432/x",
+            "http://10.1.2.3/",
+            "http://192.168.0.1/",
+            "http://172.16.0.1/",
+            "http://169.254.169.254/latest/meta-data/",
+            "http://224.0.0.1/",
+            "http://0.0.0.0/",
+            "http://[::1]/",
+            "http://[fe80::1]/",
+            "http://[fd00::1]/",
+            "http://[::ffff:127.0.0.1]/",
+            "http://100.64.0.1/",
+        ] {
+            let next = url::Url::parse(private).unwrap();
+            let why = redirect_refusal(&from, &next, 10, false);
+            assert!(why.is_some_and(|w| w.contains("private")), "{private}: {why:?}");
+            assert_eq!(redirect_refusal(&from, &next, 10, true), None, "{private} allowed when asked");
+        }
+        for public in ["https://93.184.216.34/", "https://[2606:2800:220:1::]/", "https://other.example/s.xml"] {
+            assert_eq!(redirect_refusal(&from, &url::Url::parse(public).unwrap(), 10, false), None, "{public}");
+        }
+    }
+
+    #[test]
+    fn redirect_loops_and_chains() {
+        let chain = urls(&["https://a.example/1", "https://a.example/2"]);
+        let back = url::Url::parse("https://a.example/1").unwrap();
+        assert_eq!(redirect_refusal(&chain, &back, 10, true), Some("redirect loop"));
+        let next = url::Url::parse("https://a.example/3").unwrap();
+        assert_eq!(redirect_refusal(&chain, &next, 1, true), Some("too many redirects"));
+        assert_eq!(redirect_refusal(&chain, &next, 2, true), None);
+    }
+
+    #[tokio::test]
+    async fn a_fetcher_refusing_private_networks_refuses_loopback() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let served = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = served.clone();
+        tokio::spawn(async move {
+            if let Ok((_socket, _)) = listener.accept().await {
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        });
+        let fetcher = Fetcher::new(Config { allow_private_networks: false, ..Config::default() }).unwrap();
+        let err = fetcher.get(&format!("http://{addr}/sitemap.xml"), None).await.err().expect("refused");
+        assert!(err.to_string().contains("private or loopback"), "{err}");
+        // A name that resolves to loopback is refused by the resolver.
+        let by_name = fetcher.get(&format!("http://localhost:{}/s.xml", addr.port()), None).await;
+        assert!(by_name.is_err());
+        assert!(!served.load(std::sync::atomic::Ordering::SeqCst), "no connection was made");
     }
 }

@@ -13,6 +13,7 @@ mod error;
 pub mod indexnow;
 mod ping;
 mod ratelimit;
+pub mod scheduler;
 pub mod submission;
 pub mod verify;
 
@@ -42,6 +43,8 @@ pub struct AppState {
     pub fetcher: Fetcher,
     /// The IndexNow receiver's rate limits and key-file cache.
     pub indexnow: Arc<indexnow::IndexNow>,
+    /// Shared with the scheduler's workers (their wake-up call).
+    pub scheduler: Arc<scheduler::Shared>,
 }
 
 impl AppState {
@@ -53,6 +56,7 @@ impl AppState {
             limits: Arc::new(Limits::default()),
             fetcher: fetcher(false),
             indexnow: Arc::default(),
+            scheduler: Arc::default(),
         }
     }
 

@@ -35,7 +35,9 @@ pub(crate) async fn ping(
     state.limits.ping_per_client.check(&client).map_err(AppError::TooManyRequests)?;
     let sitemap = parse_sitemap(query.get("sitemap").map(String::as_str))?;
     state.limits.ping_per_sitemap.check(sitemap.as_str()).map_err(AppError::TooManyRequests)?;
-    state.store.record_ping(sitemap.as_str(), &client, now()).await?;
+    if state.store.record_ping(sitemap.as_str(), &client, now()).await?.scheduled > 0 {
+        crate::scheduler::wake(&state);
+    }
     Ok(format!("Sitemap notification received: {sitemap}\n"))
 }
 

@@ -25,7 +25,9 @@ pub async fn add_sitemap(state: &AppState, actor: Actor, site_id: i64, url: &str
     if url.origin().ascii_serialization() != site.origin {
         check_cross_submission(state, &site, url.as_str()).await?;
     }
-    Ok(state.store.add_sitemap(actor, site.id, url.as_str(), Source::Api, now()).await?)
+    let sitemap = state.store.add_sitemap(actor, site.id, url.as_str(), Source::Api, now()).await?;
+    crate::scheduler::wake(state);
+    Ok(sitemap)
 }
 
 /// An absolute http(s) URL of reasonable length, without credentials, in normal form.

@@ -4,5 +4,7 @@
 mod accounts;
 mod api;
 mod ping;
+mod scheduler;
+mod sitehost;
 mod support;
 mod verify;

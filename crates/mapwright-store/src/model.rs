@@ -145,6 +145,15 @@ pub struct Sitemap {
     pub index_lastmod: Option<String>,
     /// When it was removed (by the user, or gone from its index).
     pub removed_at: Option<Timestamp>,
+    /// The kinds of entries of the last read, comma-separated from "web", "image", "video",
+    /// "news" ("index" for a sitemap index); `None` before the first read.
+    pub kinds: Option<String>,
+    /// Entries of the last complete or partial read (304s keep the previous count).
+    pub url_count: Option<i64>,
+    /// The scheduler's current period between fetches, in seconds (adapts to change).
+    pub fetch_interval: Option<i64>,
+    /// Failed fetches in a row (0 after a success); the scheduler backs off on them.
+    pub failures: i64,
 }
 
 /// A sitemap a worker holds a lease on.
@@ -308,4 +317,38 @@ impl Default for UrlQuery {
 pub struct PingOutcome {
     /// How many sitemaps of verified sites had their next fetch brought forward.
     pub scheduled: u64,
+}
+
+/// What a worker records about a sitemap besides the download itself, before
+/// [`Store::complete`](crate::Store::complete): the console's summary and the schedule's state.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FetchSummary {
+    /// See [`Sitemap::kinds`]; `None` keeps the stored value (a 304 or a failure).
+    pub kinds: Option<String>,
+    /// See [`Sitemap::url_count`]; `None` keeps the stored value.
+    pub url_count: Option<i64>,
+    /// See [`Sitemap::fetch_interval`].
+    pub fetch_interval: i64,
+    /// See [`Sitemap::failures`].
+    pub failures: i64,
+}
+
+/// A child of a sitemap index as the index lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexChild {
+    /// The child's URL.
+    pub url: String,
+    /// Its `<lastmod>` in the index, as written.
+    pub lastmod: Option<String>,
+}
+
+/// What [`Store::sync_index_children`](crate::Store::sync_index_children) changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ChildSync {
+    /// Children seen for the first time (due at once).
+    pub added: u64,
+    /// Known children whose index lastmod changed, or that came back (due at once).
+    pub brought_forward: u64,
+    /// Children that left the index (marked removed).
+    pub removed: u64,
 }

@@ -19,7 +19,7 @@ macro_rules! sitemap_cols {
     () => {
         "sm.id, sm.site_id, sm.url, sm.source, sm.parent_id, sm.submitted_at, sm.next_fetch_at, \
          sm.last_downloaded_at, sm.status, sm.http_status, sm.etag, sm.last_modified, \
-         sm.content_hash, sm.index_lastmod, sm.removed_at"
+         sm.content_hash, sm.index_lastmod, sm.removed_at, sm.kinds, sm.url_count, sm.fetch_interval, sm.failures"
     };
 }
 
@@ -578,6 +578,118 @@ macro_rules! impl_store {
                 .bind(download_id)
                 .fetch_all(&self.pool)
                 .await?)
+            }
+
+            // --- scheduler ---
+
+            async fn site_by_id(&self, site_id: i64) -> Result<Site> {
+                sqlx::query_as(concat!("SELECT ", site_cols!(), " FROM sites s WHERE s.id = $1"))
+                    .bind(site_id)
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .ok_or(Error::NotFound { what: "site", id: site_id })
+            }
+
+            async fn sitemap_by_id(&self, sitemap_id: i64) -> Result<Sitemap> {
+                sqlx::query_as(concat!("SELECT ", sitemap_cols!(), " FROM sitemaps sm WHERE sm.id = $1"))
+                    .bind(sitemap_id)
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .ok_or(Error::NotFound { what: "sitemap", id: sitemap_id })
+            }
+
+            async fn record_fetch_summary(&self, worker: &str, sitemap_id: i64, summary: &FetchSummary) -> Result<()> {
+                let done = sqlx::query(
+                    "UPDATE sitemaps SET kinds = COALESCE($1, kinds), url_count = COALESCE($2, url_count), \
+                     fetch_interval = $3, failures = $4 WHERE id = $5 AND lease_owner = $6",
+                )
+                .bind(&summary.kinds)
+                .bind(summary.url_count)
+                .bind(summary.fetch_interval)
+                .bind(summary.failures)
+                .bind(sitemap_id)
+                .bind(worker)
+                .execute(&self.pool)
+                .await?;
+                if done.rows_affected() == 0 {
+                    return Err(Error::LeaseLost { sitemap_id, worker: worker.to_owned() });
+                }
+                Ok(())
+            }
+
+            async fn sync_index_children(
+                &self,
+                site_id: i64,
+                parent_id: i64,
+                children: &[IndexChild],
+                now: Timestamp,
+            ) -> Result<ChildSync> {
+                let mut sync = ChildSync::default();
+                let mut tx = self.begin_write().await?;
+                let mut listed = std::collections::HashSet::with_capacity(children.len());
+                for child in children {
+                    if !listed.insert(child.url.as_str()) {
+                        continue;
+                    }
+                    let known: Option<(i64, Option<i64>, String, Option<String>, Option<i64>)> = sqlx::query_as(
+                        "SELECT id, parent_id, source, index_lastmod, removed_at FROM sitemaps WHERE site_id = $1 AND url = $2",
+                    )
+                    .bind(site_id)
+                    .bind(&child.url)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                    match known {
+                        None => {
+                            sqlx::query(
+                                "INSERT INTO sitemaps (site_id, url, source, parent_id, submitted_at, next_fetch_at, index_lastmod) \
+                                 VALUES ($1, $2, 'index', $3, $4, $4, $5)",
+                            )
+                            .bind(site_id)
+                            .bind(&child.url)
+                            .bind(parent_id)
+                            .bind(now)
+                            .bind(&child.lastmod)
+                            .execute(&mut *tx)
+                            .await?;
+                            sync.added += 1;
+                        }
+                        Some((id, parent, source, lastmod, removed)) => {
+                            let ours = id != parent_id && source == "index" && parent.is_none_or(|p| p == parent_id);
+                            if ours && (removed.is_some() || lastmod != child.lastmod) {
+                                sqlx::query(
+                                    "UPDATE sitemaps SET index_lastmod = $1, parent_id = $2, removed_at = NULL, \
+                                     next_fetch_at = CASE WHEN next_fetch_at > $3 THEN $3 ELSE next_fetch_at END WHERE id = $4",
+                                )
+                                .bind(&child.lastmod)
+                                .bind(parent_id)
+                                .bind(now)
+                                .bind(id)
+                                .execute(&mut *tx)
+                                .await?;
+                                sync.brought_forward += 1;
+                            }
+                        }
+                    }
+                }
+                let live: Vec<(i64, String)> = sqlx::query_as(
+                    "SELECT id, url FROM sitemaps WHERE parent_id = $1 AND source = 'index' AND removed_at IS NULL",
+                )
+                .bind(parent_id)
+                .fetch_all(&mut *tx)
+                .await?;
+                for (id, url) in live {
+                    if listed.contains(url.as_str()) {
+                        continue;
+                    }
+                    sqlx::query("UPDATE sitemaps SET removed_at = $1 WHERE id = $2").bind(now).bind(id).execute(&mut *tx).await?;
+                    sqlx::query("DELETE FROM sitemap_urls WHERE sitemap_id = $1").bind(id).execute(&mut *tx).await?;
+                    sync.removed += 1;
+                }
+                if sync.removed > 0 {
+                    mark_orphans_removed!(&mut *tx, site_id, now);
+                }
+                tx.commit().await?;
+                Ok(sync)
             }
 
             async fn upsert_urls(&self, site_id: i64, sitemap_id: i64, urls: &[UrlRecord], now: Timestamp) -> Result<u64> {

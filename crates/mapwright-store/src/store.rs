@@ -165,6 +165,33 @@ pub trait Store: Send + Sync + 'static {
     /// The findings of a download of the actor, in stored order.
     async fn list_findings(&self, actor: Actor, download_id: i64) -> Result<Vec<FindingRecord>>;
 
+    // --- scheduler ---
+
+    /// A site by id, for the service itself (scheduler, verifier); no owner check.
+    async fn site_by_id(&self, site_id: i64) -> Result<Site>;
+
+    /// A sitemap by id, for the service itself; no owner check.
+    async fn sitemap_by_id(&self, sitemap_id: i64) -> Result<Sitemap>;
+
+    /// Records the console's summary and the schedule's state of a leased sitemap, before
+    /// [`Store::complete`]. `LeaseLost` when `worker` no longer holds the lease.
+    async fn record_fetch_summary(&self, worker: &str, sitemap_id: i64, summary: &FetchSummary) -> Result<()>;
+
+    /// Brings a sitemap index's children in line with what it lists now: new children are added
+    /// (due at once, `index_lastmod` kept), known ones whose index lastmod changed (or that come
+    /// back after leaving) are brought forward, and children of this index that it no longer
+    /// lists are marked removed (their URLs leave the site unless another sitemap lists them).
+    /// Only children of this index are touched: a sitemap added otherwise (API, robots.txt) or
+    /// listed by another index keeps its own parent and schedule, which is also what stops a
+    /// self-listing or cyclic index from looping.
+    async fn sync_index_children(
+        &self,
+        site_id: i64,
+        parent_id: i64,
+        children: &[IndexChild],
+        now: Timestamp,
+    ) -> Result<ChildSync>;
+
     // --- URLs ---
 
     /// Stores URLs a sitemap lists, once per site: new ones are added, known ones updated

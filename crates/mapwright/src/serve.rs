@@ -1,39 +1,117 @@
-//! `mapwright serve`: opens the store, serves the axum app, shuts down cleanly on a signal.
+//! `mapwright serve`: resolves the settings, opens the store, runs the scheduler's workers
+//! beside the axum app, and on a signal stops both: no new leases, jobs in flight get the
+//! grace period, the rest are released.
+
+mod settings;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
-use mapwright_server::{AppState, Limits, RateLimiter, app};
+use mapwright_server::{AppState, Limits, RateLimiter, app, scheduler};
+
+pub use settings::Settings;
+
+/// Durations on the command line: `500ms`, `30s`, `5m`, `24h`, `7d`, or seconds.
+fn duration_arg(text: &str) -> Result<Duration, String> {
+    settings::parse_duration(text)
+}
 
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Examples:\n  mapwright serve\n  mapwright serve --listen 0.0.0.0:8080 --data-dir /var/lib/mapwright\n  mapwright serve --database postgres://mapwright@db.internal/mapwright --secure-cookies\n\nLogs go to standard error; set RUST_LOG (e.g. RUST_LOG=mapwright_server=debug) for more."
+    after_help = "Every setting can also come from a MAPWRIGHT_* environment variable (shown with each flag) or \
+a TOML file given by --config, with the flag's name in snake_case (workers = 8, poll_interval = \"2s\"). \
+A flag wins over a variable, a variable over the file, the file over the default.\n\n\
+Examples:\n  mapwright serve\n  mapwright serve --listen 0.0.0.0:8080 --data-dir /var/lib/mapwright\n  \
+mapwright serve --database postgres://mapwright@db.internal/mapwright --secure-cookies --workers 8\n  \
+MAPWRIGHT_WORKERS=2 mapwright serve --config /etc/mapwright/serve.toml\n\n\
+Logs go to standard error; set RUST_LOG (e.g. RUST_LOG=mapwright_server=debug) for more."
 )]
 pub struct ServeArgs {
-    /// Address and port to listen on (port 0 picks a free one; the address is logged).
-    #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR:PORT")]
-    pub listen: SocketAddr,
+    /// A TOML file of settings (see below).
+    #[arg(long, env = "MAPWRIGHT_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Address and port to listen on (port 0 picks a free one; the address is logged)
+    /// [default: 127.0.0.1:8080].
+    #[arg(long, env = "MAPWRIGHT_LISTEN", value_name = "ADDR:PORT")]
+    pub listen: Option<SocketAddr>,
     /// A PostgreSQL URL (postgres://...) or an SQLite one (sqlite://FILE); without it, an
-    /// SQLite file in the data directory.
-    #[arg(long, value_name = "URL")]
+    /// SQLite file in the data directory. Several servers may share one PostgreSQL database.
+    #[arg(long, env = "MAPWRIGHT_DATABASE", value_name = "URL")]
     pub database: Option<String>,
     /// Where the SQLite database lives [default: $XDG_DATA_HOME/mapwright, or
     /// ~/.local/share/mapwright].
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, env = "MAPWRIGHT_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
     /// Mark session cookies Secure: use when clients reach the service over HTTPS.
+    #[arg(long, env = "MAPWRIGHT_SECURE_COOKIES", num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub secure_cookies: Option<bool>,
+    /// Let outbound fetches (sitemaps, robots.txt, verification) reach loopback, private and
+    /// link-local addresses. Off by default: users must not make the service fetch from its
+    /// own network. For tests and for sites on the service's own network.
+    #[arg(long, env = "MAPWRIGHT_ALLOW_PRIVATE_NETWORKS", num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub allow_private_networks: Option<bool>,
+    /// Fetch workers in this process [default: 4].
+    #[arg(long, env = "MAPWRIGHT_WORKERS", value_name = "N")]
+    pub workers: Option<usize>,
+    /// How long a worker's lease on a sitemap holds; after it, a crashed worker's job runs
+    /// again [default: 300].
+    #[arg(long, env = "MAPWRIGHT_LEASE_SECONDS", value_name = "SECONDS")]
+    pub lease_seconds: Option<i64>,
+    /// How long an idle worker waits before looking for due sitemaps again; a ping or a
+    /// resubmit wakes it at once [default: 1s].
+    #[arg(long, env = "MAPWRIGHT_POLL_INTERVAL", value_name = "DURATION", value_parser = duration_arg)]
+    pub poll_interval: Option<Duration>,
+    /// How often each site's verification is checked again (lost when the proof is gone)
+    /// [default: 24h].
+    #[arg(long, env = "MAPWRIGHT_VERIFY_INTERVAL", value_name = "DURATION", value_parser = duration_arg)]
+    pub verify_interval: Option<Duration>,
+    /// On SIGTERM or Ctrl-C, how long downloads in flight may take to finish before their
+    /// leases are given back [default: 10s].
+    #[arg(long, env = "MAPWRIGHT_SHUTDOWN_GRACE", value_name = "DURATION", value_parser = duration_arg)]
+    pub shutdown_grace: Option<Duration>,
+    /// Print the settings in effect (as TOML) and exit.
     #[arg(long)]
-    pub secure_cookies: bool,
+    pub print_settings: bool,
     /// Pings accepted per minute, per client address and per sitemap URL [default: 60 per
     /// client, 6 per sitemap]; raise it for a load test from one address.
-    #[arg(long, value_name = "N")]
+    #[arg(long, env = "MAPWRIGHT_PING_LIMIT_PER_MINUTE", value_name = "N")]
     pub ping_limit_per_minute: Option<u32>,
 }
 
+impl ServeArgs {
+    /// The settings in effect: flags and variables, then the file, then the defaults.
+    pub fn settings(&self) -> anyhow::Result<Settings> {
+        let file = match &self.config {
+            Some(path) => settings::read_file(path)?,
+            None => settings::FileSettings::default(),
+        };
+        let given = settings::Given {
+            listen: self.listen,
+            database: self.database.clone(),
+            data_dir: self.data_dir.clone(),
+            secure_cookies: self.secure_cookies,
+            allow_private_networks: self.allow_private_networks,
+            workers: self.workers,
+            lease_seconds: self.lease_seconds,
+            poll_interval: self.poll_interval,
+            verify_interval: self.verify_interval,
+            shutdown_grace: self.shutdown_grace,
+            ping_limit_per_minute: self.ping_limit_per_minute,
+        };
+        settings::resolve(given, file, default_data_dir)
+    }
+}
+
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let settings = args.settings()?;
+    if args.print_settings {
+        print!("{}", toml::to_string(&settings).context("cannot print the settings")?);
+        return Ok(ExitCode::SUCCESS);
+    }
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
@@ -41,31 +119,58 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .init();
     let runtime =
         tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")?;
-    runtime.block_on(serve(args))?;
+    runtime.block_on(serve(settings))?;
     Ok(ExitCode::SUCCESS)
 }
 
-async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let data_dir = args.data_dir.unwrap_or_else(default_data_dir);
-    let store =
-        mapwright_store::open(args.database.as_deref(), &data_dir).await.with_context(|| match &args.database {
-            Some(_) => "cannot open the database given by --database".to_owned(),
-            None => format!("cannot open the database in {}", data_dir.display()),
-        })?;
-    let listener = tokio::net::TcpListener::bind(args.listen)
+async fn serve(settings: Settings) -> anyhow::Result<()> {
+    let data_dir = &settings.data_dir;
+    let store = mapwright_store::open(settings.database.as_deref(), data_dir).await.with_context(|| match &settings
+        .database
+    {
+        Some(_) => "cannot open the database given by --database".to_owned(),
+        None => format!("cannot open the database in {}", data_dir.display()),
+    })?;
+    let listener = tokio::net::TcpListener::bind(settings.listen)
         .await
-        .with_context(|| format!("cannot listen on {}", args.listen))?;
+        .with_context(|| format!("cannot listen on {}", settings.listen))?;
     let addr = listener.local_addr()?;
-    tracing::info!(%addr, backend = store.backend(), "listening on http://{addr}");
-    let mut state = AppState::new(store.clone(), args.secure_cookies);
-    if let Some(n) = args.ping_limit_per_minute {
-        let minute = std::time::Duration::from_secs(60);
+    let mut state = AppState::new(store.clone(), settings.secure_cookies);
+    if settings.allow_private_networks {
+        tracing::warn!("outbound fetches may reach private networks (--allow-private-networks)");
+        state = state.allow_private_networks();
+    }
+    if let Some(n) = settings.ping_limit_per_minute {
+        let minute = Duration::from_secs(60);
         let (per_client, per_sitemap) = (RateLimiter::new(n, minute), RateLimiter::new(n, minute));
         state.limits =
             Arc::new(Limits { ping_per_client: per_client, ping_per_sitemap: per_sitemap, ..Limits::default() });
     }
+    let (stop, shutdown) = tokio::sync::watch::channel(false);
+    let config = scheduler::Config {
+        workers: settings.workers,
+        lease_seconds: settings.lease_seconds,
+        poll_interval: settings.poll_interval,
+        verify_interval: settings.verify_interval,
+        grace: settings.shutdown_grace,
+        ..scheduler::Config::default()
+    };
+    let workers = scheduler::spawn(state.clone(), config, shutdown.clone());
+    tracing::info!(%addr, backend = store.backend(), workers = settings.workers, "listening on http://{addr}");
     let service = app(state).into_make_service_with_connect_info::<SocketAddr>();
-    axum::serve(listener, service).with_graceful_shutdown(shutdown_signal()).await.context("the server failed")?;
+    let mut http_stop = shutdown.clone();
+    let server = axum::serve(listener, service).with_graceful_shutdown(async move {
+        let _ = http_stop.wait_for(|stopping| *stopping).await;
+    });
+    let server = tokio::spawn(async move { server.await });
+    shutdown_signal().await;
+    let _ = stop.send(true);
+    // The workers finish or release their jobs within the grace period; a little more for
+    // the store's answers.
+    if tokio::time::timeout(settings.shutdown_grace + Duration::from_secs(5), workers).await.is_err() {
+        tracing::warn!("workers did not stop in time");
+    }
+    server.await.context("the server task failed")?.context("the server failed")?;
     store.close().await;
     tracing::info!("stopped");
     Ok(())

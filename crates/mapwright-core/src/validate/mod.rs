@@ -154,6 +154,17 @@ impl Validator {
     /// Validates one file, handing every finding to `sink` as soon as it is known (in file
     /// order, except the whole-file findings that can only come at the end).
     pub fn run(&self, input: impl BufRead + Send, sink: &mut dyn FnMut(Finding)) -> Outcome {
+        self.run_with_entries(input, sink, &mut |_| {})
+    }
+
+    /// Like [`Validator::run`], and hands every entry read to `entries` too: the service stores
+    /// a sitemap's URLs in the same streaming pass that validates it.
+    pub fn run_with_entries(
+        &self,
+        input: impl BufRead + Send,
+        sink: &mut dyn FnMut(Finding),
+        entries: &mut dyn FnMut(&Entry),
+    ) -> Outcome {
         let mut pass = Pass::new(self);
         let head = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let input = sniff::Sniff::new(input, head.clone());
@@ -186,7 +197,10 @@ impl Validator {
                 sink(f);
             }
             match next {
-                Ok(Some(entry)) => pass.entry(&entry, reader.entry_position(), &mut sink),
+                Ok(Some(entry)) => {
+                    pass.entry(&entry, reader.entry_position(), &mut sink);
+                    entries(&entry);
+                }
                 Ok(None) => break,
                 Err(e) => {
                     pass.fatal(e, &mut sink);

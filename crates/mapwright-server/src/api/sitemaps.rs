@@ -66,6 +66,7 @@ pub(crate) async fn resubmit(
 ) -> Result<(StatusCode, Json<Sitemap>), AppError> {
     let actor = Actor::from(&user);
     state.store.resubmit_sitemap(actor, id, now()).await?;
+    crate::scheduler::wake(&state);
     Ok((StatusCode::ACCEPTED, Json(state.store.sitemap(actor, id).await?)))
 }
 

@@ -1,6 +1,10 @@
 //! `mapwright serve` end to end: starts on a free port with an SQLite data directory,
 //! answers /healthz, /ping and sign-up, and stops cleanly on SIGTERM.
 
+mod crash;
+mod process;
+mod settings;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};

@@ -1,0 +1,78 @@
+//! The periodic re-check of site verification (lost the first time the proof is gone), and
+//! the sitemaps a verified site's robots.txt names, added by themselves.
+
+use tokio::sync::watch;
+
+use mapwright_store::{Site, Source};
+
+use super::{Config, stopping, wake};
+use crate::{AppError, AppState, now, submission, verify};
+
+/// Sites re-checked per pass.
+const PASS: i64 = 100;
+
+/// Adds the sitemaps named in a verified site's robots.txt (on its own host or, being named
+/// there, cross-submitted from another) and wakes the workers. Those already present are left
+/// as they are, a sitemap the owner removed stays removed, and one that disappears from
+/// robots.txt stays. Returns how many URLs robots.txt named. Call it after a successful
+/// [`verify::verify_site`] (the API's and console's "verify now" do; the re-check does).
+pub async fn after_verified(state: &AppState, site: &Site) -> Result<usize, AppError> {
+    let robots = mapwright_fetch::robots::fetch(&state.fetcher, &site.origin)
+        .await
+        .map_err(|e| AppError::Rejected(format!("{}/robots.txt could not be read: {e}", site.origin)))?;
+    let mut named = 0;
+    for url in &robots.sitemaps {
+        let Ok(url) = submission::parse_sitemap_url(url) else { continue };
+        state.store.add_sitemap_for_site(site.id, url.as_str(), Source::Robots, None, now()).await?;
+        named += 1;
+    }
+    if named > 0 {
+        wake(state);
+    }
+    Ok(named)
+}
+
+/// Checks a site's proof and records it; when verified, adds its robots.txt sitemaps too (a
+/// robots.txt that cannot be read is logged, not an error: the site is verified all the same).
+/// The API's and console's "Verify now" and the periodic re-check all go through here.
+pub async fn verify_now(state: &AppState, site: &Site) -> Result<verify::Verification, AppError> {
+    let verification = verify::verify_site(state, site).await?;
+    if verification.verified {
+        if let Err(e) = after_verified(state, site).await {
+            tracing::info!(site = %site.origin, error = %e, "robots.txt sitemaps");
+        }
+    } else if site.verified_at.is_some() {
+        tracing::info!(site = %site.origin, detail = %verification.detail, "verification lost");
+    }
+    Ok(verification)
+}
+
+/// One pass: re-verifies up to a hundred sites not checked for `interval_seconds`, and adds
+/// the robots.txt sitemaps of those verified. Returns how many sites were checked.
+pub async fn recheck_once(state: &AppState, interval_seconds: i64) -> Result<usize, AppError> {
+    let sites = state.store.sites_to_verify(now() - interval_seconds, PASS).await?;
+    for site in &sites {
+        verify_now(state, site).await?;
+    }
+    Ok(sites.len())
+}
+
+/// The re-check task: a pass, then a pause (shorter while there is a backlog).
+pub(super) async fn run(state: AppState, config: Config, shutdown: watch::Receiver<bool>) {
+    let interval = config.verify_interval.as_secs().max(1) as i64;
+    let idle = config.verify_interval.min(std::time::Duration::from_secs(60));
+    while !*shutdown.borrow() {
+        let pause = match recheck_once(&state, interval).await {
+            Ok(n) if n as i64 == PASS => config.poll_interval,
+            Ok(_) => idle,
+            Err(e) => {
+                tracing::warn!(error = %e, "verification re-check");
+                idle
+            }
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(pause) => {}
+            _ = stopping(shutdown.clone()) => {}
+        }
+    }
+}

@@ -1,0 +1,327 @@
+//! The scheduler against sites on 127.0.0.1, on both backends: downloads with status, counts,
+//! findings and URLs; 304s; vanished URLs; broken sitemaps; indexes fetched incrementally;
+//! the workers woken by a ping; robots.txt sitemaps and the verification re-check.
+//!
+//! Most tests run jobs one by one through `run_job` (deterministic); one runs the workers.
+
+use std::time::Duration;
+
+use mapwright_server::AppState;
+use mapwright_server::scheduler::{self, after_verified, recheck_once, run_job};
+use mapwright_store::{Actor, Download, FindingRecord, Site, Sitemap, UrlQuery, UrlRow};
+
+use crate::sitehost::{SiteHost, index, urlset};
+use crate::support::each_backend;
+
+const WORKER: &str = "test-worker";
+
+async fn verified_site(state: &AppState, origin: &str) -> (Actor, Site) {
+    let user = state.store.create_user(&format!("owner@{}", origin.replace([':', '/'], "")), "h", false, 0).await;
+    let actor = Actor::from(&user.unwrap());
+    let site = state.store.create_site(actor, origin, 0).await.unwrap();
+    state.store.record_verification(site.id, true, 0).await.unwrap();
+    (actor, site)
+}
+
+/// Runs every due job (a little ahead of the clock, so a child brought forward within this
+/// second counts as due) until none is left; returns how many ran.
+async fn drain(state: &AppState) -> usize {
+    let mut ran = 0;
+    for _ in 0..50 {
+        let now = unix_now() + 5;
+        let jobs = state.store.lease_due_sitemaps(WORKER, now, 10, 60).await.unwrap();
+        if jobs.is_empty() {
+            return ran;
+        }
+        for job in &jobs {
+            run_job(state, WORKER, job).await.unwrap();
+            ran += 1;
+        }
+    }
+    panic!("jobs keep coming: a loop");
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
+}
+
+async fn downloads(state: &AppState, actor: Actor, sitemap: &Sitemap) -> Vec<Download> {
+    state.store.list_downloads(actor, sitemap.id, 100).await.unwrap()
+}
+
+async fn findings(state: &AppState, actor: Actor, download: &Download) -> Vec<FindingRecord> {
+    state.store.list_findings(actor, download.id).await.unwrap()
+}
+
+async fn urls(state: &AppState, actor: Actor, site: &Site, include_removed: bool) -> Vec<UrlRow> {
+    let query = UrlQuery { include_removed, ..UrlQuery::default() };
+    state.store.list_urls(actor, site.id, query).await.unwrap().items
+}
+
+async fn add(state: &AppState, actor: Actor, site: &Site, url: &str) -> Sitemap {
+    state.store.add_sitemap(actor, site.id, url, mapwright_store::Source::Api, unix_now()).await.unwrap()
+}
+
+#[tokio::test]
+async fn a_due_sitemap_is_fetched_and_stored() {
+    each_backend(false, |app| async move {
+        let web = SiteHost::start().await;
+        let (actor, site) = verified_site(&app.state, &web.origin).await;
+        let body = format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">
+<url><loc>{o}/a</loc><lastmod>2024-01-02</lastmod><changefreq>daily</changefreq><priority>0.8</priority></url>
+<url><loc>{o}/b</loc><image:image><image:loc>{o}/b.png</image:loc></image:image></url>
+<url><loc>http://elsewhere.example/c</loc></url>
+</urlset>
+"#,
+            o = web.origin
+        );
+        web.put("/sitemap.xml", &body, None);
+        let sitemap = add(&app.state, actor, &site, &web.url("/sitemap.xml")).await;
+        assert_eq!(drain(&app.state).await, 1);
+        assert_eq!(drain(&app.state).await, 0, "not due again at once");
+
+        let d = downloads(&app.state, actor, &sitemap).await;
+        assert_eq!(d.len(), 1);
+        assert_eq!((d[0].status.as_str(), d[0].http_status, d[0].url_count), ("errors", Some(200), 3));
+        assert_eq!(d[0].bytes, body.len() as i64);
+        let f = findings(&app.state, actor, &d[0]).await;
+        let out = f.iter().find(|f| f.rule == "loc-out-of-scope").expect("the other host is out of scope");
+        assert_eq!((out.line, out.loc.as_deref()), (Some(5), Some("http://elsewhere.example/c")));
+
+        let stored = urls(&app.state, actor, &site, true).await;
+        let locs: Vec<&str> = stored.iter().map(|u| u.loc.as_str()).collect();
+        assert_eq!(locs, [web.url("/a"), web.url("/b")], "out-of-scope URLs are not stored");
+        assert_eq!(stored[0].lastmod.as_deref(), Some("2024-01-02"));
+        assert_eq!(stored[0].changefreq.as_deref(), Some("daily"));
+        assert_eq!(stored[0].priority, Some(0.8));
+
+        let sm = app.store.sitemap(actor, sitemap.id).await.unwrap();
+        assert_eq!(sm.status.as_deref(), Some("errors"));
+        assert_eq!((sm.kinds.as_deref(), sm.url_count), (Some("web,image"), Some(3)));
+        assert_eq!((sm.fetch_interval, sm.failures), (Some(24 * 3600), 0));
+        assert!(sm.next_fetch_at >= unix_now() + 23 * 3600, "the next fetch is a day away");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn unchanged_is_304_and_vanished_urls_are_removed() {
+    each_backend(false, |app| async move {
+        let web = SiteHost::start().await;
+        let (actor, site) = verified_site(&app.state, &web.origin).await;
+        let (a, b) = (web.url("/a"), web.url("/b"));
+        web.put("/s.xml", &urlset(&[(&a, None), (&b, None)]), Some("\"v1\""));
+        let sitemap = add(&app.state, actor, &site, &web.url("/s.xml")).await;
+        drain(&app.state).await;
+
+        app.store.resubmit_sitemap(actor, sitemap.id, unix_now()).await.unwrap();
+        drain(&app.state).await;
+        let d = downloads(&app.state, actor, &sitemap).await;
+        assert_eq!((d[0].status.as_str(), d[0].http_status), ("unchanged", Some(304)));
+        let sm = app.store.sitemap(actor, sitemap.id).await.unwrap();
+        assert_eq!(sm.fetch_interval, Some(36 * 3600), "unchanged: fetched less often");
+        assert_eq!((sm.url_count, sm.kinds.as_deref()), (Some(2), Some("web")), "a 304 keeps the counts");
+        assert_eq!(urls(&app.state, actor, &site, false).await.len(), 2);
+
+        web.put("/s.xml", &urlset(&[(&a, None)]), Some("\"v2\""));
+        app.store.resubmit_sitemap(actor, sitemap.id, unix_now()).await.unwrap();
+        drain(&app.state).await;
+        let d = downloads(&app.state, actor, &sitemap).await;
+        assert_eq!((d.len(), d[0].status.as_str(), d[0].url_count), (3, "ok", 1));
+        let all = urls(&app.state, actor, &site, true).await;
+        let gone = all.iter().find(|u| u.loc == b).unwrap();
+        assert!(gone.removed_at.is_some(), "{b} left the sitemap: removed");
+        assert!(all.iter().find(|u| u.loc == a).unwrap().removed_at.is_none());
+        assert_eq!(web.hits("/s.xml"), 3);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn broken_sitemaps_fail_with_rule_names_and_keep_their_urls() {
+    each_backend(false, |app| async move {
+        let web = SiteHost::start().await;
+        let (actor, site) = verified_site(&app.state, &web.origin).await;
+        let (a, b) = (web.url("/a"), web.url("/b"));
+        web.put("/s.xml", &urlset(&[(&a, None), (&b, None)]), None);
+        let sitemap = add(&app.state, actor, &site, &web.url("/s.xml")).await;
+        drain(&app.state).await;
+
+        // Cut after the first URL: the entries before the fault are read, none is swept.
+        let full = urlset(&[(&a, None), (&b, None)]);
+        let cut = &full[..full.find("</url>").unwrap() + 12];
+        web.put("/s.xml", cut, None);
+        app.store.resubmit_sitemap(actor, sitemap.id, unix_now()).await.unwrap();
+        drain(&app.state).await;
+        let d = downloads(&app.state, actor, &sitemap).await;
+        assert_eq!(d[0].status, "errors");
+        let f = findings(&app.state, actor, &d[0]).await;
+        assert!(f.iter().any(|f| f.rule == "xml-malformed" && f.line.is_some()), "{f:?}");
+        assert!(urls(&app.state, actor, &site, false).await.iter().any(|u| u.loc == b), "not swept after a fault");
+
+        web.put("/s.xml", "<html><body>Moved</body></html>", None);
+        app.store.resubmit_sitemap(actor, sitemap.id, unix_now()).await.unwrap();
+        drain(&app.state).await;
+        let d = downloads(&app.state, actor, &sitemap).await;
+        assert_eq!(d[0].status, "failed");
+        assert!(findings(&app.state, actor, &d[0]).await.iter().any(|f| f.rule == "unknown-root"));
+
+        web.remove("/s.xml");
+        app.store.resubmit_sitemap(actor, sitemap.id, unix_now()).await.unwrap();
+        drain(&app.state).await;
+        let d = downloads(&app.state, actor, &sitemap).await;
+        assert_eq!((d[0].status.as_str(), d[0].http_status), ("failed", Some(404)));
+        assert!(d[0].error.as_deref().unwrap_or("").contains("404"), "{:?}", d[0].error);
+        let sm = app.store.sitemap(actor, sitemap.id).await.unwrap();
+        assert_eq!(sm.failures, 2, "two failures in a row");
+        assert!(sm.next_fetch_at <= unix_now() + 3600, "a failure retries sooner: {}", sm.next_fetch_at - unix_now());
+        assert_eq!(urls(&app.state, actor, &site, false).await.len(), 2, "a failure removes nothing");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_index_is_fetched_incrementally() {
+    each_backend(false, |app| async move {
+        let web = SiteHost::start().await;
+        let (actor, site) = verified_site(&app.state, &web.origin).await;
+        let (c1, c2, c3) = (web.url("/c1.xml"), web.url("/c2.xml"), web.url("/c3.xml"));
+        let idx = web.url("/index.xml");
+        for (n, path) in ["/c1.xml", "/c2.xml", "/c3.xml"].iter().enumerate() {
+            web.put(path, &urlset(&[(&web.url(&format!("/page{n}")), None)]), None);
+        }
+        let day1 = Some("2024-01-01");
+        // The index lists itself and a sitemap of another site: neither is followed.
+        let listing = |c2_lastmod| {
+            index(&[(&c1, day1), (&c2, c2_lastmod), (&c3, day1), (&idx, day1), ("http://other.example/s.xml", day1)])
+        };
+        web.put("/index.xml", &listing(day1), None);
+        let parent = add(&app.state, actor, &site, &idx).await;
+        assert_eq!(drain(&app.state).await, 4, "the index, then its three children");
+        let listed = app.store.list_sitemaps(actor, site.id).await.unwrap();
+        assert_eq!(listed.len(), 4);
+        let child = |url: &str| listed.iter().find(|s| s.url == url).unwrap().clone();
+        assert_eq!(child(&c2).parent_id, Some(parent.id));
+        assert_eq!(child(&c2).source, "index");
+        assert_eq!(child(&c2).index_lastmod.as_deref(), Some("2024-01-01"));
+        assert_eq!(app.store.sitemap(actor, parent.id).await.unwrap().kinds.as_deref(), Some("index"));
+        assert_eq!(urls(&app.state, actor, &site, false).await.len(), 3);
+
+        // Only the child whose lastmod changed is fetched again.
+        web.put("/index.xml", &listing(Some("2024-02-01")), None);
+        app.store.resubmit_sitemap(actor, parent.id, unix_now()).await.unwrap();
+        assert_eq!(drain(&app.state).await, 2);
+        assert_eq!(
+            [web.hits("/index.xml"), web.hits("/c1.xml"), web.hits("/c2.xml"), web.hits("/c3.xml")],
+            [2, 1, 2, 1]
+        );
+
+        // A child that leaves the index is removed, and its URLs with it.
+        web.put("/index.xml", &index(&[(&c1, day1), (&c2, Some("2024-02-01"))]), None);
+        app.store.resubmit_sitemap(actor, parent.id, unix_now()).await.unwrap();
+        assert_eq!(drain(&app.state).await, 1);
+        let gone = app.store.sitemap(actor, child(&c3).id).await.unwrap();
+        assert!(gone.removed_at.is_some());
+        let live: Vec<String> = urls(&app.state, actor, &site, false).await.into_iter().map(|u| u.loc).collect();
+        assert_eq!(live, [web.url("/page0"), web.url("/page1")]);
+
+        // It comes back when the index lists it again.
+        web.put("/index.xml", &listing(Some("2024-02-01")), None);
+        app.store.resubmit_sitemap(actor, parent.id, unix_now()).await.unwrap();
+        assert_eq!(drain(&app.state).await, 2);
+        assert!(app.store.sitemap(actor, child(&c3).id).await.unwrap().removed_at.is_none());
+        assert_eq!(web.hits("/c3.xml"), 2);
+    })
+    .await;
+}
+
+/// Waits for a condition, checking every 50 ms, for at most 30 s.
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    for _ in 0..600 {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+#[tokio::test]
+async fn workers_fetch_due_sitemaps_and_a_ping_wakes_them() {
+    each_backend(false, |app| async move {
+        let web = SiteHost::start().await;
+        let (actor, site) = verified_site(&app.state, &web.origin).await;
+        web.put("/s.xml", &urlset(&[(&web.url("/a"), None)]), None);
+        let sitemap = add(&app.state, actor, &site, &web.url("/s.xml")).await;
+
+        // A poll interval far beyond the test's patience: only the wake-up can be fast.
+        let config = scheduler::Config {
+            workers: 2,
+            poll_interval: Duration::from_secs(3600),
+            recheck: false,
+            ..scheduler::Config::default()
+        };
+        let (stop, shutdown) = tokio::sync::watch::channel(false);
+        let handle = scheduler::spawn(app.state.clone(), config, shutdown);
+        eventually("the first download", || async { web.hits("/s.xml") == 1 }).await;
+        eventually("its record", || async { downloads(&app.state, actor, &sitemap).await.len() == 1 }).await;
+
+        let uri = format!("/ping?sitemap={}", web.url("/s.xml"));
+        let (status, _, _) = app.get(&uri, crate::support::Auth::None).await;
+        assert_eq!(status, 200);
+        eventually("the fetch the ping brought forward", || async {
+            downloads(&app.state, actor, &sitemap).await.len() == 2
+        })
+        .await;
+
+        stop.send(true).unwrap();
+        tokio::time::timeout(Duration::from_secs(30), handle).await.expect("workers stop").unwrap();
+        assert_eq!(app.store.release_all("nobody").await.unwrap(), 0);
+        assert_eq!(web.hits("/s.xml"), 2);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn robots_txt_sitemaps_are_added_and_verification_is_rechecked() {
+    each_backend(false, |app| async move {
+        let web = SiteHost::start().await;
+        let other = SiteHost::start().await;
+        let user = app.store.create_user("rob@example.com", "h", false, 0).await.unwrap();
+        let actor = Actor::from(&user);
+        let site = app.store.create_site(actor, &web.origin, 0).await.unwrap();
+        let robots =
+            format!("User-agent: *\nDisallow:\nSitemap: {}\nSitemap: {}\n", web.url("/s.xml"), other.url("/x.xml"));
+        web.put("/robots.txt", &robots, None);
+
+        // Never checked: the re-check verifies it (the file is there) and adds both sitemaps.
+        web.put(&format!("/mapwright-{}.html", site.verification_token), &site.verification_token, None);
+        assert_eq!(recheck_once(&app.state, 3600).await.unwrap(), 1);
+        assert!(app.store.site(actor, site.id).await.unwrap().verified_at.is_some());
+        let listed = app.store.list_sitemaps(actor, site.id).await.unwrap();
+        let urls: Vec<(&str, &str)> = listed.iter().map(|s| (s.url.as_str(), s.source.as_str())).collect();
+        assert_eq!(urls, [(web.url("/s.xml").as_str(), "robots"), (other.url("/x.xml").as_str(), "robots")]);
+
+        // Checked just now: not again within the interval.
+        assert_eq!(recheck_once(&app.state, 3600).await.unwrap(), 0);
+
+        // Idempotent, and a removed one stays removed.
+        app.store.remove_sitemap(actor, listed[1].id, unix_now()).await.unwrap();
+        assert_eq!(after_verified(&app.state, &site).await.unwrap(), 2);
+        let again = app.store.list_sitemaps(actor, site.id).await.unwrap();
+        assert_eq!(again.len(), 2);
+        assert!(again[1].removed_at.is_some());
+
+        // The proof goes: the next re-check unverifies.
+        web.remove(&format!("/mapwright-{}.html", site.verification_token));
+        assert_eq!(recheck_once(&app.state, -1).await.unwrap(), 1);
+        assert!(app.store.site(actor, site.id).await.unwrap().verified_at.is_none());
+    })
+    .await;
+}

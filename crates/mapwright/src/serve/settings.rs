@@ -1,0 +1,208 @@
+//! The settings of `mapwright serve`, from flags, `MAPWRIGHT_*` variables and a TOML file, in
+//! that order of precedence, over the defaults. Clap reads flags and variables (a flag wins);
+//! what neither gave comes from the file (`--config`), then the default.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use serde::{Deserialize, Serialize};
+
+/// Every setting, resolved.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Settings {
+    pub listen: SocketAddr,
+    pub database: Option<String>,
+    pub data_dir: PathBuf,
+    pub secure_cookies: bool,
+    pub allow_private_networks: bool,
+    pub workers: usize,
+    pub lease_seconds: i64,
+    #[serde(serialize_with = "as_text")]
+    pub poll_interval: Duration,
+    #[serde(serialize_with = "as_text")]
+    pub verify_interval: Duration,
+    #[serde(serialize_with = "as_text")]
+    pub shutdown_grace: Duration,
+    /// Pings accepted per minute per client and per sitemap; `None` keeps the defaults.
+    pub ping_limit_per_minute: Option<u32>,
+}
+
+/// The settings file: the same names as the flags, with `_` for `-`; every key optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub struct FileSettings {
+    pub listen: Option<SocketAddr>,
+    pub database: Option<String>,
+    pub data_dir: Option<PathBuf>,
+    pub secure_cookies: Option<bool>,
+    pub allow_private_networks: Option<bool>,
+    pub workers: Option<usize>,
+    pub lease_seconds: Option<i64>,
+    pub poll_interval: Option<DurationValue>,
+    pub verify_interval: Option<DurationValue>,
+    pub shutdown_grace: Option<DurationValue>,
+    pub ping_limit_per_minute: Option<u32>,
+}
+
+/// A duration in a TOML file: seconds as a number, or text with a unit (`500ms`, `30s`,
+/// `5m`, `24h`, `7d`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum DurationValue {
+    Seconds(u64),
+    Text(String),
+}
+
+impl DurationValue {
+    fn get(&self, key: &str) -> anyhow::Result<Duration> {
+        match self {
+            DurationValue::Seconds(s) => Ok(Duration::from_secs(*s)),
+            DurationValue::Text(t) => parse_duration(t).map_err(|e| anyhow::anyhow!("{key}: {e}")),
+        }
+    }
+}
+
+/// What the flags and variables gave (clap's half of the precedence).
+#[derive(Debug, Default, Clone)]
+pub struct Given {
+    pub listen: Option<SocketAddr>,
+    pub database: Option<String>,
+    pub data_dir: Option<PathBuf>,
+    pub secure_cookies: Option<bool>,
+    pub allow_private_networks: Option<bool>,
+    pub workers: Option<usize>,
+    pub lease_seconds: Option<i64>,
+    pub poll_interval: Option<Duration>,
+    pub verify_interval: Option<Duration>,
+    pub shutdown_grace: Option<Duration>,
+    pub ping_limit_per_minute: Option<u32>,
+}
+
+/// Reads the TOML file, saying which file and line is wrong.
+pub fn read_file(path: &Path) -> anyhow::Result<FileSettings> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    toml::from_str(&text).with_context(|| format!("{} is not a valid settings file", path.display()))
+}
+
+/// Flags and variables over the file over the defaults.
+pub fn resolve(
+    given: Given,
+    file: FileSettings,
+    default_data_dir: impl FnOnce() -> PathBuf,
+) -> anyhow::Result<Settings> {
+    let duration =
+        |g: Option<Duration>, f: &Option<DurationValue>, key: &str, default: u64| -> anyhow::Result<Duration> {
+            match (g, f) {
+                (Some(d), _) => Ok(d),
+                (None, Some(v)) => v.get(key),
+                (None, None) => Ok(Duration::from_secs(default)),
+            }
+        };
+    let settings = Settings {
+        listen: given.listen.or(file.listen).unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8080))),
+        database: given.database.or(file.database),
+        data_dir: given.data_dir.or(file.data_dir).unwrap_or_else(default_data_dir),
+        secure_cookies: given.secure_cookies.or(file.secure_cookies).unwrap_or(false),
+        allow_private_networks: given.allow_private_networks.or(file.allow_private_networks).unwrap_or(false),
+        workers: given.workers.or(file.workers).unwrap_or(4),
+        lease_seconds: given.lease_seconds.or(file.lease_seconds).unwrap_or(300),
+        poll_interval: duration(given.poll_interval, &file.poll_interval, "poll_interval", 1)?,
+        verify_interval: duration(given.verify_interval, &file.verify_interval, "verify_interval", 24 * 3600)?,
+        shutdown_grace: duration(given.shutdown_grace, &file.shutdown_grace, "shutdown_grace", 10)?,
+        ping_limit_per_minute: given.ping_limit_per_minute.or(file.ping_limit_per_minute),
+    };
+    if settings.workers == 0 || settings.workers > 256 {
+        bail!("workers must be between 1 and 256, not {}", settings.workers);
+    }
+    if settings.ping_limit_per_minute == Some(0) {
+        bail!("ping_limit_per_minute must be at least 1");
+    }
+    if settings.lease_seconds < 1 {
+        bail!("lease_seconds must be at least 1, not {}", settings.lease_seconds);
+    }
+    if settings.poll_interval.is_zero() || settings.verify_interval.is_zero() {
+        bail!("poll_interval and verify_interval must be more than zero");
+    }
+    Ok(settings)
+}
+
+/// `500ms`, `30s`, `5m`, `24h`, `7d`, or a bare number of seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let n: u64 = digits.parse().map_err(|_| format!("{text:?} is not a duration such as 30s, 5m, 24h"))?;
+    let seconds = match unit.trim() {
+        "ms" => return Ok(Duration::from_millis(n)),
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        other => return Err(format!("{other:?} is not a unit of ms, s, m, h, d")),
+    };
+    n.checked_mul(seconds).map(Duration::from_secs).ok_or_else(|| format!("{text:?} is too long"))
+}
+
+/// A duration as the shortest text `parse_duration` reads back.
+fn as_text<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    let text = if d.subsec_millis() != 0 || d.as_secs() == 0 {
+        format!("{}ms", d.as_millis())
+    } else {
+        let secs = d.as_secs();
+        match secs {
+            _ if secs % 86_400 == 0 => format!("{}d", secs / 86_400),
+            _ if secs % 3600 == 0 => format!("{}h", secs / 3600),
+            _ if secs % 60 == 0 => format!("{}m", secs / 60),
+            _ => format!("{secs}s"),
+        }
+    };
+    s.serialize_str(&text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("30"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_duration("24h"), Ok(Duration::from_secs(86_400)));
+        assert_eq!(parse_duration("7d"), Ok(Duration::from_secs(604_800)));
+        assert!(parse_duration("5 weeks").is_err());
+        assert!(parse_duration("h").is_err());
+        assert!(parse_duration("99999999999999999999d").is_err());
+    }
+
+    #[test]
+    fn flags_and_variables_over_the_file_over_the_defaults() {
+        let file: FileSettings = toml::from_str(
+            "workers = 2\nlease_seconds = 60\npoll_interval = \"250ms\"\nverify_interval = 3600\nsecure_cookies = true\n",
+        )
+        .unwrap();
+        let given = Given { workers: Some(8), secure_cookies: Some(false), ..Given::default() };
+        let s = resolve(given, file, || PathBuf::from("/data")).unwrap();
+        assert_eq!(s.workers, 8, "given wins over the file");
+        assert!(!s.secure_cookies, "an explicit false wins too");
+        assert_eq!(s.lease_seconds, 60, "the file wins over the default");
+        assert_eq!(s.poll_interval, Duration::from_millis(250));
+        assert_eq!(s.verify_interval, Duration::from_secs(3600));
+        assert_eq!(s.shutdown_grace, Duration::from_secs(10), "the default");
+        assert_eq!(s.data_dir, PathBuf::from("/data"));
+        assert_eq!(s.listen.to_string(), "127.0.0.1:8080");
+        assert!(!s.allow_private_networks);
+    }
+
+    #[test]
+    fn bad_files_and_values_are_refused() {
+        assert!(toml::from_str::<FileSettings>("wokers = 2").is_err(), "unknown keys are an error");
+        let file: FileSettings = toml::from_str("poll_interval = \"soon\"").unwrap();
+        let err = resolve(Given::default(), file, PathBuf::new).unwrap_err().to_string();
+        assert!(err.contains("poll_interval"), "{err}");
+        let zero = Given { workers: Some(0), ..Given::default() };
+        assert!(resolve(zero, FileSettings::default(), PathBuf::new).is_err());
+    }
+}
