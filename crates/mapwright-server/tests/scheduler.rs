@@ -280,6 +280,20 @@ async fn workers_fetch_due_sitemaps_and_a_ping_wakes_them() {
         })
         .await;
 
+        // The workers' fetches are counted on /metrics (two downloads with status ok).
+        let (status, headers, text) = app.get("/metrics", crate::support::Auth::None).await;
+        assert_eq!(status, 200);
+        assert!(headers["content-type"].to_str().unwrap().contains("openmetrics-text"));
+        for line in [
+            "mapwright_fetches_total{status=\"ok\"} 2",
+            "mapwright_urls_read_total 2",
+            "mapwright_fetch_duration_seconds_count 2",
+            "mapwright_queue_depth 0",
+        ] {
+            assert!(text.contains(line), "{line} in:\n{text}");
+        }
+        assert!(text.contains("# TYPE mapwright_fetch_failures counter"), "{text}");
+
         stop.send(true).unwrap();
         tokio::time::timeout(Duration::from_secs(30), handle).await.expect("workers stop").unwrap();
         assert_eq!(app.store.release_all("nobody").await.unwrap(), 0);
