@@ -339,3 +339,33 @@ async fn robots_txt_sitemaps_are_added_and_verification_is_rechecked() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn shutdown_releases_a_job_that_outlives_the_grace_period() {
+    each_backend(false, |app| async move {
+        let web = SiteHost::start().await;
+        let (actor, site) = verified_site(&app.state, &web.origin).await;
+        web.put("/s.xml", &urlset(&[(&web.url("/a"), None)]), None);
+        let sitemap = add(&app.state, actor, &site, &web.url("/s.xml")).await;
+        web.hold.store(true, std::sync::atomic::Ordering::SeqCst);
+        let config = scheduler::Config {
+            workers: 1,
+            poll_interval: Duration::from_millis(50),
+            grace: Duration::from_millis(300),
+            recheck: false,
+            ..scheduler::Config::default()
+        };
+        let (stop, shutdown) = tokio::sync::watch::channel(false);
+        let handle = scheduler::spawn(app.state.clone(), config, shutdown);
+        eventually("the request in flight", || async { web.hits("/s.xml") == 1 }).await;
+        assert_eq!(app.store.queue_depth(unix_now()).await.unwrap(), 0, "leased");
+
+        stop.send(true).unwrap();
+        tokio::time::timeout(Duration::from_secs(30), handle).await.expect("workers stop").unwrap();
+        assert_eq!(app.store.queue_depth(unix_now()).await.unwrap(), 1, "released: due again at once");
+        assert!(downloads(&app.state, actor, &sitemap).await.is_empty(), "no download was recorded");
+        web.hold.store(false, std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(drain(&app.state).await, 1, "another worker takes it at once");
+    })
+    .await;
+}
