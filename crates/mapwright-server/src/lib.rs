@@ -11,6 +11,7 @@ pub mod api;
 mod auth;
 mod error;
 pub mod indexnow;
+pub mod metrics;
 mod ping;
 mod ratelimit;
 pub mod scheduler;
@@ -112,6 +113,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(health))
         .route("/ping", get(ping::ping))
+        .route("/metrics", get(metrics::metrics))
         .route("/api/v1/signup", post(auth::sign_up))
         .route("/api/v1/signin", post(auth::sign_in))
         .route("/api/v1/signout", post(auth::sign_out))

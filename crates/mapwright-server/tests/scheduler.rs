@@ -280,6 +280,20 @@ async fn workers_fetch_due_sitemaps_and_a_ping_wakes_them() {
         })
         .await;
 
+        // The workers' fetches are counted on /metrics (two downloads with status ok).
+        let (status, headers, text) = app.get("/metrics", crate::support::Auth::None).await;
+        assert_eq!(status, 200);
+        assert!(headers["content-type"].to_str().unwrap().contains("openmetrics-text"));
+        for line in [
+            "mapwright_fetches_total{status=\"ok\"} 2",
+            "mapwright_urls_read_total 2",
+            "mapwright_fetch_duration_seconds_count 2",
+            "mapwright_queue_depth 0",
+        ] {
+            assert!(text.contains(line), "{line} in:\n{text}");
+        }
+        assert!(text.contains("# TYPE mapwright_fetch_failures counter"), "{text}");
+
         stop.send(true).unwrap();
         tokio::time::timeout(Duration::from_secs(30), handle).await.expect("workers stop").unwrap();
         assert_eq!(app.store.release_all("nobody").await.unwrap(), 0);
@@ -322,6 +336,36 @@ async fn robots_txt_sitemaps_are_added_and_verification_is_rechecked() {
         web.remove(&format!("/mapwright-{}.html", site.verification_token));
         assert_eq!(recheck_once(&app.state, -1).await.unwrap(), 1);
         assert!(app.store.site(actor, site.id).await.unwrap().verified_at.is_none());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn shutdown_releases_a_job_that_outlives_the_grace_period() {
+    each_backend(false, |app| async move {
+        let web = SiteHost::start().await;
+        let (actor, site) = verified_site(&app.state, &web.origin).await;
+        web.put("/s.xml", &urlset(&[(&web.url("/a"), None)]), None);
+        let sitemap = add(&app.state, actor, &site, &web.url("/s.xml")).await;
+        web.hold.store(true, std::sync::atomic::Ordering::SeqCst);
+        let config = scheduler::Config {
+            workers: 1,
+            poll_interval: Duration::from_millis(50),
+            grace: Duration::from_millis(300),
+            recheck: false,
+            ..scheduler::Config::default()
+        };
+        let (stop, shutdown) = tokio::sync::watch::channel(false);
+        let handle = scheduler::spawn(app.state.clone(), config, shutdown);
+        eventually("the request in flight", || async { web.hits("/s.xml") == 1 }).await;
+        assert_eq!(app.store.queue_depth(unix_now()).await.unwrap(), 0, "leased");
+
+        stop.send(true).unwrap();
+        tokio::time::timeout(Duration::from_secs(30), handle).await.expect("workers stop").unwrap();
+        assert_eq!(app.store.queue_depth(unix_now()).await.unwrap(), 1, "released: due again at once");
+        assert!(downloads(&app.state, actor, &sitemap).await.is_empty(), "no download was recorded");
+        web.hold.store(false, std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(drain(&app.state).await, 1, "another worker takes it at once");
     })
     .await;
 }

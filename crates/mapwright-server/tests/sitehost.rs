@@ -16,6 +16,8 @@ type Pages = HashMap<String, (String, Option<String>)>;
 pub struct SiteHost {
     pages: Arc<Mutex<Pages>>,
     hits: Arc<Mutex<HashMap<String, u32>>>,
+    /// While set, answers wait (a worker then holds its lease).
+    pub hold: Arc<std::sync::atomic::AtomicBool>,
     pub origin: String,
 }
 
@@ -49,6 +51,9 @@ impl SiteHost {
 
 async fn serve(State(site): State<SiteHost>, uri: Uri, headers: HeaderMap) -> Response {
     *site.hits.lock().unwrap().entry(uri.path().to_owned()).or_default() += 1;
+    while site.hold.load(std::sync::atomic::Ordering::SeqCst) {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     let page = site.pages.lock().unwrap().get(uri.path()).cloned();
     let Some((body, etag)) = page else { return (StatusCode::NOT_FOUND, "not found").into_response() };
     let Some(etag) = etag else { return body.into_response() };

@@ -72,6 +72,7 @@ pub const ROUTES: &[(Method, &str)] = &[
 /// OpenAPI file documents too.
 pub const OTHER_ROUTES: &[(Method, &str)] = &[
     (Method::Get, "/healthz"),
+    (Method::Get, "/metrics"),
     (Method::Get, "/ping"),
     (Method::Post, "/api/v1/signup"),
     (Method::Post, "/api/v1/signin"),

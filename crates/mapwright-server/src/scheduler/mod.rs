@@ -62,6 +62,8 @@ impl Default for Config {
 pub struct Shared {
     /// Wakes idle workers (see [`wake`]).
     pub wake: Notify,
+    /// The counters `/metrics` serves.
+    pub metrics: crate::metrics::Metrics,
 }
 
 /// Wakes idle workers now, after something became due (a ping, a resubmit, a new sitemap),
@@ -157,10 +159,13 @@ async fn run_one(
     };
     tokio::select! {
         result = run_job(state, worker, job) => match result {
-            Ok(done) => tracing::info!(
-                worker, sitemap = job.id, url = %job.url, status = %done.status,
-                urls = done.url_count, ms = done.duration_ms, "fetched"
-            ),
+            Ok(done) => {
+                state.scheduler.metrics.fetched(&done.status, done.duration_ms, done.url_count);
+                tracing::info!(
+                    worker, sitemap = job.id, url = %job.url, status = %done.status,
+                    urls = done.url_count, ms = done.duration_ms, "fetched"
+                )
+            }
             Err(e) => tracing::warn!(worker, sitemap = job.id, url = %job.url, error = %e, "job failed"),
         },
         _ = grace => {
