@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 mod auth;
+pub mod console;
 mod error;
 mod ping;
 mod ratelimit;
@@ -103,6 +104,7 @@ pub fn app(state: AppState) -> Router {
         .route("/api/v1/me", get(auth::me))
         .route("/api/v1/tokens", get(auth::list_tokens).post(auth::create_token))
         .route("/api/v1/tokens/{id}", delete(auth::revoke_token))
+        .merge(console::routes())
         .with_state(state)
 }
 
