@@ -3,6 +3,8 @@
 
 mod accounts;
 mod console;
+mod downloader;
+mod e2e;
 mod ping;
 mod support;
 mod verify;

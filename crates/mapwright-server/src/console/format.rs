@@ -30,12 +30,19 @@ pub(crate) fn relative(at: i64, now: i64) -> String {
     if secs < 45 {
         return "just now".into();
     }
-    let (n, unit) = match secs {
-        s if s < 3600 => ((s + 30) / 60, "minute"),
-        s if s < 86_400 => ((s + 1800) / 3600, "hour"),
-        s if s < 30 * 86_400 => ((s + 43_200) / 86_400, "day"),
-        s if s < 365 * 86_400 => (s / (30 * 86_400), "month"),
-        s => (s / (365 * 86_400), "year"),
+    // Rounded to the nearest unit, and a unit that rounds up to the next one becomes it
+    // (59.7 minutes is "1 hour", not "60 minutes").
+    let (minutes, hours, days) = ((secs + 30) / 60, (secs + 1800) / 3600, (secs + 43_200) / 86_400);
+    let (n, unit) = if minutes < 60 {
+        (minutes, "minute")
+    } else if hours < 24 {
+        (hours, "hour")
+    } else if days < 30 {
+        (days, "day")
+    } else if days < 365 {
+        (days / 30, "month")
+    } else {
+        (days / 365, "year")
     };
     let n = n.max(1);
     let plural = if n == 1 { "" } else { "s" };
@@ -79,6 +86,8 @@ mod tests {
         assert_eq!(relative(now - 4 * 3600, now), "4 hours ago");
         assert_eq!(relative(now - 2 * 86_400, now), "2 days ago");
         assert_eq!(relative(now + 3600, now), "in 1 hour");
+        assert_eq!(relative(now + 3590, now), "in 1 hour");
+        assert_eq!(relative(now - 23 * 3600 - 1900, now), "1 day ago");
         assert_eq!(relative(now - 400 * 86_400, now), "1 year ago");
         assert_eq!(utc(0), "1970-01-01T00:00:00Z");
         assert_eq!(utc(1_700_000_000), "2023-11-14T22:13:20Z");
