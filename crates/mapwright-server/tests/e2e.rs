@@ -290,6 +290,13 @@ async fn drive(c: &Client, base: &str, site: &TestSite, axe_js: &str) {
     assert!(broken_row.contains("error"), "the broken sitemap has errors: {broken_row}");
     axe(c, axe_js, "sitemaps table").await;
     let table_png = save_png("table.png", &c.screenshot().await.unwrap());
+    // On a phone's width the page does not scroll sideways: only the table's own box does.
+    c.set_window_size(390, 844).await.unwrap();
+    let overflow = c.execute("return document.documentElement.scrollWidth - window.innerWidth;", vec![]).await.unwrap();
+    assert!(overflow.as_i64().unwrap() <= 0, "the page is wider than a phone's screen by {overflow} px");
+    axe(c, axe_js, "sitemaps table on a phone").await;
+    save_png("table-phone.png", &c.screenshot().await.unwrap());
+    c.set_window_size(1280, 900).await.unwrap();
 
     // The broken sitemap's page names the rule, with line and column and its explanation.
     click(c, Locator::LinkText(&broken)).await;

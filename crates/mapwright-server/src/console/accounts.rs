@@ -190,7 +190,7 @@ async fn account_page(state: &AppState, session: &Session, secret: Option<&str>,
         @if shown.is_empty() {
             p { "No tokens." }
         } @else {
-            div class="scroll" {
+            div class="scroll" tabindex="0" role="region" aria-label="Table, scrolls sideways on narrow screens" {
                 table {
                     caption class="visually-hidden" { "Your API tokens" }
                     thead { tr { th scope="col" { "Name" } th scope="col" { "Created" } th scope="col" { "Last used" } th scope="col" { "Action" } } }

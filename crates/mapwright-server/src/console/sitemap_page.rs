@@ -96,7 +96,7 @@ fn findings_section(id: i64, findings: &[FindingRecord], offset: i64) -> Markup 
         @if findings.is_empty() && offset == 0 {
             p { "No findings." }
         } @else {
-            div class="scroll" { table {
+            div class="scroll" tabindex="0" role="region" aria-label="Table, scrolls sideways on narrow screens" { table {
                 caption class="visually-hidden" { "Findings" }
                 thead { tr { th scope="col" { "Rule" } th scope="col" { "Severity" } th scope="col" { "Line:col" } th scope="col" { "Finding" } } }
                 tbody {
@@ -171,7 +171,7 @@ fn downloads_section(id: i64, downloads: &[Download], shown: i64, now: i64) -> M
         @if downloads.is_empty() {
             p { "Not downloaded yet." }
         } @else {
-            div class="scroll" { table {
+            div class="scroll" tabindex="0" role="region" aria-label="Table, scrolls sideways on narrow screens" { table {
                 caption class="visually-hidden" { "Download history" }
                 thead { tr {
                     th scope="col" { "When" } th scope="col" { "Status" } th scope="col" class="num" { "HTTP" }
@@ -219,7 +219,7 @@ fn urls_section(sitemap: &Sitemap, p: &Params, urls: &[UrlRow], next: Option<i64
         @if urls.is_empty() {
             p { @if p.q.trim().is_empty() { "No URLs." } @else { "No URL matches." } }
         } @else {
-            div class="scroll" { table {
+            div class="scroll" tabindex="0" role="region" aria-label="Table, scrolls sideways on narrow screens" { table {
                 caption class="visually-hidden" { "URLs of this sitemap" }
                 thead { tr { th scope="col" { "URL" } th scope="col" { "Last modified" } th scope="col" { "Change frequency" } th scope="col" class="num" { "Priority" } } }
                 tbody {

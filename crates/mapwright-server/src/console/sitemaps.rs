@@ -33,7 +33,7 @@ pub(crate) async fn table(State(state): State<AppState>, session: Session, Query
         @if rows.items.is_empty() && q.after == 0 {
             p { "No sitemaps yet. " a href="/sitemaps/add" { "Add your first sitemap" } "." }
         } @else {
-            div class="scroll" {
+            div class="scroll" tabindex="0" role="region" aria-label="Table, scrolls sideways on narrow screens" {
                 table class="sitemaps" {
                     caption class="visually-hidden" { "My sitemaps" }
                     thead { tr {

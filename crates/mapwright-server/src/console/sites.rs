@@ -83,7 +83,7 @@ fn failures_table(failures: &[UrlFailure], now: i64) -> Markup {
         @if failures.is_empty() {
             p { "No failing URLs." }
         } @else {
-            div class="scroll" { table {
+            div class="scroll" tabindex="0" role="region" aria-label="Table, scrolls sideways on narrow screens" { table {
                 caption class="visually-hidden" { "Failing URLs" }
                 thead { tr { th scope="col" { "URL" } th scope="col" { "Status" } th scope="col" { "Seen" } th scope="col" { "Listed in" } } }
                 tbody {
