@@ -53,8 +53,12 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
     tracing::info!(%addr, backend = store.backend(), "listening on http://{addr}");
     let state = AppState::new(store.clone(), args.secure_cookies);
+    // The console's failing-URLs report runs in the background; a run cut short at shutdown
+    // is simply done again later (each URL's outcome is written in one transaction).
+    let checker = mapwright_server::console::checker::spawn(state.clone(), Default::default(), std::future::pending());
     let service = app(state).into_make_service_with_connect_info::<SocketAddr>();
     axum::serve(listener, service).with_graceful_shutdown(shutdown_signal()).await.context("the server failed")?;
+    checker.abort();
     store.close().await;
     tracing::info!("stopped");
     Ok(())
