@@ -111,8 +111,13 @@ fn location(headers: &HeaderMap) -> &str {
 async fn pages_show_the_table_the_sitemap_the_site_and_the_account() {
     each_backend(false, |app| async move {
         let s = seed(&app, "ann@example.com", "https://ann.example").await;
+        let child = "https://ann.example/child-1.xml";
+        app.store.add_sitemap_for_site(s.site.id, child, Source::Index, Some(s.sitemap.id), now()).await.unwrap();
+        let robots = "https://ann.example/from-robots.xml";
+        app.store.add_sitemap_for_site(s.site.id, robots, Source::Robots, None, now()).await.unwrap();
         let auth = Auth::Cookie(&s.cookie);
         let (status, headers, html) = app.get("/", auth).await;
+        assert!(html.contains(robots) && !html.contains(child), "the table lists top-level sitemaps: {html}");
         assert_eq!(status, StatusCode::OK);
         assert!(headers["content-type"].to_str().unwrap().starts_with("text/html"));
         for expected in
@@ -125,6 +130,8 @@ async fn pages_show_the_table_the_sitemap_the_site_and_the_account() {
         let (status, _, html) = app.get(&format!("/sitemaps/{}", s.sitemap.id), auth).await;
         assert_eq!(status, StatusCode::OK);
         for expected in [
+            "Sitemaps in this index",
+            child,
             "loc-not-absolute",
             "3:5",
             "the URL /relative is not absolute",
@@ -143,6 +150,7 @@ async fn pages_show_the_table_the_sitemap_the_site_and_the_account() {
         let (status, _, html) = app.get(&format!("/sites/{}", s.site.id), auth).await;
         assert_eq!(status, StatusCode::OK);
         for expected in [
+            robots,
             s.site.verification_token.as_str(),
             "mapwright-",
             "mapwright-site-verification",

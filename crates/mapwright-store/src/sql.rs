@@ -836,6 +836,36 @@ macro_rules! impl_store {
                     .await?)
             }
 
+            async fn page_sitemaps(
+                &self,
+                actor: Actor,
+                site_id: i64,
+                parent_id: Option<i64>,
+                source: Option<Source>,
+                after: i64,
+                limit: i64,
+            ) -> Result<Page<Sitemap>> {
+                self.site(actor, site_id).await?;
+                let limit = limit.clamp(1, 1000);
+                let mut items: Vec<Sitemap> = sqlx::query_as(concat!(
+                    "SELECT ", sitemap_cols!(), " FROM sitemaps sm WHERE sm.site_id = $1 AND sm.removed_at IS NULL \
+                     AND ($2 OR sm.parent_id = $3) AND ($4 OR sm.source = $5) AND sm.id > $6 ORDER BY sm.id LIMIT $7"
+                ))
+                .bind(site_id)
+                .bind(parent_id.is_none())
+                .bind(parent_id.unwrap_or(0))
+                .bind(source.is_none())
+                .bind(source.map_or("", Source::as_str))
+                .bind(after)
+                .bind(limit + 1)
+                .fetch_all(&self.pool)
+                .await?;
+                let more = items.len() as i64 > limit;
+                items.truncate(limit as usize);
+                let next_after = if more { items.last().map(|s| s.id) } else { None };
+                Ok(Page { items, next_after })
+            }
+
             async fn list_url_failures(&self, actor: Actor, site_id: i64, after: i64, limit: i64) -> Result<Page<UrlFailure>> {
                 self.site(actor, site_id).await?;
                 let limit = limit.clamp(1, 1000);

@@ -228,6 +228,18 @@ pub trait Store: Send + Sync + 'static {
     /// When the URLs of a site of the actor were last checked.
     async fn last_url_check(&self, actor: Actor, site_id: i64) -> Result<Option<Timestamp>>;
 
+    /// A page of the sitemaps of a site of the actor that are not removed, by id: all, or the
+    /// children of one index (`parent_id`), or those of one source (robots.txt's).
+    async fn page_sitemaps(
+        &self,
+        actor: Actor,
+        site_id: i64,
+        parent_id: Option<i64>,
+        source: Option<Source>,
+        after: i64,
+        limit: i64,
+    ) -> Result<Page<Sitemap>>;
+
     /// A page of the live URLs of a site of the actor that failed their last check, by URL id.
     async fn list_url_failures(&self, actor: Actor, site_id: i64, after: i64, limit: i64) -> Result<Page<UrlFailure>>;
 }

@@ -48,14 +48,7 @@ pub(crate) async fn show(
         Some(d) => state.store.list_findings_page(actor, d.id, p.findings.max(0), PAGE + 1).await?,
         None => Vec::new(),
     };
-    let children: Vec<Sitemap> = state
-        .store
-        .list_sitemaps(actor, sitemap.site_id)
-        .await?
-        .into_iter()
-        .filter(|c| c.parent_id == Some(id) && c.id > p.children_after)
-        .take(PAGE as usize + 1)
-        .collect();
+    let children = state.store.page_sitemaps(actor, sitemap.site_id, Some(id), None, p.children_after, PAGE).await?;
     let urls = state.store.search_sitemap_urls(actor, id, p.q.trim(), p.urls_after, PAGE).await?;
     let summary = SitemapSummary {
         sitemap: sitemap.clone(),
@@ -82,7 +75,7 @@ pub(crate) async fn show(
         }
         @if let Some(error) = latest.and_then(|d| d.error.as_deref()) { p class="error" { "Last download failed: " (error) } }
         (findings_section(id, &findings, p.findings.max(0)))
-        (children_section(&children, p.children_after, id, now))
+        (children_section(&children.items, p.children_after, children.next_after, id, now))
         (downloads_section(id, &downloads, shown_downloads, now))
         (urls_section(&sitemap, &p, &urls.items, urls.next_after))
     };
@@ -146,13 +139,12 @@ fn position(f: &FindingRecord) -> String {
     }
 }
 
-fn children_section(children: &[Sitemap], after: i64, id: i64, now: i64) -> Markup {
-    let next = (children.len() as i64 > PAGE).then(|| children[PAGE as usize - 1].id);
+fn children_section(children: &[Sitemap], after: i64, next: Option<i64>, id: i64, now: i64) -> Markup {
     html! {
         @if !children.is_empty() || after > 0 {
             h2 id="children" { "Sitemaps in this index" }
             ul {
-                @for c in children.iter().take(PAGE as usize) {
+                @for c in children {
                     li {
                         a class="url" href=(format!("/sitemaps/{}", c.id)) { (c.url) }
                         " · " (c.status.as_deref().unwrap_or("pending"))

@@ -2,7 +2,7 @@
 //! sitemaps its robots.txt names, and the failing-URLs report with "Check now".
 
 use axum::extract::{Path, Query, State};
-use mapwright_store::{Site, Sitemap, UrlFailure};
+use mapwright_store::{Site, Source, UrlFailure};
 use maud::{Markup, html};
 use serde::Deserialize;
 
@@ -18,6 +18,8 @@ use crate::{AppState, now};
 pub(crate) struct Params {
     #[serde(default)]
     failures_after: i64,
+    #[serde(default)]
+    robots_after: i64,
 }
 
 /// `GET /sites/{id}`.
@@ -29,21 +31,20 @@ pub(crate) async fn show(
 ) -> PageResult {
     let actor = session.actor();
     let site = state.store.site(actor, id).await?;
-    let sitemaps = state.store.list_sitemaps(actor, id).await?;
+    let robots = state.store.page_sitemaps(actor, id, None, Some(Source::Robots), p.robots_after, PAGE).await?;
     let failures = state.store.list_url_failures(actor, id, p.failures_after, PAGE).await?;
     let last_check = state.store.last_url_check(actor, id).await?;
     let now = now();
-    let robots: Vec<&Sitemap> =
-        sitemaps.iter().filter(|s| s.source == "robots" && s.removed_at.is_none()).take(PAGE as usize).collect();
     let body = html! {
         p class="crumbs" { a href="/" { "My sitemaps" } }
         h1 { (site.origin) }
         (verification(&site, &session.csrf, now))
         h2 { "Sitemaps in robots.txt" }
-        @if robots.is_empty() {
+        @if robots.items.is_empty() && p.robots_after == 0 {
             p { "None found in " code { (site.origin) "/robots.txt" } " yet." }
         } @else {
-            ul { @for s in &robots { li { a class="url" href=(format!("/sitemaps/{}", s.id)) { (s.url) } } } }
+            ul { @for s in &robots.items { li { a class="url" href=(format!("/sitemaps/{}", s.id)) { (s.url) } } } }
+            (pager(&format!("/sites/{id}"), "robots_after", p.robots_after, robots.next_after))
         }
         h2 id="failing" { "Failing URLs" }
         p {
