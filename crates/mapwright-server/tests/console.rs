@@ -446,6 +446,14 @@ async fn lists_are_paged() {
     let next = doc.select(&Selector::parse(".pager a").unwrap()).find(|a| a.text().any(|t| t == "Next page")).unwrap();
     let (_, _, second) = app.get(next.value().attr("href").unwrap(), Auth::Cookie(&s.cookie)).await;
     assert!(second.contains("s59.xml") && !second.contains("s00.xml"), "{second}");
+    for i in 0..55 {
+        app.store.create_api_token(actor, &format!("token-{i:02}"), now()).await.unwrap();
+    }
+    let (_, _, account) = app.get("/account", Auth::Cookie(&s.cookie)).await;
+    assert!(account.contains("token-54") && !account.contains(">ci<"), "newest first, 50 a page");
+    assert!(account.contains("/account?tokens=50"), "{account}");
+    let (_, _, older) = app.get("/account?tokens=50", Auth::Cookie(&s.cookie)).await;
+    assert!(older.contains(">ci<") && older.contains("token-00") && !older.contains("token-54"), "{older}");
     let urls: Vec<UrlRecord> = (0..120)
         .map(|i| UrlRecord {
             loc: format!("https://ann.example/p{i:03}"),

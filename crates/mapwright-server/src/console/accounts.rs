@@ -1,6 +1,6 @@
 //! Sign-up, sign-in and sign-out pages, and the account page with its API tokens.
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::header::SET_COOKIE;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::csrf::{self, CsrfForm};
 use super::format::time_or;
-use super::{PAGE, PageResult, Session, button_form, csrf_field, layout, page, redirect_with};
+use super::{PAGE, PageResult, Session, button_form, csrf_field, layout, offset_pager, page, redirect_with};
 use crate::auth::{Credentials, authenticate, cookie, register, session_cookie};
 use crate::ping::ClientAddr;
 use crate::{AppError, AppState, SESSION_SECONDS, now};
@@ -161,14 +161,32 @@ pub(crate) async fn sign_out(
 }
 
 /// `GET /account`.
-pub(crate) async fn account(State(state): State<AppState>, session: Session) -> PageResult {
-    account_page(&state, &session, None, None).await
+pub(crate) async fn account(
+    State(state): State<AppState>,
+    session: Session,
+    Query(q): Query<TokensPage>,
+) -> PageResult {
+    account_page(&state, &session, q.tokens, None, None).await
 }
 
-async fn account_page(state: &AppState, session: &Session, secret: Option<&str>, error: Option<&str>) -> PageResult {
-    let tokens = state.store.list_api_tokens(session.actor()).await?;
+/// `?tokens=OFFSET`.
+#[derive(Deserialize, Default)]
+pub(crate) struct TokensPage {
+    #[serde(default)]
+    tokens: usize,
+}
+
+async fn account_page(
+    state: &AppState,
+    session: &Session,
+    offset: usize,
+    secret: Option<&str>,
+    error: Option<&str>,
+) -> PageResult {
+    let tokens: Vec<_> =
+        state.store.list_api_tokens(session.actor()).await?.into_iter().filter(|t| t.revoked_at.is_none()).collect();
     let now = now();
-    let shown: Vec<_> = tokens.iter().filter(|t| t.revoked_at.is_none()).take(PAGE as usize).collect();
+    let shown: Vec<_> = tokens.iter().skip(offset).take(PAGE as usize).collect();
     let body = html! {
         h1 { "Account" }
         p { "Signed in as " strong { (session.user.email) } "." }
@@ -206,9 +224,7 @@ async fn account_page(state: &AppState, session: &Session, secret: Option<&str>,
                     }
                 }
             }
-            @if tokens.iter().filter(|t| t.revoked_at.is_none()).count() > shown.len() {
-                p class="hint" { "Showing the newest " (PAGE) " tokens." }
-            }
+            (offset_pager("/account", "tokens", offset, tokens.len() > offset + shown.len()))
         }
     };
     Ok(page(session, "Account", body))
@@ -230,12 +246,12 @@ pub(crate) async fn create_token(
     let name = form.name.trim();
     if name.is_empty() || name.len() > 100 {
         let mut response =
-            account_page(&state, &session, None, Some("A token needs a name of 1 to 100 bytes.")).await?;
+            account_page(&state, &session, 0, None, Some("A token needs a name of 1 to 100 bytes.")).await?;
         *response.status_mut() = StatusCode::BAD_REQUEST;
         return Ok(response);
     }
     let (_, secret) = state.store.create_api_token(session.actor(), name, now()).await?;
-    account_page(&state, &session, Some(&secret), None).await
+    account_page(&state, &session, 0, Some(&secret), None).await
 }
 
 /// `POST /account/tokens/{id}/revoke`.

@@ -198,6 +198,21 @@ pub(crate) fn pager(base: &str, param: &str, current_after: i64, next_after: Opt
     }
 }
 
+/// "Previous" and "Next" links of a list paged by offset (lists the store returns whole and
+/// small: a user's sites and tokens).
+pub(crate) fn offset_pager(base: &str, param: &str, offset: usize, more: bool) -> Markup {
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let page = PAGE as usize;
+    html! {
+        @if offset > 0 || more {
+            nav class="pager" aria-label="Pages" {
+                @if offset > 0 { a href=(format!("{base}{sep}{param}={}", offset.saturating_sub(page))) { "Previous page" } }
+                @if more { a href=(format!("{base}{sep}{param}={}", offset + page)) { "Next page" } }
+            }
+        }
+    }
+}
+
 /// A handler failure shown as an HTML page with the same status as the API's; no session is a
 /// redirect to the sign-in page.
 pub(crate) struct ConsoleError(pub AppError);

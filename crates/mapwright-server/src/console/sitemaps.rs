@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::csrf::CsrfForm;
 use super::format::{thousands, time, time_or};
-use super::{PAGE, PageResult, Session, button_form, csrf_field, page, pager, redirect_with};
+use super::{PAGE, PageResult, Session, button_form, csrf_field, offset_pager, page, pager, redirect_with};
 use crate::submission::{add_sitemap, parse_sitemap_url};
 use crate::{AppError, AppState, now};
 
@@ -18,6 +18,9 @@ use crate::{AppError, AppState, now};
 pub(crate) struct After {
     #[serde(default)]
     after: i64,
+    /// Offset in the list of sites.
+    #[serde(default)]
+    sites: usize,
 }
 
 /// `GET /`: one row per sitemap of the user, then the user's sites.
@@ -49,7 +52,7 @@ pub(crate) async fn table(State(state): State<AppState>, session: Session, Query
             (pager("/", "after", q.after, rows.next_after))
         }
         h2 { "My sites" }
-        (sites_list(&sites, now))
+        (sites_list(&sites, q.sites, now))
     };
     Ok(page(&session, "My sitemaps", body))
 }
@@ -98,13 +101,14 @@ pub(crate) fn status(row: &SitemapSummary) -> Markup {
     }
 }
 
-fn sites_list(sites: &[Site], now: i64) -> Markup {
+fn sites_list(sites: &[Site], offset: usize, now: i64) -> Markup {
+    let shown: Vec<&Site> = sites.iter().skip(offset).take(PAGE as usize).collect();
     html! {
         @if sites.is_empty() {
             p { "No sites yet: adding a sitemap adds its site." }
         } @else {
             ul class="sites" {
-                @for site in sites.iter().take(PAGE as usize) {
+                @for site in &shown {
                     li {
                         a href=(format!("/sites/{}", site.id)) { (site.origin) }
                         " · "
@@ -112,7 +116,7 @@ fn sites_list(sites: &[Site], now: i64) -> Markup {
                     }
                 }
             }
-            @if sites.len() > PAGE as usize { p class="hint" { "Showing the first " (PAGE) " sites." } }
+            (offset_pager("/", "sites", offset, sites.len() > offset + shown.len()))
         }
     }
 }
