@@ -698,8 +698,9 @@ macro_rules! impl_store {
                 let mut items: Vec<SitemapSummary> = sqlx::query_as(concat!(
                     "SELECT ", sitemap_cols!(), ", s.origin, d.url_count, d.error_count, d.warning_count \
                      FROM sitemaps sm JOIN sites s ON s.id = sm.site_id \
-                     LEFT JOIN downloads d ON d.id = (SELECT MAX(d2.id) FROM downloads d2 \
-                     WHERE d2.sitemap_id = sm.id AND d2.status <> 'unchanged') \
+                     LEFT JOIN downloads d ON d.id = (SELECT d2.id FROM downloads d2 \
+                     WHERE d2.sitemap_id = sm.id AND d2.status <> 'unchanged' \
+                     ORDER BY d2.downloaded_at DESC, d2.id DESC LIMIT 1) \
                      WHERE sm.removed_at IS NULL AND sm.parent_id IS NULL AND sm.id > $1 AND ", owned!("$2", "$3"),
                     " ORDER BY sm.id LIMIT $4"
                 ))
