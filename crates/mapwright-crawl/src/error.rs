@@ -39,4 +39,23 @@ pub enum Error {
         /// What the walker said.
         message: String,
     },
+    /// The start URL or the scope URL is not an absolute http(s) URL.
+    #[error("{url:?}: {message}")]
+    Url {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The crawl state could not be read or written.
+    #[error("crawl state {}: {message}", path.display())]
+    State {
+        /// The state file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// The consumer of the crawl's entries failed (writing the sitemap).
+    #[error("writing an entry: {0}")]
+    Sink(#[source] io::Error),
 }

@@ -141,7 +141,8 @@ fn parse_attrs(s: &[u8]) -> Vec<(String, String)> {
 }
 
 /// Decodes `&amp;`, `&lt;`, `&gt;`, `&quot;`, `&apos;` and numeric references; others stay.
-fn decode_entities(s: &str) -> String {
+/// (Also the crawler's: lol_html gives attribute values as written.)
+pub(crate) fn decode_entities(s: &str) -> String {
     if !s.contains('&') {
         return s.to_string();
     }

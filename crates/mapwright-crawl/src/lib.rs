@@ -1,10 +1,11 @@
-//! mapwright-crawl: sources of sitemap entries found on disk: a static web root
-//! ([`walk`]) and web-server access logs ([`logs`]). The site crawler will join them.
+//! mapwright-crawl: sources of sitemap entries: a static web root ([`walk`]), web-server
+//! access logs ([`logs`]) and a live site, crawled over HTTP ([`crawl`]).
 //!
 //! Everything here yields [`mapwright_core::UrlEntry`] values (or says why a page was left
 //! out); writing them is the core's [`mapwright_core::SitemapSetWriter`]'s job.
 #![deny(missing_docs)]
 
+pub mod crawl;
 pub mod error;
 pub mod git;
 pub mod html;
@@ -12,6 +13,7 @@ pub mod logs;
 pub mod robots;
 pub mod walk;
 
+pub use crawl::{CrawlConfig, CrawlReport, Crawler, Progress, StopHandle};
 pub use error::Error;
 pub use logs::{LogConfig, LogSummary, read_logs};
 pub use walk::{LastmodSource, Skip, WalkConfig, WalkItem, Walker};

@@ -1,5 +1,6 @@
-//! Integration tests of mapwright-crawl: the web-root walker and the access-log reader.
+//! Integration tests of mapwright-crawl: the web-root walker, the access-log reader and the site crawler.
 
+mod crawl;
 mod logs;
 mod walk;
 

@@ -61,23 +61,26 @@ impl Response {
         crate::body::spawn(self.inner, self.meta.final_url.clone(), self.config)
     }
 
+    /// The next chunk of the body as it arrives (`None` at its end), for callers that parse
+    /// while reading (the crawler's streaming HTML parser) on an async task. Waits between
+    /// bytes at most the configured read timeout; the caller bounds the total it accepts.
+    pub async fn next_chunk(&mut self) -> Result<Option<bytes::Bytes>, Error> {
+        match tokio::time::timeout(self.config.read_timeout, self.inner.chunk()).await {
+            Err(_) => Err(Error::Timeout {
+                url: self.meta.final_url.clone(),
+                what: "between bytes",
+                limit: self.config.read_timeout,
+            }),
+            Ok(r) => r.map_err(|e| Error::from_reqwest(&self.meta.final_url, &e, &self.config)),
+        }
+    }
+
     /// The first `limit` bytes of the body, and whether it was longer (for robots.txt and
     /// HTML heads). Waits between bytes at most the configured read timeout.
     pub async fn bytes_up_to(mut self, limit: usize) -> Result<(Vec<u8>, bool), Error> {
         let mut out = Vec::new();
         loop {
-            let chunk = tokio::time::timeout(self.config.read_timeout, self.inner.chunk()).await;
-            let chunk = match chunk {
-                Err(_) => {
-                    return Err(Error::Timeout {
-                        url: self.meta.final_url.clone(),
-                        what: "between bytes",
-                        limit: self.config.read_timeout,
-                    });
-                }
-                Ok(r) => r.map_err(|e| Error::from_reqwest(&self.meta.final_url, &e, &self.config))?,
-            };
-            let Some(chunk) = chunk else { return Ok((out, false)) };
+            let Some(chunk) = self.next_chunk().await? else { return Ok((out, false)) };
             let room = limit - out.len();
             if chunk.len() > room {
                 out.extend_from_slice(&chunk[..room]);

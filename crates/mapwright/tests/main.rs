@@ -1,6 +1,7 @@
 //! Integration tests of the `mapwright` binary, run as a user would: one test binary, one
 //! module per command.
 
+mod crawl;
 mod fetch;
 mod generate;
 mod read;

@@ -34,6 +34,17 @@ pub enum Source {
     #[command(after_help = "Example:\n  \
         mapwright generate logs access.log access.log.1.gz --base-url https://example.com/ --out www --strip-query --priority-from-hits")]
     Logs(LogsArgs),
+    /// Pages of a live site, found by crawling its links from START_URL.
+    #[command(after_help = "Examples:\n  \
+        mapwright generate crawl https://example.com/ --out public --report crawl-report.json\n  \
+        mapwright generate crawl https://example.com/docs/ --out docs --strip-query 'utm_*' --exclude '/docs/search*' --rate 5\n  \
+        mapwright generate crawl https://staging.example.com/ --base-url https://staging.example.com/ --out out --state .crawl-state\n\n\
+        Scope: the start URL's scheme, host, port and folder (or --base-url's). Only 2xx HTML pages are \
+        listed: noindex pages are followed but not listed, a page naming another URL as canonical is \
+        replaced by it, redirects are followed and their target listed. With --state DIR an interrupted \
+        crawl (Ctrl-C, a crash) continues where it stopped on the next run; Ctrl-C then exits with code 130 \
+        without writing a partial sitemap.")]
+    Crawl(Box<CrawlArgs>),
 }
 
 /// Options every source shares.
@@ -172,4 +183,59 @@ pub struct LogsArgs {
     /// Leave out URLs whose path matches this glob (`/admin/**`); repeatable.
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CrawlArgs {
+    /// Where the crawl starts (an http or https URL).
+    pub start_url: String,
+    #[command(flatten)]
+    pub common: Common,
+    #[command(flatten)]
+    pub http: crate::http::HttpArgs,
+    /// Only crawl URLs whose path (and query) match this glob (`/blog/**`); repeatable.
+    #[arg(long, value_name = "GLOB")]
+    pub include: Vec<String>,
+    /// Do not crawl URLs whose path (and query) match this glob (`/search*`); repeatable.
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+    /// Remove query parameters whose name matches this glob (`utm_*`, `sessionid`); repeatable.
+    #[arg(long, value_name = "GLOB")]
+    pub strip_query: Vec<String>,
+    /// Requests in flight at once.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub concurrency: usize,
+    /// Most requests per second to the site (robots.txt Crawl-delay may slow it further).
+    #[arg(long, value_name = "PER_SEC")]
+    pub rate: Option<f64>,
+    /// Follow links at most this deep (the start page is 0).
+    #[arg(long, value_name = "N")]
+    pub max_depth: Option<u32>,
+    /// Request at most this many pages.
+    #[arg(long, value_name = "N")]
+    pub max_pages: Option<u64>,
+    /// Start no request after this many seconds.
+    #[arg(long, value_name = "SECS")]
+    pub max_time: Option<f64>,
+    /// Read at most this many bytes of a page (after gzip removal).
+    #[arg(long, value_name = "BYTES", default_value_t = 10 << 20)]
+    pub max_page_size: u64,
+    /// Also list documents of these media types (`application/pdf`, `image/*`); repeatable.
+    #[arg(long, value_name = "TYPE")]
+    pub include_types: Vec<String>,
+    /// Add the images the pages show (`<img src>`) as image extension entries.
+    #[arg(long)]
+    pub images: bool,
+    /// Add the hreflang alternates the pages declare (`<link rel="alternate" hreflang>`).
+    #[arg(long)]
+    pub alternates: bool,
+    /// Fetch what robots.txt disallows (only for a site of your own).
+    #[arg(long)]
+    pub ignore_robots: bool,
+    /// Folder keeping the crawl's progress, so an interrupted crawl continues on the next run.
+    #[arg(long, value_name = "DIR")]
+    pub state: Option<PathBuf>,
+    /// Write the crawl report here: JSON if the name ends in .json, else a readable summary.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
 }

@@ -1,9 +1,10 @@
-//! `mapwright generate`: sitemap sets from a list, a web root or access logs. The sources
+//! `mapwright generate`: sitemap sets from a list, a web root, access logs or a crawl. The sources
 //! produce entries; one [`Pipeline`] checks scope, applies rules and writes them through the
 //! core's set writer, then reports what was written and what was left out and why.
 
 pub mod args;
 mod config;
+mod crawl;
 mod list;
 mod robots;
 mod sources;
@@ -27,6 +28,7 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<ExitCode> {
         Source::List(a) => list::run(a),
         Source::Dir(a) => sources::run_dir(a),
         Source::Logs(a) => sources::run_logs(a),
+        Source::Crawl(a) => crawl::run(*a),
     }
 }
 
@@ -137,6 +139,11 @@ impl Pipeline {
             p.message(msg);
         }
         Ok(p)
+    }
+
+    /// The progress bar, on a terminal (a source with its own counts sets its message).
+    pub fn progress_bar(&self) -> Option<&ProgressBar> {
+        self.progress.as_ref()
     }
 
     /// The site's URL (relative inputs are resolved against it).
