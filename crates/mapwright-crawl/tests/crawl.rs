@@ -19,6 +19,7 @@ enum Route {
     Typed(&'static str, &'static str),
     Headers(Vec<(&'static str, &'static str)>, String),
     Redirect(&'static str),
+    Gzip(Vec<u8>),
 }
 
 /// A site: routes by path and query as requested, requests counted per path and query.
@@ -69,6 +70,12 @@ impl Site {
                 for (k, v) in h {
                     r.headers_mut().insert(k, HeaderValue::from_static(v));
                 }
+                r
+            }
+            Some(Route::Gzip(b)) => {
+                let mut r = Response::new(Body::from(b));
+                r.headers_mut().insert("content-type", HeaderValue::from_static("text/html"));
+                r.headers_mut().insert("content-encoding", HeaderValue::from_static("gzip"));
                 r
             }
             Some(Route::Redirect(to)) => {
@@ -373,4 +380,38 @@ async fn an_interrupted_crawl_resumes_without_refetching() {
     assert!(hits.iter().all(|(k, n)| *n == 1 || k == "/robots.txt"), "{hits:?}");
     assert_eq!(hits.len(), 41, "{hits:?}");
     assert_eq!((r3.listed, r3.left_out.len(), r3.broken.len()), (full_report.listed, 0, 0));
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+#[tokio::test]
+async fn gzipped_pages_are_read_and_long_pages_cut_at_the_size_limit() {
+    // 64 KiB of text between two links: with a 16 KiB limit only the first link is seen.
+    let filler = "<p>".to_string() + &"lorem ipsum ".repeat(64 * 1024 / 12) + "</p>";
+    let long = format!("<a href=/near>near</a>{filler}<a href=/far>far</a>");
+    let site = Site::start(vec![
+        ("/", Route::Gzip(gzip(b"<html><body><a href=/long>long</a> <a href=/plain>plain</a></body></html>"))),
+        ("/long", Route::Gzip(gzip(long.as_bytes()))),
+        ("/plain", Route::Html(long.clone())),
+        ("/near", page(&[])),
+        ("/far", page(&[])),
+    ])
+    .await;
+    let mut cfg = CrawlConfig::new(site.url("/"));
+    cfg.max_page_bytes = 16 * 1024;
+    let (listed, report) = crawl(cfg).await;
+    let want: BTreeSet<String> = ["/", "/long", "/plain", "/near"].iter().map(|p| site.url(p)).collect();
+    assert_eq!(listed.keys().cloned().collect::<BTreeSet<_>>(), want);
+    assert_eq!(report.truncated, vec![site.url("/long"), site.url("/plain")]);
+    assert!(!site.hits().contains_key("/far"));
+
+    // Without the limit the far link is found in both, gzipped or not.
+    let (listed, report) = crawl(CrawlConfig::new(site.url("/"))).await;
+    assert!(listed.contains_key(&site.url("/far")));
+    assert!(report.truncated.is_empty());
 }

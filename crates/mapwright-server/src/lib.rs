@@ -1,14 +1,17 @@
-//! The mapwright sitemap service as an axum [`Router`]: health, the public ping, and the
-//! account part of the JSON API under `/api/v1`.
+//! The mapwright sitemap service as an axum [`Router`]: health, the public ping, IndexNow
+//! ([`indexnow`]), and the JSON API under `/api/v1` (accounts here, the rest in [`api`],
+//! documented by `openapi.yaml`).
 //!
 //! [`app`] takes the state and returns the router, so tests drive it in process and the
 //! binary serves it. Site verification ([`verify`]) and sitemap admission ([`submission`]) are
 //! shared by the JSON API and the web console.
 #![deny(missing_docs)]
 
+pub mod api;
 mod auth;
 pub mod console;
 mod error;
+pub mod indexnow;
 mod ping;
 mod ratelimit;
 pub mod submission;
@@ -38,12 +41,20 @@ pub struct AppState {
     /// private, loopback and link-local addresses unless [`AppState::allow_private_networks`]
     /// was called: a user must not make the service fetch from its own network (SSRF).
     pub fetcher: Fetcher,
+    /// The IndexNow receiver's rate limits and key-file cache.
+    pub indexnow: Arc<indexnow::IndexNow>,
 }
 
 impl AppState {
     /// State with the default [`Limits`] and a fetcher that refuses private networks.
     pub fn new(store: Arc<dyn Store>, secure_cookies: bool) -> Self {
-        AppState { store, secure_cookies, limits: Arc::new(Limits::default()), fetcher: fetcher(false) }
+        AppState {
+            store,
+            secure_cookies,
+            limits: Arc::new(Limits::default()),
+            fetcher: fetcher(false),
+            indexnow: Arc::default(),
+        }
     }
 
     /// Lets outbound requests reach private and loopback addresses: for tests and for a
@@ -104,6 +115,7 @@ pub fn app(state: AppState) -> Router {
         .route("/api/v1/me", get(auth::me))
         .route("/api/v1/tokens", get(auth::list_tokens).post(auth::create_token))
         .route("/api/v1/tokens/{id}", delete(auth::revoke_token))
+        .merge(api::router())
         .merge(console::routes())
         .with_state(state)
 }

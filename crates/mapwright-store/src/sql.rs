@@ -691,6 +691,29 @@ macro_rules! impl_store {
                 .await?)
             }
 
+            // --- api ---
+
+            async fn record_pushed_urls(&self, site_id: i64, urls: &[String], now: Timestamp) -> Result<u64> {
+                let mut unique: Vec<&str> = urls.iter().map(String::as_str).collect();
+                unique.sort_unstable();
+                unique.dedup();
+                let mut tx = self.begin_write().await?;
+                for chunk in unique.chunks(URL_CHUNK) {
+                    let mut insert = sqlx::QueryBuilder::new(
+                        "INSERT INTO urls (site_id, loc, first_seen_at, last_seen_at, changed_at) ",
+                    );
+                    insert.push_values(chunk, |mut row, loc| {
+                        row.push_bind(site_id).push_bind(*loc).push_bind(now).push_bind(now).push_bind(now);
+                    });
+                    insert.push(
+                        " ON CONFLICT (site_id, loc) DO UPDATE SET changed_at = excluded.changed_at, removed_at = NULL",
+                    );
+                    insert.build().execute(&mut *tx).await?;
+                }
+                tx.commit().await?;
+                Ok(unique.len() as u64)
+            }
+
             // --- console ---
 
             async fn list_sitemap_summaries(&self, actor: Actor, after: i64, limit: i64) -> Result<Page<SitemapSummary>> {

@@ -188,6 +188,16 @@ pub trait Store: Send + Sync + 'static {
     /// first (newest change first), then by priority (absent = 0.5) and changefreq.
     async fn frontier(&self, actor: Actor, site_id: i64, since: Timestamp, limit: i64) -> Result<Vec<UrlRow>>;
 
+    // --- api ---
+
+    /// URLs pushed for a site (IndexNow): unknown ones are added, known ones (removed ones
+    /// included) are marked live and changed at `now`, so they lead the crawl frontier.
+    /// Lastmod, changefreq and priority are left as the sitemaps gave them. Pushed URLs link
+    /// to no sitemap: the sitemaps stay the inventory of the site, so the next sweep after a
+    /// read of one of its sitemaps marks removed those no sitemap lists. Returns how many
+    /// distinct URLs were written.
+    async fn record_pushed_urls(&self, site_id: i64, urls: &[String], now: Timestamp) -> Result<u64>;
+
     // --- console ---
 
     /// A page of the actor's sitemaps that are not removed and not an index's children, by id,

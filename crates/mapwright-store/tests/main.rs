@@ -3,5 +3,6 @@
 mod accounts;
 mod lease;
 mod ownership;
+mod pushed;
 mod support;
 mod urls;

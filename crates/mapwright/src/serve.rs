@@ -3,9 +3,10 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context;
-use mapwright_server::{AppState, app};
+use mapwright_server::{AppState, Limits, RateLimiter, app};
 
 #[derive(clap::Args, Debug)]
 #[command(
@@ -26,6 +27,10 @@ pub struct ServeArgs {
     /// Mark session cookies Secure: use when clients reach the service over HTTPS.
     #[arg(long)]
     pub secure_cookies: bool,
+    /// Pings accepted per minute, per client address and per sitemap URL [default: 60 per
+    /// client, 6 per sitemap]; raise it for a load test from one address.
+    #[arg(long, value_name = "N")]
+    pub ping_limit_per_minute: Option<u32>,
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -52,7 +57,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let addr = listener.local_addr()?;
     tracing::info!(%addr, backend = store.backend(), "listening on http://{addr}");
-    let state = AppState::new(store.clone(), args.secure_cookies);
+    let mut state = AppState::new(store.clone(), args.secure_cookies);
+    if let Some(n) = args.ping_limit_per_minute {
+        let minute = std::time::Duration::from_secs(60);
+        let (per_client, per_sitemap) = (RateLimiter::new(n, minute), RateLimiter::new(n, minute));
+        state.limits =
+            Arc::new(Limits { ping_per_client: per_client, ping_per_sitemap: per_sitemap, ..Limits::default() });
+    }
     // The console's failing-URLs report runs in the background; a run cut short at shutdown
     // is simply done again later (each URL's outcome is written in one transaction).
     let checker = mapwright_server::console::checker::spawn(state.clone(), Default::default(), std::future::pending());

@@ -84,34 +84,7 @@ where
     if scope.check(&start) == Err(OutOfScope::Outside) {
         return Err(url_err(&cfg.start, format!("outside the scope {base}")));
     }
-    let robots = if cfg.ignore_robots {
-        Robots::default()
-    } else {
-        match mapwright_fetch::robots::fetch(&fetcher, start.as_str()).await {
-            Ok(r) => r,
-            Err(e) => {
-                let mut r = Robots::default();
-                r.note = Some(format!("robots.txt not fetched: {e}"));
-                r
-            }
-        }
-    };
-    let mut interval = cfg.rate.filter(|r| *r > 0.0).map_or(Duration::ZERO, |r| Duration::from_secs_f64(1.0 / r));
-    if let Some(d) = robots.crawl_delay.filter(|_| !cfg.ignore_robots) {
-        interval = interval.max(d.min(cfg.max_crawl_delay));
-    }
-    let agent_token = fetcher.config().user_agent.split(['/', ' ']).next().unwrap_or_default().to_string();
-    let ctx = Arc::new(Ctx {
-        page: PageContext {
-            fetcher,
-            scope: Scope::new(&base, &cfg.include, &cfg.exclude, &cfg.strip_query)?,
-            images: cfg.images,
-            max_page_bytes: cfg.max_page_bytes.max(1024),
-            agent_token,
-        },
-        interval,
-        next: tokio::sync::Mutex::new(Instant::now()),
-    });
+    let (robots, ctx) = prepare(&cfg, fetcher, &start, &base).await?;
     let mut run = Run {
         cfg: &cfg,
         scope: &scope,
@@ -181,6 +154,40 @@ where
     let mut report = run.finish();
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// robots.txt of the origin, and the context every fetch task shares (the politeness clock:
+/// `--rate`, and robots.txt Crawl-delay up to `max_crawl_delay`).
+async fn prepare(cfg: &CrawlConfig, fetcher: Fetcher, start: &Url, base: &Url) -> Result<(Robots, Arc<Ctx>), Error> {
+    let robots = if cfg.ignore_robots {
+        Robots::default()
+    } else {
+        match mapwright_fetch::robots::fetch(&fetcher, start.as_str()).await {
+            Ok(r) => r,
+            Err(e) => {
+                let mut r = Robots::default();
+                r.note = Some(format!("robots.txt not fetched: {e}"));
+                r
+            }
+        }
+    };
+    let mut interval = cfg.rate.filter(|r| *r > 0.0).map_or(Duration::ZERO, |r| Duration::from_secs_f64(1.0 / r));
+    if let Some(d) = robots.crawl_delay.filter(|_| !cfg.ignore_robots) {
+        interval = interval.max(d.min(cfg.max_crawl_delay));
+    }
+    let agent_token = fetcher.config().user_agent.split(['/', ' ']).next().unwrap_or_default().to_string();
+    let ctx = Arc::new(Ctx {
+        page: PageContext {
+            fetcher,
+            scope: Scope::new(base, &cfg.include, &cfg.exclude, &cfg.strip_query)?,
+            images: cfg.images,
+            max_page_bytes: cfg.max_page_bytes.max(1024),
+            agent_token,
+        },
+        interval,
+        next: tokio::sync::Mutex::new(Instant::now()),
+    });
+    Ok((robots, ctx))
 }
 
 /// What every fetch task shares: the page context and the host's politeness clock.

@@ -1,0 +1,119 @@
+//! The JSON API under `/api/v1`: sites, verification, sitemaps, downloads, findings, URLs
+//! (pages, CSV and JSONL exports) and the crawl frontier, plus the IndexNow receiver and the
+//! OpenAPI file that documents all of them.
+//!
+//! Every handler takes the signed-in user (`CurrentUser`) first, so a request
+//! without a session or token is 401 before anything else is looked at, and passes the
+//! user's `Actor` to the store, so another user's resource is 404, never 403.
+//!
+//! [`ROUTES`] is the one list of this module's routes: [`router`] is built from it, and the
+//! tests compare it (with [`OTHER_ROUTES`]) to the paths of `openapi.yaml`.
+
+mod sitemaps;
+mod sites;
+mod urls;
+
+use axum::Router;
+use axum::http::header::CONTENT_TYPE;
+use axum::response::IntoResponse;
+use axum::routing::{MethodRouter, delete, get, post};
+
+use crate::AppState;
+
+/// The OpenAPI 3.1 description of the service, served at `GET /api/v1/openapi.yaml`.
+pub const OPENAPI_YAML: &str = include_str!("../../openapi.yaml");
+
+/// An HTTP method of the route table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// GET.
+    Get,
+    /// POST.
+    Post,
+    /// DELETE.
+    Delete,
+}
+
+impl Method {
+    /// The lower-case name, as OpenAPI's path items spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "get",
+            Method::Post => "post",
+            Method::Delete => "delete",
+        }
+    }
+}
+
+/// This module's routes: (method, path). [`router`] serves exactly these.
+pub const ROUTES: &[(Method, &str)] = &[
+    (Method::Get, "/api/v1/openapi.yaml"),
+    (Method::Post, "/api/v1/sites"),
+    (Method::Get, "/api/v1/sites"),
+    (Method::Get, "/api/v1/sites/{id}"),
+    (Method::Delete, "/api/v1/sites/{id}"),
+    (Method::Post, "/api/v1/sites/{id}/verify"),
+    (Method::Post, "/api/v1/sites/{id}/sitemaps"),
+    (Method::Get, "/api/v1/sites/{id}/sitemaps"),
+    (Method::Get, "/api/v1/sites/{id}/urls"),
+    (Method::Get, "/api/v1/sites/{id}/urls.csv"),
+    (Method::Get, "/api/v1/sites/{id}/urls.jsonl"),
+    (Method::Get, "/api/v1/sites/{id}/frontier"),
+    (Method::Get, "/api/v1/sitemaps/{id}"),
+    (Method::Delete, "/api/v1/sitemaps/{id}"),
+    (Method::Post, "/api/v1/sitemaps/{id}/resubmit"),
+    (Method::Get, "/api/v1/sitemaps/{id}/downloads"),
+    (Method::Get, "/api/v1/downloads/{id}/findings"),
+    (Method::Get, "/indexnow"),
+    (Method::Post, "/indexnow"),
+];
+
+/// The routes [`crate::app`] serves outside this module (health, ping, accounts), which the
+/// OpenAPI file documents too.
+pub const OTHER_ROUTES: &[(Method, &str)] = &[
+    (Method::Get, "/healthz"),
+    (Method::Get, "/ping"),
+    (Method::Post, "/api/v1/signup"),
+    (Method::Post, "/api/v1/signin"),
+    (Method::Post, "/api/v1/signout"),
+    (Method::Get, "/api/v1/me"),
+    (Method::Get, "/api/v1/tokens"),
+    (Method::Post, "/api/v1/tokens"),
+    (Method::Delete, "/api/v1/tokens/{id}"),
+];
+
+/// The handler of one entry of [`ROUTES`].
+fn handler(method: Method, path: &str) -> MethodRouter<AppState> {
+    match (method, path) {
+        (Method::Get, "/api/v1/openapi.yaml") => get(openapi),
+        (Method::Post, "/api/v1/sites") => post(sites::create),
+        (Method::Get, "/api/v1/sites") => get(sites::list),
+        (Method::Get, "/api/v1/sites/{id}") => get(sites::show),
+        (Method::Delete, "/api/v1/sites/{id}") => delete(sites::remove),
+        (Method::Post, "/api/v1/sites/{id}/verify") => post(sites::verify_now),
+        (Method::Post, "/api/v1/sites/{id}/sitemaps") => post(sitemaps::add),
+        (Method::Get, "/api/v1/sites/{id}/sitemaps") => get(sitemaps::list),
+        (Method::Get, "/api/v1/sites/{id}/urls") => get(urls::page),
+        (Method::Get, "/api/v1/sites/{id}/urls.csv") => get(urls::export_csv),
+        (Method::Get, "/api/v1/sites/{id}/urls.jsonl") => get(urls::export_jsonl),
+        (Method::Get, "/api/v1/sites/{id}/frontier") => get(urls::frontier),
+        (Method::Get, "/api/v1/sitemaps/{id}") => get(sitemaps::show),
+        (Method::Delete, "/api/v1/sitemaps/{id}") => delete(sitemaps::remove),
+        (Method::Post, "/api/v1/sitemaps/{id}/resubmit") => post(sitemaps::resubmit),
+        (Method::Get, "/api/v1/sitemaps/{id}/downloads") => get(sitemaps::downloads),
+        (Method::Get, "/api/v1/downloads/{id}/findings") => get(sitemaps::findings),
+        (Method::Get, "/indexnow") => get(crate::indexnow::get),
+        (Method::Post, "/indexnow") => post(crate::indexnow::post).layer(crate::indexnow::body_limit()),
+        _ => unreachable!("every entry of ROUTES has a handler: {method:?} {path}"),
+    }
+}
+
+/// The routes of [`ROUTES`], ready to merge into the app.
+pub fn router() -> Router<AppState> {
+    ROUTES.iter().fold(Router::new(), |router, &(method, path)| router.route(path, handler(method, path)))
+}
+
+/// `GET /api/v1/openapi.yaml`.
+async fn openapi() -> impl IntoResponse {
+    ([(CONTENT_TYPE, "application/yaml")], OPENAPI_YAML)
+}

@@ -1,0 +1,159 @@
+//! Sites: add, list, show (with the verification instructions), delete, and "Verify now".
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use mapwright_store::{Actor, Site};
+use serde::{Deserialize, Serialize};
+
+use crate::auth::CurrentUser;
+use crate::verify::{self, Verification};
+use crate::{AppError, AppState, now};
+
+/// `POST /api/v1/sites` body.
+#[derive(Deserialize)]
+pub(crate) struct NewSite {
+    origin: String,
+}
+
+/// A site as the API shows it: the stored row and how to prove ownership.
+#[derive(Serialize)]
+pub(crate) struct SiteView {
+    #[serde(flatten)]
+    site: Site,
+    verification: Instructions,
+}
+
+/// The two ways to verify a site, spelled out for its token.
+#[derive(Serialize)]
+struct Instructions {
+    /// The file to place at the site's root, containing the token.
+    file_name: String,
+    /// Where the service looks for it.
+    file_url: String,
+    /// The tag to put in the home page's head instead.
+    meta_tag: String,
+}
+
+impl From<Site> for SiteView {
+    fn from(site: Site) -> Self {
+        let file_name = verify::file_name(&site.verification_token);
+        let verification = Instructions {
+            file_url: format!("{}/{file_name}", site.origin),
+            file_name,
+            meta_tag: verify::meta_tag(&site.verification_token),
+        };
+        SiteView { site, verification }
+    }
+}
+
+/// The longest origin accepted: scheme, a 253-byte host and a port fit well within it.
+const MAX_ORIGIN: usize = 300;
+
+/// `scheme://host[:port]` in normal form (lower-case host, punycode, default port dropped),
+/// or why the text is not an http(s) origin.
+pub(crate) fn parse_origin(text: &str) -> Result<String, AppError> {
+    let text = text.trim();
+    if text.len() > MAX_ORIGIN {
+        return Err(AppError::BadRequest(format!("the origin is longer than {MAX_ORIGIN} bytes")));
+    }
+    let url = url::Url::parse(text).map_err(|e| {
+        AppError::BadRequest(format!("the origin is not an absolute URL ({e}): give scheme://host[:port]"))
+    })?;
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return Err(AppError::BadRequest("the origin must be an http or https URL with a host".into()));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(AppError::BadRequest("the origin must not carry a user name or password".into()));
+    }
+    if url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
+        return Err(AppError::BadRequest(
+            "the origin is scheme://host[:port] only, without a path, query or fragment".into(),
+        ));
+    }
+    Ok(url.origin().ascii_serialization())
+}
+
+/// `POST /api/v1/sites` `{"origin"}`: 201 with the site and its verification instructions;
+/// 409 when the user already has it.
+pub(crate) async fn create(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Json(body): Json<NewSite>,
+) -> Result<(StatusCode, Json<SiteView>), AppError> {
+    let origin = parse_origin(&body.origin)?;
+    let site = state.store.create_site(Actor::from(&user), &origin, now()).await?;
+    Ok((StatusCode::CREATED, Json(site.into())))
+}
+
+/// `GET /api/v1/sites`: the user's sites (every site for an admin).
+pub(crate) async fn list(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+) -> Result<Json<Vec<SiteView>>, AppError> {
+    let sites = state.store.list_sites(Actor::from(&user)).await?;
+    Ok(Json(sites.into_iter().map(SiteView::from).collect()))
+}
+
+/// `GET /api/v1/sites/{id}`.
+pub(crate) async fn show(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Path(id): Path<i64>,
+) -> Result<Json<SiteView>, AppError> {
+    Ok(Json(state.store.site(Actor::from(&user), id).await?.into()))
+}
+
+/// `DELETE /api/v1/sites/{id}`: the site goes with its sitemaps, downloads and URLs.
+pub(crate) async fn remove(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Path(id): Path<i64>,
+) -> Result<StatusCode, AppError> {
+    state.store.delete_site(Actor::from(&user), id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// "Verify now" result: what was found, and the site as it stands afterwards.
+#[derive(Serialize)]
+pub(crate) struct VerifyResult {
+    verification: Verification,
+    site: SiteView,
+}
+
+/// `POST /api/v1/sites/{id}/verify`: checks the file and the meta tag now and records the
+/// result (a failure unverifies a verified site, as the periodic re-check would).
+pub(crate) async fn verify_now(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Path(id): Path<i64>,
+) -> Result<Json<VerifyResult>, AppError> {
+    let actor = Actor::from(&user);
+    let site = state.store.site(actor, id).await?;
+    let verification = verify::verify_site(&state, &site).await?;
+    let site = state.store.site(actor, id).await?;
+    Ok(Json(VerifyResult { verification, site: site.into() }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_origin;
+
+    #[test]
+    fn origins() {
+        for (input, expected) in [
+            ("https://Example.COM", "https://example.com"),
+            (" https://example.com/ ", "https://example.com"),
+            ("http://example.com:80", "http://example.com"),
+            ("http://127.0.0.1:8080/", "http://127.0.0.1:8080"),
+            ("https://bücher.example", "https://xn--bcher-kva.example"),
+        ] {
+            assert_eq!(parse_origin(input).unwrap(), expected, "{input}");
+        }
+        for bad in ["", "example.com", "ftp://example.com", "https://example.com/blog", "https://a@example.com"] {
+            assert!(parse_origin(bad).is_err(), "{bad}");
+        }
+        assert!(parse_origin("https://example.com/?q").is_err());
+        assert!(parse_origin(&format!("https://{}.com", "a".repeat(400))).is_err());
+    }
+}

@@ -1,0 +1,211 @@
+//! A site's URLs: pages by id, CSV and JSONL exports streamed page by page, and the crawl
+//! frontier.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::body::Body;
+use axum::extract::{Path, Query, State};
+use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
+use axum::response::{IntoResponse, Response};
+use mapwright_store::{Actor, Page, Store, UrlQuery, UrlRow};
+use serde::{Deserialize, Serialize};
+
+use crate::auth::CurrentUser;
+use crate::{AppError, AppState, now};
+
+/// `?after=&limit=&include_removed=` of a URL page or export.
+#[derive(Deserialize)]
+pub(crate) struct PageQuery {
+    after: Option<i64>,
+    limit: Option<i64>,
+    include_removed: Option<bool>,
+}
+
+/// URLs per store round trip of an export: big enough that a million URLs take a thousand
+/// queries, small enough that a page's rows stay a few hundred kilobytes.
+const EXPORT_PAGE: i64 = 1000;
+
+/// `GET /api/v1/sites/{id}/urls`: one page, 1,000 URLs by default (at most 10,000); pass
+/// `next_after` as `after` for the next.
+pub(crate) async fn page(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Path(site_id): Path<i64>,
+    Query(q): Query<PageQuery>,
+) -> Result<Json<Page<UrlRow>>, AppError> {
+    let query = UrlQuery {
+        after: q.after.unwrap_or(0),
+        limit: q.limit.unwrap_or(1000).clamp(1, 10_000),
+        include_removed: q.include_removed.unwrap_or(false),
+    };
+    Ok(Json(state.store.list_urls(Actor::from(&user), site_id, query).await?))
+}
+
+/// An export's file format.
+#[derive(Clone, Copy)]
+enum Format {
+    Csv,
+    Jsonl,
+}
+
+impl Format {
+    fn content_type(self) -> &'static str {
+        match self {
+            Format::Csv => "text/csv; charset=utf-8",
+            Format::Jsonl => "application/jsonl; charset=utf-8",
+        }
+    }
+
+    fn extension(self) -> &'static str {
+        match self {
+            Format::Csv => "csv",
+            Format::Jsonl => "jsonl",
+        }
+    }
+
+    /// One page as bytes; the CSV header row comes with the first.
+    fn encode(self, rows: &[UrlRow], first: bool) -> Result<Vec<u8>, std::io::Error> {
+        match self {
+            Format::Csv => {
+                let mut writer = csv::WriterBuilder::new().has_headers(first).from_writer(Vec::new());
+                for row in rows {
+                    writer.serialize(row).map_err(std::io::Error::other)?;
+                }
+                writer.into_inner().map_err(|e| std::io::Error::other(e.to_string()))
+            }
+            Format::Jsonl => {
+                let mut out = Vec::new();
+                for row in rows {
+                    serde_json::to_writer(&mut out, row)?;
+                    out.push(b'\n');
+                }
+                Ok(out)
+            }
+        }
+    }
+}
+
+/// `GET /api/v1/sites/{id}/urls.csv`: every URL (removed ones with `include_removed=true`),
+/// one row each, with a header row.
+pub(crate) async fn export_csv(
+    state: State<AppState>,
+    user: CurrentUser,
+    site_id: Path<i64>,
+    q: Query<PageQuery>,
+) -> Result<Response, AppError> {
+    export(state, user, site_id, q, Format::Csv).await
+}
+
+/// `GET /api/v1/sites/{id}/urls.jsonl`: every URL as one JSON object per line.
+pub(crate) async fn export_jsonl(
+    state: State<AppState>,
+    user: CurrentUser,
+    site_id: Path<i64>,
+    q: Query<PageQuery>,
+) -> Result<Response, AppError> {
+    export(state, user, site_id, q, Format::Jsonl).await
+}
+
+/// Where an export stands between pages.
+struct Cursor {
+    store: Arc<dyn Store>,
+    actor: Actor,
+    site_id: i64,
+    include_removed: bool,
+    /// The page fetched ahead (the first one, before the response starts, so that a missing
+    /// site is a 404 rather than a broken stream).
+    ready: Option<Page<UrlRow>>,
+    after: Option<i64>,
+    first: bool,
+    format: Format,
+}
+
+impl Cursor {
+    /// The next chunk of the body, or `None` at the end. Memory holds one page at a time
+    /// whatever the site's size.
+    async fn next(mut self) -> Option<(Result<Vec<u8>, std::io::Error>, Cursor)> {
+        let page = match self.ready.take() {
+            Some(page) => page,
+            None => {
+                let after = self.after?;
+                let query = UrlQuery { after, limit: EXPORT_PAGE, include_removed: self.include_removed };
+                match self.store.list_urls(self.actor, self.site_id, query).await {
+                    Ok(page) => page,
+                    Err(e) => {
+                        tracing::error!(error = %e, site = self.site_id, "export stopped");
+                        self.after = None;
+                        return Some((Err(std::io::Error::other(e)), self));
+                    }
+                }
+            }
+        };
+        let chunk = self.format.encode(&page.items, self.first);
+        self.first = false;
+        self.after = page.next_after;
+        Some((chunk, self))
+    }
+}
+
+async fn export(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Path(site_id): Path<i64>,
+    Query(q): Query<PageQuery>,
+    format: Format,
+) -> Result<Response, AppError> {
+    let actor = Actor::from(&user);
+    let include_removed = q.include_removed.unwrap_or(false);
+    let query = UrlQuery { after: q.after.unwrap_or(0), limit: EXPORT_PAGE, include_removed };
+    let first = state.store.list_urls(actor, site_id, query).await?;
+    let cursor = Cursor {
+        store: state.store.clone(),
+        actor,
+        site_id,
+        include_removed,
+        ready: Some(first),
+        after: None,
+        first: true,
+        format,
+    };
+    let stream = futures_util::stream::unfold(cursor, Cursor::next);
+    let disposition = format!("attachment; filename=\"site-{site_id}-urls.{}\"", format.extension());
+    Ok((
+        [(CONTENT_TYPE, format.content_type().to_owned()), (CONTENT_DISPOSITION, disposition)],
+        Body::from_stream(stream),
+    )
+        .into_response())
+}
+
+/// `?since=&limit=` of the frontier.
+#[derive(Deserialize)]
+pub(crate) struct FrontierQuery {
+    since: Option<i64>,
+    limit: Option<i64>,
+}
+
+/// The frontier as the API answers it.
+#[derive(Serialize)]
+pub(crate) struct Frontier {
+    /// URLs changed at or after this time came first.
+    since: i64,
+    items: Vec<UrlRow>,
+}
+
+/// How far back "changed" reaches when the crawler does not say (`since`): one day.
+const DEFAULT_SINCE: i64 = 24 * 3600;
+
+/// `GET /api/v1/sites/{id}/frontier?since=&limit=`: live URLs in visiting order: new and
+/// changed since `since` (default: the last 24 hours) first, newest change first; then by
+/// priority and changefreq. 1,000 by default, at most 10,000.
+pub(crate) async fn frontier(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Path(site_id): Path<i64>,
+    Query(q): Query<FrontierQuery>,
+) -> Result<Json<Frontier>, AppError> {
+    let since = q.since.unwrap_or_else(|| now() - DEFAULT_SINCE);
+    let limit = q.limit.unwrap_or(1000).clamp(1, 10_000);
+    let items = state.store.frontier(Actor::from(&user), site_id, since, limit).await?;
+    Ok(Json(Frontier { since, items }))
+}

@@ -1,0 +1,87 @@
+//! No user reads or changes another's data: for every route that takes an id, user B gets
+//! 404 on user A's resource, and A's data is the same afterwards.
+
+use axum::http::StatusCode;
+use mapwright_server::api::{Method, OTHER_ROUTES, ROUTES};
+use serde_json::{Value, json};
+
+use super::{call, sitemap_with_download, user, verified_site};
+use crate::support::{TestApp, each_backend};
+
+/// Everything user A can read, to compare before and after B's attempts.
+async fn snapshot(app: &TestApp, token: &str, site: i64, sitemap: i64, download: i64) -> Vec<String> {
+    let mut out = Vec::new();
+    for uri in [
+        format!("/api/v1/sites/{site}"),
+        format!("/api/v1/sites/{site}/sitemaps"),
+        format!("/api/v1/sites/{site}/urls?include_removed=true"),
+        format!("/api/v1/sites/{site}/frontier?since=0"),
+        format!("/api/v1/sitemaps/{sitemap}"),
+        format!("/api/v1/sitemaps/{sitemap}/downloads"),
+        format!("/api/v1/downloads/{download}/findings"),
+        "/api/v1/tokens".to_owned(),
+    ] {
+        let (status, _, body) = call(app, "GET", &uri, Some(token), None).await;
+        assert_eq!(status, StatusCode::OK, "{uri}");
+        out.push(body);
+    }
+    out
+}
+
+#[tokio::test]
+async fn another_users_resources_are_404_for_every_route_with_an_id() {
+    each_backend(false, |app| async move {
+        let (ann, ann_token) = user(&app, "ann@example.com").await;
+        let (_, bob_token) = user(&app, "bob@example.com").await;
+        let (site, web) = verified_site(&app, ann).await;
+        let (sitemap, download) = sitemap_with_download(&app, ann, &site).await;
+        let url = mapwright_store::UrlRecord {
+            loc: format!("{}/a", site.origin),
+            lastmod: None,
+            changefreq: None,
+            priority: None,
+        };
+        app.store.upsert_urls(site.id, sitemap.id, &[url], 30).await.unwrap();
+        let ann_token_id = app.store.list_api_tokens(ann).await.unwrap()[0].id;
+        let before = snapshot(&app, &ann_token, site.id, sitemap.id, download).await;
+
+        let (s, m, d, t) = (site.id, sitemap.id, download, ann_token_id);
+        let sitemap_body = json!({ "url": format!("{}/other.xml", web.origin) });
+        let table: Vec<(Method, &str, String, Option<Value>)> = vec![
+            (Method::Get, "/api/v1/sites/{id}", format!("/api/v1/sites/{s}"), None),
+            (Method::Delete, "/api/v1/sites/{id}", format!("/api/v1/sites/{s}"), None),
+            (Method::Post, "/api/v1/sites/{id}/verify", format!("/api/v1/sites/{s}/verify"), None),
+            (Method::Post, "/api/v1/sites/{id}/sitemaps", format!("/api/v1/sites/{s}/sitemaps"), Some(sitemap_body)),
+            (Method::Get, "/api/v1/sites/{id}/sitemaps", format!("/api/v1/sites/{s}/sitemaps"), None),
+            (Method::Get, "/api/v1/sites/{id}/urls", format!("/api/v1/sites/{s}/urls"), None),
+            (Method::Get, "/api/v1/sites/{id}/urls.csv", format!("/api/v1/sites/{s}/urls.csv"), None),
+            (Method::Get, "/api/v1/sites/{id}/urls.jsonl", format!("/api/v1/sites/{s}/urls.jsonl"), None),
+            (Method::Get, "/api/v1/sites/{id}/frontier", format!("/api/v1/sites/{s}/frontier"), None),
+            (Method::Get, "/api/v1/sitemaps/{id}", format!("/api/v1/sitemaps/{m}"), None),
+            (Method::Delete, "/api/v1/sitemaps/{id}", format!("/api/v1/sitemaps/{m}"), None),
+            (Method::Post, "/api/v1/sitemaps/{id}/resubmit", format!("/api/v1/sitemaps/{m}/resubmit"), None),
+            (Method::Get, "/api/v1/sitemaps/{id}/downloads", format!("/api/v1/sitemaps/{m}/downloads"), None),
+            (Method::Get, "/api/v1/downloads/{id}/findings", format!("/api/v1/downloads/{d}/findings"), None),
+            (Method::Delete, "/api/v1/tokens/{id}", format!("/api/v1/tokens/{t}"), None),
+        ];
+
+        // The table covers every documented route with an id.
+        let mut covered: Vec<(Method, &str)> = table.iter().map(|(method, path, _, _)| (*method, *path)).collect();
+        let mut with_id: Vec<(Method, &str)> =
+            ROUTES.iter().chain(OTHER_ROUTES).copied().filter(|(_, path)| path.contains("{id}")).collect();
+        covered.sort_by_key(|&(method, path)| (path, method.as_str()));
+        with_id.sort_by_key(|&(method, path)| (path, method.as_str()));
+        assert_eq!(covered, with_id);
+
+        for (method, _, uri, body) in table {
+            let method = method.as_str().to_ascii_uppercase();
+            let (status, _, text) = call(&app, &method, &uri, Some(&bob_token), body).await;
+            assert_eq!(status, StatusCode::NOT_FOUND, "{method} {uri}: {text}");
+            assert_eq!(text, "not found\n", "{method} {uri}: the answer says nothing more");
+        }
+        let after = snapshot(&app, &ann_token, site.id, sitemap.id, download).await;
+        assert_eq!(before, after);
+        assert_eq!(app.store.site(ann, site.id).await.unwrap(), site, "not even last_checked_at moved");
+    })
+    .await;
+}

@@ -1,0 +1,216 @@
+//! IndexNow receiving: every answer of the protocol, key files served on 127.0.0.1, URLs
+//! landing in the store and first in the crawl frontier.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use mapwright_server::indexnow::IndexNow;
+use mapwright_store::{Actor, Site, Source, UrlQuery, UrlRecord};
+use serde_json::{Value, json};
+
+use super::{call, user, verified_site};
+use crate::support::{TestApp, each_backend};
+use crate::verify::TestSite;
+
+const KEY: &str = "0123abcd-key";
+
+/// `POST /indexnow` with the protocol's content type.
+async fn post(app: &TestApp, body: &Value) -> (StatusCode, String) {
+    let request = Request::post("/indexnow")
+        .header("content-type", "application/json; charset=utf-8")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    let (status, _, text) = app.send(request).await;
+    (status, text)
+}
+
+async fn get(app: &TestApp, query: &str) -> (StatusCode, String) {
+    let (status, _, text) = call(app, "GET", &format!("/indexnow?{query}"), None, None).await;
+    (status, text)
+}
+
+/// A verified site serving `KEY.txt`, its owner, and the site's authority (`127.0.0.1:port`).
+async fn site_with_key(app: &TestApp) -> (Actor, Site, TestSite, String) {
+    let (actor, _) = user(app, "ann@example.com").await;
+    let (site, web) = verified_site(app, actor).await;
+    web.put(&format!("/{KEY}.txt"), &format!("{KEY}\n"));
+    let host = web.origin.trim_start_matches("http://").to_owned();
+    (actor, site, web, host)
+}
+
+async fn live_locs(app: &TestApp, actor: Actor, site: &Site) -> Vec<String> {
+    let page = app.store.list_urls(actor, site.id, UrlQuery::default()).await.unwrap();
+    page.items.into_iter().map(|u| u.loc).collect()
+}
+
+#[tokio::test]
+async fn accepted_urls_enter_the_store_and_lead_the_frontier() {
+    each_backend(false, |app| async move {
+        let (actor, site, web, host) = site_with_key(&app).await;
+        let url = format!("{}/s.xml", web.origin);
+        let sitemap = app.store.add_sitemap(actor, site.id, &url, Source::Api, 0).await.unwrap();
+        let record = |path: &str, priority: f64| UrlRecord {
+            loc: format!("{}/{path}", web.origin),
+            lastmod: None,
+            changefreq: None,
+            priority: Some(priority),
+        };
+        let listed = [record("top", 1.0), record("old", 0.1)];
+        app.store.upsert_urls(site.id, sitemap.id, &listed, 100).await.unwrap();
+
+        let one = format!("{}/fresh", web.origin);
+        let (status, text) = get(&app, &format!("url={one}&key={KEY}")).await;
+        assert_eq!(status, StatusCode::OK, "{text}");
+
+        let body = json!({
+            "host": host,
+            "key": KEY,
+            "keyLocation": format!("{}/{KEY}.txt", web.origin),
+            "urlList": [format!("{}/old", web.origin), format!("{}/second", web.origin)],
+        });
+        let (status, text) = post(&app, &body).await;
+        assert_eq!(status, StatusCode::OK, "{text}");
+        assert!(text.contains("2 URLs accepted"), "{text}");
+
+        let mut locs = live_locs(&app, actor, &site).await;
+        locs.sort();
+        let expected: Vec<String> =
+            ["fresh", "old", "second", "top"].iter().map(|p| format!("{}/{p}", web.origin)).collect();
+        assert_eq!(locs, expected);
+        // Pushed now, so first; the sitemap's "old" too, despite its low priority.
+        let frontier = app.store.frontier(actor, site.id, 1000, 10).await.unwrap();
+        let first: Vec<&str> = frontier.iter().map(|u| u.loc.rsplit('/').next().unwrap()).collect();
+        assert_eq!(first[3], "top", "{first:?}");
+        let mut pushed = first[..3].to_vec();
+        pushed.sort();
+        assert_eq!(pushed, ["fresh", "old", "second"]);
+        let old = frontier.iter().find(|u| u.loc.ends_with("/old")).unwrap();
+        assert_eq!(old.priority, Some(0.1), "a push keeps what the sitemap said");
+
+        // The sitemaps stay the inventory: the next sweep removes pushed URLs none lists.
+        app.store.upsert_urls(site.id, sitemap.id, &listed, i64::MAX / 4).await.unwrap();
+        app.store.sweep_urls(site.id, sitemap.id, i64::MAX / 4, i64::MAX / 4).await.unwrap();
+        let mut locs = live_locs(&app, actor, &site).await;
+        locs.sort();
+        assert_eq!(locs, [format!("{}/old", web.origin), format!("{}/top", web.origin)]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn hosts_without_a_verified_site_get_202_and_nothing_is_fetched_or_stored() {
+    each_backend(false, |app| async move {
+        let (actor, _) = user(&app, "ann@example.com").await;
+        // An unverified site on a live host that serves the key: still nothing stored.
+        let web = TestSite::start().await;
+        web.put(&format!("/{KEY}.txt"), KEY);
+        let site = app.store.create_site(actor, &web.origin, 0).await.unwrap();
+        let (status, text) = get(&app, &format!("url={}/a&key={KEY}", web.origin)).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{text}");
+        assert!(live_locs(&app, actor, &site).await.is_empty());
+        // A host that does not exist: no fetch is even tried.
+        let (status, _) = get(&app, &format!("url=https://nowhere.invalid/a&key={KEY}")).await;
+        assert_eq!(status, StatusCode::ACCEPTED);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn malformed_requests_are_400() {
+    each_backend(false, |app| async move {
+        let (_, _, web, host) = site_with_key(&app).await;
+        let page = format!("{}/a", web.origin);
+        let too_many: Vec<String> = (0..10_001).map(|i| format!("{}/p{i}", web.origin)).collect();
+        for (query, why) in [
+            (format!("url={page}"), "missing the key"),
+            (format!("key={KEY}"), "no URL"),
+            (format!("url=/a&key={KEY}"), "not an absolute URL"),
+            (format!("url=ftp://x.example/a&key={KEY}"), "not an http or https URL"),
+            (format!("url={page}&key={KEY}&keyLocation=/k.txt"), "keyLocation"),
+        ] {
+            let (status, text) = get(&app, &query).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{query}: {text}");
+            assert!(text.contains(why), "{query}: {text}");
+        }
+        for (body, why) in [
+            (json!({ "key": KEY, "urlList": [page] }), "no host"),
+            (json!({ "host": host, "key": KEY, "urlList": [] }), "no URL"),
+            (json!({ "host": host, "key": KEY, "urlList": too_many }), "at most 10000"),
+            (json!({ "host": host, "key": KEY, "urlList": "not a list" }), "not an IndexNow JSON object"),
+        ] {
+            let (status, text) = post(&app, &body).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {text}");
+            assert!(text.contains(why), "{text}");
+        }
+        let request = Request::post("/indexnow").body(Body::from("{not json")).unwrap();
+        assert_eq!(app.send(request).await.0, StatusCode::BAD_REQUEST);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_missing_or_wrong_key_file_is_403() {
+    each_backend(false, |app| async move {
+        let (actor, site, web, _) = site_with_key(&app).await;
+        let page = format!("{}/a", web.origin);
+        let (status, text) = get(&app, &format!("url={page}&key=absent-key-1")).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{text}");
+        assert!(text.contains("404"), "{text}");
+        web.put("/other-key-2.txt", "something else");
+        let (status, text) = get(&app, &format!("url={page}&key=other-key-2")).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{text}");
+        assert!(text.contains("does not hold the key"), "{text}");
+        assert!(live_locs(&app, actor, &site).await.is_empty());
+
+        // A good key is cached: with its file gone, the next submission still passes.
+        assert_eq!(get(&app, &format!("url={page}&key={KEY}")).await.0, StatusCode::OK);
+        web.remove(&format!("/{KEY}.txt"));
+        assert_eq!(get(&app, &format!("url={page}/b&key={KEY}")).await.0, StatusCode::OK);
+        // A fresh receiver has no cache, and refuses.
+        let mut app = app;
+        app.state.indexnow = Arc::new(IndexNow::default());
+        assert_eq!(get(&app, &format!("url={page}/c&key={KEY}")).await.0, StatusCode::FORBIDDEN);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn urls_off_the_host_and_bad_keys_are_422() {
+    each_backend(false, |app| async move {
+        let (actor, site, web, host) = site_with_key(&app).await;
+        let page = format!("{}/blog/a", web.origin);
+        for body in [
+            json!({ "host": host, "key": KEY, "urlList": [page, "https://elsewhere.example/a"] }),
+            json!({ "host": "elsewhere.example", "key": KEY, "urlList": [page] }),
+            json!({ "host": host, "key": "short", "urlList": [page] }),
+            json!({ "host": host, "key": "bad_key_underscore", "urlList": [page] }),
+            json!({ "host": host, "key": KEY, "keyLocation": "https://elsewhere.example/k.txt", "urlList": [page] }),
+            json!({ "host": host, "key": KEY, "keyLocation": format!("{}/shop/{KEY}.txt", web.origin), "urlList": [page] }),
+        ] {
+            let (status, text) = post(&app, &body).await;
+            assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}: {text}");
+        }
+        assert!(live_locs(&app, actor, &site).await.is_empty());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn submissions_are_rate_limited_per_client_and_per_host() {
+    let app = TestApp::new(false).await;
+    let mut app = app;
+    app.state.indexnow = Arc::new(IndexNow::new(2, 100));
+    let query = |n: u32| format!("url=https://h{n}.example/a&key={KEY}");
+    assert_eq!(get(&app, &query(1)).await.0, StatusCode::ACCEPTED);
+    assert_eq!(get(&app, &query(2)).await.0, StatusCode::ACCEPTED);
+    let (status, headers, text) = call(&app, "GET", &format!("/indexnow?{}", query(3)), None, None).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{text}");
+    assert!(headers["retry-after"].to_str().unwrap().parse::<u64>().unwrap() >= 1);
+
+    app.state.indexnow = Arc::new(IndexNow::new(100, 2));
+    assert_eq!(get(&app, &query(1)).await.0, StatusCode::ACCEPTED);
+    assert_eq!(get(&app, &query(1)).await.0, StatusCode::ACCEPTED);
+    assert_eq!(get(&app, &query(1)).await.0, StatusCode::TOO_MANY_REQUESTS, "the host's limit");
+    assert_eq!(get(&app, &query(2)).await.0, StatusCode::ACCEPTED, "another host passes");
+}
