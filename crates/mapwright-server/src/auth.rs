@@ -15,8 +15,8 @@ use crate::{AppError, AppState, SESSION_COOKIE, SESSION_SECONDS, now};
 /// Sign-up and sign-in body.
 #[derive(Deserialize)]
 pub(crate) struct Credentials {
-    email: String,
-    password: String,
+    pub(crate) email: String,
+    pub(crate) password: String,
 }
 
 /// The signed-in user, from the session cookie or an `Authorization: Bearer` API token.
@@ -44,7 +44,7 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
-fn session_cookie(headers: &HeaderMap) -> Option<&str> {
+pub(crate) fn session_cookie(headers: &HeaderMap) -> Option<&str> {
     headers
         .get_all(COOKIE)
         .iter()
@@ -55,7 +55,7 @@ fn session_cookie(headers: &HeaderMap) -> Option<&str> {
         .map(|(_, value)| value)
 }
 
-fn cookie(state: &AppState, value: &str, max_age: i64) -> HeaderValue {
+pub(crate) fn cookie(state: &AppState, value: &str, max_age: i64) -> HeaderValue {
     let secure = if state.secure_cookies { "; Secure" } else { "" };
     let text = format!("{SESSION_COOKIE}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}");
     HeaderValue::from_str(&text).expect("cookie of hex and ASCII")
@@ -89,12 +89,17 @@ async fn signed_in(state: &AppState, user: User, status: StatusCode) -> Result<R
 
 /// `POST /api/v1/signup` `{"email", "password"}`: 201 with the user and a session cookie.
 pub(crate) async fn sign_up(State(state): State<AppState>, Json(c): Json<Credentials>) -> Result<Response, AppError> {
+    let user = register(&state, c).await?;
+    signed_in(&state, user, StatusCode::CREATED).await
+}
+
+/// Checks sign-up credentials and creates the user (the API's and the console's sign-up).
+pub(crate) async fn register(state: &AppState, c: Credentials) -> Result<User, AppError> {
     check_credentials(&c)?;
     let password = c.password;
     let hash = blocking(move || secret::hash_password(&password)).await??;
     let email = c.email.trim().to_lowercase();
-    let user = state.store.create_user(&email, &hash, false, now()).await?;
-    signed_in(&state, user, StatusCode::CREATED).await
+    Ok(state.store.create_user(&email, &hash, false, now()).await?)
 }
 
 /// `POST /api/v1/signin` `{"email", "password"}`: 200 with the user and a session cookie.
@@ -103,8 +108,14 @@ pub(crate) async fn sign_in(
     ClientAddr(client): ClientAddr,
     Json(c): Json<Credentials>,
 ) -> Result<Response, AppError> {
+    let user = authenticate(&state, &client, c).await?;
+    signed_in(&state, user, StatusCode::OK).await
+}
+
+/// Checks sign-in credentials under the rate limits (the API's and the console's sign-in).
+pub(crate) async fn authenticate(state: &AppState, client: &str, c: Credentials) -> Result<User, AppError> {
     let email = c.email.trim().to_lowercase();
-    state.limits.sign_in_per_client.check(&client).map_err(AppError::TooManyRequests)?;
+    state.limits.sign_in_per_client.check(client).map_err(AppError::TooManyRequests)?;
     state.limits.sign_in_per_email.check(&email).map_err(AppError::TooManyRequests)?;
     let found = state.store.user_credentials(&email).await?;
     // An unknown address still costs one argon2 verification, so timing reveals no account.
@@ -115,7 +126,7 @@ pub(crate) async fn sign_in(
     let password = c.password;
     let ok = blocking(move || secret::verify_password(&password, &hash)).await?;
     match user {
-        Some(user) if ok => signed_in(&state, user, StatusCode::OK).await,
+        Some(user) if ok => Ok(user),
         _ => Err(AppError::BadCredentials),
     }
 }

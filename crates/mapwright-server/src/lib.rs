@@ -9,6 +9,7 @@
 
 pub mod api;
 mod auth;
+pub mod console;
 mod error;
 pub mod indexnow;
 pub mod metrics;
@@ -121,6 +122,7 @@ pub fn app(state: AppState) -> Router {
         .route("/api/v1/tokens", get(auth::list_tokens).post(auth::create_token))
         .route("/api/v1/tokens/{id}", delete(auth::revoke_token))
         .merge(api::router())
+        .merge(console::routes())
         .with_state(state)
 }
 

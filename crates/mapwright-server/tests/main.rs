@@ -3,6 +3,8 @@
 
 mod accounts;
 mod api;
+mod console;
+mod e2e;
 mod ping;
 mod scheduler;
 mod sitehost;

@@ -352,3 +352,57 @@ pub struct ChildSync {
     /// Children that left the index (marked removed).
     pub removed: u64,
 }
+
+// --- console ---
+
+/// A row of the console's "My sitemaps" table: the sitemap, its site's origin, and the counts
+/// of its last download that read the file (an unchanged answer keeps the previous counts).
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+pub struct SitemapSummary {
+    /// The sitemap.
+    #[sqlx(flatten)]
+    #[serde(flatten)]
+    pub sitemap: Sitemap,
+    /// Its site's origin.
+    pub origin: String,
+    /// Entries read by the last download, if any.
+    pub url_count: Option<i64>,
+    /// Errors of the last download.
+    pub error_count: Option<i64>,
+    /// Warnings of the last download.
+    pub warning_count: Option<i64>,
+}
+
+/// The outcome of one live check of a listed URL, as the failing-URLs checker reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UrlCheckRecord {
+    /// The URL's id (from [`Store::urls_to_check`](crate::Store::urls_to_check)).
+    pub url_id: i64,
+    /// The HTTP status seen, when the failure is a status.
+    pub status: Option<i64>,
+    /// The rule broken (`url-status`, `url-noindex`, `robots-disallowed`); `None` when fine.
+    pub rule: Option<String>,
+    /// What was found, for the report.
+    pub message: Option<String>,
+}
+
+/// A listed URL that failed its last live check, with one sitemap that lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+pub struct UrlFailure {
+    /// The URL's id; pages are ordered by it.
+    pub url_id: i64,
+    /// The URL.
+    pub loc: String,
+    /// The HTTP status seen, if the failure is one.
+    pub status: Option<i64>,
+    /// The rule broken.
+    pub rule: String,
+    /// What was found.
+    pub message: Option<String>,
+    /// When it was checked.
+    pub checked_at: Timestamp,
+    /// A sitemap listing it (the lowest id), if one still does.
+    pub sitemap_id: Option<i64>,
+    /// That sitemap's URL.
+    pub sitemap_url: Option<String>,
+}

@@ -825,6 +825,205 @@ macro_rules! impl_store {
                 tx.commit().await?;
                 Ok(unique.len() as u64)
             }
+
+            // --- console ---
+
+            async fn list_sitemap_summaries(&self, actor: Actor, after: i64, limit: i64) -> Result<Page<SitemapSummary>> {
+                let limit = limit.clamp(1, 1000);
+                let mut items: Vec<SitemapSummary> = sqlx::query_as(concat!(
+                    "SELECT ", sitemap_cols!(), ", s.origin, d.url_count, d.error_count, d.warning_count \
+                     FROM sitemaps sm JOIN sites s ON s.id = sm.site_id \
+                     LEFT JOIN downloads d ON d.id = (SELECT d2.id FROM downloads d2 \
+                     WHERE d2.sitemap_id = sm.id AND d2.status <> 'unchanged' \
+                     ORDER BY d2.downloaded_at DESC, d2.id DESC LIMIT 1) \
+                     WHERE sm.removed_at IS NULL AND sm.parent_id IS NULL AND sm.id > $1 AND ", owned!("$2", "$3"),
+                    " ORDER BY sm.id LIMIT $4"
+                ))
+                .bind(after)
+                .bind(actor.is_admin)
+                .bind(actor.user_id)
+                .bind(limit + 1)
+                .fetch_all(&self.pool)
+                .await?;
+                let more = items.len() as i64 > limit;
+                items.truncate(limit as usize);
+                let next_after = if more { items.last().map(|i| i.sitemap.id) } else { None };
+                Ok(Page { items, next_after })
+            }
+
+            async fn search_sitemap_urls(
+                &self,
+                actor: Actor,
+                sitemap_id: i64,
+                contains: &str,
+                after: i64,
+                limit: i64,
+            ) -> Result<Page<UrlRow>> {
+                self.sitemap(actor, sitemap_id).await?;
+                let limit = limit.clamp(1, 10_000);
+                let pattern = format!("%{}%", like_escape(&contains.to_ascii_lowercase()));
+                let mut items: Vec<UrlRow> = sqlx::query_as(concat!(
+                    "SELECT ", url_cols!(), " FROM sitemap_urls su JOIN urls u ON u.id = su.url_id \
+                     WHERE su.sitemap_id = $1 AND u.id > $2 AND u.removed_at IS NULL \
+                     AND LOWER(u.loc) LIKE $3 ESCAPE '\\' ORDER BY u.id LIMIT $4"
+                ))
+                .bind(sitemap_id)
+                .bind(after)
+                .bind(pattern)
+                .bind(limit + 1)
+                .fetch_all(&self.pool)
+                .await?;
+                let more = items.len() as i64 > limit;
+                items.truncate(limit as usize);
+                let next_after = if more { items.last().map(|u| u.id) } else { None };
+                Ok(Page { items, next_after })
+            }
+
+            async fn list_findings_page(
+                &self,
+                actor: Actor,
+                download_id: i64,
+                offset: i64,
+                limit: i64,
+            ) -> Result<Vec<FindingRecord>> {
+                let visible: Option<i64> = sqlx::query_scalar(concat!(
+                    "SELECT d.id FROM downloads d JOIN sitemaps sm ON sm.id = d.sitemap_id JOIN sites s ON s.id = sm.site_id \
+                     WHERE d.id = $1 AND ", owned!("$2", "$3")
+                ))
+                .bind(download_id)
+                .bind(actor.is_admin)
+                .bind(actor.user_id)
+                .fetch_optional(&self.pool)
+                .await?;
+                if visible.is_none() {
+                    return Err(Error::NotFound { what: "download", id: download_id });
+                }
+                Ok(sqlx::query_as(
+                    "SELECT rule, severity, line, col, loc, message FROM findings WHERE download_id = $1 \
+                     ORDER BY id LIMIT $2 OFFSET $3",
+                )
+                .bind(download_id)
+                .bind(limit.clamp(1, 10_000))
+                .bind(offset.max(0))
+                .fetch_all(&self.pool)
+                .await?)
+            }
+
+            async fn sites_due_for_url_check(&self, before: Timestamp, limit: i64) -> Result<Vec<Site>> {
+                Ok(sqlx::query_as(concat!(
+                    "SELECT ", site_cols!(), " FROM sites s LEFT JOIN site_url_checks c ON c.site_id = s.id \
+                     WHERE s.verified_at IS NOT NULL AND (c.checked_at IS NULL OR c.checked_at < $1) \
+                     ORDER BY COALESCE(c.checked_at, 0), s.id LIMIT $2"
+                ))
+                .bind(before)
+                .bind(limit)
+                .fetch_all(&self.pool)
+                .await?)
+            }
+
+            async fn urls_to_check(&self, site_id: i64, limit: i64) -> Result<Vec<(i64, String)>> {
+                Ok(sqlx::query_as(
+                    "SELECT u.id, u.loc FROM urls u LEFT JOIN url_checks c ON c.url_id = u.id \
+                     WHERE u.site_id = $1 AND u.removed_at IS NULL \
+                     ORDER BY COALESCE(c.checked_at, 0), u.id LIMIT $2",
+                )
+                .bind(site_id)
+                .bind(limit.max(0))
+                .fetch_all(&self.pool)
+                .await?)
+            }
+
+            async fn record_url_checks(&self, site_id: i64, checks: &[UrlCheckRecord], now: Timestamp) -> Result<()> {
+                let mut tx = self.begin_write().await?;
+                for chunk in checks.chunks(URL_CHUNK) {
+                    let mut insert =
+                        sqlx::QueryBuilder::new("INSERT INTO url_checks (url_id, site_id, checked_at, status, rule, message) ");
+                    insert.push_values(chunk, |mut row, c| {
+                        row.push_bind(c.url_id)
+                            .push_bind(site_id)
+                            .push_bind(now)
+                            .push_bind(c.status)
+                            .push_bind(&c.rule)
+                            .push_bind(&c.message);
+                    });
+                    insert.push(
+                        " ON CONFLICT (url_id) DO UPDATE SET checked_at = excluded.checked_at, status = excluded.status, \
+                         rule = excluded.rule, message = excluded.message",
+                    );
+                    insert.build().execute(&mut *tx).await?;
+                }
+                sqlx::query(
+                    "INSERT INTO site_url_checks (site_id, checked_at) VALUES ($1, $2) \
+                     ON CONFLICT (site_id) DO UPDATE SET checked_at = excluded.checked_at",
+                )
+                .bind(site_id)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                Ok(())
+            }
+
+            async fn last_url_check(&self, actor: Actor, site_id: i64) -> Result<Option<Timestamp>> {
+                self.site(actor, site_id).await?;
+                Ok(sqlx::query_scalar("SELECT checked_at FROM site_url_checks WHERE site_id = $1")
+                    .bind(site_id)
+                    .fetch_optional(&self.pool)
+                    .await?)
+            }
+
+            async fn page_sitemaps(
+                &self,
+                actor: Actor,
+                site_id: i64,
+                parent_id: Option<i64>,
+                source: Option<Source>,
+                after: i64,
+                limit: i64,
+            ) -> Result<Page<Sitemap>> {
+                self.site(actor, site_id).await?;
+                let limit = limit.clamp(1, 1000);
+                let mut items: Vec<Sitemap> = sqlx::query_as(concat!(
+                    "SELECT ", sitemap_cols!(), " FROM sitemaps sm WHERE sm.site_id = $1 AND sm.removed_at IS NULL \
+                     AND ($2 OR sm.parent_id = $3) AND ($4 OR sm.source = $5) AND sm.id > $6 ORDER BY sm.id LIMIT $7"
+                ))
+                .bind(site_id)
+                .bind(parent_id.is_none())
+                .bind(parent_id.unwrap_or(0))
+                .bind(source.is_none())
+                .bind(source.map_or("", Source::as_str))
+                .bind(after)
+                .bind(limit + 1)
+                .fetch_all(&self.pool)
+                .await?;
+                let more = items.len() as i64 > limit;
+                items.truncate(limit as usize);
+                let next_after = if more { items.last().map(|s| s.id) } else { None };
+                Ok(Page { items, next_after })
+            }
+
+            async fn list_url_failures(&self, actor: Actor, site_id: i64, after: i64, limit: i64) -> Result<Page<UrlFailure>> {
+                self.site(actor, site_id).await?;
+                let limit = limit.clamp(1, 1000);
+                let mut items: Vec<UrlFailure> = sqlx::query_as(
+                    "SELECT c.url_id, u.loc, c.status, c.rule, c.message, c.checked_at, \
+                     (SELECT MIN(su.sitemap_id) FROM sitemap_urls su WHERE su.url_id = c.url_id) AS sitemap_id, \
+                     (SELECT sm.url FROM sitemaps sm WHERE sm.id = \
+                      (SELECT MIN(su.sitemap_id) FROM sitemap_urls su WHERE su.url_id = c.url_id)) AS sitemap_url \
+                     FROM url_checks c JOIN urls u ON u.id = c.url_id \
+                     WHERE c.site_id = $1 AND c.rule IS NOT NULL AND u.removed_at IS NULL AND c.url_id > $2 \
+                     ORDER BY c.url_id LIMIT $3",
+                )
+                .bind(site_id)
+                .bind(after)
+                .bind(limit + 1)
+                .fetch_all(&self.pool)
+                .await?;
+                let more = items.len() as i64 > limit;
+                items.truncate(limit as usize);
+                let next_after = if more { items.last().map(|f| f.url_id) } else { None };
+                Ok(Page { items, next_after })
+            }
         }
     };
 }
@@ -848,6 +1047,18 @@ macro_rules! mark_orphans_removed {
 /// URLs per multi-row upsert: 8 parameters each stays far below both backends' limits
 /// (32,766 on SQLite, 65,535 on PostgreSQL).
 pub(crate) const URL_CHUNK: usize = 500;
+
+/// Escapes `%`, `_` and the backslash for a `LIKE ... ESCAPE` pattern whose escape is the backslash.
+pub(crate) fn like_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
 
 /// Turns "no row changed" into `NotFound`.
 pub(crate) fn found(rows: u64, what: &'static str, id: i64) -> crate::Result<()> {

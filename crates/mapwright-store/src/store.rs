@@ -224,4 +224,59 @@ pub trait Store: Send + Sync + 'static {
     /// read of one of its sitemaps marks removed those no sitemap lists. Returns how many
     /// distinct URLs were written.
     async fn record_pushed_urls(&self, site_id: i64, urls: &[String], now: Timestamp) -> Result<u64>;
+
+    // --- console ---
+
+    /// A page of the actor's sitemaps that are not removed and not an index's children, by id,
+    /// with their site's origin and the counts of their last download: the console's table.
+    async fn list_sitemap_summaries(&self, actor: Actor, after: i64, limit: i64) -> Result<Page<SitemapSummary>>;
+
+    /// A page of the live URLs a sitemap of the actor lists, by id; `contains` (if not empty)
+    /// keeps those whose URL contains it, ignoring ASCII case.
+    async fn search_sitemap_urls(
+        &self,
+        actor: Actor,
+        sitemap_id: i64,
+        contains: &str,
+        after: i64,
+        limit: i64,
+    ) -> Result<Page<UrlRow>>;
+
+    /// Findings `offset..offset+limit` of a download of the actor, in stored order.
+    async fn list_findings_page(
+        &self,
+        actor: Actor,
+        download_id: i64,
+        offset: i64,
+        limit: i64,
+    ) -> Result<Vec<FindingRecord>>;
+
+    /// Verified sites whose URLs were last checked before `before` (or never), oldest first.
+    async fn sites_due_for_url_check(&self, before: Timestamp, limit: i64) -> Result<Vec<Site>>;
+
+    /// Up to `limit` live URLs of a site to check: never checked first, then the longest ago,
+    /// so successive runs over a big site rotate through all of it.
+    async fn urls_to_check(&self, site_id: i64, limit: i64) -> Result<Vec<(i64, String)>>;
+
+    /// Records the outcome of a check run of a site: one row per URL checked (replacing its
+    /// previous outcome), and the run's time.
+    async fn record_url_checks(&self, site_id: i64, checks: &[UrlCheckRecord], now: Timestamp) -> Result<()>;
+
+    /// When the URLs of a site of the actor were last checked.
+    async fn last_url_check(&self, actor: Actor, site_id: i64) -> Result<Option<Timestamp>>;
+
+    /// A page of the sitemaps of a site of the actor that are not removed, by id: all, or the
+    /// children of one index (`parent_id`), or those of one source (robots.txt's).
+    async fn page_sitemaps(
+        &self,
+        actor: Actor,
+        site_id: i64,
+        parent_id: Option<i64>,
+        source: Option<Source>,
+        after: i64,
+        limit: i64,
+    ) -> Result<Page<Sitemap>>;
+
+    /// A page of the live URLs of a site of the actor that failed their last check, by URL id.
+    async fn list_url_failures(&self, actor: Actor, site_id: i64, after: i64, limit: i64) -> Result<Page<UrlFailure>>;
 }

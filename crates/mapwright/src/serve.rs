@@ -156,6 +156,12 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         ..scheduler::Config::default()
     };
     let workers = scheduler::spawn(state.clone(), config, shutdown.clone());
+    // The console's failing-URLs report runs in the background; a run cut short at shutdown
+    // is simply done again later (each URL's outcome is written in one transaction).
+    let mut checker_stop = shutdown.clone();
+    let checker = mapwright_server::console::checker::spawn(state.clone(), Default::default(), async move {
+        let _ = checker_stop.wait_for(|stopping| *stopping).await;
+    });
     tracing::info!(%addr, backend = store.backend(), workers = settings.workers, "listening on http://{addr}");
     let service = app(state).into_make_service_with_connect_info::<SocketAddr>();
     let mut http_stop = shutdown.clone();
@@ -171,6 +177,7 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         tracing::warn!("workers did not stop in time");
     }
     server.await.context("the server task failed")?.context("the server failed")?;
+    let _ = tokio::time::timeout(Duration::from_secs(5), checker).await;
     store.close().await;
     tracing::info!("stopped");
     Ok(())

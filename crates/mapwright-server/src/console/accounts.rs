@@ -1,0 +1,266 @@
+//! Sign-up, sign-in and sign-out pages, and the account page with its API tokens.
+
+use axum::extract::{Path, Query, State};
+use axum::http::header::SET_COOKIE;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use maud::{Markup, html};
+use serde::Deserialize;
+
+use super::csrf::{self, CsrfForm};
+use super::format::time_or;
+use super::{PAGE, PageResult, Session, button_form, csrf_field, layout, offset_pager, page, redirect_with};
+use crate::auth::{Credentials, authenticate, cookie, register, session_cookie};
+use crate::ping::ClientAddr;
+use crate::{AppError, AppState, SESSION_SECONDS, now};
+
+/// The sign-in and sign-up form body.
+#[derive(Deserialize)]
+pub(crate) struct CredentialsForm {
+    #[serde(default)]
+    email: String,
+    #[serde(default)]
+    password: String,
+}
+
+/// Which of the two account forms.
+#[derive(Clone, Copy)]
+enum Kind {
+    SignIn,
+    SignUp,
+}
+
+fn credentials_page(kind: Kind, token: &str, email: &str, error: Option<&str>) -> Markup {
+    let (title, action, other, other_label, autocomplete) = match kind {
+        Kind::SignIn => ("Sign in", "/signin", "/signup", "No account yet? Sign up", "current-password"),
+        Kind::SignUp => ("Sign up", "/signup", "/signin", "Have an account? Sign in", "new-password"),
+    };
+    layout(
+        title,
+        None,
+        html! {
+            h1 { (title) }
+            @if let Some(error) = error { p class="error" role="alert" id="form-error" { (error) } }
+            form method="post" action=(action) class="stack narrow" {
+                (csrf_field(token))
+                label for="email" { "E-mail address" }
+                input id="email" name="email" type="email" required autocomplete="email" value=(email);
+                label for="password" { "Password" }
+                input id="password" name="password" type="password" required minlength="10" autocomplete=(autocomplete)
+                    aria-describedby="password-hint";
+                p id="password-hint" class="hint" { "At least 10 characters." }
+                button type="submit" { (title) }
+            }
+            p { a href=(other) { (other_label) } }
+        },
+    )
+}
+
+/// The pre-session token of the request, or a new one with the cookie to set.
+fn pre_session(headers: &HeaderMap, state: &AppState) -> (String, Option<axum::http::HeaderValue>) {
+    match csrf::pre_session_token(headers) {
+        Some(token) => (token, None),
+        None => {
+            let (token, cookie) = csrf::new_pre_session(state.secure_cookies);
+            (token, Some(cookie))
+        }
+    }
+}
+
+fn form_response(
+    kind: Kind,
+    status: StatusCode,
+    headers: &HeaderMap,
+    state: &AppState,
+    email: &str,
+    error: Option<&str>,
+) -> Response {
+    let (token, set) = pre_session(headers, state);
+    let mut response = (status, credentials_page(kind, &token, email, error)).into_response();
+    if let Some(set) = set {
+        response.headers_mut().append(SET_COOKIE, set);
+    }
+    response
+}
+
+/// `GET /signin`.
+pub(crate) async fn sign_in_form(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    form_response(Kind::SignIn, StatusCode::OK, &headers, &state, "", None)
+}
+
+/// `GET /signup`.
+pub(crate) async fn sign_up_form(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    form_response(Kind::SignUp, StatusCode::OK, &headers, &state, "", None)
+}
+
+/// `POST /signin`: a session and a redirect to the table, or the form again with the reason.
+pub(crate) async fn sign_in(
+    State(state): State<AppState>,
+    ClientAddr(client): ClientAddr,
+    headers: HeaderMap,
+    CsrfForm(form): CsrfForm<CredentialsForm>,
+) -> Response {
+    let email = form.email.clone();
+    let result = authenticate(&state, &client, Credentials { email: form.email, password: form.password }).await;
+    finish(Kind::SignIn, result, &headers, &state, &email).await
+}
+
+/// `POST /signup`: the account, a session and a redirect to the table.
+pub(crate) async fn sign_up(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    CsrfForm(form): CsrfForm<CredentialsForm>,
+) -> Response {
+    let email = form.email.clone();
+    let result = register(&state, Credentials { email: form.email, password: form.password }).await;
+    finish(Kind::SignUp, result, &headers, &state, &email).await
+}
+
+async fn finish(
+    kind: Kind,
+    result: Result<mapwright_store::User, AppError>,
+    headers: &HeaderMap,
+    state: &AppState,
+    email: &str,
+) -> Response {
+    let user = match result {
+        Ok(user) => user,
+        Err(e @ (AppError::Unavailable(_) | AppError::Internal(_))) => return super::ConsoleError(e).into_response(),
+        Err(e) => {
+            let message = e.to_string();
+            let status = e.into_response().status();
+            let message = match status {
+                StatusCode::CONFLICT => "An account with this e-mail address exists already: sign in instead.".into(),
+                _ => message,
+            };
+            return form_response(kind, status, headers, state, email, Some(&message));
+        }
+    };
+    match state.store.create_session(user.id, now(), SESSION_SECONDS).await {
+        Ok(token) => {
+            let mut response = Redirect::to("/").into_response();
+            response.headers_mut().insert(SET_COOKIE, cookie(state, &token, SESSION_SECONDS));
+            response
+        }
+        Err(e) => super::ConsoleError(AppError::from(e)).into_response(),
+    }
+}
+
+/// `POST /signout`: ends the session and goes to the sign-in page.
+pub(crate) async fn sign_out(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    CsrfForm(_): CsrfForm<serde::de::IgnoredAny>,
+) -> PageResult {
+    if let Some(token) = session_cookie(&headers) {
+        state.store.delete_session(token).await?;
+    }
+    let mut response = Redirect::to("/signin").into_response();
+    response.headers_mut().insert(SET_COOKIE, cookie(&state, "", 0));
+    Ok(response)
+}
+
+/// `GET /account`.
+pub(crate) async fn account(
+    State(state): State<AppState>,
+    session: Session,
+    Query(q): Query<TokensPage>,
+) -> PageResult {
+    account_page(&state, &session, q.tokens, None, None).await
+}
+
+/// `?tokens=OFFSET`.
+#[derive(Deserialize, Default)]
+pub(crate) struct TokensPage {
+    #[serde(default)]
+    tokens: usize,
+}
+
+async fn account_page(
+    state: &AppState,
+    session: &Session,
+    offset: usize,
+    secret: Option<&str>,
+    error: Option<&str>,
+) -> PageResult {
+    let tokens: Vec<_> =
+        state.store.list_api_tokens(session.actor()).await?.into_iter().filter(|t| t.revoked_at.is_none()).collect();
+    let now = now();
+    let shown: Vec<_> = tokens.iter().skip(offset).take(PAGE as usize).collect();
+    let body = html! {
+        h1 { "Account" }
+        p { "Signed in as " strong { (session.user.email) } "." }
+        h2 { "API tokens" }
+        p { "A token lets a script use the JSON API under " code { "/api/v1" } " with " code { "Authorization: Bearer TOKEN" } "." }
+        @if let Some(secret) = secret {
+            div class="flash" role="status" {
+                p { "Your new token. Copy it now: it is shown only this once." }
+                p { code class="secret" { (secret) } }
+            }
+        }
+        @if let Some(error) = error { p class="error" role="alert" { (error) } }
+        form method="post" action="/account/tokens" class="row" {
+            (csrf_field(&session.csrf))
+            label for="token-name" { "Name of a new token" }
+            input id="token-name" name="name" required maxlength="100" placeholder="deploy script";
+            button type="submit" { "Create token" }
+        }
+        @if shown.is_empty() {
+            p { "No tokens." }
+        } @else {
+            div class="scroll" tabindex="0" role="region" aria-label="Table, scrolls sideways on narrow screens" {
+                table {
+                    caption class="visually-hidden" { "Your API tokens" }
+                    thead { tr { th scope="col" { "Name" } th scope="col" { "Created" } th scope="col" { "Last used" } th scope="col" { "Action" } } }
+                    tbody {
+                        @for t in &shown {
+                            tr {
+                                td { (t.name) }
+                                td { (super::format::time(t.created_at, now)) }
+                                td { (time_or(t.last_used_at, now, "never")) }
+                                td { (button_form(&format!("/account/tokens/{}/revoke", t.id), &session.csrf, "Revoke", "danger")) }
+                            }
+                        }
+                    }
+                }
+            }
+            (offset_pager("/account", "tokens", offset, tokens.len() > offset + shown.len()))
+        }
+    };
+    Ok(page(session, "Account", body))
+}
+
+/// The new-token form.
+#[derive(Deserialize)]
+pub(crate) struct TokenForm {
+    #[serde(default)]
+    name: String,
+}
+
+/// `POST /account/tokens`: the account page with the new secret, shown once.
+pub(crate) async fn create_token(
+    State(state): State<AppState>,
+    session: Session,
+    CsrfForm(form): CsrfForm<TokenForm>,
+) -> PageResult {
+    let name = form.name.trim();
+    if name.is_empty() || name.len() > 100 {
+        let mut response =
+            account_page(&state, &session, 0, None, Some("A token needs a name of 1 to 100 bytes.")).await?;
+        *response.status_mut() = StatusCode::BAD_REQUEST;
+        return Ok(response);
+    }
+    let (_, secret) = state.store.create_api_token(session.actor(), name, now()).await?;
+    account_page(&state, &session, 0, Some(&secret), None).await
+}
+
+/// `POST /account/tokens/{id}/revoke`.
+pub(crate) async fn revoke_token(
+    State(state): State<AppState>,
+    session: Session,
+    Path(id): Path<i64>,
+    CsrfForm(_): CsrfForm<serde::de::IgnoredAny>,
+) -> PageResult {
+    state.store.revoke_api_token(session.actor(), id, now()).await?;
+    Ok(redirect_with("/account", "The token was revoked.", &state))
+}

@@ -1,0 +1,160 @@
+//! Cross-site request forgery protection of the console's forms.
+//!
+//! Signed in, the token is a synchronizer token derived from the session: HMAC-SHA256 keyed
+//! with a fixed label over the session's secret token. Only a holder of the session cookie
+//! (HttpOnly, so no script can read it) can compute it, every server process computes the same
+//! one without shared state, and it reveals nothing about the session. Before sign-in (the
+//! sign-in and sign-up forms) it is a double-submit token: a random value in its own cookie
+//! that the form must repeat. On top, a request whose `Sec-Fetch-Site` says cross-site, or
+//! whose `Origin` names another host than `Host`, is refused whatever its token.
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
+use axum::http::header::{HOST, ORIGIN};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use hmac::{Hmac, Mac};
+use serde::de::DeserializeOwned;
+use sha2::Sha256;
+
+use crate::AppState;
+use crate::auth::session_cookie;
+
+/// The hidden field of every state-changing form.
+pub const FIELD: &str = "csrf";
+
+/// The cookie of the pre-session (double-submit) token.
+pub(crate) const PRE_SESSION_COOKIE: &str = "mapwright_csrf";
+
+/// Largest form body read (a sitemap URL or a token name fits many times).
+const MAX_FORM: usize = 16 * 1024;
+
+/// The token of the forms of a session.
+pub(crate) fn session_token(session: &str) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(b"mapwright console csrf v1").expect("any key length");
+    mac.update(session.as_bytes());
+    hex::encode(mac.finalize().into_bytes())
+}
+
+/// The pre-session token from the request's cookie, if any.
+pub(crate) fn pre_session_token(headers: &HeaderMap) -> Option<String> {
+    cookie_value(headers, PRE_SESSION_COOKIE).filter(|v| v.len() == 64).map(str::to_owned)
+}
+
+/// A fresh pre-session token and the cookie carrying it.
+pub(crate) fn new_pre_session(secure: bool) -> (String, HeaderValue) {
+    let token = hex::encode(rand::random::<[u8; 32]>());
+    let secure = if secure { "; Secure" } else { "" };
+    let cookie = format!("{PRE_SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=86400{secure}");
+    (token, HeaderValue::from_str(&cookie).expect("hex cookie"))
+}
+
+/// A cookie's value by name.
+pub(crate) fn cookie_value<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers
+        .get_all(axum::http::header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(n, _)| *n == name)
+        .map(|(_, value)| value)
+}
+
+/// A form body that passed the CSRF checks, deserialized into `T` (the `csrf` field ignored).
+pub(crate) struct CsrfForm<T>(pub T);
+
+impl<T: DeserializeOwned> FromRequest<AppState> for CsrfForm<T> {
+    type Rejection = Response;
+
+    async fn from_request(req: Request, _state: &AppState) -> Result<Self, Response> {
+        if cross_site(req.headers()) {
+            return Err(forbidden("this form was sent from another site"));
+        }
+        let mut expected = Vec::new();
+        if let Some(session) = session_cookie(req.headers()) {
+            expected.push(session_token(session));
+        }
+        if let Some(pre) = pre_session_token(req.headers()) {
+            expected.push(pre);
+        }
+        let body = axum::body::to_bytes(req.into_body(), MAX_FORM)
+            .await
+            .map_err(|_| (StatusCode::PAYLOAD_TOO_LARGE, "the form is too large\n").into_response())?;
+        if !token_matches(&body, &expected) {
+            return Err(forbidden(
+                "the form's security token is missing or out of date: reload the page and try again",
+            ));
+        }
+        serde_urlencoded::from_bytes(&body)
+            .map(CsrfForm)
+            .map_err(|e| (StatusCode::BAD_REQUEST, format!("the form is malformed: {e}\n")).into_response())
+    }
+}
+
+fn token_matches(body: &Bytes, expected: &[String]) -> bool {
+    let sent = url::form_urlencoded::parse(body).find(|(k, _)| k == FIELD).map(|(_, v)| v.into_owned());
+    let Some(sent) = sent else { return false };
+    expected.iter().any(|e| constant_time_eq(e.as_bytes(), sent.as_bytes()))
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// `Sec-Fetch-Site: cross-site`, or an `Origin` whose host is not the `Host` asked for.
+fn cross_site(headers: &HeaderMap) -> bool {
+    let header = |name| headers.get(name).and_then(|v: &HeaderValue| v.to_str().ok());
+    if header("sec-fetch-site").is_some_and(|s| s.eq_ignore_ascii_case("cross-site")) {
+        return true;
+    }
+    match (header(ORIGIN.as_str()), header(HOST.as_str())) {
+        (Some("null"), _) => true,
+        (Some(origin), Some(host)) => match url::Url::parse(origin) {
+            Ok(o) => {
+                let port = o.port().map(|p| format!(":{p}")).unwrap_or_default();
+                !format!("{}{port}", o.host_str().unwrap_or_default()).eq_ignore_ascii_case(host)
+            }
+            Err(_) => true,
+        },
+        _ => false,
+    }
+}
+
+fn forbidden(why: &str) -> Response {
+    (StatusCode::FORBIDDEN, super::plain_page("Forbidden", why)).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origin_checks() {
+        let mut h = HeaderMap::new();
+        assert!(!cross_site(&h));
+        h.insert(HOST, "127.0.0.1:8080".parse().unwrap());
+        h.insert(ORIGIN, "http://127.0.0.1:8080".parse().unwrap());
+        assert!(!cross_site(&h));
+        h.insert(ORIGIN, "http://evil.example".parse().unwrap());
+        assert!(cross_site(&h));
+        h.insert(ORIGIN, "null".parse().unwrap());
+        assert!(cross_site(&h));
+        h.remove(ORIGIN);
+        h.insert("sec-fetch-site", "cross-site".parse().unwrap());
+        assert!(cross_site(&h));
+        h.insert("sec-fetch-site", "same-origin".parse().unwrap());
+        assert!(!cross_site(&h));
+    }
+
+    #[test]
+    fn tokens() {
+        assert_eq!(session_token("abc"), session_token("abc"));
+        assert_ne!(session_token("abc"), session_token("abd"));
+        let body = Bytes::from_static(b"url=x&csrf=tok");
+        assert!(token_matches(&body, &["tok".into()]));
+        assert!(!token_matches(&body, &["other".into()]));
+        assert!(!token_matches(&Bytes::from_static(b"url=x"), &["tok".into()]));
+        assert!(!token_matches(&Bytes::from_static(b"csrf="), &[]));
+    }
+}
