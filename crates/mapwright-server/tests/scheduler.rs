@@ -77,7 +77,7 @@ async fn a_due_sitemap_is_fetched_and_stored() {
 "#,
             o = web.origin
         );
-        web.put("/sitemap.xml", &body, None);
+        web.put_etag("/sitemap.xml", &body, None);
         let sitemap = add(&app.state, actor, &site, &web.url("/sitemap.xml")).await;
         assert_eq!(drain(&app.state).await, 1);
         assert_eq!(drain(&app.state).await, 0, "not due again at once");
@@ -112,7 +112,7 @@ async fn unchanged_is_304_and_vanished_urls_are_removed() {
         let web = SiteHost::start().await;
         let (actor, site) = verified_site(&app.state, &web.origin).await;
         let (a, b) = (web.url("/a"), web.url("/b"));
-        web.put("/s.xml", &urlset(&[(&a, None), (&b, None)]), Some("\"v1\""));
+        web.put_etag("/s.xml", &urlset(&[(&a, None), (&b, None)]), Some("\"v1\""));
         let sitemap = add(&app.state, actor, &site, &web.url("/s.xml")).await;
         drain(&app.state).await;
 
@@ -125,7 +125,7 @@ async fn unchanged_is_304_and_vanished_urls_are_removed() {
         assert_eq!((sm.url_count, sm.kinds.as_deref()), (Some(2), Some("web")), "a 304 keeps the counts");
         assert_eq!(urls(&app.state, actor, &site, false).await.len(), 2);
 
-        web.put("/s.xml", &urlset(&[(&a, None)]), Some("\"v2\""));
+        web.put_etag("/s.xml", &urlset(&[(&a, None)]), Some("\"v2\""));
         app.store.resubmit_sitemap(actor, sitemap.id, unix_now()).await.unwrap();
         drain(&app.state).await;
         let d = downloads(&app.state, actor, &sitemap).await;
@@ -145,14 +145,14 @@ async fn broken_sitemaps_fail_with_rule_names_and_keep_their_urls() {
         let web = SiteHost::start().await;
         let (actor, site) = verified_site(&app.state, &web.origin).await;
         let (a, b) = (web.url("/a"), web.url("/b"));
-        web.put("/s.xml", &urlset(&[(&a, None), (&b, None)]), None);
+        web.put_etag("/s.xml", &urlset(&[(&a, None), (&b, None)]), None);
         let sitemap = add(&app.state, actor, &site, &web.url("/s.xml")).await;
         drain(&app.state).await;
 
         // Cut after the first URL: the entries before the fault are read, none is swept.
         let full = urlset(&[(&a, None), (&b, None)]);
         let cut = &full[..full.find("</url>").unwrap() + 12];
-        web.put("/s.xml", cut, None);
+        web.put_etag("/s.xml", cut, None);
         app.store.resubmit_sitemap(actor, sitemap.id, unix_now()).await.unwrap();
         drain(&app.state).await;
         let d = downloads(&app.state, actor, &sitemap).await;
@@ -161,7 +161,7 @@ async fn broken_sitemaps_fail_with_rule_names_and_keep_their_urls() {
         assert!(f.iter().any(|f| f.rule == "xml-malformed" && f.line.is_some()), "{f:?}");
         assert!(urls(&app.state, actor, &site, false).await.iter().any(|u| u.loc == b), "not swept after a fault");
 
-        web.put("/s.xml", "<html><body>Moved</body></html>", None);
+        web.put_etag("/s.xml", "<html><body>Moved</body></html>", None);
         app.store.resubmit_sitemap(actor, sitemap.id, unix_now()).await.unwrap();
         drain(&app.state).await;
         let d = downloads(&app.state, actor, &sitemap).await;
@@ -190,14 +190,14 @@ async fn an_index_is_fetched_incrementally() {
         let (c1, c2, c3) = (web.url("/c1.xml"), web.url("/c2.xml"), web.url("/c3.xml"));
         let idx = web.url("/index.xml");
         for (n, path) in ["/c1.xml", "/c2.xml", "/c3.xml"].iter().enumerate() {
-            web.put(path, &urlset(&[(&web.url(&format!("/page{n}")), None)]), None);
+            web.put_etag(path, &urlset(&[(&web.url(&format!("/page{n}")), None)]), None);
         }
         let day1 = Some("2024-01-01");
         // The index lists itself and a sitemap of another site: neither is followed.
         let listing = |c2_lastmod| {
             index(&[(&c1, day1), (&c2, c2_lastmod), (&c3, day1), (&idx, day1), ("http://other.example/s.xml", day1)])
         };
-        web.put("/index.xml", &listing(day1), None);
+        web.put_etag("/index.xml", &listing(day1), None);
         let parent = add(&app.state, actor, &site, &idx).await;
         assert_eq!(drain(&app.state).await, 4, "the index, then its three children");
         let listed = app.store.list_sitemaps(actor, site.id).await.unwrap();
@@ -210,7 +210,7 @@ async fn an_index_is_fetched_incrementally() {
         assert_eq!(urls(&app.state, actor, &site, false).await.len(), 3);
 
         // Only the child whose lastmod changed is fetched again.
-        web.put("/index.xml", &listing(Some("2024-02-01")), None);
+        web.put_etag("/index.xml", &listing(Some("2024-02-01")), None);
         app.store.resubmit_sitemap(actor, parent.id, unix_now()).await.unwrap();
         assert_eq!(drain(&app.state).await, 2);
         assert_eq!(
@@ -219,7 +219,7 @@ async fn an_index_is_fetched_incrementally() {
         );
 
         // A child that leaves the index is removed, and its URLs with it.
-        web.put("/index.xml", &index(&[(&c1, day1), (&c2, Some("2024-02-01"))]), None);
+        web.put_etag("/index.xml", &index(&[(&c1, day1), (&c2, Some("2024-02-01"))]), None);
         app.store.resubmit_sitemap(actor, parent.id, unix_now()).await.unwrap();
         assert_eq!(drain(&app.state).await, 1);
         let gone = app.store.sitemap(actor, child(&c3).id).await.unwrap();
@@ -228,7 +228,7 @@ async fn an_index_is_fetched_incrementally() {
         assert_eq!(live, [web.url("/page0"), web.url("/page1")]);
 
         // It comes back when the index lists it again.
-        web.put("/index.xml", &listing(Some("2024-02-01")), None);
+        web.put_etag("/index.xml", &listing(Some("2024-02-01")), None);
         app.store.resubmit_sitemap(actor, parent.id, unix_now()).await.unwrap();
         assert_eq!(drain(&app.state).await, 2);
         assert!(app.store.sitemap(actor, child(&c3).id).await.unwrap().removed_at.is_none());
@@ -257,7 +257,7 @@ async fn workers_fetch_due_sitemaps_and_a_ping_wakes_them() {
     each_backend(false, |app| async move {
         let web = SiteHost::start().await;
         let (actor, site) = verified_site(&app.state, &web.origin).await;
-        web.put("/s.xml", &urlset(&[(&web.url("/a"), None)]), None);
+        web.put_etag("/s.xml", &urlset(&[(&web.url("/a"), None)]), None);
         let sitemap = add(&app.state, actor, &site, &web.url("/s.xml")).await;
 
         // A poll interval far beyond the test's patience: only the wake-up can be fast.
@@ -312,10 +312,10 @@ async fn robots_txt_sitemaps_are_added_and_verification_is_rechecked() {
         let site = app.store.create_site(actor, &web.origin, 0).await.unwrap();
         let robots =
             format!("User-agent: *\nDisallow:\nSitemap: {}\nSitemap: {}\n", web.url("/s.xml"), other.url("/x.xml"));
-        web.put("/robots.txt", &robots, None);
+        web.put_etag("/robots.txt", &robots, None);
 
         // Never checked: the re-check verifies it (the file is there) and adds both sitemaps.
-        web.put(&format!("/mapwright-{}.html", site.verification_token), &site.verification_token, None);
+        web.put_etag(&format!("/mapwright-{}.html", site.verification_token), &site.verification_token, None);
         assert_eq!(recheck_once(&app.state, 3600).await.unwrap(), 1);
         assert!(app.store.site(actor, site.id).await.unwrap().verified_at.is_some());
         let listed = app.store.list_sitemaps(actor, site.id).await.unwrap();
@@ -345,7 +345,7 @@ async fn shutdown_releases_a_job_that_outlives_the_grace_period() {
     each_backend(false, |app| async move {
         let web = SiteHost::start().await;
         let (actor, site) = verified_site(&app.state, &web.origin).await;
-        web.put("/s.xml", &urlset(&[(&web.url("/a"), None)]), None);
+        web.put_etag("/s.xml", &urlset(&[(&web.url("/a"), None)]), None);
         let sitemap = add(&app.state, actor, &site, &web.url("/s.xml")).await;
         web.hold.store(true, std::sync::atomic::Ordering::SeqCst);
         let config = scheduler::Config {

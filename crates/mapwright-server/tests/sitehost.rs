@@ -1,5 +1,6 @@
-//! A site on 127.0.0.1 for the scheduler's tests: path -> body (with an optional ETag, so
-//! conditional requests get 304), and a count of the requests per path.
+//! The test site on 127.0.0.1 of every server test: path -> body (with an optional ETag, so
+//! conditional requests get 304) that the test changes while it runs, and a count of the
+//! requests per path.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -30,8 +31,13 @@ impl SiteHost {
         site
     }
 
+    /// Serves `body` at `path`.
+    pub fn put(&self, path: &str, body: &str) {
+        self.put_etag(path, body, None);
+    }
+
     /// Serves `body` at `path`, with an ETag when given.
-    pub fn put(&self, path: &str, body: &str, etag: Option<&str>) {
+    pub fn put_etag(&self, path: &str, body: &str, etag: Option<&str>) {
         self.pages.lock().unwrap().insert(path.to_owned(), (body.to_owned(), etag.map(str::to_owned)));
     }
 

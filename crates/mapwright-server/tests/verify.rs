@@ -2,11 +2,6 @@
 //! may add (own origin once verified, other hosts through robots.txt), against sites served
 //! on 127.0.0.1.
 
-use std::sync::{Arc, Mutex};
-
-use axum::Router;
-use axum::extract::State;
-use axum::http::{StatusCode, Uri};
 use mapwright_server::submission::add_sitemap;
 use mapwright_server::verify::{Method, verify_site};
 use mapwright_server::{AppError, AppState};
@@ -14,40 +9,8 @@ use mapwright_store::Actor;
 
 use crate::support::each_backend;
 
-/// A site whose pages are a path -> body map the test changes while it runs.
-#[derive(Clone, Default)]
-pub struct TestSite {
-    pages: Arc<Mutex<Vec<(String, String)>>>,
-    pub origin: String,
-}
-
-impl TestSite {
-    pub async fn start() -> TestSite {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let site = TestSite { origin: format!("http://{}", listener.local_addr().unwrap()), ..TestSite::default() };
-        let router = Router::new().fallback(serve).with_state(site.clone());
-        tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-        site
-    }
-
-    pub fn put(&self, path: &str, body: &str) {
-        let mut pages = self.pages.lock().unwrap();
-        pages.retain(|(p, _)| p != path);
-        pages.push((path.to_owned(), body.to_owned()));
-    }
-
-    pub fn remove(&self, path: &str) {
-        self.pages.lock().unwrap().retain(|(p, _)| p != path);
-    }
-}
-
-async fn serve(State(site): State<TestSite>, uri: Uri) -> (StatusCode, String) {
-    let pages = site.pages.lock().unwrap();
-    match pages.iter().find(|(p, _)| p == uri.path()) {
-        Some((_, body)) => (StatusCode::OK, body.clone()),
-        None => (StatusCode::NOT_FOUND, "not found".into()),
-    }
-}
+/// The test site of the server tests (see `sitehost.rs`).
+pub use crate::sitehost::SiteHost as TestSite;
 
 async fn user_site(state: &AppState, email: &str, origin: &str) -> (Actor, mapwright_store::Site) {
     let user = state.store.create_user(email, "h", false, 0).await.unwrap();

@@ -559,27 +559,6 @@ macro_rules! impl_store {
                 .await?)
             }
 
-            async fn list_findings(&self, actor: Actor, download_id: i64) -> Result<Vec<FindingRecord>> {
-                let visible: Option<i64> = sqlx::query_scalar(concat!(
-                    "SELECT d.id FROM downloads d JOIN sitemaps sm ON sm.id = d.sitemap_id JOIN sites s ON s.id = sm.site_id \
-                     WHERE d.id = $1 AND ", owned!("$2", "$3")
-                ))
-                .bind(download_id)
-                .bind(actor.is_admin)
-                .bind(actor.user_id)
-                .fetch_optional(&self.pool)
-                .await?;
-                if visible.is_none() {
-                    return Err(Error::NotFound { what: "download", id: download_id });
-                }
-                Ok(sqlx::query_as(
-                    "SELECT rule, severity, line, col, loc, message FROM findings WHERE download_id = $1 ORDER BY id",
-                )
-                .bind(download_id)
-                .fetch_all(&self.pool)
-                .await?)
-            }
-
             // --- scheduler ---
 
             async fn site_by_id(&self, site_id: i64) -> Result<Site> {

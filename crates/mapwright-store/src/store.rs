@@ -162,8 +162,11 @@ pub trait Store: Send + Sync + 'static {
     /// The downloads of a sitemap of the actor, newest first.
     async fn list_downloads(&self, actor: Actor, sitemap_id: i64, limit: i64) -> Result<Vec<Download>>;
 
-    /// The findings of a download of the actor, in stored order.
-    async fn list_findings(&self, actor: Actor, download_id: i64) -> Result<Vec<FindingRecord>>;
+    /// The findings of a download of the actor, in stored order (at most the 1,000 the
+    /// scheduler stores per download).
+    async fn list_findings(&self, actor: Actor, download_id: i64) -> Result<Vec<FindingRecord>> {
+        self.list_findings_page(actor, download_id, 0, i64::MAX).await
+    }
 
     // --- scheduler ---
 
