@@ -99,7 +99,8 @@ pub(crate) async fn register(state: &AppState, c: Credentials) -> Result<User, A
     let password = c.password;
     let hash = blocking(move || secret::hash_password(&password)).await??;
     let email = c.email.trim().to_lowercase();
-    Ok(state.store.create_user(&email, &hash, false, now()).await?)
+    let is_admin = state.admins.contains(&email);
+    Ok(state.store.create_user(&email, &hash, is_admin, now()).await?)
 }
 
 /// `POST /api/v1/signin` `{"email", "password"}`: 200 with the user and a session cookie.

@@ -43,6 +43,9 @@ pub struct AppState {
     /// private, loopback and link-local addresses unless [`AppState::allow_private_networks`]
     /// was called: a user must not make the service fetch from its own network (SSRF).
     pub fetcher: Fetcher,
+    /// E-mail addresses (lower case) whose accounts are admins, who see and change every
+    /// user's sites: given at sign-up, and granted at start to existing accounts (`serve --admin`).
+    pub admins: Arc<[String]>,
     /// The IndexNow receiver's rate limits and key-file cache.
     pub indexnow: Arc<indexnow::IndexNow>,
     /// Shared with the scheduler's workers (their wake-up call).
@@ -57,9 +60,16 @@ impl AppState {
             secure_cookies,
             limits: Arc::new(Limits::default()),
             fetcher: fetcher(false),
+            admins: Arc::new([]),
             indexnow: Arc::default(),
             scheduler: Arc::default(),
         }
+    }
+
+    /// Makes these e-mail addresses admins when they sign up (see [`AppState::admins`]).
+    pub fn with_admins(mut self, emails: &[String]) -> Self {
+        self.admins = emails.iter().map(|e| e.trim().to_lowercase()).collect();
+        self
     }
 
     /// Lets outbound requests reach private and loopback addresses: for tests and for a

@@ -171,3 +171,36 @@ async fn sign_in_is_rate_limited_per_address() {
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
     assert!(headers.contains_key("retry-after"));
 }
+
+#[tokio::test]
+async fn an_admin_sees_and_changes_every_users_sites() {
+    each_backend(false, |mut app| async move {
+        app.state = app.state.clone().with_admins(&["Root@Example.com".to_owned()]);
+        let ann = sign_up(&app, "ann@example.com").await;
+        let bob = sign_up(&app, "bob@example.com").await;
+        let root = sign_up(&app, "root@example.com").await;
+        let (status, _, body) = app.get("/api/v1/me", Auth::Cookie(&root)).await;
+        assert_eq!(
+            (status, serde_json::from_str::<Value>(&body).unwrap()["is_admin"].clone()),
+            (StatusCode::OK, json!(true))
+        );
+
+        let (status, _, body) =
+            app.post_json("/api/v1/sites", Auth::Cookie(&ann), json!({"origin": "https://ann.example"})).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let id = serde_json::from_str::<Value>(&body).unwrap()["id"].as_i64().unwrap();
+        let uri = format!("/api/v1/sites/{id}");
+        assert_eq!(app.get(&uri, Auth::Cookie(&bob)).await.0, StatusCode::NOT_FOUND);
+        assert_eq!(app.get(&uri, Auth::Cookie(&root)).await.0, StatusCode::OK);
+        let (_, _, body) = app.get("/api/v1/sites", Auth::Cookie(&root)).await;
+        assert!(body.contains("https://ann.example"), "{body}");
+        let (_, _, body) = app.get("/api/v1/sites", Auth::Cookie(&bob)).await;
+        assert!(!body.contains("https://ann.example"), "{body}");
+
+        // An existing account becomes an admin when granted (serve --admin at start).
+        assert!(app.store.grant_admin("bob@example.com").await.unwrap());
+        assert!(!app.store.grant_admin("nobody@example.com").await.unwrap());
+        assert_eq!(app.get(&uri, Auth::Cookie(&bob)).await.0, StatusCode::OK);
+    })
+    .await;
+}

@@ -93,6 +93,15 @@ macro_rules! impl_store {
                 Ok(User { id, email: email.to_owned(), is_admin, created_at: now })
             }
 
+            async fn grant_admin(&self, email: &str) -> Result<bool> {
+                let done = sqlx::query("UPDATE users SET is_admin = $1 WHERE email = $2")
+                    .bind(true)
+                    .bind(email)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(done.rows_affected() > 0)
+            }
+
             async fn user_credentials(&self, email: &str) -> Result<Option<(User, String)>> {
                 let row: Option<(i64, String, bool, i64, String)> = sqlx::query_as(
                     "SELECT id, email, is_admin, created_at, password_hash FROM users WHERE email = $1",

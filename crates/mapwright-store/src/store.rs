@@ -31,6 +31,9 @@ pub trait Store: Send + Sync + 'static {
     /// Creates a user from an already computed argon2 hash; a taken e-mail is a `Conflict`.
     async fn create_user(&self, email: &str, password_hash: &str, is_admin: bool, now: Timestamp) -> Result<User>;
 
+    /// Makes the user with this e-mail an admin (`serve --admin`); false when no such user yet.
+    async fn grant_admin(&self, email: &str) -> Result<bool>;
+
     /// The user and stored password hash for an e-mail, to check a sign-in.
     async fn user_credentials(&self, email: &str) -> Result<Option<(User, String)>>;
 

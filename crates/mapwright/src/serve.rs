@@ -80,6 +80,10 @@ pub struct ServeArgs {
     /// client, 6 per sitemap]; raise it for a load test from one address.
     #[arg(long, env = "MAPWRIGHT_PING_LIMIT_PER_MINUTE", value_name = "N")]
     pub ping_limit_per_minute: Option<u32>,
+    /// Make the account with this e-mail an admin, who sees and changes every user's sites
+    /// (granted at start, or at sign-up); repeatable, comma-separated in the variable.
+    #[arg(long = "admin", env = "MAPWRIGHT_ADMINS", value_name = "EMAIL", value_delimiter = ',')]
+    pub admins: Vec<String>,
 }
 
 impl ServeArgs {
@@ -101,6 +105,7 @@ impl ServeArgs {
             verify_interval: self.verify_interval,
             shutdown_grace: self.shutdown_grace,
             ping_limit_per_minute: self.ping_limit_per_minute,
+            admins: (!self.admins.is_empty()).then(|| self.admins.clone()),
         };
         settings::resolve(given, file, default_data_dir)
     }
@@ -139,6 +144,12 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
     if settings.allow_private_networks {
         tracing::warn!("outbound fetches may reach private networks (--allow-private-networks)");
         state = state.allow_private_networks();
+    }
+    state = state.with_admins(&settings.admins);
+    for email in state.admins.iter() {
+        if !store.grant_admin(email).await.context("cannot grant an admin")? {
+            tracing::info!(email, "no account yet: an admin from its sign-up");
+        }
     }
     if let Some(n) = settings.ping_limit_per_minute {
         let minute = Duration::from_secs(60);

@@ -27,6 +27,8 @@ pub struct Settings {
     pub shutdown_grace: Duration,
     /// Pings accepted per minute per client and per sitemap; `None` keeps the defaults.
     pub ping_limit_per_minute: Option<u32>,
+    /// E-mail addresses of the admin accounts.
+    pub admins: Vec<String>,
 }
 
 /// The settings file: the same names as the flags, with `_` for `-`; every key optional.
@@ -44,6 +46,7 @@ pub struct FileSettings {
     pub verify_interval: Option<DurationValue>,
     pub shutdown_grace: Option<DurationValue>,
     pub ping_limit_per_minute: Option<u32>,
+    pub admins: Option<Vec<String>>,
 }
 
 /// A duration in a TOML file: seconds as a number, or text with a unit (`500ms`, `30s`,
@@ -78,6 +81,7 @@ pub struct Given {
     pub verify_interval: Option<Duration>,
     pub shutdown_grace: Option<Duration>,
     pub ping_limit_per_minute: Option<u32>,
+    pub admins: Option<Vec<String>>,
 }
 
 /// Reads the TOML file, saying which file and line is wrong.
@@ -112,12 +116,16 @@ pub fn resolve(
         verify_interval: duration(given.verify_interval, &file.verify_interval, "verify_interval", 24 * 3600)?,
         shutdown_grace: duration(given.shutdown_grace, &file.shutdown_grace, "shutdown_grace", 10)?,
         ping_limit_per_minute: given.ping_limit_per_minute.or(file.ping_limit_per_minute),
+        admins: given.admins.or(file.admins).unwrap_or_default(),
     };
     if settings.workers == 0 || settings.workers > 256 {
         bail!("workers must be between 1 and 256, not {}", settings.workers);
     }
     if settings.ping_limit_per_minute == Some(0) {
         bail!("ping_limit_per_minute must be at least 1");
+    }
+    if let Some(bad) = settings.admins.iter().find(|e| !e.contains('@')) {
+        bail!("admin {bad:?} is not an e-mail address");
     }
     if settings.lease_seconds < 1 {
         bail!("lease_seconds must be at least 1, not {}", settings.lease_seconds);
