@@ -295,6 +295,17 @@ pub struct Page<T> {
     pub next_after: Option<i64>,
 }
 
+impl<T> Page<T> {
+    /// A page from a query that asked for `limit + 1` rows: the extra row only says that
+    /// another page follows, whose `after` is the id of this page's last item.
+    pub(crate) fn from_one_extra(mut items: Vec<T>, limit: i64, id: impl Fn(&T) -> i64) -> Page<T> {
+        let more = items.len() as i64 > limit;
+        items.truncate(limit as usize);
+        let next_after = if more { items.last().map(id) } else { None };
+        Page { items, next_after }
+    }
+}
+
 /// Which URLs a page of [`Store::list_urls`](crate::Store::list_urls) includes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UrlQuery {

@@ -739,7 +739,7 @@ macro_rules! impl_store {
             async fn list_urls(&self, actor: Actor, site_id: i64, query: UrlQuery) -> Result<Page<UrlRow>> {
                 self.site(actor, site_id).await?;
                 let limit = query.limit.clamp(1, 10_000);
-                let mut items: Vec<UrlRow> = sqlx::query_as(concat!(
+                let items: Vec<UrlRow> = sqlx::query_as(concat!(
                     "SELECT ", url_cols!(), " FROM urls u WHERE u.site_id = $1 AND u.id > $2 \
                      AND ($3 OR u.removed_at IS NULL) ORDER BY u.id LIMIT $4"
                 ))
@@ -749,10 +749,7 @@ macro_rules! impl_store {
                 .bind(limit + 1)
                 .fetch_all(&self.pool)
                 .await?;
-                let more = items.len() as i64 > limit;
-                items.truncate(limit as usize);
-                let next_after = if more { items.last().map(|u| u.id) } else { None };
-                Ok(Page { items, next_after })
+                Ok(Page::from_one_extra(items, limit, |u| u.id))
             }
 
             async fn url_sitemaps(&self, actor: Actor, url_id: i64) -> Result<Vec<i64>> {
@@ -818,7 +815,7 @@ macro_rules! impl_store {
 
             async fn list_sitemap_summaries(&self, actor: Actor, after: i64, limit: i64) -> Result<Page<SitemapSummary>> {
                 let limit = limit.clamp(1, 1000);
-                let mut items: Vec<SitemapSummary> = sqlx::query_as(concat!(
+                let items: Vec<SitemapSummary> = sqlx::query_as(concat!(
                     "SELECT ", sitemap_cols!(), ", s.origin, d.url_count, d.error_count, d.warning_count \
                      FROM sitemaps sm JOIN sites s ON s.id = sm.site_id \
                      LEFT JOIN downloads d ON d.id = (SELECT d2.id FROM downloads d2 \
@@ -833,10 +830,7 @@ macro_rules! impl_store {
                 .bind(limit + 1)
                 .fetch_all(&self.pool)
                 .await?;
-                let more = items.len() as i64 > limit;
-                items.truncate(limit as usize);
-                let next_after = if more { items.last().map(|i| i.sitemap.id) } else { None };
-                Ok(Page { items, next_after })
+                Ok(Page::from_one_extra(items, limit, |i| i.sitemap.id))
             }
 
             async fn search_sitemap_urls(
@@ -850,7 +844,7 @@ macro_rules! impl_store {
                 self.sitemap(actor, sitemap_id).await?;
                 let limit = limit.clamp(1, 10_000);
                 let pattern = format!("%{}%", like_escape(&contains.to_ascii_lowercase()));
-                let mut items: Vec<UrlRow> = sqlx::query_as(concat!(
+                let items: Vec<UrlRow> = sqlx::query_as(concat!(
                     "SELECT ", url_cols!(), " FROM sitemap_urls su JOIN urls u ON u.id = su.url_id \
                      WHERE su.sitemap_id = $1 AND u.id > $2 AND u.removed_at IS NULL \
                      AND LOWER(u.loc) LIKE $3 ESCAPE '\\' ORDER BY u.id LIMIT $4"
@@ -861,10 +855,7 @@ macro_rules! impl_store {
                 .bind(limit + 1)
                 .fetch_all(&self.pool)
                 .await?;
-                let more = items.len() as i64 > limit;
-                items.truncate(limit as usize);
-                let next_after = if more { items.last().map(|u| u.id) } else { None };
-                Ok(Page { items, next_after })
+                Ok(Page::from_one_extra(items, limit, |u| u.id))
             }
 
             async fn list_findings_page(
@@ -971,7 +962,7 @@ macro_rules! impl_store {
             ) -> Result<Page<Sitemap>> {
                 self.site(actor, site_id).await?;
                 let limit = limit.clamp(1, 1000);
-                let mut items: Vec<Sitemap> = sqlx::query_as(concat!(
+                let items: Vec<Sitemap> = sqlx::query_as(concat!(
                     "SELECT ", sitemap_cols!(), " FROM sitemaps sm WHERE sm.site_id = $1 AND sm.removed_at IS NULL \
                      AND ($2 OR sm.parent_id = $3) AND ($4 OR sm.source = $5) AND sm.id > $6 ORDER BY sm.id LIMIT $7"
                 ))
@@ -984,16 +975,13 @@ macro_rules! impl_store {
                 .bind(limit + 1)
                 .fetch_all(&self.pool)
                 .await?;
-                let more = items.len() as i64 > limit;
-                items.truncate(limit as usize);
-                let next_after = if more { items.last().map(|s| s.id) } else { None };
-                Ok(Page { items, next_after })
+                Ok(Page::from_one_extra(items, limit, |s| s.id))
             }
 
             async fn list_url_failures(&self, actor: Actor, site_id: i64, after: i64, limit: i64) -> Result<Page<UrlFailure>> {
                 self.site(actor, site_id).await?;
                 let limit = limit.clamp(1, 1000);
-                let mut items: Vec<UrlFailure> = sqlx::query_as(
+                let items: Vec<UrlFailure> = sqlx::query_as(
                     "SELECT c.url_id, u.loc, c.status, c.rule, c.message, c.checked_at, \
                      (SELECT MIN(su.sitemap_id) FROM sitemap_urls su WHERE su.url_id = c.url_id) AS sitemap_id, \
                      (SELECT sm.url FROM sitemaps sm WHERE sm.id = \
@@ -1007,10 +995,7 @@ macro_rules! impl_store {
                 .bind(limit + 1)
                 .fetch_all(&self.pool)
                 .await?;
-                let more = items.len() as i64 > limit;
-                items.truncate(limit as usize);
-                let next_after = if more { items.last().map(|f| f.url_id) } else { None };
-                Ok(Page { items, next_after })
+                Ok(Page::from_one_extra(items, limit, |f| f.url_id))
             }
         }
     };
