@@ -30,6 +30,14 @@ pub async fn add_sitemap(state: &AppState, actor: Actor, site_id: i64, url: &str
     Ok(sitemap)
 }
 
+/// Resubmit: the actor's sitemap is due now (a removed one is restored) and idle workers are
+/// woken, so the download starts at once. The API's and the console's Resubmit both end here.
+pub async fn resubmit(state: &AppState, actor: Actor, sitemap_id: i64) -> Result<(), AppError> {
+    state.store.resubmit_sitemap(actor, sitemap_id, now()).await?;
+    crate::scheduler::wake(state);
+    Ok(())
+}
+
 /// An absolute http(s) URL of reasonable length, without credentials, in normal form.
 pub fn parse_sitemap_url(text: &str) -> Result<url::Url, AppError> {
     let text = text.trim();

@@ -65,8 +65,7 @@ pub(crate) async fn resubmit(
     Path(id): Path<i64>,
 ) -> Result<(StatusCode, Json<Sitemap>), AppError> {
     let actor = Actor::from(&user);
-    state.store.resubmit_sitemap(actor, id, now()).await?;
-    crate::scheduler::wake(&state);
+    crate::submission::resubmit(&state, actor, id).await?;
     Ok((StatusCode::ACCEPTED, Json(state.store.sitemap(actor, id).await?)))
 }
 

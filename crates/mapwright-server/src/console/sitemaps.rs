@@ -224,7 +224,7 @@ pub(crate) async fn resubmit(
     CsrfForm(_): CsrfForm<serde::de::IgnoredAny>,
 ) -> PageResult {
     let sitemap = state.store.sitemap(session.actor(), id).await?;
-    state.store.resubmit_sitemap(session.actor(), id, now()).await?;
+    crate::submission::resubmit(&state, session.actor(), id).await?;
     Ok(redirect_with("/", &format!("Resubmitted {}: it will be downloaded again shortly.", sitemap.url), &state))
 }
 
