@@ -20,7 +20,7 @@ pub use loc::{Loc, LocError};
 pub use model::{Alternate, ChangeFreq, Entry, Format, Image, News, SitemapEntry, UrlEntry, Video, VideoPrice};
 pub use read::{Limits, ReadOptions, SitemapReader};
 pub use rule::{Finding, Position, Rule, Severity};
-pub use scope::Scope;
+pub use scope::{Scope, Voucher};
 pub use validate::{Report, Validator};
 pub use write::{Namespaces, SetConfig, SetFormat, SetSummary, SitemapSetWriter};
 

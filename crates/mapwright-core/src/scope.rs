@@ -37,7 +37,51 @@ impl OutOfScope {
     }
 }
 
+/// Who vouches for a sitemap: the one input, besides its URL, that decides which URLs it may
+/// list (PROTOCOL.md section 5). `read --strict`, `discover`, `validate` and the service's
+/// scheduler all pass their knowledge through this, so one sitemap gets one verdict everywhere.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Voucher {
+    /// Nobody: a bare sitemap URL given to a consumer. The folder rule binds.
+    Nobody,
+    /// The robots.txt of this origin (`scheme://host[:port]`, normalised as
+    /// [`Loc::origin_str`]) names the sitemap, or names an index through which the sitemap was
+    /// reached (at any depth). Whoever writes robots.txt controls the whole host, so the sitemap
+    /// may list any URL of that origin, wherever the file itself is hosted (cross-submission).
+    Robots(String),
+    /// A site owner who proved control of this origin (the console's verification) vouches
+    /// for every sitemap of it: any URL of that origin.
+    Owner(String),
+}
+
+impl Voucher {
+    /// The origin vouched for, if any.
+    pub fn origin(&self) -> Option<&str> {
+        match self {
+            Voucher::Nobody => None,
+            Voucher::Robots(o) | Voucher::Owner(o) => Some(o),
+        }
+    }
+}
+
 impl Scope {
+    /// The scope of the sitemap at `sitemap_url` given who vouches for it: the one decision
+    /// of section 5. Nobody: the sitemap's folder on its own origin. Robots or Owner of origin
+    /// O: every URL of O.
+    pub fn vouched(sitemap_url: &Loc, voucher: &Voucher) -> Self {
+        match voucher.origin() {
+            None => Scope::of_sitemap(sitemap_url),
+            Some(origin) => Scope { origin: origin.trim_end_matches('/').to_string(), folder: "/".to_string() },
+        }
+    }
+
+    /// Whether `vouched` gives the sitemap at `sitemap_url` more than its folder rule would
+    /// (another origin, or a wider folder): worth one info finding per sitemap.
+    pub fn widens(&self, sitemap_url: &Loc) -> bool {
+        let own = Scope::of_sitemap(sitemap_url);
+        self.origin != own.origin || self.folder != own.folder
+    }
+
     /// The scope of a sitemap served at `sitemap_url`.
     pub fn of_sitemap(sitemap_url: &Loc) -> Self {
         let rest = sitemap_url.path_and_rest();
@@ -111,6 +155,29 @@ fn split_port(h: &str) -> (&str, &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vouching() {
+        let sm = Loc::parse("http://example.com/sitemaps/a.xml").unwrap();
+        let page = Loc::parse("http://example.com/page/1").unwrap();
+        let nobody = Scope::vouched(&sm, &Voucher::Nobody);
+        assert_eq!(nobody.check(&page), Err(OutOfScope::Path));
+        assert!(!nobody.widens(&sm));
+        for v in [Voucher::Robots("http://example.com".into()), Voucher::Owner("http://example.com".into())] {
+            let s = Scope::vouched(&sm, &v);
+            assert_eq!(s.check(&page), Ok(()));
+            assert_eq!(s.check(&Loc::parse("https://example.com/page/1").unwrap()), Err(OutOfScope::Scheme));
+            assert!(s.widens(&sm));
+        }
+        // Cross-submission: hosted on B, vouched for by A's robots.txt: A's URLs only.
+        let on_b = Loc::parse("http://b.example/s.xml").unwrap();
+        let s = Scope::vouched(&on_b, &Voucher::Robots("http://a.example".into()));
+        assert_eq!(s.check(&Loc::parse("http://a.example/x").unwrap()), Ok(()));
+        assert_eq!(s.check(&Loc::parse("http://b.example/x").unwrap()), Err(OutOfScope::Host));
+        // A root sitemap vouched for by its own robots.txt is not widened.
+        let root = Loc::parse("http://example.com/sitemap.xml").unwrap();
+        assert!(!Scope::vouched(&root, &Voucher::Robots("http://example.com".into())).widens(&root));
+    }
 
     fn check(sitemap: &str, url: &str, expected: Result<(), OutOfScope>) {
         let scope = Scope::of_sitemap(&Loc::parse(sitemap).unwrap());

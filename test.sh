@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The test command of README.md: on a fresh Debian machine it installs what the tests need, then
+# runs every test suite, each to its end (a failure never hides the others), and exits non-zero
+# when any failed. `.ci/run` runs exactly this, after the format, lint and doc checks.
+set -uo pipefail
+cd "$(dirname "$0")"
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# --- System packages -----------------------------------------------------------------------
+need_apt=()
+# xmllint: the validator's oracle (the official XSDs).
+command -v xmllint >/dev/null 2>&1 || need_apt+=(libxml2-utils)
+# git: `generate dir --lastmod git` is tested in a temporary repository.
+command -v git >/dev/null 2>&1 || need_apt+=(git)
+# The console's end-to-end test drives headless Chromium through ChromeDriver.
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
+[ -x /usr/bin/chromedriver ] || need_apt+=(chromium-driver)
+command -v npm >/dev/null 2>&1 || need_apt+=(npm)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "test.sh: installing ${need_apt[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  as_root apt-get update -qq
+  as_root apt-get install -y -qq "${need_apt[@]}" >/dev/null || { echo "test.sh: apt-get install failed" >&2; exit 2; }
+fi
+
+# --- PostgreSQL ------------------------------------------------------------------------------
+# The store and server tests run on PostgreSQL at 127.0.0.1:5432 (trust auth) too, and under
+# CI=true fail without it: start the local cluster if it is down ("already running" is fine).
+if ! pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null && [ -d /etc/postgresql ]; then
+  for version in $(ls /etc/postgresql); do
+    as_root pg_ctlcluster --skip-systemctl-redirect "$version" main start || true
+  done
+  for _ in $(seq 1 30); do pg_isready -h 127.0.0.1 -p 5432 -q && break; sleep 1; done
+fi
+
+# --- axe-core, pinned by package-lock.json, for the console's accessibility check ------------
+if [ ! -f crates/mapwright-server/tests/e2e/node_modules/axe-core/axe.min.js ]; then
+  (cd crates/mapwright-server/tests/e2e && npm ci --no-audit --no-fund) || { echo "test.sh: npm ci failed" >&2; exit 2; }
+fi
+
+failed=()
+
+# --- Rust: every test of the workspace, to the end ---------------------------------------------
+cargo test --workspace --locked --no-fail-fast || failed+=("cargo test")
+
+# --- Summary -----------------------------------------------------------------------------------
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "test.sh: FAILED: ${failed[*]}" >&2
+  exit 1
+fi
+echo "test.sh: every suite passed" >&2
