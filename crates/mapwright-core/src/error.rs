@@ -53,6 +53,13 @@ pub enum Error {
         /// What was found instead.
         reason: String,
     },
+    /// Nothing to read: zero bytes, or only white space (after gzip layers are removed). An
+    /// error, not an empty sitemap: a consumer must say so rather than report no entries.
+    #[error("{}: there is no sitemap to read (is the file or the response body empty?)", if *.bytes == 0 { "the input is empty (0 bytes)".to_string() } else { format!("the input holds only white space ({} bytes)", .bytes) })]
+    Empty {
+        /// Bytes of white space read (after decompression).
+        bytes: u64,
+    },
     /// Elements nested deeper than the limit.
     #[error("{position}: elements nested deeper than {limit} levels; stopped reading")]
     TooDeep {
@@ -111,6 +118,7 @@ impl Error {
             Error::Encoding { .. } => Rule::Encoding,
             Error::Gzip { .. } => Rule::GzipCorrupt,
             Error::NotSitemap { .. } => Rule::UnknownRoot,
+            Error::Empty { .. } => Rule::EmptyFile,
         })
     }
 

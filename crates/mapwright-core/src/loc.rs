@@ -274,8 +274,11 @@ fn fast_path(s: &[u8]) -> Option<usize> {
             (b'#', 0 | 1) => part = 2,
             (b'#', _) => return None,
             (b'\'', 1) => return None, // url encodes ' in special-scheme queries
-            // Dot segments: "/." followed by '.', '/' or the end of the path.
-            (b'.', 0) if rest[i - 1] == b'/' && matches!(rest.get(i + 1), None | Some(b'.' | b'/' | b'?' | b'#')) => {
+            // Dot segments: "/." followed by '.', '/', the end of the path, or an escape (".%2e"
+            // is "..": left in place it would let "/shop/.%2e/admin" pass for a URL under /shop/).
+            (b'.', 0)
+                if rest[i - 1] == b'/' && matches!(rest.get(i + 1), None | Some(b'.' | b'/' | b'?' | b'#' | b'%')) =>
+            {
                 return None;
             }
             // "/%2e" may be a dot segment too.
@@ -358,6 +361,12 @@ mod tests {
         check("javascript:alert(1)", Err(LocError::Scheme("javascript".into())));
         check("www.example.com:8080/x", Err(LocError::NotAbsolute));
         check("http://0x/", Ok("http://0.0.0.0/"));
+        // Escaped dot segments climb out of the folder, whatever their case.
+        check("http://example.com/shop/.%2E/admin", Ok("http://example.com/admin"));
+        check("http://example.com/shop/%2e%2E/admin", Ok("http://example.com/admin"));
+        check("http://example.com/shop/.%2e", Ok("http://example.com/"));
+        let shop = crate::Scope::of_sitemap(&Loc::parse("http://example.com/shop/sitemap.xml").unwrap());
+        assert!(!shop.contains(&Loc::parse("http://example.com/shop/.%2e/admin").unwrap()));
         // Found by cargo fuzz: url's own output was not a fixed point.
         let odd = Loc::parse("https://xx/%/%ht:/.%2e\u{feff}").unwrap();
         assert_eq!(Loc::parse(odd.as_str()).unwrap().as_str(), odd.as_str());
@@ -439,6 +448,53 @@ mod tests {
             "0x",
         ]);
         prop::collection::vec(piece, 1..14).prop_map(|v| v.concat())
+    }
+
+    /// Paths made of dot segments in every spelling (`.`, `..`, `%2e`, `.%2E`, `%2e%2E`, ...)
+    /// between ordinary ones.
+    fn dotty() -> impl Strategy<Value = String> {
+        let seg = prop::sample::select(vec![
+            ".",
+            "..",
+            "%2e",
+            "%2E",
+            ".%2e",
+            ".%2E",
+            "%2e.",
+            "%2E.",
+            "%2e%2e",
+            "%2E%2e",
+            "%2e%2E",
+            "%2E%2E",
+            "shop",
+            "a",
+            "",
+            "%2e%2e%2e",
+            "...",
+            "x.%2e",
+        ]);
+        let tail = prop::sample::select(vec!["", "?q=1", "#f", "/"]);
+        (prop::collection::vec(seg, 1..8), tail)
+            .prop_map(|(segs, tail)| format!("http://example.com/{}{tail}", segs.join("/")))
+    }
+
+    /// Whether a path segment is a dot segment once `%2e` is read as `.` (any case).
+    fn is_dot_segment(seg: &str) -> bool {
+        let s = seg.to_ascii_lowercase().replace("%2e", ".");
+        s == "." || s == ".."
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(5_000))]
+        #[test]
+        fn dot_segments_are_resolved_as_url_resolves_them(s in dotty()) {
+            let l = Loc::parse(&s).expect("an http URL with a dotted path parses");
+            let u = Url::parse(&s).unwrap();
+            let fixed = Url::parse(u.as_str()).unwrap();
+            prop_assert_eq!(l.as_str(), fixed.as_str());
+            let path = l.path_and_rest().split(['?', '#']).next().unwrap();
+            prop_assert!(!path.split('/').any(is_dot_segment), "{} keeps a dot segment: {}", s, l);
+        }
     }
 
     proptest! {

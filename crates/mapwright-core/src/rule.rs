@@ -101,6 +101,24 @@ rules! {
     RobotsDisallowed = "robots-disallowed", Warning, "a listed URL that the site's robots.txt disallows (with live checks)";
     UrlStatus = "url-status", Warning, "a listed URL answers 404/410/5xx, or redirects (with live checks)";
     UrlNoindex = "url-noindex", Warning, "a listed URL carries noindex (meta robots or X-Robots-Tag; with live checks)";
+    EmptyFile = "empty-file", Error, "no content at all (zero bytes, or only white space, after decompression)";
+    ScopeVouched = "scope-vouched", Info, "robots.txt or a verified owner vouches for the sitemap: it may list any URL of that origin, not only its folder";
+}
+
+impl Rule {
+    /// Whether a finding of this rule means the reader skipped an entry (it had no usable
+    /// `loc`): a file whose entries all drew one reads no entry, and these findings say why.
+    pub fn skips_entry(self) -> bool {
+        matches!(
+            self,
+            Rule::LocMissing
+                | Rule::LocNotAbsolute
+                | Rule::LocScheme
+                | Rule::LocInvalid
+                | Rule::LocTooLong
+                | Rule::TextInvalidLine
+        )
+    }
 }
 
 impl fmt::Display for Rule {
@@ -183,7 +201,7 @@ mod tests {
         for &r in Rule::ALL {
             assert_eq!(Rule::from_name(r.as_str()), Some(r));
         }
-        assert_eq!(Rule::ALL.len(), 33);
+        assert_eq!(Rule::ALL.len(), 35);
         assert_eq!(Rule::from_name("nope"), None);
     }
 }

@@ -1,6 +1,7 @@
 //! Where a sitemap may live and which URLs it may list (PROTOCOL.md section 5).
 
 use crate::loc::Loc;
+use crate::rule::{Finding, Rule};
 
 /// The URLs a sitemap at a given URL may list: same scheme, host and port, and a path under
 /// the sitemap's folder.
@@ -80,6 +81,30 @@ impl Scope {
     pub fn widens(&self, sitemap_url: &Loc) -> bool {
         let own = Scope::of_sitemap(sitemap_url);
         self.origin != own.origin || self.folder != own.folder
+    }
+
+    /// The `scope-vouched` finding to report once for the sitemap at `sitemap_url` when this
+    /// scope widens its own (the folder rule is waived), saying who vouches: `voucher` when
+    /// it is the one this scope came from. `None` when nothing is waived.
+    pub fn waiver(&self, sitemap_url: &Loc, voucher: &Voucher) -> Option<Finding> {
+        if !self.widens(sitemap_url) {
+            return None;
+        }
+        let own = Scope::of_sitemap(sitemap_url);
+        let described = voucher.origin().is_some_and(|o| o.trim_end_matches('/') == self.origin) && self.folder == "/";
+        let who = match voucher {
+            Voucher::Robots(o) if described => format!("{o}/robots.txt names this sitemap (or an index above it)"),
+            Voucher::Owner(o) if described => format!("the verified owner of {o} vouches for this sitemap"),
+            _ => "someone vouches for this sitemap".to_string(),
+        };
+        Some(Finding::new(
+            Rule::ScopeVouched,
+            None,
+            format!(
+                "{who}: it may list any URL under {}{}, not only those under its folder {}{}",
+                self.origin, self.folder, own.origin, own.folder
+            ),
+        ))
     }
 
     /// The scope of a sitemap served at `sitemap_url`.
@@ -174,6 +199,10 @@ mod tests {
         let s = Scope::vouched(&on_b, &Voucher::Robots("http://a.example".into()));
         assert_eq!(s.check(&Loc::parse("http://a.example/x").unwrap()), Ok(()));
         assert_eq!(s.check(&Loc::parse("http://b.example/x").unwrap()), Err(OutOfScope::Host));
+        let w = Scope::vouched(&sm, &Voucher::Robots("http://example.com".into()))
+            .waiver(&sm, &Voucher::Robots("http://example.com".into()));
+        assert_eq!(w.map(|f| f.message), Some("http://example.com/robots.txt names this sitemap (or an index above it): it may list any URL under http://example.com/, not only those under its folder http://example.com/sitemaps/".to_string()));
+        assert_eq!(nobody.waiver(&sm, &Voucher::Nobody), None);
         // A root sitemap vouched for by its own robots.txt is not widened.
         let root = Loc::parse("http://example.com/sitemap.xml").unwrap();
         assert!(!Scope::vouched(&root, &Voucher::Robots("http://example.com".into())).widens(&root));

@@ -4,9 +4,12 @@ use mapwright_core::read::read_all;
 use mapwright_core::{Entry, Error, Finding, ReadOptions, Rule};
 use std::path::PathBuf;
 
-/// `shared/` of the project: next to the repository clone (CI) or the work tree.
+/// `shared/` of the project: next to the repository clone (CI), or one level further up (a
+/// work tree in a folder of work trees), as `validate/shared.rs` looks for it.
 pub fn shared_dir() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let beside = manifest.join("../../../shared");
+    let dir = if beside.join("PROTOCOL.md").exists() { beside } else { manifest.join("../../../../shared") };
     assert!(
         dir.join("PROTOCOL.md").exists(),
         "shared/ not found at {}: the tests need it beside the clone",

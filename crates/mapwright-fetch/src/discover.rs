@@ -1,14 +1,18 @@
 //! Discovery: from a site URL to every URL its sitemaps list. robots.txt `Sitemap:` lines (or
 //! the usual paths), indexes followed with bounded concurrency per host, depth and count
-//! limits, cycle detection, deduplication, and scope judged as a consumer (with
-//! cross-submission through the URL host's robots.txt).
+//! limits, cycle detection, deduplication, and scope judged as a consumer: the core's
+//! [`Scope::vouched`] with who vouches for each sitemap (the robots.txt that named it or an
+//! index above it, else its own host's robots.txt, else nobody), plus cross-submission
+//! through a URL host's robots.txt.
 
 use crate::client::{Fetched, Validators};
 use crate::robots::RobotsCache;
 use crate::sitemap::{ReadReport, Visitor, read_response};
 use crate::state::{SitemapState, State};
 use crate::{Error, Fetcher};
-use mapwright_core::{Entry, Finding, Format, Loc, Position, ReadOptions, Rule, Scope, SitemapEntry, UrlEntry};
+use mapwright_core::{
+    Entry, Finding, Format, Loc, Position, ReadOptions, Rule, Scope, SitemapEntry, UrlEntry, Voucher,
+};
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::ControlFlow;
@@ -38,7 +42,9 @@ pub struct DiscoverConfig {
     /// Only list sitemaps: leaf sitemaps are read up to their first entry.
     pub sitemaps_only: bool,
     /// Drop URLs out of the scope of their sitemap (PROTOCOL.md section 5), as search
-    /// engines do. Default true; false keeps every URL, as most sitemap libraries do.
+    /// engines do: a sitemap reached through a host's robots.txt (directly or through indexes)
+    /// may list any URL of that host; one nobody vouches for, only URLs under its folder.
+    /// Default true; false keeps every URL, as most sitemap libraries do.
     pub scope: bool,
     /// Keep out-of-scope URLs whose host's robots.txt names the sitemap. Default true.
     pub cross_submission: bool,
@@ -147,6 +153,8 @@ pub struct Summary {
     pub duplicates: u64,
     /// URLs dropped as out of scope (not cross-submitted).
     pub out_of_scope: u64,
+    /// Sitemaps whose folder rule was waived because a robots.txt vouches for them.
+    pub vouched: u64,
     /// URLs accepted through cross-submission.
     pub cross_submitted: u64,
     /// URLs dropped past `max_urls`.
@@ -177,6 +185,9 @@ struct Task {
     /// A fallback path: a failure is not reported, only noted.
     optional: bool,
     index_lastmod: Option<String>,
+    /// Who vouches for it: the robots.txt that named it (or an index above it). `None` for a
+    /// sitemap given bare: its own host's robots.txt is asked.
+    voucher: Option<Voucher>,
 }
 
 struct Shared {
@@ -217,18 +228,20 @@ impl Discovery {
                 format!("robots.txt is larger than {} bytes: the rest was ignored", crate::robots::MAX_ROBOTS_BYTES);
             let _ = events.send(Event::Notice { sitemap: None, message: msg }).await;
         }
-        let (seeds, optional, from) = if robots.sitemaps.is_empty() {
-            let origin = start.origin().ascii_serialization();
-            (FALLBACK_PATHS.iter().map(|p| format!("{origin}{p}")).collect(), true, "usual paths")
+        let origin = start.origin().ascii_serialization();
+        let (seeds, optional, from, voucher) = if robots.sitemaps.is_empty() {
+            // Nobody named these: the folder rule binds (a root sitemap covers the host anyway).
+            (FALLBACK_PATHS.iter().map(|p| format!("{origin}{p}")).collect(), true, "usual paths", Voucher::Nobody)
         } else {
-            (robots.sitemaps.clone(), false, "robots.txt")
+            (robots.sitemaps.clone(), false, "robots.txt", Voucher::Robots(origin))
         };
-        self.run(seeds, optional, from, events).await
+        self.run(seeds, optional, from, Some(voucher), events).await
     }
 
-    /// Reads the given sitemaps (and what their indexes list) and streams their URLs.
+    /// Reads the given sitemaps (and what their indexes list) and streams their URLs. Each
+    /// seed's own host's robots.txt is asked whether it vouches for it.
     pub async fn run_sitemaps(&self, seeds: Vec<String>, events: mpsc::Sender<Event>) -> Result<Summary, Error> {
-        self.run(seeds, false, "given", events).await
+        self.run(seeds, false, "given", None, events).await
     }
 
     async fn run(
@@ -236,6 +249,7 @@ impl Discovery {
         seeds: Vec<String>,
         optional: bool,
         from: &str,
+        voucher: Option<Voucher>,
         events: mpsc::Sender<Event>,
     ) -> Result<Summary, Error> {
         let began = Instant::now();
@@ -262,6 +276,7 @@ impl Discovery {
                 ancestors: Arc::new(Vec::new()),
                 optional,
                 index_lastmod: None,
+                voucher: voucher.clone(),
             };
             if seen.insert(normalise(&s)) {
                 queued += 1;
@@ -328,6 +343,29 @@ fn normalise(u: &str) -> String {
     url::Url::parse(u.trim()).map(|u| u.to_string()).unwrap_or_else(|_| u.trim().to_string())
 }
 
+/// Who vouches for a sitemap given bare (PROTOCOL.md section 5): the robots.txt of its own
+/// host (after redirects, then as requested) when a `Sitemap:` line names it, else nobody.
+/// `read` and `validate` of a URL ask this, as discovery does for `--sitemap` seeds, so one
+/// sitemap gets one verdict.
+pub async fn robots_voucher(fetcher: &Fetcher, robots: &RobotsCache, requested: &str, final_url: &str) -> Voucher {
+    let mut origins: Vec<String> = Vec::new();
+    for u in [final_url, requested] {
+        if let Ok(p) = url::Url::parse(u) {
+            let o = p.origin().ascii_serialization();
+            if !origins.contains(&o) {
+                origins.push(o);
+            }
+        }
+    }
+    for origin in origins {
+        let r = robots.get(fetcher, &format!("{origin}/")).await;
+        if r.lists_sitemap(requested) || r.lists_sitemap(final_url) {
+            return Voucher::Robots(origin);
+        }
+    }
+    Voucher::Nobody
+}
+
 /// Fetches and reads one sitemap; returns the children to follow.
 async fn process(shared: Arc<Shared>, task: Task) -> Vec<Task> {
     let host = url::Url::parse(&task.url).map(|u| u.origin().ascii_serialization()).unwrap_or_default();
@@ -381,6 +419,7 @@ async fn process(shared: Arc<Shared>, task: Task) -> Vec<Task> {
                         ancestors: Arc::clone(&ancestors),
                         optional: false,
                         index_lastmod,
+                        voucher: task.voucher.clone(),
                     });
                 }
             }
@@ -405,13 +444,25 @@ async fn process(shared: Arc<Shared>, task: Task) -> Vec<Task> {
         finish(&shared, status, false).await;
         return Vec::new();
     };
+    let voucher = match &task.voucher {
+        Some(v) => v.clone(),
+        // Without scope nothing needs vouching: no robots.txt is asked for.
+        None if !shared.config.scope => Voucher::Nobody,
+        None => robots_voucher(&shared.fetcher, &shared.robots, &task.url, &final_url).await,
+    };
+    let scope = Scope::vouched(&final_loc, &voucher);
+    if let Some(finding) = scope.waiver(&final_loc, &voucher).filter(|_| shared.config.scope) {
+        shared.totals.lock().expect("totals").vouched += 1;
+        let _ = shared.events.send(Event::Finding { sitemap: task.url.clone(), finding }).await;
+    }
     let visitor = Collector {
         shared: shared.clone(),
         handle: tokio::runtime::Handle::current(),
         sitemap: task.url.clone(),
         requested: task.url.to_string(),
         final_url: final_url.clone(),
-        scope: Scope::of_sitemap(&final_loc),
+        voucher_origin: voucher.origin().map(str::to_string),
+        scope,
         site: Scope::of_site(&final_loc),
         vouched: HashMap::new(),
         batch: Vec::new(),
@@ -461,6 +512,8 @@ async fn process(shared: Arc<Shared>, task: Task) -> Vec<Task> {
             ancestors: ancestors.clone(),
             optional: false,
             index_lastmod: c.lastmod.map(|l| l.to_string()),
+            // Every sitemap reached through a vouched index is vouched for the same way.
+            voucher: Some(voucher.clone()),
         })
         .collect();
     finish(&shared, status, read_ok).await;
@@ -493,6 +546,8 @@ struct Collector {
     sitemap: Arc<str>,
     requested: String,
     final_url: String,
+    /// The origin that vouches for this sitemap, where its index children may be too.
+    voucher_origin: Option<String>,
     scope: Scope,
     site: Scope,
     /// Per origin: whether its robots.txt names this sitemap.
@@ -598,7 +653,8 @@ impl Visitor for Collector {
                 }
             }
             Entry::Sitemap(s) => {
-                if self.site.check(&s.loc).is_err() && !self.vouched_for(&s.loc) {
+                let vouched_site = self.voucher_origin.as_deref() == Some(s.loc.origin_str());
+                if self.site.check(&s.loc).is_err() && !vouched_site && !self.vouched_for(&s.loc) {
                     self.shared.totals.lock().expect("totals").not_followed += 1;
                     let msg =
                         format!("{} is on another site than the index at {}: not followed", s.loc, self.final_url);

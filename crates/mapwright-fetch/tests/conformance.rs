@@ -14,8 +14,11 @@ const DIFFERENCES: &[(&str, &str)] = &[(
      leniency); neither Google's parser nor the robots.txt standard reads it, so we do not.",
 )];
 
+/// `shared/` beside the clone (CI), or one level further up (a work tree in a folder of them).
 fn shared() -> PathBuf {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let beside = manifest.join("../../../shared");
+    let p = if beside.join("conformance").exists() { beside } else { manifest.join("../../../../shared") };
     assert!(p.join("conformance").exists(), "shared/ not found at {}", p.display());
     p
 }

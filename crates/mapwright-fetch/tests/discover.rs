@@ -284,7 +284,8 @@ async fn sitemap_on_another_host_with_cross_submission_is_kept() {
     s.page("/sm.xml", "application/xml", urlset(&listed));
     let run = discover(&s.base()).await;
     assert_eq!(run.urls, set(&[listed]));
-    assert_eq!(run.summary.cross_submitted, 3);
+    // Named in 127.0.0.1's robots.txt: vouched for as a whole (one waiver), not URL by URL.
+    assert_eq!((run.summary.vouched, run.summary.cross_submitted), (1, 0));
     assert_eq!(run.summary.out_of_scope, 0);
     // robots.txt of 127.0.0.1 was fetched once, though three URLs needed it.
     let robots = s.take_log().into_iter().filter(|r| r.path == "/robots.txt").count();
@@ -359,4 +360,23 @@ async fn scope_can_be_turned_off_like_most_libraries_do() {
     assert_eq!(run.summary.out_of_scope, 0);
     // No robots.txt was asked for: scope is not judged, so nothing needs vouching.
     assert_eq!(s.take_paths(), vec!["/blog/sitemap.xml"]);
+}
+
+/// The layout of issue 12: robots.txt names an index at the root whose children under
+/// /sitemaps/ list /page/N. robots.txt vouches for the children too (any depth): every URL is
+/// kept, with one waiver per child; the same child given bare keeps its folder rule.
+#[tokio::test]
+async fn a_robots_txt_index_vouches_for_children_in_a_subfolder() {
+    let s = Server::start().await;
+    s.page("/robots.txt", "text/plain", format!("Sitemap: {}\n", s.url("/sitemap_index.xml")));
+    s.page("/sitemap_index.xml", "application/xml", index(&[(s.url("/sitemaps/a.xml"), None)]));
+    s.page("/sitemaps/a.xml", "application/xml", urlset(&urls(&s, "page", 3)));
+    let run = discover(&s.base()).await;
+    assert_eq!(run.urls, set(&[urls(&s, "page", 3)]), "{:?}", run.notes);
+    assert_eq!((run.summary.out_of_scope, run.summary.vouched), (0, 1));
+    assert_eq!(run.notes.iter().filter(|n| n.starts_with("scope-vouched: ")).count(), 1, "{:?}", run.notes);
+    let d = Discovery::new(Fetcher::new(test_config()).unwrap(), DiscoverConfig::default());
+    let run = discover_with(d, None, vec![s.url("/sitemaps/a.xml")]).await;
+    assert!(run.urls.is_empty());
+    assert_eq!((run.summary.out_of_scope, run.summary.vouched), (3, 0));
 }

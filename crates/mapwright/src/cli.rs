@@ -49,7 +49,11 @@ pub enum EntryFormat {
 
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Examples:\n  mapwright read sitemap.xml\n  mapwright read --format text sitemap.xml.gz | wc -l\n  curl -s https://example.com/sitemap.xml | mapwright read - --url https://example.com/sitemap.xml --strict"
+    after_help = "Exit status: 0 entries read, 1 a fault in the file or no entry at all (standard error says why), \
+2 bad arguments or a source that cannot be opened.\n\n\
+Examples:\n  mapwright read sitemap.xml\n  mapwright read --format text sitemap.xml.gz | wc -l\n  \
+curl -s https://example.com/sitemap.xml | mapwright read - --url https://example.com/sitemap.xml --strict\n  \
+mapwright read sitemaps/pages.xml --url https://example.com/sitemaps/pages.xml --strict --vouched   # named in robots.txt"
 )]
 pub struct ReadArgs {
     /// A file path, an http(s) URL, or - for standard input. Format and compression are
@@ -58,12 +62,22 @@ pub struct ReadArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "jsonl")]
     pub format: EntryFormat,
-    /// Where the file was served from; scope (PROTOCOL.md section 5) is judged against it.
+    /// Where the file was served from (for an http(s) SOURCE: its URL after redirects). The
+    /// URLs a sitemap may list are judged against it: same scheme, host and port, and a path
+    /// under the sitemap's folder, unless a robots.txt vouches for it (see --vouched).
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
-    /// Drop URLs outside the scope of --url, each with a diagnostic, as search engines do.
-    #[arg(long, requires = "url")]
+    /// Drop URLs outside the scope of --url (of the SOURCE URL when it is one), each with a
+    /// diagnostic, as search engines do.
+    #[arg(long)]
     pub strict: bool,
+    /// This sitemap is named by a `Sitemap:` line of its host's robots.txt (or reached through
+    /// an index named there), so it may list any URL of that host, whatever its folder.
+    /// `--vouched=ORIGIN` names another host whose robots.txt names it (cross-submission): it
+    /// may then list URLs of ORIGIN only. For an http(s) SOURCE the host's robots.txt is
+    /// looked up when this is not given.
+    #[arg(long, value_name = "ORIGIN", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub vouched: Option<String>,
     /// Stop after this many uncompressed bytes (default: the protocol's 52,428,800).
     #[arg(long, value_name = "BYTES")]
     pub max_bytes: Option<u64>,
@@ -111,7 +125,9 @@ pub struct DiscoverArgs {
     #[arg(long)]
     pub no_cross_submission: bool,
     /// Keep URLs outside their sitemap's scope (other host, scheme, port or folder), as most
-    /// sitemap libraries do; by default they are dropped, as search engines drop them.
+    /// sitemap libraries do; by default they are dropped, as search engines drop them. A
+    /// sitemap named in a host's robots.txt, or reached through an index named there, may
+    /// list any URL of that host; one nobody vouches for, only URLs under its own folder.
     #[arg(long)]
     pub no_scope: bool,
     /// Incremental mode: remember ETag, Last-Modified, index lastmod and the URL set in this
@@ -139,7 +155,7 @@ fn site_url(s: &str) -> Result<String, String> {
 pub enum ValidateFormat {
     /// Compiler-style lines with the offending source line, and a summary.
     Text,
-    /// One JSON document: findings and summary (the shape of RULES.md).
+    /// One JSON document: findings, per-rule counts and a summary (described in docs/RULES.md).
     Json,
     /// SARIF 2.1.0, for code-scanning tools.
     Sarif,
@@ -186,6 +202,12 @@ pub struct ValidateArgs {
     /// The URL a SOURCE is (or will be) served at: enables the scope rules. Give one per SOURCE, in order.
     #[arg(long, value_name = "URL")]
     pub url: Vec<String>,
+    /// Every SOURCE is named by a `Sitemap:` line of its host's robots.txt, so it (and, with
+    /// --follow, every child of it) may list any URL of that host, whatever its folder.
+    /// `--vouched=ORIGIN`: the robots.txt of ORIGIN names it (cross-submission), so it may list
+    /// URLs of ORIGIN only. For a URL SOURCE its host's robots.txt is looked up when this is not given.
+    #[arg(long, value_name = "ORIGIN", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub vouched: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: ValidateFormat,

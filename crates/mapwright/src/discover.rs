@@ -5,7 +5,7 @@ use crate::cli::{DiscoverArgs, EntryFormat};
 use crate::http::runtime;
 use crate::output::print_finding;
 use indicatif::{ProgressBar, ProgressStyle};
-use mapwright_core::{Severity, UrlEntry};
+use mapwright_core::{Rule, Severity, UrlEntry};
 use mapwright_fetch::{Change, DiscoverConfig, Discovery, Event, Fetcher, Outcome, SitemapStatus, State, Summary};
 use serde::Serialize;
 use std::io::{self, BufWriter, IsTerminal, Write};
@@ -84,7 +84,8 @@ async fn run_async(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
                 if args.sitemaps_only { out.sitemap(&s) } else { Ok(()) }
             }
             Event::Finding { sitemap, finding } => {
-                if !args.quiet && finding.severity() != Severity::Info {
+                // Infos are noise here, but for the one that says why a folder rule was waived.
+                if !args.quiet && (finding.severity() != Severity::Info || finding.rule == Rule::ScopeVouched) {
                     let line = {
                         let mut v = Vec::new();
                         print_finding(&mut v, &sitemap, &finding)?;
@@ -169,8 +170,8 @@ fn print_summary(s: &Summary) {
         s.not_followed
     );
     eprintln!(
-        "mapwright: {} URLs; dropped: {} duplicates, {} out of scope, {} over the URL limit; {} kept by cross-submission",
-        s.urls, s.duplicates, s.out_of_scope, s.over_limit, s.cross_submitted
+        "mapwright: {} URLs; dropped: {} duplicates, {} out of scope, {} over the URL limit; {} kept by cross-submission; {} sitemaps vouched for by robots.txt",
+        s.urls, s.duplicates, s.out_of_scope, s.over_limit, s.cross_submitted, s.vouched
     );
     eprintln!("mapwright: {:.1} MB received in {secs:.2} s ({rate:.0} URLs/s)", s.bytes as f64 / 1e6);
     for (url, why) in &s.failed {

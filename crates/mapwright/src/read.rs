@@ -3,7 +3,7 @@
 use crate::cli::ReadArgs;
 use crate::output::{EntryWriter, print_finding};
 use anyhow::Context;
-use mapwright_core::{Finding, Limits, Loc, ReadOptions, Rule, Scope, Severity, SitemapReader};
+use mapwright_core::{Finding, Limits, Loc, ReadOptions, Rule, Scope, Severity, SitemapReader, Voucher};
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
 use std::process::ExitCode;
@@ -11,15 +11,28 @@ use std::process::ExitCode;
 pub fn run(mut args: ReadArgs) -> anyhow::Result<ExitCode> {
     let name = args.source.display().to_string();
     // An http(s) SOURCE is streamed (remote.rs); its scope is its URL after redirects.
-    let remote =
-        if crate::http::is_url(&name) { Some(crate::remote::Opener::new(args.max_bytes)?.open(&name)?) } else { None };
+    let opener = if crate::http::is_url(&name) { Some(crate::remote::Opener::new(args.max_bytes)?) } else { None };
+    let remote = match &opener {
+        Some(o) => Some(o.open(&name)?),
+        None => None,
+    };
     if let (Some(r), None) = (&remote, &args.url) {
         args.url = Some(r.final_url.clone());
     }
-    let scope = match &args.url {
-        Some(u) => Some(Scope::of_sitemap(&Loc::parse(u).map_err(|e| anyhow::anyhow!("--url {u:?}: {e}"))?)),
+    let url = match &args.url {
+        Some(u) => Some(Loc::parse(u).map_err(|e| anyhow::anyhow!("--url {u:?}: {e}"))?),
+        None if args.strict => {
+            anyhow::bail!("--strict needs --url (where the file was served from) or an http(s) SOURCE")
+        }
         None => None,
     };
+    // Who vouches decides the scope (PROTOCOL.md section 5), as in `discover` and `validate`.
+    let voucher = match (crate::remote::vouched_arg(args.vouched.as_deref(), url.as_ref())?, &opener, &remote) {
+        (Some(v), _, _) => v,
+        (None, Some(o), Some(r)) if args.strict => o.voucher(&name, &r.final_url),
+        _ => Voucher::Nobody,
+    };
+    let scope = url.as_ref().map(|u| Scope::vouched(u, &voucher));
     let mut limits = Limits::default();
     if let Some(b) = args.max_bytes {
         limits.max_bytes = b;
@@ -38,7 +51,7 @@ pub fn run(mut args: ReadArgs) -> anyhow::Result<ExitCode> {
     let stderr = io::stderr();
     let mut err = stderr.lock();
     let report = |f: &Finding, err: &mut io::StderrLock<'_>| -> io::Result<()> {
-        if args.quiet || f.severity() == Severity::Info {
+        if args.quiet || (f.severity() == Severity::Info && f.rule != Rule::ScopeVouched) {
             return Ok(());
         }
         print_finding(err, &name, f)
@@ -50,31 +63,37 @@ pub fn run(mut args: ReadArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(1));
         }
     };
-    let mut entries = 0u64;
+    if let (Some(scope), Some(url), true) = (&scope, &url, args.strict) {
+        if let Some(f) = scope.waiver(url, &voucher) {
+            report(&f, &mut err)?;
+        }
+    }
+    let (mut entries, mut skipped, mut dropped) = (0u64, 0u64, 0u64);
     let code = loop {
         let next = reader.next_entry();
         for f in reader.drain_findings() {
+            skipped += u64::from(f.rule.skips_entry());
             report(&f, &mut err)?;
         }
         match next {
             Ok(Some(entry)) => {
-                if let Some(scope) = &scope {
+                if let (Some(scope), true) = (&scope, args.strict) {
                     if let Err(why) = scope.check(entry.loc()) {
-                        if args.strict {
-                            let pos = reader.entry_position();
-                            let f = Finding::new(
-                                Rule::LocOutOfScope,
-                                Some(pos),
-                                format!(
-                                    "{} is on {} than the sitemap at {}: dropped",
-                                    entry.loc(),
-                                    why.describe(),
-                                    args.url.as_deref().unwrap_or("")
-                                ),
-                            );
-                            report(&f, &mut err)?;
-                            continue;
-                        }
+                        dropped += 1;
+                        let f = Finding::new(
+                            Rule::LocOutOfScope,
+                            Some(reader.entry_position()),
+                            format!(
+                                "{} is out of the scope of the sitemap at {} ({}; it may list URLs under {}{}): dropped",
+                                entry.loc(),
+                                args.url.as_deref().unwrap_or(""),
+                                why.describe(),
+                                scope.origin(),
+                                scope.folder()
+                            ),
+                        );
+                        report(&f, &mut err)?;
+                        continue;
                     }
                 }
                 entries += 1;
@@ -92,6 +111,17 @@ pub fn run(mut args: ReadArgs) -> anyhow::Result<ExitCode> {
     if reader.dropped_findings() > 0 && !args.quiet {
         writeln!(err, "{name}: {} more diagnostics not shown", reader.dropped_findings())?;
     }
-    let _ = entries;
+    if entries == 0 && code == ExitCode::SUCCESS {
+        // Never an empty read in silence: the input held something, and no entry came of it.
+        let why = if dropped > 0 {
+            format!("all {dropped} entries are outside the scope of --url (--strict dropped them)")
+        } else if skipped > 0 {
+            format!("all {skipped} entries were skipped (no usable <loc>; see the diagnostics)")
+        } else {
+            format!("the {} lists no entry", reader.format().as_str())
+        };
+        writeln!(err, "{name}: error: no entries read: {why}")?;
+        return Ok(ExitCode::from(1));
+    }
     Ok(code)
 }

@@ -4,9 +4,9 @@
 
 use crate::http::runtime;
 use mapwright_core::validate::{Opened, Resolver};
-use mapwright_core::{Entry, Limits, Loc, ReadOptions, SitemapReader};
+use mapwright_core::{Entry, Limits, Loc, ReadOptions, SitemapReader, Voucher};
 use mapwright_fetch::check::{CheckConfig, UrlToCheck, check_urls};
-use mapwright_fetch::{BodyReader, Fetched, Fetcher};
+use mapwright_fetch::{BodyReader, Fetched, Fetcher, RobotsCache};
 use std::io::{self, BufRead, Read};
 use std::sync::Arc;
 
@@ -15,6 +15,7 @@ use std::sync::Arc;
 pub struct Opener {
     rt: Arc<tokio::runtime::Runtime>,
     fetcher: Fetcher,
+    robots: RobotsCache,
 }
 
 /// A remote body as a `BufRead`, keeping alive the runtime whose task feeds it.
@@ -47,7 +48,7 @@ impl Opener {
         if let Some(b) = max_bytes {
             config.max_bytes = b;
         }
-        Ok(Opener { rt: Arc::new(runtime()?), fetcher: Fetcher::new(config)? })
+        Ok(Opener { rt: Arc::new(runtime()?), fetcher: Fetcher::new(config)?, robots: RobotsCache::new() })
     }
 
     /// GETs `url` and returns its body as a blocking reader (an error status is an `Err`).
@@ -64,6 +65,12 @@ impl Opener {
             resp.into_reader()
         };
         Ok(Remote { reader, final_url, _rt: self.rt.clone() })
+    }
+
+    /// Who vouches for the sitemap fetched from `requested` (served from `final_url`): its
+    /// host's robots.txt when a `Sitemap:` line names it, as `discover` decides.
+    pub fn voucher(&self, requested: &str, final_url: &str) -> Voucher {
+        self.rt.block_on(mapwright_fetch::discover::robots_voucher(&self.fetcher, &self.robots, requested, final_url))
     }
 
     /// Live checks (`url-status`, `url-noindex`, `robots-disallowed`) of every URL `url` lists.
@@ -107,4 +114,23 @@ impl Resolver for RemoteResolver {
             Err(e) => Err(io::Error::other(e.to_string())),
         }
     }
+}
+
+/// The voucher `--vouched[=ORIGIN]` gives a sitemap served at `url`: bare, the robots.txt of
+/// `url`'s own origin; with a value, that of ORIGIN (cross-submission). `None` when the flag
+/// is absent.
+pub fn vouched_arg(flag: Option<&str>, url: Option<&Loc>) -> anyhow::Result<Option<Voucher>> {
+    let Some(flag) = flag else { return Ok(None) };
+    let origin = if flag.trim().is_empty() {
+        match url {
+            Some(u) => u.origin_str().to_string(),
+            None => {
+                anyhow::bail!("--vouched needs --url (whose host's robots.txt names the sitemap), or --vouched=ORIGIN")
+            }
+        }
+    } else {
+        let loc = Loc::parse(flag.trim()).map_err(|e| anyhow::anyhow!("--vouched={flag:?}: {e}"))?;
+        loc.origin_str().to_string()
+    };
+    Ok(Some(Voucher::Robots(origin)))
 }

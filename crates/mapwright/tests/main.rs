@@ -5,6 +5,7 @@ mod crawl;
 mod fetch;
 mod generate;
 mod read;
+mod scope;
 mod serve;
 mod validate;
 

@@ -159,3 +159,123 @@ fn completions() {
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stdout).contains("mapwright"));
 }
+
+/// (stdout lines, stderr, exit code) of `read --format text` on `text`.
+fn read_text(text: &str) -> (Vec<String>, String, Option<i32>) {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), "s.xml", text);
+    let o = run(&["read", "--format", "text", f.to_str().unwrap()], dir.path());
+    (stdout(&o).lines().map(str::to_string).collect(), String::from_utf8_lossy(&o.stderr).into_owned(), o.status.code())
+}
+
+use crate::validate::NS;
+
+/// Each leniency case gives the entries a lenient lxml parse gives (`etree.XMLParser(recover=True)`,
+/// then `//*[local-name()='url' or local-name()='sitemap']/*[local-name()='loc']`; the expected
+/// lists below are its output), with a finding that says what was repaired.
+#[test]
+fn lenient_reads_match_lxml_and_say_so() {
+    let cases: [(&str, String, &[&str], &str); 5] = [
+        (
+            "nested urlset (a large government site, ultimate-sitemap-parser #86)",
+            format!(
+                "<urlset xmlns=\"{NS}\"><url><loc>https://a.com/1</loc></url><urlset><url><loc>https://a.com/2</loc></url></urlset><url><loc>https://a.com/3</loc></url></urlset>"
+            ),
+            &["https://a.com/1", "https://a.com/2", "https://a.com/3"],
+            "warning[unknown-element]: <urlset> nested inside <urlset>",
+        ),
+        (
+            "nested sitemapindex",
+            format!(
+                "<sitemapindex xmlns=\"{NS}\"><sitemapindex><sitemap><loc>https://a.com/s1.xml</loc></sitemap></sitemapindex><sitemap><loc>https://a.com/s2.xml</loc></sitemap></sitemapindex>"
+            ),
+            &["https://a.com/s1.xml", "https://a.com/s2.xml"],
+            "warning[unknown-element]: <sitemapindex> nested inside <sitemapindex>",
+        ),
+        (
+            "unknown default namespace",
+            "<urlset xmlns=\"http://example.org/something-else\"><url><loc>https://a.com/1</loc></url><url><loc>https://a.com/2</loc></url></urlset>".to_string(),
+            &["https://a.com/1", "https://a.com/2"],
+            "error[namespace]: wrong namespace \"http://example.org/something-else\" on <urlset>: its elements were read as sitemap elements",
+        ),
+        (
+            "lone url root",
+            format!("<url xmlns=\"{NS}\"><loc>https://a.com/1</loc><lastmod>2024-01-01</lastmod></url>"),
+            &["https://a.com/1"],
+            "error[unknown-root]: the root element is a lone <url>: read as a urlset of one entry",
+        ),
+        (
+            "lone sitemap root",
+            format!("<sitemap xmlns=\"{NS}\"><loc>https://a.com/s.xml</loc></sitemap>"),
+            &["https://a.com/s.xml"],
+            "error[unknown-root]: the root element is a lone <sitemap>: read as a sitemap index of one entry",
+        ),
+    ];
+    for (what, text, want, finding) in cases {
+        let (got, err, code) = read_text(&text);
+        assert_eq!(got, want, "{what}: {err}");
+        assert_eq!(code, Some(0), "{what}: {err}");
+        assert_eq!(err.matches(finding).count(), 1, "{what}: one finding {finding:?} in {err}");
+    }
+}
+
+#[test]
+fn an_empty_read_always_says_why_and_fails() {
+    // Zero bytes, and only white space: an error of its own, exit 1.
+    for text in ["", " \n\t\n"] {
+        let (got, err, code) = read_text(text);
+        assert!(got.is_empty());
+        assert_eq!(code, Some(1), "{text:?}: {err}");
+        assert!(err.contains("s.xml: error: the input"), "{text:?}: {err}");
+        assert!(err.contains("there is no sitemap to read"), "{err}");
+    }
+    // A urlset without entries.
+    let (got, err, code) = read_text(&format!("<urlset xmlns=\"{NS}\"></urlset>"));
+    assert!(got.is_empty());
+    assert_eq!(code, Some(1));
+    assert!(err.contains("s.xml: error: no entries read: the urlset lists no entry"), "{err}");
+    // Every entry skipped: the skips are the reason.
+    let (_, err, code) = read_text(&urlset("<url><loc>/relative</loc></url><url><lastmod>2024-01-01</lastmod></url>"));
+    assert_eq!(code, Some(1));
+    assert!(err.contains("no entries read: all 2 entries were skipped"), "{err}");
+    // Every URL dropped by --strict.
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), "s.xml", &urlset("<url><loc>https://a.com/blog/1</loc></url>"));
+    let o = run(&["read", "--strict", "--url", "https://a.com/shop/sitemap.xml", f.to_str().unwrap()], dir.path());
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no entries read: all 1 entries are outside the scope of --url"), "{err}");
+}
+
+/// A local file named in its host's robots.txt: `--vouched` waives the folder rule, once, with
+/// `scope-vouched`; `--vouched=ORIGIN` (cross-submission) allows that origin only.
+#[test]
+fn strict_scope_follows_who_vouches() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        dir.path(),
+        "s.xml",
+        &urlset(
+            "<url><loc>https://a.com/page/1</loc></url><url><loc>https://a.com/page/2</loc></url><url><loc>https://b.com/page/3</loc></url>",
+        ),
+    );
+    let path = f.to_str().unwrap();
+    let base = ["read", "--format", "text", "--strict", "--url", "https://a.com/sitemaps/s.xml", path];
+    let o = run(&base, dir.path());
+    assert_eq!(o.status.code(), Some(1), "nobody vouches: the folder rule binds");
+    let mut vouched = base.to_vec();
+    vouched.push("--vouched");
+    let o = run(&vouched, dir.path());
+    assert_eq!(stdout(&o), "https://a.com/page/1\nhttps://a.com/page/2\n");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.matches("info[scope-vouched]").count(), 1, "{err}");
+    assert_eq!(err.matches("[loc-out-of-scope]").count(), 1, "{err}");
+    // Hosted on b.com, named in a.com's robots.txt: a.com's URLs only.
+    let cross =
+        ["read", "--format", "text", "--strict", "--url", "https://b.com/maps/s.xml", "--vouched=https://a.com", path];
+    let o = run(&cross, dir.path());
+    assert_eq!(stdout(&o), "https://a.com/page/1\nhttps://a.com/page/2\n");
+    // `--vouched` is an option with an optional value: it never takes the SOURCE as its value.
+    let o = run(&["read", "--vouched", path, "--url", "https://a.com/sitemaps/s.xml", "--strict"], dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+}

@@ -405,7 +405,7 @@ pub(crate) fn prepare<'a>(
         let pos_err = |e| map_io(e, Position { line: 1, column: 1, offset: 0 });
         let buf = reader.fill_buf().map_err(pos_err)?;
         if buf.is_empty() {
-            break false;
+            return Err(Error::Empty { bytes: reader.offset() });
         }
         match buf.iter().position(|b| !b.is_ascii_whitespace()) {
             Some(i) => {

@@ -186,5 +186,15 @@ pub fn explain(rule: Rule) -> Explanation {
             "A sitemap asks for indexing, noindex forbids it: the page is fetched and then dropped.",
             "Remove the URL from the sitemap, or remove noindex from the page.",
         ),
+        Rule::EmptyFile => x(
+            "The file (or the response body) holds something: not zero bytes, not only white space, also after gzip is removed.",
+            "A consumer that reads an empty file finds no URLs and often says nothing: the sitemap silently counts for nothing. An empty answer usually means a failed upload, a generator that crashed, or a server that answers 200 with no body.",
+            "Publish the sitemap again and check the upload completed (its size, `gzip -t`), or remove the file and its Sitemap: line in robots.txt.",
+        ),
+        Rule::ScopeVouched => x(
+            "Tells, once per sitemap, that the folder rule of the protocol is waived: the sitemap is named in the robots.txt of an origin (directly, or through an index at any depth), or a verified owner of that origin vouches for it, so it may list any URL of that origin, whatever folder the file sits in.",
+            "Whoever writes robots.txt (or proves ownership) controls the whole host, so consumers such as search engines accept such a sitemap's URLs outside its folder; without a voucher the same URLs would be loc-out-of-scope. Cross-submission works the same way: a sitemap hosted elsewhere but named in host A's robots.txt may list A's URLs, and only those.",
+            "Nothing to fix. To have the same verdict without the voucher, move the sitemap to the site's root folder. For a local file, `--vouched` says that its host's robots.txt names it (`--vouched=ORIGIN` for another origin's robots.txt).",
+        ),
     }
 }

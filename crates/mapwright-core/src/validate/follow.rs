@@ -77,6 +77,8 @@ pub fn validate_tree(
                 continue;
             }
         };
+        // The child is judged at its own URL, with the index's voucher (PROTOCOL.md section 5:
+        // a sitemap reached through a vouched index is vouched for the same way).
         let mut config = validator.config.clone();
         config.sitemap_url = Some(child.loc.clone());
         config.scope_override = None;

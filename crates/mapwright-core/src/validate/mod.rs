@@ -15,17 +15,20 @@ mod sniff;
 
 pub use explain::{Explanation, explain};
 pub use follow::{Child, Opened, Resolver, validate_tree};
-pub use report::{Report, ReportFinding, Summary};
+pub use report::{NotShown, Report, ReportFinding, Summary};
 
 use crate::error::Error;
 use crate::loc::Loc;
 use crate::model::{Entry, Format};
 use crate::read::{ReadOptions, SitemapReader};
 use crate::rule::{Finding, Position, Rule, Severity};
-use crate::scope::{OutOfScope, Scope};
-use std::collections::HashMap;
+use crate::scope::{OutOfScope, Scope, Voucher};
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::BufRead;
+
+/// Findings kept per rule and file by default: enough to fix a pattern, few enough to read.
+pub const MAX_FINDINGS_PER_RULE: usize = 100;
 
 /// What the validator needs to know beyond the file itself. The defaults suit a local file
 /// whose URL is unknown.
@@ -34,9 +37,13 @@ pub struct Config {
     /// Where the file is (or will be) served. Enables `loc-out-of-scope` and
     /// `index-cross-site`; without it scope is not checked. Default `None`.
     pub sitemap_url: Option<Loc>,
-    /// The scope to check instead of the one of `sitemap_url`, for a sitemap that another
-    /// host's robots.txt cross-submits (PROTOCOL.md section 5): the fetch crate sets it to
-    /// that host's whole site. Default `None`.
+    /// Who vouches for the sitemap (PROTOCOL.md section 5): with `sitemap_url`, the scope
+    /// checked is [`Scope::vouched`]`(sitemap_url, voucher)`. `--follow` gives an index's
+    /// voucher to its children. Default [`Voucher::Nobody`]: the folder rule binds.
+    pub voucher: Voucher,
+    /// The scope to check instead of the one `sitemap_url` and `voucher` give, for a caller
+    /// that decided it already (the service passes [`Scope::vouched`] of the site it knows).
+    /// Default `None`.
     pub scope_override: Option<Scope>,
     /// "Now" as seconds since the Unix epoch, for `lastmod-future`; `None` reads the system
     /// clock once when the [`Validator`] is made. Injectable so tests do not depend on the date.
@@ -50,9 +57,11 @@ pub struct Config {
     pub uniform_priority_min: u64,
     /// Entries allowed in one file. Default the protocol's 50,000.
     pub max_entries: u64,
-    /// Findings kept per file; further ones are counted in the summary but not kept, so memory
-    /// stays bounded on a file where every line is wrong. Default 10,000.
-    pub max_findings: usize,
+    /// Findings kept per rule and file (the first ones, in file order); further ones are
+    /// counted per rule but not kept, so memory stays bounded on a file where every line is
+    /// wrong, and thousands of one warning can never hide an error of another rule.
+    /// Default 100.
+    pub max_findings_per_rule: usize,
     /// Index children remembered for `--follow`. Default 50,000 (the protocol's limit).
     pub max_children: usize,
     /// Read options (limits on hostile input).
@@ -63,12 +72,13 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             sitemap_url: None,
+            voucher: Voucher::Nobody,
             scope_override: None,
             now: None,
             clock_skew_secs: 900,
             uniform_priority_min: 5,
             max_entries: crate::MAX_URLS as u64,
-            max_findings: 10_000,
+            max_findings_per_rule: MAX_FINDINGS_PER_RULE,
             max_children: crate::MAX_URLS,
             read: ReadOptions::default(),
         }
@@ -84,10 +94,12 @@ pub struct FileReport {
     pub format: Option<Format>,
     /// Entries read (valid ones; skipped entries are findings, not entries).
     pub entries: u64,
-    /// The findings kept, in file order (at most [`Config::max_findings`]).
+    /// The findings kept, in file order (at most [`Config::max_findings_per_rule`] per rule).
     pub findings: Vec<Finding>,
     /// Findings per severity, including those not kept: `[infos, warnings, errors]`.
     pub counts: [u64; 3],
+    /// Findings per rule, including those not kept.
+    pub rule_counts: BTreeMap<Rule, u64>,
     /// The children an index lists, with where each `<loc>` is, for `--follow`.
     pub children: Vec<Child>,
     /// An I/O failure that stopped the read: the validator could not do its job on this file.
@@ -100,9 +112,18 @@ impl FileReport {
         self.counts[s as usize]
     }
 
-    /// Findings counted but not kept, because of [`Config::max_findings`].
+    /// Findings counted but not kept, because of [`Config::max_findings_per_rule`].
     pub fn omitted(&self) -> u64 {
         self.counts.iter().sum::<u64>() - self.findings.len() as u64
+    }
+
+    /// Per rule, the findings counted but not kept (rules with none left out are absent).
+    pub fn omitted_by_rule(&self) -> Vec<(Rule, u64)> {
+        self.rule_counts
+            .iter()
+            .map(|(&r, &n)| (r, n - self.findings.iter().filter(|f| f.rule == r).count() as u64))
+            .filter(|&(_, n)| n > 0)
+            .collect()
     }
 
     /// Whether any error-severity finding was counted.
@@ -130,20 +151,24 @@ impl Validator {
         &self.config
     }
 
-    /// Validates one file, keeping up to [`Config::max_findings`] findings.
+    /// Validates one file, keeping up to [`Config::max_findings_per_rule`] findings of each rule.
     pub fn validate(&self, file: impl Into<String>, input: impl BufRead + Send) -> FileReport {
         let mut report = FileReport { file: file.into(), ..FileReport::default() };
-        let max = self.config.max_findings;
+        let max = self.config.max_findings_per_rule as u64;
         let mut kept = Vec::new();
         let mut counts = [0u64; 3];
+        let mut rule_counts = BTreeMap::new();
         let outcome = self.run(input, &mut |f: Finding| {
             counts[f.severity() as usize] += 1;
-            if kept.len() < max {
+            let n = rule_counts.entry(f.rule).or_insert(0u64);
+            *n += 1;
+            if *n <= max {
                 kept.push(f);
             }
         });
         report.findings = kept;
         report.counts = counts;
+        report.rule_counts = rule_counts;
         report.format = outcome.format;
         report.entries = outcome.entries;
         report.children = outcome.children;
@@ -170,7 +195,7 @@ impl Validator {
         let input = sniff::Sniff::new(input, head.clone());
         let skipped = std::cell::Cell::new(0u64);
         let mut sink = |f: Finding| {
-            if SKIPS_ENTRY.contains(&f.rule) {
+            if f.rule.skips_entry() {
                 skipped.set(skipped.get() + 1);
             }
             sink(f)
@@ -183,6 +208,7 @@ impl Validator {
             }
         };
         pass.outcome.format = Some(reader.format());
+        pass.vouched(&mut sink);
         if let Some(f) = sniff::declaration_not_first(&head.lock().unwrap_or_else(|e| e.into_inner())) {
             sink(f);
         }
@@ -226,16 +252,6 @@ pub struct Outcome {
     /// An I/O failure that stopped the read.
     pub io_error: Option<std::io::Error>,
 }
-
-/// Rules of the findings with which the reader skips an entry (it has no usable `loc`).
-const SKIPS_ENTRY: &[Rule] = &[
-    Rule::LocMissing,
-    Rule::LocNotAbsolute,
-    Rule::LocScheme,
-    Rule::LocInvalid,
-    Rule::LocTooLong,
-    Rule::TextInvalidLine,
-];
 
 /// A hasher that passes an already-hashed `u64` through: the duplicate set's keys are hashes.
 #[derive(Default)]
@@ -284,6 +300,8 @@ fn loc_hash(loc: &str) -> u64 {
 struct Pass<'v> {
     v: &'v Validator,
     scope: Option<Scope>,
+    /// The origin of the sitemap's own URL, where an index's children may be too.
+    own_origin: Option<String>,
     /// Hash of each `loc` seen, with the line of its first occurrence.
     seen: HashMap<u64, u32, BuildHasherDefault<PassThrough>>,
     first_entry: Option<Position>,
@@ -300,10 +318,11 @@ struct Pass<'v> {
 impl<'v> Pass<'v> {
     fn new(v: &'v Validator) -> Self {
         let c = &v.config;
-        let scope = c.scope_override.clone().or_else(|| c.sitemap_url.as_ref().map(Scope::of_sitemap));
+        let scope = c.scope_override.clone().or_else(|| c.sitemap_url.as_ref().map(|u| Scope::vouched(u, &c.voucher)));
         Pass {
             v,
             scope,
+            own_origin: c.sitemap_url.as_ref().map(|u| u.origin_str().to_string()),
             seen: HashMap::default(),
             first_entry: None,
             urls: 0,
@@ -313,6 +332,16 @@ impl<'v> Pass<'v> {
             too_many_reported: false,
             skipped: 0,
             outcome: Outcome::default(),
+        }
+    }
+
+    /// Says once, before any entry, that the folder rule is waived for this sitemap.
+    fn vouched(&self, sink: &mut dyn FnMut(Finding)) {
+        let c = &self.v.config;
+        if let (Some(scope), Some(url)) = (&self.scope, &c.sitemap_url) {
+            if let Some(f) = scope.waiver(url, &c.voucher) {
+                sink(f);
+            }
         }
     }
 
@@ -417,7 +446,8 @@ impl<'v> Pass<'v> {
 
     fn cross_site(&self, loc: &Loc, pos: Position, sink: &mut dyn FnMut(Finding)) {
         let Some(scope) = &self.scope else { return };
-        if !scope.same_site(loc) {
+        // The index's own site, or the origin that vouches for it (and so for its children).
+        if !scope.same_site(loc) && self.own_origin.as_deref() != Some(loc.origin_str()) {
             sink(
                 Finding::new(
                     Rule::IndexCrossSite,
@@ -460,6 +490,9 @@ impl<'v> Pass<'v> {
             Some(rule) => {
                 let fix = match rule {
                     Rule::TooLarge => "; split the file into sitemaps of at most 50 MiB listed in an index",
+                    Rule::EmptyFile => {
+                        "; publish the sitemap again (was the upload complete?), or remove the file and its Sitemap: line"
+                    }
                     Rule::XmlMalformed => "; nothing after this point was read",
                     Rule::GzipCorrupt => "; compress the file again (gzip -9 sitemap.xml)",
                     Rule::UnknownRoot => {

@@ -78,17 +78,24 @@ fn encoding() {
 fn unknown_root() {
     check("<html><body>Not found</body></html>", &["unknown-root"]);
     check(format!("<feedset xmlns=\"{NS}\"/>"), &["unknown-root"]);
+    // A lone <url> or <sitemap> root is read as one entry, with the finding.
+    let r = check(format!("<url xmlns=\"{NS}\"><loc>https://example.com/</loc></url>"), &["unknown-root"]);
+    assert_eq!(r.entries, 1);
+    let r = check(format!("<sitemap xmlns=\"{NS}\"><loc>https://example.com/s.xml</loc></sitemap>"), &["unknown-root"]);
+    assert_eq!((r.entries, r.format), (1, Some(Format::SitemapIndex)));
     check(urlset(&url("https://example.com/")), &[]);
 }
 
 #[test]
 fn namespace() {
     check("<urlset><url><loc>https://example.com/</loc></url></urlset>", &["namespace"]);
-    // In a wrong namespace, the entries are not sitemap entries either.
-    check(
-        "<urlset xmlns=\"http://example.com/ns\"><url><loc>https://example.com/</loc></url></urlset>",
-        &["namespace", "empty-sitemap"],
+    // In an unknown namespace, its elements are read as sitemap elements (as lenient
+    // consumers read them), with one finding.
+    let r = check(
+        "<urlset xmlns=\"http://example.com/ns\"><url><loc>https://example.com/</loc></url><url><loc>https://example.com/b</loc></url></urlset>",
+        &["namespace"],
     );
+    assert_eq!((r.entries, r.findings.len()), (2, 1));
 }
 
 #[test]
@@ -320,9 +327,44 @@ fn duplicate_set_stops_growing_at_the_entry_limit() {
 fn empty_sitemap() {
     check(format!("<urlset xmlns=\"{NS}\"></urlset>"), &["empty-sitemap"]);
     check(format!("<sitemapindex xmlns=\"{NS}\"/>"), &["empty-sitemap"]);
-    check("\n", &["empty-sitemap"]);
+    check(format!("<urlset xmlns=\"{NS}\"><urlset></urlset></urlset>"), &["empty-sitemap", "unknown-element"]);
     // Entries that were all skipped: their own findings say why, the file is not "empty".
     check(urlset(&url("ftp://example.com/a")), &["loc-scheme"]);
+}
+
+#[test]
+fn empty_file() {
+    for input in [&b""[..], b"\n \t\n", b"\xef\xbb\xbf"] {
+        let r = check(input, &["empty-file"]);
+        assert_eq!((r.entries, r.format), (0, None));
+    }
+    // A gzip stream of nothing is an empty file too.
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default()).finish().unwrap();
+    check(&gz, &["empty-file"]);
+}
+
+/// The scope follows who vouches; the waiver is said once per sitemap, not once per URL, also
+/// when the caller passes the scope itself (the service's `scope_override`).
+#[test]
+fn scope_vouched() {
+    let body = urlset(&(1..=3).map(|i| url(&format!("https://example.com/page/{i}"))).collect::<String>());
+    let sm = "https://example.com/sitemaps/a.xml";
+    check_with(scoped(sm), &body, &["loc-out-of-scope"]);
+    let robots = Voucher::Robots("https://example.com".into());
+    let r = check_with(Config { voucher: robots.clone(), ..scoped(sm) }, &body, &["scope-vouched"]);
+    assert_eq!(r.findings.len(), 1);
+    assert!(r.findings[0].message.starts_with("https://example.com/robots.txt names this sitemap"), "{:?}", r.findings);
+    let over = Scope::vouched(&Loc::parse(sm).unwrap(), &Voucher::Owner("https://example.com".into()));
+    let r = check_with(Config { scope_override: Some(over), ..scoped(sm) }, &body, &["scope-vouched"]);
+    assert_eq!(r.findings.len(), 1);
+    // Cross-submission: hosted elsewhere, vouched for by example.com: example.com's URLs only.
+    let elsewhere = "https://maps.example.net/x/s.xml";
+    let mixed = urlset(&(url("https://example.com/a") + &url("https://maps.example.net/x/b")));
+    let r = check_with(Config { voucher: robots, ..scoped(elsewhere) }, &mixed, &["scope-vouched", "loc-out-of-scope"]);
+    assert_eq!(r.findings[1].loc.as_deref(), Some("https://maps.example.net/x/b"));
+    // A root sitemap vouched for by its own robots.txt waives nothing: no finding.
+    let root = Config { voucher: Voucher::Robots("https://example.com".into()), ..scoped("https://example.com/s.xml") };
+    check_with(root, &body, &[]);
 }
 
 #[test]
@@ -370,11 +412,20 @@ fn live_rules_are_never_raised_offline_but_reports_take_them() {
 
 #[test]
 fn summary_counts_what_the_finding_cap_drops() {
-    let body: String = (0..30).map(|i| url(&format!("/rel{i}"))).collect();
-    let r = Validator::new(Config { max_findings: 10, ..config() }).validate("t.xml", urlset(&body).as_bytes());
-    assert_eq!(r.findings.len(), 10);
+    let mut body = url("https://example.com/a").repeat(25);
+    body += &(0..30).map(|i| url(&format!("/rel{i}"))).collect::<String>();
+    let r =
+        Validator::new(Config { max_findings_per_rule: 10, ..config() }).validate("t.xml", urlset(&body).as_bytes());
+    assert_eq!(r.findings.len(), 20, "10 of each rule");
     assert_eq!(r.count(Severity::Error), 30);
-    assert_eq!(r.omitted(), 20, "30 loc-not-absolute, 10 kept");
+    assert_eq!(r.omitted(), 20 + 14, "30 loc-not-absolute and 24 duplicate-url, 10 of each kept");
+    assert_eq!(r.omitted_by_rule(), [(Rule::LocNotAbsolute, 20), (Rule::DuplicateUrl, 14)]);
+    let mut report = Report::new();
+    report.add(&r);
+    assert_eq!(report.summary.rules, BTreeMap::from([(Rule::LocNotAbsolute, 30), (Rule::DuplicateUrl, 24)]));
+    assert_eq!(report.not_shown.len(), 2);
+    // Errors first in the report, whatever their place in the file.
+    assert_eq!(report.findings[0].severity, Severity::Error);
 }
 
 #[test]

@@ -12,7 +12,7 @@ mod text;
 use crate::cli::{ValidateArgs, ValidateFormat};
 use anyhow::bail;
 use mapwright_core::validate::{self, Config, Report, Resolver, Validator, validate_tree};
-use mapwright_core::{Limits, Loc, ReadOptions, Rule};
+use mapwright_core::{Limits, Loc, ReadOptions, Rule, Voucher};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -83,10 +83,12 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<ExitCode> {
         let name = src.name();
         // A URL SOURCE is fetched (remote.rs); its scope is --url if given, else its final URL.
         let mut sitemap_url = src.url.clone();
+        let mut final_url = None;
         let remote_input = match (&opener, src.is_remote()) {
             (Some(o), true) => match o.open(&name) {
                 Ok(r) => {
                     sitemap_url = sitemap_url.or_else(|| Loc::parse(&r.final_url).ok());
+                    final_url = Some(r.final_url.clone());
                     Some(progress.track(&name, None, Box::new(r)))
                 }
                 Err(e) => {
@@ -96,8 +98,17 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<ExitCode> {
             },
             _ => None,
         };
+        // Who vouches (PROTOCOL.md section 5): --vouched, else for a URL its host's robots.txt
+        // (asked as `discover` asks it), else nobody. --follow gives it to the children.
+        let vouched = crate::remote::vouched_arg(args.vouched.as_deref(), sitemap_url.as_ref())?;
+        let voucher = match (vouched, &opener, &final_url) {
+            (Some(v), _, _) => v,
+            (None, Some(o), Some(f)) => o.voucher(&name, f),
+            _ => Voucher::Nobody,
+        };
         let config = Config {
             sitemap_url: sitemap_url.clone(),
+            voucher,
             read: ReadOptions { limits: limits.clone() },
             ..Config::default()
         };

@@ -67,9 +67,14 @@ pub fn log(report: &Report) -> Value {
             result
         })
         .collect();
+    let shown = report.not_shown.iter().map(|n| {
+        (n.file.as_str(), format!("{} more `{}` not shown (counted in the properties' ruleCounts)", n.count, n.rule))
+    });
     let notes: Vec<Value> = report
         .notes
         .iter()
+        .map(|(file, note)| (file.as_str(), note.clone()))
+        .chain(shown)
         .map(|(file, note)| {
             json!({
                 "level": "note",
@@ -92,6 +97,8 @@ pub fn log(report: &Report) -> Value {
             // Columns count bytes of UTF-8; for ASCII lines that is the same as code points.
             "columnKind": "unicodeCodePoints",
             "results": results,
+            // Every finding counted per rule, including those past the per-rule cap.
+            "properties": {"ruleCounts": report.summary.rules, "summary": report.summary},
         }],
     })
 }

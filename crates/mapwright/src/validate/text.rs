@@ -207,10 +207,14 @@ pub fn write(out: &mut impl Write, report: &Report, lines: &mut SourceLines, unr
     for (file, note) in &report.notes {
         writeln!(out, "{BOLD}{file}{BOLD:#}: {BLUE}note{BLUE:#}: {note}")?;
     }
-    for (file, n) in &report.omitted {
+    for n in &report.not_shown {
         writeln!(
             out,
-            "{BOLD}{file}{BOLD:#}: {BLUE}note{BLUE:#}: {n} more findings not shown (counted in the summary)"
+            "{BOLD}{}{BOLD:#}: {BLUE}note{BLUE:#}: {} more `{}` not shown (the first {} are; all are counted in the summary)",
+            n.file,
+            n.count,
+            n.rule,
+            mapwright_core::validate::MAX_FINDINGS_PER_RULE
         )?;
     }
     summary(out, report, unread)
@@ -245,9 +249,18 @@ fn summary(out: &mut impl Write, report: &Report, unread: usize) -> io::Result<(
         let st = AnsiColor::Green.on_default().bold();
         format!("{st}valid{st:#}")
     };
+    // The rules that fired, errors first, then by count.
+    let mut rules: Vec<(Rule, u64)> = s.rules.iter().map(|(&r, &n)| (r, n)).collect();
+    rules.sort_by_key(|&(r, n)| (std::cmp::Reverse(r.severity()), std::cmp::Reverse(n)));
+    let fired = if rules.is_empty() {
+        String::new()
+    } else {
+        let list: Vec<String> = rules.iter().map(|(r, n)| format!("{r} {n}")).collect();
+        format!(" ({})", list.join(", "))
+    };
     writeln!(
         out,
-        "{verdict}: {}, {}: {}, {}, {}",
+        "{verdict}: {}, {}: {}, {}, {}{fired}",
         plural(s.files, "file"),
         plural(s.entries, "entry").replace("entrys", "entries"),
         plural(s.errors, "error"),

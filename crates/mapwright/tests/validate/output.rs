@@ -42,7 +42,12 @@ fn text_output_is_compiler_style_with_the_source_line() {
     );
     assert!(out.contains("s.xml:8:40: info[lastmod-precision]"), "{out}");
     assert!(out.contains("s.xml: note: scope not checked"), "without --url one line says so: {out}");
-    assert_eq!(lines.last().copied(), Some("invalid: 1 file, 3 entries: 1 error, 1 warning, 1 info"));
+    assert_eq!(
+        lines.last().copied(),
+        Some(
+            "invalid: 1 file, 3 entries: 1 error, 1 warning, 1 info (priority-range 1, duplicate-url 1, lastmod-precision 1)"
+        )
+    );
     assert!(!out.contains('\u{1b}'), "no colour when not on a terminal");
 }
 
@@ -67,7 +72,11 @@ fn json_output_is_the_document_of_rules_md() {
         serde_json::json!({"rule": "priority-range", "severity": "error", "file": "s.xml", "line": 5, "column": 5,
             "loc": "https://example.com/a", "message": "priority \"0,8\": use a point as decimal separator: 0.8"})
     );
-    assert_eq!(doc["summary"], serde_json::json!({"files": 1, "entries": 3, "errors": 1, "warnings": 1, "infos": 1}));
+    assert_eq!(
+        doc["summary"],
+        serde_json::json!({"files": 1, "entries": 3, "errors": 1, "warnings": 1, "infos": 1,
+            "rules": {"priority-range": 1, "lastmod-precision": 1, "duplicate-url": 1}})
+    );
     // A whole-file finding has a null loc.
     write(dir.path(), "empty.xml", &urlset(""));
     let o = run(&["validate", "--format", "json", "empty.xml"], dir.path());
@@ -237,4 +246,36 @@ fn list_rules_and_explain() {
     let o = run(&["validate", "--explain", "priority"], dir.path());
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("did you mean priority-range, priority-uniform"));
+}
+
+/// Thousands of one warning never hide an error: each rule keeps its first 100 findings,
+/// errors come first, and every count is in the summary (issue 12: 10,000 `duplicate-url`
+/// warnings used to fill the report while `too-large` and `too-many-urls` were not shown).
+#[test]
+fn a_flood_of_warnings_cannot_hide_the_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "<url><loc>https://example.com/same</loc></url>\n".repeat(60_000);
+    write(dir.path(), "s.xml", &urlset(&body));
+    let args = ["validate", "--format", "json", "--max-bytes", "2500000", "s.xml"];
+    let o = run(&args, dir.path());
+    assert_eq!(o.status.code(), Some(1));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let findings = doc["findings"].as_array().unwrap();
+    let rules: Vec<&str> = findings.iter().map(|f| f["rule"].as_str().unwrap()).collect();
+    assert_eq!(rules[..2], ["too-many-urls", "too-large"], "the errors first");
+    assert_eq!(rules.iter().filter(|r| **r == "duplicate-url").count(), 100);
+    let dups = doc["summary"]["rules"]["duplicate-url"].as_u64().unwrap();
+    assert!(dups > 50_000, "{dups}");
+    assert_eq!(doc["summary"]["rules"]["too-many-urls"], 1);
+    assert_eq!(doc["summary"]["rules"]["too-large"], 1);
+    assert_eq!(doc["summary"]["errors"], 2);
+    assert_eq!(doc["not_shown"], serde_json::json!([{"file": "s.xml", "rule": "duplicate-url", "count": dups - 100}]));
+    // SARIF carries the counts too; the text summary names the rules and what was left out.
+    let o = run(&["validate", "--format", "sarif", "--max-bytes", "2500000", "s.xml"], dir.path());
+    let log: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(log["runs"][0]["properties"]["ruleCounts"]["duplicate-url"], dups);
+    let o = run(&["validate", "--max-bytes", "2500000", "s.xml"], dir.path());
+    let out = stdout(&o);
+    assert!(out.contains(&format!("s.xml: note: {} more `duplicate-url` not shown", dups - 100)), "{out}");
+    assert!(out.trim_end().ends_with(&format!("(too-many-urls 1, too-large 1, duplicate-url {dups})")), "{out}");
 }

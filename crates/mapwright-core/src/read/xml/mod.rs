@@ -362,9 +362,15 @@ impl<'a> XmlReader<'a> {
             st.ns.push(&e, 1);
             let uri = root_namespace(&e, prefix);
             let pos = Self::pos_at(xr, st.origin, off);
+            // A lone <url> or <sitemap> as the root: read as a urlset or index of one entry.
+            let lone = match local {
+                "url" => Some(Role::Url),
+                "sitemap" => Some(Role::Sitemap),
+                _ => None,
+            };
             st.format = match local {
-                "urlset" => Format::Urlset,
-                "sitemapindex" => Format::SitemapIndex,
+                "urlset" | "url" => Format::Urlset,
+                "sitemapindex" | "sitemap" => Format::SitemapIndex,
                 "rss" | "RDF" => Format::Rss,
                 "feed" => Format::Atom,
                 "html" | "HTML" => {
@@ -382,10 +388,37 @@ impl<'a> XmlReader<'a> {
             };
             if matches!(st.format, Format::Urlset | Format::SitemapIndex) {
                 check_namespace(&uri, local, pos, findings);
+                // A root in an unknown namespace (or an undeclared prefix): its children in that
+                // namespace are read as sitemap elements, as lenient consumers read them, rather
+                // than skipped in silence. The namespace finding above says so.
+                if st.ns.resolve(prefix) != Ns::Sitemap {
+                    st.ns.bindings.push((1, prefix.into(), Ns::Sitemap));
+                }
             }
             st.namespace = uri;
             st.root_name = name.to_string();
-            if empty {
+            if let Some(role) = lone {
+                let (what, wrapper) =
+                    if role == Role::Url { ("a urlset", "urlset") } else { ("a sitemap index", "sitemapindex") };
+                findings.push(Finding::new(
+                    Rule::UnknownRoot,
+                    Some(pos),
+                    format!(
+                        "the root element is a lone <{local}>: read as {what} of one entry; wrap it in <{wrapper} xmlns=\"{NS_SITEMAP}\">"
+                    ),
+                ));
+                if empty {
+                    findings.push(Finding::new(
+                        Rule::LocMissing,
+                        Some(pos),
+                        format!("<{local}/> without <loc>: the entry is skipped"),
+                    ));
+                    st.root_closed = true;
+                } else {
+                    let role = st.begin_entry(xr, off, role);
+                    st.roles.push(role);
+                }
+            } else if empty {
                 st.root_closed = true;
             } else {
                 st.roles.push(Role::Root);
@@ -508,7 +541,10 @@ fn check_namespace(uri: &str, local: &str, pos: Position, findings: &mut Vec<Fin
         other => findings.push(Finding::new(
             Rule::Namespace,
             Some(pos),
-            format!("wrong namespace {:?} on <{local}>: use xmlns=\"{NS_SITEMAP}\"", shorten(other)),
+            format!(
+                "wrong namespace {:?} on <{local}>: its elements were read as sitemap elements; use xmlns=\"{NS_SITEMAP}\"",
+                shorten(other)
+            ),
         )),
     }
 }
@@ -693,6 +729,7 @@ impl State {
         let role = match (self.format, parent) {
             (Format::Urlset, Role::Root) => match (ns, local) {
                 (Ns::Sitemap, "url") => self.begin_entry(xr, off, Role::Url),
+                (Ns::Sitemap, "urlset" | "sitemapindex") => self.nested_root(xr, off, name, sink),
                 (Ns::Sitemap, _) => {
                     self.warn_unknown(xr, off, name, "urlset", sink);
                     Role::Skip
@@ -701,6 +738,7 @@ impl State {
             },
             (Format::SitemapIndex, Role::Root) => match (ns, local) {
                 (Ns::Sitemap, "sitemap") => self.begin_entry(xr, off, Role::Sitemap),
+                (Ns::Sitemap, "urlset" | "sitemapindex") => self.nested_root(xr, off, name, sink),
                 (Ns::Sitemap, _) => {
                     self.warn_unknown(xr, off, name, "sitemapindex", sink);
                     Role::Skip
@@ -773,6 +811,23 @@ impl State {
         self.roles.push(role);
         let _ = empty;
         Ok(Step::Continue)
+    }
+
+    /// A `<urlset>` or `<sitemapindex>` inside the root (seen on large sites): its entries are
+    /// read too, as lenient consumers read them, with a finding.
+    fn nested_root(&mut self, xr: &mut Reader<Tracked<'_>>, off: u64, name: &str, sink: &mut FindingSink<'_>) -> Role {
+        let pos = XmlReader::pos_at(xr, self.origin, off);
+        let outer = if self.format == Format::Urlset { "urlset" } else { "sitemapindex" };
+        sink.push(Finding::new(
+            Rule::UnknownElement,
+            Some(pos),
+            format!(
+                "<{}> nested inside <{outer}>: its entries were read too (strict consumers skip them); list every entry directly in the root",
+                shorten(name)
+            ),
+        ));
+        // The file keeps one format: entries of the other kind inside are reported one by one.
+        Role::Root
     }
 
     fn begin_entry(&mut self, xr: &mut Reader<Tracked<'_>>, off: u64, role: Role) -> Role {
