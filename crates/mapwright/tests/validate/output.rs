@@ -279,3 +279,32 @@ fn a_flood_of_warnings_cannot_hide_the_errors() {
     assert!(out.contains(&format!("s.xml: note: {} more `duplicate-url` not shown", dups - 100)), "{out}");
     assert!(out.trim_end().ends_with(&format!("(too-many-urls 1, too-large 1, duplicate-url {dups})")), "{out}");
 }
+
+/// A local index named in robots.txt (`--vouched`): `--follow` gives its voucher to the
+/// children under /sitemaps/, whose URLs elsewhere on the host are then in scope.
+#[test]
+fn follow_gives_the_index_voucher_to_local_children() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "sitemap_index.xml",
+        &index("<sitemap><loc>https://example.com/sitemaps/a.xml</loc></sitemap>\n"),
+    );
+    write(dir.path(), "sitemaps/a.xml", &urlset("<url><loc>https://example.com/page/1</loc></url>\n"));
+    let args = ["validate", "--format", "json", "--follow", "--url", "https://example.com/sitemap_index.xml"];
+    let rules = |extra: &[&str]| -> Vec<(String, String)> {
+        let mut a = args.to_vec();
+        a.extend_from_slice(extra);
+        a.push("sitemap_index.xml");
+        let o = run(&a, dir.path());
+        let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+        doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| (f["rule"].as_str().unwrap().to_string(), f["file"].as_str().unwrap().replace('\\', "/")))
+            .collect()
+    };
+    assert_eq!(rules(&[]), [("loc-out-of-scope".to_string(), "sitemaps/a.xml".to_string())]);
+    assert_eq!(rules(&["--vouched"]), [("scope-vouched".to_string(), "sitemaps/a.xml".to_string())]);
+}
