@@ -10,10 +10,34 @@ use crate::{AppError, AppState, now};
 /// The longest sitemap URL accepted: the protocol's limit on a `<loc>`.
 const MAX_URL_LEN: usize = 2048;
 
+/// What adding a sitemap did: the API answers 201 for a new one and 200 otherwise, the console
+/// says which.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Added {
+    /// A new sitemap, due at once.
+    New(Sitemap),
+    /// It was there already, not removed: nothing changed.
+    AlreadySubmitted(Sitemap),
+    /// It had been removed: restored, submitted now and due at once.
+    Restored(Sitemap),
+}
+
+/// The sitemap, as it is now, whichever way it was added.
+impl std::ops::Deref for Added {
+    type Target = Sitemap;
+
+    fn deref(&self) -> &Sitemap {
+        match self {
+            Added::New(s) | Added::AlreadySubmitted(s) | Added::Restored(s) => s,
+        }
+    }
+}
+
 /// Adds `url` to the actor's site `site_id` (due at once), or says why not: not an absolute
 /// http(s) URL (400), the site not verified (422), or another host that the site's
-/// robots.txt does not name (422). Another user's site is 404.
-pub async fn add_sitemap(state: &AppState, actor: Actor, site_id: i64, url: &str) -> Result<Sitemap, AppError> {
+/// robots.txt does not name (422). Another user's site is 404. A sitemap already there is
+/// left as it is; a removed one is restored.
+pub async fn add_sitemap(state: &AppState, actor: Actor, site_id: i64, url: &str) -> Result<Added, AppError> {
     let site = state.store.site(actor, site_id).await?;
     let url = parse_sitemap_url(url)?;
     if site.verified_at.is_none() {
@@ -25,9 +49,13 @@ pub async fn add_sitemap(state: &AppState, actor: Actor, site_id: i64, url: &str
     if url.origin().ascii_serialization() != site.origin {
         check_cross_submission(state, &site, url.as_str()).await?;
     }
+    let existing = state.store.sitemap_by_url(actor, site.id, url.as_str()).await?;
+    if let Some(sitemap) = existing.as_ref().filter(|s| s.removed_at.is_none()) {
+        return Ok(Added::AlreadySubmitted(sitemap.clone()));
+    }
     let sitemap = state.store.add_sitemap(actor, site.id, url.as_str(), Source::Api, now()).await?;
     crate::scheduler::wake(state);
-    Ok(sitemap)
+    Ok(if existing.is_some() { Added::Restored(sitemap) } else { Added::New(sitemap) })
 }
 
 /// Resubmit: the actor's sitemap is due now (a removed one is restored) and idle workers are

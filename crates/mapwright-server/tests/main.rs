@@ -5,6 +5,7 @@ mod accounts;
 mod api;
 mod console;
 mod e2e;
+mod life;
 mod ping;
 mod scheduler;
 mod sitehost;

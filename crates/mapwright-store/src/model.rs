@@ -154,6 +154,24 @@ pub struct Sitemap {
     pub fetch_interval: Option<i64>,
     /// Failed fetches in a row (0 after a success); the scheduler backs off on them.
     pub failures: i64,
+    /// The last read found a `<sitemapindex>`: its URLs are its children's.
+    pub is_index: bool,
+    /// Findings of severity error of the last read of the content (a 304 stands for that
+    /// content, so it keeps them).
+    pub errors: i64,
+    /// Findings of severity warning of the last read of the content (kept by a 304).
+    pub warnings: i64,
+    /// The worst of its own status and its live children's roll-ups (failed, errors,
+    /// warnings, pending, ok), so an index never says "ok" over failing children; for a
+    /// sitemap that is not an index, its own status. `None` while pending or removed.
+    pub rollup_status: Option<String>,
+    /// Its own errors plus those of its live children (an index's children, at any depth).
+    pub rollup_errors: i64,
+    /// Its own warnings plus those of its live children.
+    pub rollup_warnings: i64,
+    /// The URLs it stores: an index's the distinct URLs of its live children (at any depth),
+    /// any other sitemap's own; 0 when removed (its URLs left with it).
+    pub rollup_urls: i64,
 }
 
 /// A sitemap a worker holds a lease on.

@@ -19,7 +19,8 @@ macro_rules! sitemap_cols {
     () => {
         "sm.id, sm.site_id, sm.url, sm.source, sm.parent_id, sm.submitted_at, sm.next_fetch_at, \
          sm.last_downloaded_at, sm.status, sm.http_status, sm.etag, sm.last_modified, \
-         sm.content_hash, sm.index_lastmod, sm.removed_at, sm.kinds, sm.url_count, sm.fetch_interval, sm.failures"
+         sm.content_hash, sm.index_lastmod, sm.removed_at, sm.kinds, sm.url_count, sm.fetch_interval, sm.failures, \
+         sm.is_index, sm.errors, sm.warnings, sm.rollup_status, sm.rollup_errors, sm.rollup_warnings, sm.rollup_urls"
     };
 }
 
@@ -304,9 +305,13 @@ macro_rules! impl_store {
 
             async fn add_sitemap(&self, actor: Actor, site_id: i64, url: &str, source: Source, now: Timestamp) -> Result<Sitemap> {
                 self.site(actor, site_id).await?;
+                let mut tx = self.begin_write().await?;
+                // A removed one comes back submitted now (and pending: removal forgot its verdict).
                 let id: i64 = sqlx::query_scalar(
                     "INSERT INTO sitemaps (site_id, url, source, submitted_at, next_fetch_at) VALUES ($1, $2, $3, $4, $4) \
-                     ON CONFLICT (site_id, url) DO UPDATE SET removed_at = NULL, \
+                     ON CONFLICT (site_id, url) DO UPDATE SET removed_at = NULL, removed_by_user = excluded.removed_by_user, \
+                     submitted_at = CASE WHEN sitemaps.removed_at IS NULL THEN sitemaps.submitted_at \
+                     ELSE excluded.submitted_at END, \
                      next_fetch_at = CASE WHEN sitemaps.next_fetch_at < excluded.next_fetch_at \
                      THEN sitemaps.next_fetch_at ELSE excluded.next_fetch_at END RETURNING id",
                 )
@@ -314,9 +319,20 @@ macro_rules! impl_store {
                 .bind(url)
                 .bind(source.as_str())
                 .bind(now)
-                .fetch_one(&self.pool)
+                .fetch_one(&mut *tx)
                 .await?;
+                refresh_rollups!(tx, id);
+                tx.commit().await?;
                 self.sitemap(actor, id).await
+            }
+
+            async fn sitemap_by_url(&self, actor: Actor, site_id: i64, url: &str) -> Result<Option<Sitemap>> {
+                self.site(actor, site_id).await?;
+                Ok(sqlx::query_as(concat!("SELECT ", sitemap_cols!(), " FROM sitemaps sm WHERE sm.site_id = $1 AND sm.url = $2"))
+                    .bind(site_id)
+                    .bind(url)
+                    .fetch_optional(&self.pool)
+                    .await?)
             }
 
             async fn add_sitemap_for_site(
@@ -373,32 +389,36 @@ macro_rules! impl_store {
             }
 
             async fn resubmit_sitemap(&self, actor: Actor, sitemap_id: i64, now: Timestamp) -> Result<()> {
+                let mut tx = self.begin_write().await?;
                 let done = sqlx::query(
-                    "UPDATE sitemaps SET next_fetch_at = $1, removed_at = NULL WHERE id = $2 AND site_id IN \
-                     (SELECT s.id FROM sites s WHERE ($3 OR s.owner_id = $4))",
+                    "UPDATE sitemaps SET next_fetch_at = $1, submitted_at = $1, removed_at = NULL, removed_by_user = $5 \
+                     WHERE id = $2 AND site_id IN (SELECT s.id FROM sites s WHERE ($3 OR s.owner_id = $4))",
                 )
                 .bind(now)
                 .bind(sitemap_id)
                 .bind(actor.is_admin)
                 .bind(actor.user_id)
-                .execute(&self.pool)
+                .bind(false)
+                .execute(&mut *tx)
                 .await?;
-                found(done.rows_affected(), "sitemap", sitemap_id)
+                found(done.rows_affected(), "sitemap", sitemap_id)?;
+                refresh_rollups!(tx, sitemap_id);
+                tx.commit().await?;
+                Ok(())
             }
 
             async fn remove_sitemap(&self, actor: Actor, sitemap_id: i64, now: Timestamp) -> Result<()> {
                 let sitemap = self.sitemap(actor, sitemap_id).await?;
                 let mut tx = self.begin_write().await?;
-                sqlx::query(
-                    "UPDATE sitemaps SET removed_at = COALESCE(removed_at, $1), lease_owner = NULL, lease_expires_at = NULL \
-                     WHERE id = $2",
-                )
-                .bind(now)
-                .bind(sitemap_id)
-                .execute(&mut *tx)
-                .await?;
-                sqlx::query("DELETE FROM sitemap_urls WHERE sitemap_id = $1").bind(sitemap_id).execute(&mut *tx).await?;
+                // The user's removal: an index that still lists it does not bring it back.
+                sqlx::query("UPDATE sitemaps SET removed_by_user = $1 WHERE id = $2")
+                    .bind(true)
+                    .bind(sitemap_id)
+                    .execute(&mut *tx)
+                    .await?;
+                forget_removed!(tx, [sitemap_id], now);
                 mark_orphans_removed!(&mut *tx, sitemap.site_id, now);
+                refresh_rollups!(tx, sitemap_id);
                 tx.commit().await?;
                 Ok(())
             }
@@ -463,23 +483,48 @@ macro_rules! impl_store {
             }
 
             async fn complete(&self, worker: &str, sitemap_id: i64, d: &DownloadRecord, next_fetch_at: Timestamp) -> Result<i64> {
-                let errors = d.findings.iter().filter(|f| f.severity == "error").count() as i64;
-                let warnings = d.findings.iter().filter(|f| f.severity == "warning").count() as i64;
+                let mut errors = d.findings.iter().filter(|f| f.severity == "error").count() as i64;
+                let mut warnings = d.findings.iter().filter(|f| f.severity == "warning").count() as i64;
+                let mut url_count = d.url_count;
                 let mut tx = self.begin_write().await?;
+                // A 304 stands for the content of the last read: it carries that read's verdict,
+                // counts and findings, and the sitemap keeps them (its status stays a verdict).
+                // Without such a read (none stored), it carries nothing and changes nothing.
+                let mut verdict = Some(d.status.clone());
+                let mut stands_for = None;
+                if d.status == "unchanged" {
+                    verdict = None;
+                    let read: Option<(i64, String, i64, i64, i64)> = sqlx::query_as(
+                        "SELECT id, status, error_count, warning_count, url_count FROM downloads \
+                         WHERE sitemap_id = $1 AND status IN ('ok', 'warnings', 'errors') \
+                         ORDER BY downloaded_at DESC, id DESC LIMIT 1",
+                    )
+                    .bind(sitemap_id)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                    if let Some((id, status, e, w, n)) = read {
+                        (verdict, stands_for, errors, warnings, url_count) = (Some(status), Some(id), e, w, n);
+                    }
+                }
+                let keep_counts = d.status == "unchanged" && stands_for.is_none();
                 let done = sqlx::query(
                     "UPDATE sitemaps SET lease_owner = NULL, lease_expires_at = NULL, next_fetch_at = $1, \
-                     last_downloaded_at = $2, status = $3, http_status = $4, etag = $5, last_modified = $6, \
-                     content_hash = $7 WHERE id = $8 AND lease_owner = $9",
+                     last_downloaded_at = $2, status = COALESCE($3, status), http_status = $4, etag = $5, last_modified = $6, \
+                     content_hash = $7, errors = CASE WHEN $10 THEN errors ELSE $11 END, \
+                     warnings = CASE WHEN $10 THEN warnings ELSE $12 END WHERE id = $8 AND lease_owner = $9",
                 )
                 .bind(next_fetch_at)
                 .bind(d.downloaded_at)
-                .bind(&d.status)
+                .bind(&verdict)
                 .bind(d.http_status)
                 .bind(&d.etag)
                 .bind(&d.last_modified)
                 .bind(&d.content_hash)
                 .bind(sitemap_id)
                 .bind(worker)
+                .bind(keep_counts)
+                .bind(errors)
+                .bind(warnings)
                 .execute(&mut *tx)
                 .await?;
                 if done.rows_affected() == 0 {
@@ -495,7 +540,7 @@ macro_rules! impl_store {
                 .bind(d.http_status)
                 .bind(d.bytes)
                 .bind(d.duration_ms)
-                .bind(d.url_count)
+                .bind(url_count)
                 .bind(errors)
                 .bind(warnings)
                 .bind(&d.error)
@@ -516,6 +561,17 @@ macro_rules! impl_store {
                     .execute(&mut *tx)
                     .await?;
                 }
+                if let Some(read) = stands_for {
+                    sqlx::query(
+                        "INSERT INTO findings (download_id, rule, severity, line, col, loc, message) \
+                         SELECT $1, rule, severity, line, col, loc, message FROM findings WHERE download_id = $2 ORDER BY id",
+                    )
+                    .bind(download_id)
+                    .bind(read)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                refresh_rollups!(tx, sitemap_id);
                 tx.commit().await?;
                 Ok(download_id)
             }
@@ -619,8 +675,10 @@ macro_rules! impl_store {
                     if !listed.insert(child.url.as_str()) {
                         continue;
                     }
-                    let known: Option<(i64, Option<i64>, String, Option<String>, Option<i64>)> = sqlx::query_as(
-                        "SELECT id, parent_id, source, index_lastmod, removed_at FROM sitemaps WHERE site_id = $1 AND url = $2",
+                    type Known = (i64, Option<i64>, String, Option<String>, Option<i64>, bool);
+                    let known: Option<Known> = sqlx::query_as(
+                        "SELECT id, parent_id, source, index_lastmod, removed_at, removed_by_user FROM sitemaps \
+                         WHERE site_id = $1 AND url = $2",
                     )
                     .bind(site_id)
                     .bind(&child.url)
@@ -641,7 +699,9 @@ macro_rules! impl_store {
                             .await?;
                             sync.added += 1;
                         }
-                        Some((id, parent, source, lastmod, removed)) => {
+                        // A child the user removed stays removed while the index lists it.
+                        Some((_, _, _, _, _, true)) => {}
+                        Some((id, parent, source, lastmod, removed, false)) => {
                             let ours = id != parent_id && source == "index" && parent.is_none_or(|p| p == parent_id);
                             if ours && (removed.is_some() || lastmod != child.lastmod) {
                                 sqlx::query(
@@ -665,14 +725,10 @@ macro_rules! impl_store {
                 .bind(parent_id)
                 .fetch_all(&mut *tx)
                 .await?;
-                for (id, url) in live {
-                    if listed.contains(url.as_str()) {
-                        continue;
-                    }
-                    sqlx::query("UPDATE sitemaps SET removed_at = $1 WHERE id = $2").bind(now).bind(id).execute(&mut *tx).await?;
-                    sqlx::query("DELETE FROM sitemap_urls WHERE sitemap_id = $1").bind(id).execute(&mut *tx).await?;
-                    sync.removed += 1;
-                }
+                let left: Vec<i64> =
+                    live.into_iter().filter(|(_, url)| !listed.contains(url.as_str())).map(|(id, _)| id).collect();
+                sync.removed = left.len() as u64;
+                forget_removed!(tx, left, now);
                 if sync.removed > 0 {
                     mark_orphans_removed!(&mut *tx, site_id, now);
                 }
@@ -963,8 +1019,8 @@ macro_rules! impl_store {
                 self.site(actor, site_id).await?;
                 let limit = limit.clamp(1, 1000);
                 let items: Vec<Sitemap> = sqlx::query_as(concat!(
-                    "SELECT ", sitemap_cols!(), " FROM sitemaps sm WHERE sm.site_id = $1 AND sm.removed_at IS NULL \
-                     AND ($2 OR sm.parent_id = $3) AND ($4 OR sm.source = $5) AND sm.id > $6 ORDER BY sm.id LIMIT $7"
+                    "SELECT ", sitemap_cols!(), " FROM sitemaps sm WHERE sm.site_id = $1 \
+                     AND (sm.removed_at IS NULL OR (NOT $2 AND sm.removed_by_user)) AND ($2 OR sm.parent_id = $3) AND ($4 OR sm.source = $5) AND sm.id > $6 ORDER BY sm.id LIMIT $7"
                 ))
                 .bind(site_id)
                 .bind(parent_id.is_none())
@@ -1017,6 +1073,146 @@ macro_rules! mark_orphans_removed {
     };
 }
 
+/// The rank of a roll-up status in SQL, worst highest: failed 4, errors 3, warnings 2, pending
+/// (NULL) 1, ok 0. Kept equal to [`status_rank`].
+macro_rules! rank_sql {
+    () => {
+        "CASE rollup_status WHEN 'failed' THEN 4 WHEN 'errors' THEN 3 WHEN 'warnings' THEN 2 \
+         WHEN 'ok' THEN 0 WHEN 'unchanged' THEN 0 ELSE 1 END"
+    };
+}
+
+/// Recomputes, in the caller's transaction `$tx` (an identifier), the roll-up of a sitemap and
+/// of every index above it: the parent chain, at most [`MAX_ROLLUP_DEPTH`] long (which also
+/// ends a cycle, though `parent_id` makes none). Call it after any change of a sitemap's
+/// status, counts, links, children or removal.
+macro_rules! refresh_rollups {
+    ($tx:ident, $sitemap_id:expr) => {{
+        let mut next: Option<i64> = Some($sitemap_id);
+        let mut depth = 0;
+        while let Some(id) = next.take() {
+            depth += 1;
+            if depth > $crate::sql::MAX_ROLLUP_DEPTH {
+                break;
+            }
+            type Row = (Option<String>, Option<String>, i64, i64, Option<i64>, Option<i64>);
+            let row: Option<Row> = sqlx::query_as(
+                "SELECT kinds, status, errors, warnings, removed_at, parent_id FROM sitemaps WHERE id = $1",
+            )
+            .bind(id)
+            .fetch_optional(&mut *$tx)
+            .await?;
+            let Some((kinds, status, errors, warnings, removed_at, parent_id)) = row else { break };
+            let is_index = kinds.as_deref() == Some("index");
+            let (rollup_status, rollup_errors, rollup_warnings, rollup_urls) = if removed_at.is_some() {
+                (None, 0, 0, 0)
+            } else if is_index {
+                let (worst, errs, warns): (i64, i64, i64) = sqlx::query_as(concat!(
+                    "SELECT CAST(COALESCE(MAX(",
+                    rank_sql!(),
+                    "), 0) AS BIGINT), CAST(COALESCE(SUM(rollup_errors), 0) AS BIGINT), \
+                     CAST(COALESCE(SUM(rollup_warnings), 0) AS BIGINT) \
+                     FROM sitemaps WHERE parent_id = $1 AND id <> $1 AND removed_at IS NULL"
+                ))
+                .bind(id)
+                .fetch_one(&mut *$tx)
+                .await?;
+                // Distinct over every live descendant: a URL two children list counts once.
+                let urls: i64 = sqlx::query_scalar(
+                    "WITH RECURSIVE d(id) AS (SELECT id FROM sitemaps WHERE parent_id = $1 AND id <> $1 \
+                     AND removed_at IS NULL UNION SELECT c.id FROM sitemaps c JOIN d ON c.parent_id = d.id \
+                     WHERE c.removed_at IS NULL) \
+                     SELECT CAST(COUNT(DISTINCT su.url_id) AS BIGINT) FROM sitemap_urls su \
+                     WHERE su.sitemap_id IN (SELECT id FROM d)",
+                )
+                .bind(id)
+                .fetch_one(&mut *$tx)
+                .await?;
+                ($crate::sql::worse(status, worst), errors + errs, warnings + warns, urls)
+            } else {
+                let urls: i64 =
+                    sqlx::query_scalar("SELECT CAST(COUNT(*) AS BIGINT) FROM sitemap_urls WHERE sitemap_id = $1")
+                        .bind(id)
+                        .fetch_one(&mut *$tx)
+                        .await?;
+                (status, errors, warnings, urls)
+            };
+            sqlx::query(
+                "UPDATE sitemaps SET is_index = $1, rollup_status = $2, rollup_errors = $3, rollup_warnings = $4, \
+                 rollup_urls = $5 WHERE id = $6",
+            )
+            .bind(is_index)
+            .bind(rollup_status)
+            .bind(rollup_errors)
+            .bind(rollup_warnings)
+            .bind(rollup_urls)
+            .bind(id)
+            .execute(&mut *$tx)
+            .await?;
+            next = parent_id.filter(|p| *p != id);
+        }
+    }};
+}
+
+/// Marks removed, in the caller's transaction, the live index children (at any depth) of a
+/// sitemap being removed, and forgets every removed one's links, validators and verdict: a
+/// sitemap that comes back is read in full (a 304 would otherwise stand for URLs it no longer
+/// holds) and is pending until then. `$ids` are the sitemaps removed by the caller.
+macro_rules! forget_removed {
+    ($tx:ident, $ids:expr, $now:expr) => {{
+        for id in $ids {
+            let descendants: Vec<i64> = sqlx::query_scalar(
+                "WITH RECURSIVE d(id) AS (SELECT id FROM sitemaps WHERE parent_id = $1 AND id <> $1 \
+                 AND source = 'index' AND removed_at IS NULL UNION SELECT c.id FROM sitemaps c JOIN d \
+                 ON c.parent_id = d.id WHERE c.source = 'index' AND c.removed_at IS NULL) SELECT id FROM d",
+            )
+            .bind(id)
+            .fetch_all(&mut *$tx)
+            .await?;
+            for gone in std::iter::once(id).chain(descendants) {
+                sqlx::query(
+                    "UPDATE sitemaps SET removed_at = COALESCE(removed_at, $1), lease_owner = NULL, \
+                     lease_expires_at = NULL, etag = NULL, last_modified = NULL, content_hash = NULL, \
+                     status = NULL, http_status = NULL, errors = 0, warnings = 0, url_count = NULL WHERE id = $2",
+                )
+                .bind($now)
+                .bind(gone)
+                .execute(&mut *$tx)
+                .await?;
+                sqlx::query("DELETE FROM sitemap_urls WHERE sitemap_id = $1").bind(gone).execute(&mut *$tx).await?;
+            }
+        }
+    }};
+}
+
+/// Roll-up chains longer than this stop (indexes of indexes are already beyond the protocol).
+pub(crate) const MAX_ROLLUP_DEPTH: usize = 16;
+
+/// The rank of a status for the roll-up, worst highest (see `rank_sql!`).
+pub(crate) fn status_rank(status: Option<&str>) -> i64 {
+    match status {
+        Some("failed") => 4,
+        Some("errors") => 3,
+        Some("warnings") => 2,
+        None => 1,
+        Some(_) => 0,
+    }
+}
+
+/// An index's roll-up status: its own, unless a child's rank `worst` is worse (a pending child
+/// makes an otherwise clean index pending: its verdict is not known yet).
+pub(crate) fn worse(own: Option<String>, worst: i64) -> Option<String> {
+    if status_rank(own.as_deref()) >= worst {
+        return own;
+    }
+    match worst {
+        4 => Some("failed".into()),
+        3 => Some("errors".into()),
+        2 => Some("warnings".into()),
+        _ => None,
+    }
+}
+
 /// URLs per multi-row upsert: 8 parameters each stays far below both backends' limits
 /// (32,766 on SQLite, 65,535 on PostgreSQL).
 pub(crate) const URL_CHUNK: usize = 500;
@@ -1036,4 +1232,23 @@ pub(crate) fn like_escape(text: &str) -> String {
 /// Turns "no row changed" into `NotFound`.
 pub(crate) fn found(rows: u64, what: &'static str, id: i64) -> crate::Result<()> {
     if rows == 0 { Err(crate::Error::NotFound { what, id }) } else { Ok(()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_index_rolls_up_to_the_worst() {
+        let ok = || Some("ok".to_owned());
+        assert_eq!(worse(ok(), 0), ok());
+        assert_eq!(worse(ok(), 1), None, "a pending child: not known yet");
+        assert_eq!(worse(ok(), 3).as_deref(), Some("errors"));
+        assert_eq!(worse(Some("failed".into()), 3).as_deref(), Some("failed"), "its own failure stays");
+        assert_eq!(worse(Some("warnings".into()), 4).as_deref(), Some("failed"));
+        assert_eq!(worse(None, 0), None, "the index itself pending");
+        for (status, rank) in [("failed", 4), ("errors", 3), ("warnings", 2), ("ok", 0), ("unchanged", 0)] {
+            assert_eq!(status_rank(Some(status)), rank, "{status}, as rank_sql! ranks it");
+        }
+    }
 }

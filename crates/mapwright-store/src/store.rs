@@ -86,8 +86,8 @@ pub trait Store: Send + Sync + 'static {
 
     // --- sitemaps ---
 
-    /// Adds a sitemap to a site of the actor, due now; adding it again restores a removed
-    /// one and brings its fetch forward.
+    /// Adds a sitemap to a site of the actor, due now; adding it again brings its fetch
+    /// forward, and restores a removed one (submitted now, pending until read again).
     async fn add_sitemap(
         &self,
         actor: Actor,
@@ -110,14 +110,20 @@ pub trait Store: Send + Sync + 'static {
     /// One sitemap on a site of the actor.
     async fn sitemap(&self, actor: Actor, sitemap_id: i64) -> Result<Sitemap>;
 
+    /// The sitemap with this URL on a site of the actor (removed or not), if any: adding one
+    /// that exists says so instead of adding it twice.
+    async fn sitemap_by_url(&self, actor: Actor, site_id: i64, url: &str) -> Result<Option<Sitemap>>;
+
     /// The sitemaps of a site of the actor, removed ones included, by id.
     async fn list_sitemaps(&self, actor: Actor, site_id: i64) -> Result<Vec<Sitemap>>;
 
-    /// Resubmit: due now.
+    /// Resubmit: due now and submitted now; a removed one is restored (pending until read).
     async fn resubmit_sitemap(&self, actor: Actor, sitemap_id: i64, now: Timestamp) -> Result<()>;
 
     /// Removes a sitemap: no more fetches, and its URLs leave the site unless another
-    /// sitemap lists them.
+    /// sitemap lists them. An index's children go with it. A removed sitemap forgets its
+    /// validators and verdict, so if it comes back it is read in full (never a 304 over the URLs
+    /// it dropped), and the user's removal sticks while an index lists it.
     async fn remove_sitemap(&self, actor: Actor, sitemap_id: i64, now: Timestamp) -> Result<()>;
 
     /// Records a public ping and brings forward the fetch of the sitemaps with this URL on
@@ -145,6 +151,9 @@ pub trait Store: Send + Sync + 'static {
 
     /// Stores a download and its findings, updates the sitemap's summary, sets its next fetch
     /// and ends the lease, in one transaction. `LeaseLost` when another worker took it over.
+    /// An "unchanged" download (304) carries the status, counts and findings of the last read
+    /// it stands for, and the sitemap keeps that verdict. The roll-ups of the sitemap and the
+    /// indexes above it are brought up to date.
     async fn complete(
         &self,
         worker: &str,
@@ -272,7 +281,8 @@ pub trait Store: Send + Sync + 'static {
     async fn last_url_check(&self, actor: Actor, site_id: i64) -> Result<Option<Timestamp>>;
 
     /// A page of the sitemaps of a site of the actor that are not removed, by id: all, or the
-    /// children of one index (`parent_id`), or those of one source (robots.txt's).
+    /// children of one index (`parent_id`; with those the user removed, which the index still
+    /// lists), or those of one source (robots.txt's).
     async fn page_sitemaps(
         &self,
         actor: Actor,

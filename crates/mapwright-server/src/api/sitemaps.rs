@@ -25,15 +25,17 @@ pub(crate) struct SitemapView {
     last_download: Option<Download>,
 }
 
-/// `POST /api/v1/sites/{id}/sitemaps` `{"url"}`: 201 with the sitemap, due at once.
+/// `POST /api/v1/sites/{id}/sitemaps` `{"url"}`: 201 with the sitemap, due at once; 200 with
+/// the row when it was there already (a removed one is restored, due at once).
 pub(crate) async fn add(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
     Path(site_id): Path<i64>,
     Json(body): Json<NewSitemap>,
 ) -> Result<(StatusCode, Json<Sitemap>), AppError> {
-    let sitemap = submission::add_sitemap(&state, Actor::from(&user), site_id, &body.url).await?;
-    Ok((StatusCode::CREATED, Json(sitemap)))
+    let added = submission::add_sitemap(&state, Actor::from(&user), site_id, &body.url).await?;
+    let status = if matches!(added, submission::Added::New(_)) { StatusCode::CREATED } else { StatusCode::OK };
+    Ok((status, Json(Sitemap::clone(&added))))
 }
 
 /// `GET /api/v1/sites/{id}/sitemaps`: removed ones included (their `removed_at` is set).

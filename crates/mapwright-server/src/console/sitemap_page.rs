@@ -5,7 +5,7 @@
 use axum::extract::{Path, Query, State};
 use mapwright_core::Rule;
 use mapwright_core::validate::explain;
-use mapwright_store::{Download, FindingRecord, Sitemap, SitemapSummary, UrlRow};
+use mapwright_store::{Download, FindingRecord, Sitemap, UrlRow};
 use maud::{Markup, html};
 use serde::Deserialize;
 
@@ -50,31 +50,33 @@ pub(crate) async fn show(
     };
     let children = state.store.page_sitemaps(actor, sitemap.site_id, Some(id), None, p.children_after, PAGE).await?;
     let urls = state.store.search_sitemap_urls(actor, id, p.q.trim(), p.urls_after, PAGE).await?;
-    let summary = SitemapSummary {
-        sitemap: sitemap.clone(),
-        origin: site.origin.clone(),
-        url_count: latest.map(|d| d.url_count),
-        error_count: latest.map(|d| d.error_count),
-        warning_count: latest.map(|d| d.warning_count),
-    };
+    let removed = sitemap.removed_at.is_some();
     let now = now();
     let body = html! {
         p class="crumbs" { a href="/" { "My sitemaps" } " › " a href=(format!("/sites/{}", site.id)) { (site.origin) } }
         h1 class="url" { (sitemap.url) }
         dl class="facts" {
-            dt { "Status" } dd { (super::sitemaps::status(&summary)) }
-            dt { "URLs" } dd { (summary.url_count.map(thousands).unwrap_or_else(|| "–".into())) }
+            dt { "Status" } dd { (super::sitemaps::status(&sitemap)) }
+            dt { "URLs" } dd { (super::sitemaps::url_count(&sitemap)) }
             dt { "Source" } dd { (sitemap.source) }
             dt { "Submitted" } dd { (time(sitemap.submitted_at, now)) }
             dt { "Last downloaded" } dd { (time_or(sitemap.last_downloaded_at, now, "not yet")) }
             dt { "Next download" } dd { @if sitemap.removed_at.is_some() { "never (removed)" } @else { (time(sitemap.next_fetch_at, now)) } }
         }
         div class="row" {
-            (button_form(&format!("/sitemaps/{id}/resubmit"), &session.csrf, "Resubmit", "secondary"))
-            a class="button danger" href=(format!("/sitemaps/{id}/remove")) { "Remove" }
+            @if removed {
+                (button_form(&format!("/sitemaps/{id}/resubmit"), &session.csrf, "Restore", "secondary"))
+            } @else {
+                (button_form(&format!("/sitemaps/{id}/resubmit"), &session.csrf, "Resubmit", "secondary"))
+                a class="button danger" href=(format!("/sitemaps/{id}/remove")) { "Remove" }
+            }
         }
-        @if let Some(error) = latest.and_then(|d| d.error.as_deref()) { p class="error" { "Last download failed: " (error) } }
-        (findings_section(id, &findings, p.findings.max(0)))
+        @if removed {
+            p { "This sitemap was removed: it is not downloaded and its URLs left the site. Restore it to read it again." }
+        } @else {
+            @if let Some(error) = latest.and_then(|d| d.error.as_deref()) { p class="error" { "Last download failed: " (error) } }
+            (findings_section(id, &findings, p.findings.max(0)))
+        }
         (children_section(&children.items, p.children_after, children.next_after, id, now))
         (downloads_section(id, &downloads, shown_downloads, now))
         (urls_section(&sitemap, &p, &urls.items, urls.next_after))
@@ -147,7 +149,12 @@ fn children_section(children: &[Sitemap], after: i64, next: Option<i64>, id: i64
                 @for c in children {
                     li {
                         a class="url" href=(format!("/sitemaps/{}", c.id)) { (c.url) }
-                        " · " (c.status.as_deref().unwrap_or("pending"))
+                        @if c.removed_at.is_some() {
+                            " · removed by you (the index still lists it)"
+                        } @else {
+                            " · " (c.rollup_status.as_deref().unwrap_or("pending"))
+                            " · " (super::sitemaps::url_count(c)) " URLs"
+                        }
                         " · downloaded " (time_or(c.last_downloaded_at, now, "not yet"))
                     }
                 }

@@ -3,14 +3,14 @@
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use mapwright_store::{Site, SitemapSummary};
+use mapwright_store::{Site, Sitemap, SitemapSummary};
 use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::csrf::CsrfForm;
 use super::format::{thousands, time, time_or};
 use super::{PAGE, PageResult, Session, button_form, csrf_field, offset_pager, page, pager, redirect_with};
-use crate::submission::{add_sitemap, parse_sitemap_url};
+use crate::submission::{Added, add_sitemap, parse_sitemap_url};
 use crate::{AppError, AppState, now};
 
 /// `?after=ID` of a keyset-paged list.
@@ -66,8 +66,8 @@ fn table_row(row: &SitemapSummary, csrf: &str, now: i64) -> Markup {
             td { (kind(row)) }
             td { (time(sm.submitted_at, now)) }
             td { (time_or(sm.last_downloaded_at, now, "not yet")) }
-            td { (status(row)) }
-            td class="num" { (row.url_count.map(thousands).unwrap_or_else(|| "–".into())) }
+            td { (status(sm)) }
+            td class="num" { (url_count(sm)) }
             td class="actions" {
                 (button_form(&format!("/sitemaps/{}/resubmit", sm.id), csrf, "Resubmit", "secondary"))
                 a class="button danger" href=(format!("/sitemaps/{}/remove", sm.id)) { "Remove" }
@@ -85,15 +85,31 @@ fn kind(row: &SitemapSummary) -> String {
     kinds.split(',').map(str::trim).collect::<Vec<_>>().join(", ")
 }
 
-/// "OK", the counts of errors and warnings, "Failed", or "Pending" before the first download.
-pub(crate) fn status(row: &SitemapSummary) -> Markup {
+/// The URLs a sitemap stores (an index: the distinct URLs of its children), "–" before the
+/// first read.
+pub(crate) fn url_count(sm: &Sitemap) -> String {
+    if sm.removed_at.is_some() || (sm.rollup_status.is_none() && sm.rollup_urls == 0) {
+        return "–".into();
+    }
+    thousands(sm.rollup_urls)
+}
+
+/// The roll-up (an index: the worst of its own read and its children's): "OK", the counts of
+/// errors and warnings, "Failed", "Pending" before the first download (or while a child is),
+/// or "Removed".
+pub(crate) fn status(sm: &Sitemap) -> Markup {
     let plural = |n: i64, word: &str| format!("{} {word}{}", thousands(n), if n == 1 { "" } else { "s" });
-    let (errors, warnings) = (row.error_count.unwrap_or(0), row.warning_count.unwrap_or(0));
-    match row.sitemap.status.as_deref() {
+    let (errors, warnings) = (sm.rollup_errors, sm.rollup_warnings);
+    if sm.removed_at.is_some() {
+        return html! { span class="badge pending" { "Removed" } };
+    }
+    match sm.rollup_status.as_deref() {
         None => html! { span class="badge pending" { "Pending" } },
         Some("failed") => {
-            let http = row.sitemap.http_status.map(|s| format!(" (HTTP {s})")).unwrap_or_default();
-            html! { span class="badge bad" { "Failed" (http) } }
+            let own = sm.status.as_deref() == Some("failed");
+            let http = sm.http_status.filter(|_| own).map(|s| format!(" (HTTP {s})")).unwrap_or_default();
+            let children = if own { "" } else { " (a sitemap in this index)" };
+            html! { span class="badge bad" { "Failed" (http) (children) } }
         }
         _ if errors > 0 && warnings > 0 => {
             html! { span class="badge bad" { (plural(errors, "error")) ", " (plural(warnings, "warning")) } }
@@ -179,8 +195,12 @@ pub(crate) async fn add(
         Err(e) => (None, Err(e)),
     };
     let error = match outcome {
-        Ok(sitemap) => {
-            let message = format!("Added {}: it will be downloaded shortly.", sitemap.url);
+        Ok(added) => {
+            let message = match &added {
+                Added::New(s) => format!("Added {}: it will be downloaded shortly.", s.url),
+                Added::AlreadySubmitted(s) => format!("{} is already submitted.", s.url),
+                Added::Restored(s) => format!("Restored {}: it will be downloaded shortly.", s.url),
+            };
             return Ok(redirect_with("/", &message, &state));
         }
         Err(e @ (AppError::BadRequest(_) | AppError::Rejected(_))) => e,

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use mapwright_core::validate::Config as ValidatorConfig;
-use mapwright_core::{Entry, Finding, Format, Loc, Rule, Scope, Severity, Validator};
+use mapwright_core::{Entry, Finding, Format, Loc, Rule, Scope, Severity, Validator, Voucher};
 use mapwright_fetch::{Fetched, Response, Validators};
 use mapwright_store::{
     DownloadRecord, FetchSummary, FindingRecord, IndexChild, LeasedSitemap, Site, Sitemap, UrlRecord,
@@ -64,16 +64,27 @@ pub async fn run_job(state: &AppState, worker: &str, job: &LeasedSitemap) -> Res
     let stamp = now().max(sitemap.last_downloaded_at.unwrap_or(0) + 1);
     let validators = Validators { etag: job.etag.clone(), last_modified: job.last_modified.clone() };
     let conditional = validators.etag.is_some() || validators.last_modified.is_some();
-    let mut read = match state.fetcher.get(&job.url, conditional.then_some(&validators)).await {
-        Err(e) => {
+    let voucher = voucher_of(state, &site, &sitemap).await?;
+    let fetched = match &voucher {
+        Voucher::Nobody if !on_origin(&site, &sitemap.url) => Err(format!(
+            "{} is not on {origin}, and {origin}/robots.txt does not name it (or the index it came \
+             from): a sitemap on another host is read only when the site's robots.txt vouches for it",
+            sitemap.url,
+            origin = site.origin
+        )),
+        _ => Ok(state.fetcher.get(&job.url, conditional.then_some(&validators)).await),
+    };
+    let mut read = match fetched {
+        Err(unvouched) => Read::failed(job, None, unvouched),
+        Ok(Err(e)) => {
             let status = match &e {
                 mapwright_fetch::Error::Status { status, .. } => Some(*status),
                 _ => None,
             };
             Read::failed(job, status, e.to_string())
         }
-        Ok(Fetched::NotModified(_)) => Read::unchanged(job),
-        Ok(Fetched::Body(response)) => read_body(state, &site, &sitemap, response, stamp).await?,
+        Ok(Ok(Fetched::NotModified(_))) => Read::unchanged(job),
+        Ok(Ok(Fetched::Body(response))) => read_body(state, &site, &sitemap, &voucher, response, stamp).await?,
     };
     if read.sweep {
         store.sweep_urls(site.id, sitemap.id, stamp, stamp).await?;
@@ -141,13 +152,40 @@ impl Read {
     }
 }
 
-/// The URLs a sitemap may list: its folder on its own host, or the whole site when it is
-/// cross-submitted from another host (PROTOCOL.md section 5).
-fn scope_of(site: &Site, final_url: &Loc) -> Option<Scope> {
-    if final_url.origin_str() == site.origin {
-        return Some(Scope::of_sitemap(final_url));
+/// Index chains longer than this are not followed up to their root when finding the voucher.
+const MAX_CHAIN: usize = 16;
+
+/// Whether `url` is on the site's origin.
+fn on_origin(site: &Site, url: &str) -> bool {
+    Loc::parse(url).is_ok_and(|l| l.origin_str() == site.origin)
+}
+
+/// Who vouches for a sitemap of the site (PROTOCOL.md section 5), the one input of the core's
+/// scope decision: the verified owner for every sitemap of the site's origin (an index's
+/// children at any depth included, and one that redirects elsewhere); the site's robots.txt
+/// for a sitemap on another host that it names (cross-submission), and for the children of
+/// such an index; otherwise nobody (the folder rule).
+async fn voucher_of(state: &AppState, site: &Site, sitemap: &Sitemap) -> Result<Voucher, JobError> {
+    // The root of its index chain: the sitemap the user or robots.txt named.
+    let mut root_url = sitemap.url.clone();
+    let mut parent = sitemap.parent_id.filter(|p| *p != sitemap.id);
+    for _ in 0..MAX_CHAIN {
+        let Some(id) = parent else { break };
+        let Ok(up) = state.store.sitemap_by_id(id).await else { break };
+        parent = up.parent_id.filter(|p| *p != up.id);
+        root_url = up.url;
     }
-    Loc::parse(&format!("{}/", site.origin)).ok().map(|root| Scope::of_site(&root))
+    if site.verified_at.is_some() && (on_origin(site, &sitemap.url) || on_origin(site, &root_url)) {
+        return Ok(Voucher::Owner(site.origin.clone()));
+    }
+    if !on_origin(site, &root_url) {
+        match mapwright_fetch::robots::fetch(&state.fetcher, &site.origin).await {
+            Ok(robots) if robots.lists_sitemap(&root_url) => return Ok(Voucher::Robots(site.origin.clone())),
+            Ok(_) => {}
+            Err(e) => tracing::info!(site = %site.origin, error = %e, "robots.txt for a cross-submitted sitemap"),
+        }
+    }
+    Ok(Voucher::Nobody)
 }
 
 /// Reads and validates the body on a blocking thread while this task stores the URLs it
@@ -156,20 +194,22 @@ async fn read_body(
     state: &AppState,
     site: &Site,
     sitemap: &Sitemap,
+    voucher: &Voucher,
     response: Response,
     stamp: i64,
 ) -> Result<Read, JobError> {
     let meta = response.meta.clone();
     let final_loc = Loc::parse(&meta.final_url).ok();
-    let scope = final_loc.as_ref().and_then(|l| scope_of(site, l));
+    let scope = final_loc.as_ref().map(|l| Scope::vouched(l, voucher));
     let config =
         ValidatorConfig { sitemap_url: final_loc.clone(), scope_override: scope.clone(), ..ValidatorConfig::default() };
     let own_url = sitemap.url.clone();
+    let site_origin = site.origin.clone();
     let body = response.into_reader();
     let stats = body.stats_handle();
     let (tx, mut rx) = mpsc::channel::<Vec<UrlRecord>>(2);
     let blocking = tokio::task::spawn_blocking(move || {
-        let mut pass = Pass::new(scope, final_loc, own_url, tx);
+        let mut pass = Pass::new(scope, site_origin, final_loc, own_url, tx);
         let validator = Validator::new(config);
         let mut findings = Findings::default();
         let outcome = validator.run_with_entries(body, &mut |f| findings.push(f), &mut |e| pass.entry(e));
@@ -220,8 +260,10 @@ async fn read_body(
         url_count: outcome.entries as i64,
         error: outcome.io_error.as_ref().map(|e| e.to_string()),
         findings,
-        etag: meta.validators.etag.clone(),
-        last_modified: meta.validators.last_modified.clone(),
+        // After an incomplete read the next fetch must read in full: a 304 would stand for
+        // a content whose URLs were never all stored.
+        etag: if fatal { None } else { meta.validators.etag.clone() },
+        last_modified: if fatal { None } else { meta.validators.last_modified.clone() },
         content_hash: if status == "failed" { sitemap.content_hash.clone() } else { Some(hash) },
         ..DownloadRecord::default()
     };
@@ -238,6 +280,8 @@ async fn read_body(
 /// The blocking side's state: URLs in scope batched for the store, children, kinds.
 struct Pass {
     scope: Option<Scope>,
+    /// Only the site's own URLs are stored, whoever vouches.
+    site_origin: String,
     index_loc: Option<Loc>,
     own_url: String,
     tx: Option<mpsc::Sender<Vec<UrlRecord>>>,
@@ -248,9 +292,16 @@ struct Pass {
 }
 
 impl Pass {
-    fn new(scope: Option<Scope>, index_loc: Option<Loc>, own_url: String, tx: mpsc::Sender<Vec<UrlRecord>>) -> Pass {
+    fn new(
+        scope: Option<Scope>,
+        site_origin: String,
+        index_loc: Option<Loc>,
+        own_url: String,
+        tx: mpsc::Sender<Vec<UrlRecord>>,
+    ) -> Pass {
         Pass {
             scope,
+            site_origin,
             index_loc,
             own_url,
             tx: Some(tx),
@@ -263,7 +314,7 @@ impl Pass {
     fn entry(&mut self, entry: &Entry) {
         match entry {
             Entry::Url(u) => {
-                if self.scope.as_ref().is_some_and(|s| !s.contains(&u.loc)) {
+                if self.scope.as_ref().is_none_or(|s| !s.contains(&u.loc)) || u.loc.origin_str() != self.site_origin {
                     return;
                 }
                 self.kinds[0] = true;
