@@ -39,14 +39,12 @@ impl Multi {
 
     fn push<'a>(&mut self, parts: impl Iterator<Item = Option<&'a str>>) {
         let mut out: Option<String> = None;
-        let mut n = 0;
-        for p in parts {
+        for (n, p) in parts.enumerate() {
             let s = out.get_or_insert_with(String::new);
             if n > 0 {
                 s.push_str("@@");
             }
             s.push_str(p.unwrap_or(""));
-            n += 1;
         }
         // A list of only missing values (no image has a caption) is missing.
         if out.as_deref().is_some_and(|s| s.chars().all(|c| c == '@')) {

@@ -74,16 +74,16 @@ fn produce(input: Opened, options: ReadOptions, scope: Option<(Scope, String)>, 
         findings.extend(reader.drain_findings());
         match next {
             Ok(Some(entry)) => {
-                if let (Some((scope, url)), true) = (&scope, strict) {
-                    if let Err(why) = scope.check(entry.loc()) {
-                        let f = Finding::new(
-                            Rule::LocOutOfScope,
-                            Some(reader.entry_position()),
-                            format!("{} is on {} than the sitemap at {url}: dropped", entry.loc(), why.describe()),
-                        );
-                        findings.push(f.with_loc(entry.loc().as_str()));
-                        continue;
-                    }
+                if let (Some((scope, url)), true) = (&scope, strict)
+                    && let Err(why) = scope.check(entry.loc())
+                {
+                    let f = Finding::new(
+                        Rule::LocOutOfScope,
+                        Some(reader.entry_position()),
+                        format!("{} is on {} than the sitemap at {url}: dropped", entry.loc(), why.describe()),
+                    );
+                    findings.push(f.with_loc(entry.loc().as_str()));
+                    continue;
                 }
                 entries.push(entry);
                 if entries.len() == BATCH {
