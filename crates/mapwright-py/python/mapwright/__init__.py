@@ -108,7 +108,7 @@ def read(
     >>> [e.loc for e in r]
     ['https://example.com/a']
     >>> [(f.rule, f.line) for f in r.findings]
-    [('loc-invalid', 2)]
+    [('text-invalid-line', 2)]
     """
     kind, value = _kind(source)
     return _mapwright.open_reader(kind, value, url=url, strict=strict, max_bytes=max_bytes)
