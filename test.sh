@@ -58,7 +58,7 @@ python_tests() {
   "$venv/bin/python" -m pip install -q --disable-pip-version-check -r crates/mapwright-py/tests/requirements.txt || return 1
   (cd crates/mapwright-py && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$target" \
     maturin develop --profile dev --locked --quiet) || return 1
-  cargo build --locked --quiet -p mapwright || return 1
+  # The CLI the cargo tests built (the tests build it themselves if it is missing).
   MAPWRIGHT_BIN="$target/debug/mapwright" "$venv/bin/python" -m pytest -q -p no:cacheprovider crates/mapwright-py/tests
 }
 python_tests || failed+=("python tests")

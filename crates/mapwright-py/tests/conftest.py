@@ -33,7 +33,7 @@ def shared() -> pathlib.Path:
 def cli() -> str:
     """The `mapwright` binary: $MAPWRIGHT_BIN, else target/debug/mapwright of the workspace
     (built here if missing)."""
-    if os.environ.get("MAPWRIGHT_BIN"):
+    if os.environ.get("MAPWRIGHT_BIN") and os.path.exists(os.environ["MAPWRIGHT_BIN"]):
         return os.environ["MAPWRIGHT_BIN"]
     meta = json.loads(
         subprocess.run(
