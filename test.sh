@@ -17,6 +17,8 @@ command -v git >/dev/null 2>&1 || need_apt+=(git)
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
 [ -x /usr/bin/chromedriver ] || need_apt+=(chromium-driver)
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)
+# The Python package's tests run in a venv (python3 -m venv needs ensurepip: python3-venv).
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need_apt+=(python3 python3-venv)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "test.sh: installing ${need_apt[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
@@ -43,6 +45,23 @@ failed=()
 
 # --- Rust: every test of the workspace, to the end ---------------------------------------------
 cargo test --workspace --locked --no-fail-fast || failed+=("cargo test")
+
+# --- Python: the package crates/mapwright-py, built by maturin, tested by pytest ---------------
+# In a venv inside cargo's target folder, so nothing global changes; the extension is built
+# there too (dev profile, as the tests above), so it reuses what they compiled. The tests
+# compare with the CLI the cargo tests built. pytest's "no tests ran" (exit 5) is a failure too.
+python_tests() {
+  local target venv
+  target=$(cargo metadata --format-version 1 --no-deps --locked | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])') || return 1
+  venv="$target/py-venv"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv" || return 1
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r crates/mapwright-py/tests/requirements.txt || return 1
+  (cd crates/mapwright-py && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$target" \
+    maturin develop --profile dev --locked --quiet) || return 1
+  # The CLI the cargo tests built (the tests build it themselves if it is missing).
+  MAPWRIGHT_BIN="$target/debug/mapwright" "$venv/bin/python" -m pytest -q -p no:cacheprovider crates/mapwright-py/tests
+}
+python_tests || failed+=("python tests")
 
 # --- Summary -----------------------------------------------------------------------------------
 if [ ${#failed[@]} -gt 0 ]; then

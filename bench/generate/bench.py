@@ -19,6 +19,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -29,8 +30,9 @@ ap.add_argument("--runs", type=int, default=3)
 ap.add_argument("--sitemapjs-n", type=int, default=1_000_000,
                 help="N for sitemap.js (13k URLs/s gzipped: 10M would take 13 minutes a run)")
 ap.add_argument("--sitemapjs-runs", type=int, default=1)
-ap.add_argument("--work", default="/tmp/mapwright-bench")
-ap.add_argument("--shared", default=os.environ.get("SHARED", "/work/shared"))
+ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "mapwright-bench"))
+# shared/ beside the clone, as the tests find it.
+ap.add_argument("--shared", default=os.environ.get("SHARED") or os.path.join(os.path.dirname(REPO), "shared"))
 ap.add_argument("--skip", default="", help="comma-separated tools to skip: mapwright,baseline,sitemapjs")
 a = ap.parse_args()
 os.makedirs(a.work, exist_ok=True)

@@ -11,7 +11,9 @@ import sys
 ap = argparse.ArgumentParser()
 ap.add_argument("n", type=int)
 ap.add_argument("out")
-ap.add_argument("--shared", default=os.environ.get("SHARED", "/work/shared"))
+# shared/ beside the clone, as the tests find it.
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ap.add_argument("--shared", default=os.environ.get("SHARED") or os.path.join(os.path.dirname(REPO), "shared"))
 a = ap.parse_args()
 sys.path.insert(0, os.path.join(a.shared, "bench", "python"))
 from records import record  # noqa: E402

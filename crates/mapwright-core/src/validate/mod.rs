@@ -11,11 +11,13 @@
 mod explain;
 mod follow;
 mod report;
+mod sarif;
 mod sniff;
 
 pub use explain::{Explanation, explain};
 pub use follow::{Child, Opened, Resolver, validate_tree};
 pub use report::{NotShown, Report, ReportFinding, Summary};
+pub use sarif::sarif;
 
 use crate::error::Error;
 use crate::loc::Loc;

@@ -6,7 +6,6 @@
 
 mod progress;
 mod resolve;
-mod sarif;
 mod text;
 
 use crate::cli::{ValidateArgs, ValidateFormat};
@@ -184,7 +183,7 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<ExitCode> {
             writeln!(out)?;
         }
         ValidateFormat::Sarif => {
-            serde_json::to_writer_pretty(&mut out, &sarif::log(&report))?;
+            serde_json::to_writer_pretty(&mut out, &validate::sarif(&report))?;
             writeln!(out)?;
         }
     }
@@ -223,10 +222,4 @@ fn sources(args: &ValidateArgs) -> anyhow::Result<Vec<Source>> {
         bail!("standard input (-) can be read only once");
     }
     Ok(out)
-}
-
-/// The catalogue rule names with their severities, for `--list-rules` and SARIF.
-pub(crate) fn rule_help(rule: Rule) -> String {
-    let e = validate::explain(rule);
-    format!("{}\n\nWhy: {}\n\nFix: {}", e.checks, e.why, e.fix)
 }

@@ -1,9 +1,8 @@
 //! SARIF 2.1.0 output, so code-scanning tools show findings inline in a pull request: one
 //! run, the whole catalogue as the tool's rules, one result per finding.
 
-use super::rule_help;
-use mapwright_core::validate::Report;
-use mapwright_core::{Rule, Severity};
+use super::{Report, explain};
+use crate::rule::{Rule, Severity};
 use serde_json::{Value, json};
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -30,8 +29,15 @@ fn uri(file: &str) -> String {
     out
 }
 
-/// The SARIF log of a report.
-pub fn log(report: &Report) -> Value {
+/// A rule's help text: what it checks, why, and the fix.
+fn rule_help(rule: Rule) -> String {
+    let e = explain(rule);
+    format!("{}\n\nWhy: {}\n\nFix: {}", e.checks, e.why, e.fix)
+}
+
+/// The SARIF log of a report (the CLI's `validate --format sarif`, the Python package's
+/// `Report.to_sarif()`).
+pub fn sarif(report: &Report) -> Value {
     let index = |r: Rule| Rule::ALL.iter().position(|&x| x == r).unwrap_or(0);
     let rules: Vec<Value> = Rule::ALL
         .iter()
@@ -39,7 +45,7 @@ pub fn log(report: &Report) -> Value {
             json!({
                 "id": r.as_str(),
                 "shortDescription": {"text": r.summary()},
-                "fullDescription": {"text": mapwright_core::validate::explain(r).checks},
+                "fullDescription": {"text": explain(r).checks},
                 "help": {"text": rule_help(r)},
                 "defaultConfiguration": {"level": level(r.severity())},
             })

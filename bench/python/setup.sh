@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The bench's own venv (bench/python/.venv, git-ignored): the peers at the versions of
+# ../shared/bench (ultimate-sitemap-parser, advertools with pandas, lxml) and this repository's
+# package, built in release mode by pip as a user would (`pip install ./crates/mapwright-py`).
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+SHARED=${SHARED:-$REPO/../shared}
+[ -x "$HERE/.venv/bin/python" ] || python3 -m venv "$HERE/.venv"
+"$HERE/.venv/bin/python" -m pip install -q --disable-pip-version-check -r "$SHARED/bench/python/requirements-lock.txt"
+"$HERE/.venv/bin/python" -m pip install -q --disable-pip-version-check "$REPO/crates/mapwright-py"

@@ -1,0 +1,317 @@
+"""Read, validate, write and discover sitemaps with mapwright's Rust core.
+
+Parsing runs in Rust without the GIL, streaming: memory stays flat however large the
+file, and hostile input (gzip bombs, deep nesting, huge tokens) stops with an exception
+that says where.
+
+>>> import mapwright
+>>> xml = b'''<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+...   <url><loc>https://example.com/</loc><lastmod>2024-05-01</lastmod></url>
+... </urlset>'''
+>>> [(e.loc, e.lastmod) for e in mapwright.read(xml)]
+[('https://example.com/', datetime.date(2024, 5, 1))]
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable, Optional, Union
+
+from ._mapwright import (
+    Discovery,
+    Entry,
+    FetchError,
+    Finding,
+    GzipError,
+    MalformedSitemapError,
+    NotASitemapError,
+    Reader,
+    Report,
+    SitemapEncodingError,
+    SitemapError,
+    SitemapTooLargeError,
+    WriteError,
+    __version__,
+)
+from . import _mapwright
+
+__all__ = [
+    "read",
+    "discover",
+    "validate",
+    "write",
+    "to_pandas",
+    "to_polars",
+    "Entry",
+    "Finding",
+    "Reader",
+    "Discovery",
+    "Report",
+    "SitemapError",
+    "MalformedSitemapError",
+    "SitemapEncodingError",
+    "SitemapTooLargeError",
+    "GzipError",
+    "NotASitemapError",
+    "FetchError",
+    "WriteError",
+    "__version__",
+]
+
+Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, Any]
+
+
+def _is_url(s: str) -> bool:
+    return s[:8].lower().startswith(("http://", "https://"))
+
+
+def _kind(source: Any) -> tuple[str, Any]:
+    """Which kind of source this is, for the Rust side: path, url, bytes or file."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return "bytes", source
+    if isinstance(source, str):
+        return ("url" if _is_url(source) else "path"), source
+    if isinstance(source, os.PathLike):
+        return "path", os.fspath(source)
+    if hasattr(source, "read"):
+        return "file", source
+    raise TypeError(
+        "source must be a path, an http(s) URL, bytes or a binary file object, "
+        f"not {type(source).__name__}"
+    )
+
+
+def read(
+    source: Source,
+    *,
+    url: Optional[str] = None,
+    strict: bool = False,
+    max_bytes: Optional[int] = None,
+) -> Reader:
+    """Iterate over the entries of one sitemap (urlset, index, text, RSS or Atom; gzip or not).
+
+    ``source`` is a path, ``bytes``, a binary file object or an http(s) URL. Entries come
+    one at a time as :class:`Entry` objects; parsing runs on another thread without the
+    GIL, a few thousand entries ahead, so memory does not grow with the file. The
+    returned :class:`Reader`'s ``findings`` holds the diagnostics (rule, severity, line,
+    column, message), all of them once it is exhausted.
+
+    ``url`` is where the sitemap is served (for a URL source, its address after
+    redirects); with ``strict=True`` entries outside its scope are dropped, each with a
+    ``loc-out-of-scope`` finding, as search engines do. ``max_bytes`` limits the
+    uncompressed size (default: the protocol's 50 MiB).
+
+    A file that cannot be read to its end raises a :class:`SitemapError` subclass
+    carrying ``line``, ``column`` and ``rule`` after the entries before the fault.
+
+    >>> r = mapwright.read(b"https://example.com/a\\nnot a url\\n")
+    >>> [e.loc for e in r]
+    ['https://example.com/a']
+    >>> [(f.rule, f.line) for f in r.findings]
+    [('text-invalid-line', 2)]
+    """
+    kind, value = _kind(source)
+    return _mapwright.open_reader(kind, value, url=url, strict=strict, max_bytes=max_bytes)
+
+
+def discover(
+    site_or_sitemap_url: str,
+    *,
+    mode: str = "auto",
+    per_host: Optional[int] = None,
+    max_depth: Optional[int] = None,
+    max_sitemaps: Optional[int] = None,
+    max_urls: Optional[int] = None,
+    max_bytes: Optional[int] = None,
+    scope: bool = True,
+    cross_submission: bool = True,
+    timeout: Optional[float] = None,
+) -> Discovery:
+    """Every URL of a site's sitemaps, deduplicated, each with the sitemap it came from.
+
+    Given a site (``https://example.com/``), its robots.txt names the sitemaps (else the
+    usual paths are tried); given a sitemap (a URL whose last segment says ``sitemap`` or
+    ends in ``.xml``, ``.gz``, ``.txt``; or ``mode="sitemap"``), that one is read, and an
+    index's children are followed. Sitemaps are fetched concurrently (``per_host`` at a
+    time per host), with the fetch crate's timeouts and limits.
+
+    The returned :class:`Discovery` yields :class:`Entry` objects whose ``sitemap`` is
+    their sitemap's URL; once exhausted, ``summary`` gives the totals (``fetched``,
+    ``urls``, ``duplicates``, ``out_of_scope``, ``failed``...) and ``sitemaps`` one dict
+    per sitemap. ``scope=False`` keeps URLs outside their sitemap's scope.
+
+    >>> d = mapwright.discover("https://example.com/")       # doctest: +SKIP
+    >>> urls = [(e.loc, e.sitemap) for e in d]                # doctest: +SKIP
+    >>> d.summary["urls"]                                     # doctest: +SKIP
+    1234
+    """
+    return _mapwright.start_discovery(
+        site_or_sitemap_url,
+        mode=mode,
+        per_host=per_host,
+        max_depth=max_depth,
+        max_sitemaps=max_sitemaps,
+        max_urls=max_urls,
+        max_bytes=max_bytes,
+        scope=scope,
+        cross_submission=cross_submission,
+        timeout=timeout,
+    )
+
+
+def validate(
+    source: Source,
+    *,
+    url: Optional[str] = None,
+    follow: bool = False,
+    max_bytes: Optional[int] = None,
+) -> Report:
+    """Check a sitemap against every rule of the catalogue (``docs/RULES.md``).
+
+    ``url`` is where it is served: scope rules (``loc-out-of-scope``,
+    ``index-cross-site``) need it. ``follow=True`` also validates each child an index
+    lists, fetched over HTTP. The :class:`Report` has ``findings``, ``summary``, ``ok``,
+    ``to_sarif()`` (a dict, SARIF 2.1.0) and ``to_json()`` (the document of RULES.md).
+
+    >>> rep = mapwright.validate(b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+    ...                          b'<url><loc>https://example.com/</loc><priority>2</priority></url></urlset>')
+    >>> [(f.rule, f.severity, f.line) for f in rep.findings]
+    [('priority-range', 'error', 1)]
+    >>> rep.ok
+    False
+    """
+    kind, value = _kind(source)
+    return _mapwright.validate_source(kind, value, url=url, follow=follow, max_bytes=max_bytes)
+
+
+def write(
+    entries: Iterable[Union[Entry, dict]],
+    out_dir: Union[str, "os.PathLike[str]"],
+    *,
+    base_url: str,
+    gzip: bool = False,
+    name: str = "sitemap",
+    format: str = "xml",
+    max_urls: Optional[int] = None,
+    max_bytes: Optional[int] = None,
+    extensions: Optional[Iterable[str]] = None,
+) -> dict:
+    """Write entries as a sitemap set in ``out_dir``: split before 50,000 URLs or 50 MiB,
+    an index when there is more than one part, every file written under a temporary name
+    and renamed into place when complete (the index last).
+
+    ``entries`` are :class:`Entry` objects (from :func:`read`) or dicts with ``loc`` and
+    optionally ``lastmod`` (text, ``date`` or ``datetime``), ``changefreq``, ``priority``,
+    ``images`` (URLs or dicts) and ``alternates`` (``{"hreflang", "href"}`` dicts).
+    ``base_url`` is the folder URL the files are published at. ``extensions`` names the
+    extension namespaces to declare (``image``, ``video``, ``news``, ``xhtml``); by
+    default all, since entries stream in and an entry needing an undeclared one starts a
+    new file. Returns the summary: ``entry_point``, ``files``,
+    ``urls``, ``bytes``, ``disk_bytes``, ``removed``.
+
+    >>> import tempfile
+    >>> out = tempfile.mkdtemp()
+    >>> mapwright.write([{"loc": "https://example.com/"}], out, base_url="https://example.com/")["files"]
+    ['sitemap.xml']
+    """
+    return _mapwright.write_set(
+        entries,
+        os.fspath(out_dir),
+        base_url,
+        gzip=gzip,
+        name=name,
+        format=format,
+        max_urls=max_urls,
+        max_bytes=max_bytes,
+        extensions=None if extensions is None else list(extensions),
+    )
+
+
+def _columns(source: Any, *, max_bytes: Optional[int] = None) -> dict:
+    """The Rust column builder over a source, a Reader, a Discovery or an iterable of Entry."""
+    if isinstance(source, (Reader, Discovery)):
+        return _mapwright.columns(source)
+    if isinstance(source, str) and _is_url(source):
+        # As advertools' sitemap_to_df: an index's children are followed, every URL kept.
+        return _mapwright.columns(
+            discover(source, mode="sitemap", scope=False, max_bytes=max_bytes)
+        )
+    try:
+        _kind(source)
+    except TypeError:
+        # Not a source: an iterable of Entry (a list, a filtered generator).
+        return _mapwright.columns(iter(source))
+    return _mapwright.columns(read(source, max_bytes=max_bytes))
+
+
+def to_pandas(source: Any, *, max_bytes: Optional[int] = None):
+    """One row per entry as a pandas ``DataFrame``, columns named as advertools'
+    ``sitemap_to_df`` names them: ``loc``, ``lastmod`` (``datetime64[ns, UTC]``),
+    ``changefreq`` (categorical), ``priority`` (float), ``sitemap`` (categorical), and
+    when present ``image_loc``, ``image_title``, ``image_caption``,
+    ``alternate_hreflang``, ``alternate_href`` (several values joined by ``@@``).
+
+    ``source`` is anything :func:`read` takes (an http(s) URL of an index is followed
+    to its children, as ``sitemap_to_df`` does), or a :class:`Reader`,
+    :class:`Discovery` or iterable of :class:`Entry`. Columns are built in Rust.
+
+    Switching from advertools is one line::
+
+        df = adv.sitemap_to_df("https://example.com/sitemap_index.xml")
+        df = mapwright.to_pandas("https://example.com/sitemap_index.xml")
+
+    >>> df = mapwright.to_pandas(b"https://example.com/a\\nhttps://example.com/b\\n")
+    >>> list(df["loc"])
+    ['https://example.com/a', 'https://example.com/b']
+    """
+    import numpy as np
+    import pandas as pd
+
+    c = _columns(source, max_bytes=max_bytes)
+    n = c["rows"]
+    lastmod = pd.DatetimeIndex(np.frombuffer(c["lastmod"], dtype=np.int64).view("M8[ns]")).tz_localize("UTC")
+    cf = pd.Categorical.from_codes(np.frombuffer(c["changefreq"], dtype=np.int8), categories=c["changefreq_categories"])
+    sm_codes = np.frombuffer(c["sitemap"], dtype=np.int32)
+    sitemap = pd.Categorical.from_codes(sm_codes, categories=pd.Index(c["sitemap_categories"], dtype=object))
+    cols = {
+        # Text as pandas infers it from str (pandas 3: its string dtype; 2: object), as advertools gets it.
+        "loc": c["loc"],
+        "lastmod": lastmod,
+        "changefreq": cf,
+        "priority": np.frombuffer(c["priority"], dtype=np.float64),
+        "sitemap": sitemap,
+    }
+    for name, values in c["text"].items():
+        cols[name] = values
+    return pd.DataFrame(cols, index=pd.RangeIndex(n))
+
+
+def to_polars(source: Any, *, max_bytes: Optional[int] = None):
+    """Like :func:`to_pandas`, as a polars ``DataFrame`` (``lastmod`` as
+    ``Datetime("ns", "UTC")``, ``changefreq`` and ``sitemap`` as ``Categorical``).
+
+    >>> df = mapwright.to_polars(b"https://example.com/a\\n")   # doctest: +SKIP
+    >>> df["loc"].to_list()                                     # doctest: +SKIP
+    ['https://example.com/a']
+    """
+    import numpy as np
+    import polars as pl
+
+    c = _columns(source, max_bytes=max_bytes)
+    lastmod = np.frombuffer(c["lastmod"], dtype=np.int64)
+    cf_codes = np.frombuffer(c["changefreq"], dtype=np.int8)
+    cf_names = np.array(c["changefreq_categories"], dtype=object)
+    sm_codes = np.frombuffer(c["sitemap"], dtype=np.int32)
+    sm_names = np.array(c["sitemap_categories"] or [""], dtype=object)
+    cols = {
+        "loc": pl.Series("loc", c["loc"], dtype=pl.String),
+        "lastmod": pl.Series("lastmod", lastmod, dtype=pl.Int64)
+        .replace(np.iinfo(np.int64).min, None)
+        .cast(pl.Datetime("ns", "UTC")),
+        "changefreq": pl.Series("changefreq", np.where(cf_codes >= 0, cf_names[np.maximum(cf_codes, 0)], None), dtype=pl.String).cast(pl.Categorical),
+        "priority": pl.Series("priority", np.frombuffer(c["priority"], dtype=np.float64)).fill_nan(None),
+        "sitemap": pl.Series("sitemap", np.where(sm_codes >= 0, sm_names[np.maximum(sm_codes, 0)], None), dtype=pl.String).cast(pl.Categorical),
+    }
+    for name, values in c["text"].items():
+        cols[name] = pl.Series(name, values, dtype=pl.String)
+    return pl.DataFrame(cols)

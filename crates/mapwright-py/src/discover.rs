@@ -1,0 +1,234 @@
+//! `mapwright.discover`: the fetch crate's discovery on the package's runtime; its events come
+//! through a bounded channel, so the Python consumer's pace is the discovery's.
+
+use crate::convert::{PyEntry, PyFinding};
+use crate::errors;
+use crate::input::{self, runtime};
+use mapwright_core::{Entry, Finding, Limits, ReadOptions, UrlEntry};
+use mapwright_fetch::{DiscoverConfig, Event, Outcome, Summary};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+
+/// Findings kept per discovery (each sitemap's reader caps its own too).
+const MAX_FINDINGS: usize = 10_000;
+/// Notices kept.
+const MAX_NOTICES: usize = 1_000;
+
+type Job = tokio::task::JoinHandle<Result<Summary, mapwright_fetch::Error>>;
+
+/// The iterator `mapwright.discover` returns: the URLs found, each an `Entry` whose `sitemap`
+/// is the sitemap it came from; `summary` once exhausted.
+#[pyclass(module = "mapwright")]
+pub struct Discovery {
+    rx: Mutex<Option<mpsc::Receiver<Event>>>,
+    job: Mutex<Option<Job>>,
+    buf: VecDeque<(Arc<str>, UrlEntry)>,
+    findings: Vec<(Arc<str>, Finding)>,
+    /// Remarks that are no rule (a cycle, the depth limit, robots.txt notes), as `(sitemap, message)`.
+    #[pyo3(get)]
+    notices: Vec<(Option<String>, String)>,
+    sitemaps: Vec<Py<PyDict>>,
+    summary: Option<Py<PyDict>>,
+}
+
+impl Discovery {
+    /// Takes the next event without the GIL; false when the discovery is over (the summary set).
+    pub fn fill(&mut self, py: Python<'_>) -> PyResult<bool> {
+        let Some(mut rx) = self.rx.get_mut().ok().and_then(Option::take) else { return Ok(false) };
+        let (rx, event) = py.detach(move || {
+            let e = rx.blocking_recv();
+            (rx, e)
+        });
+        let Some(event) = event else { return self.finish(py).map(|_| false) };
+        if let Ok(slot) = self.rx.get_mut() {
+            *slot = Some(rx);
+        }
+        match event {
+            Event::Urls { sitemap, urls } => self.buf.extend(urls.into_iter().map(|u| (sitemap.clone(), u))),
+            Event::Finding { sitemap, finding } => {
+                if self.findings.len() < MAX_FINDINGS {
+                    self.findings.push((sitemap, finding));
+                }
+            }
+            Event::Notice { sitemap, message } => {
+                if self.notices.len() < MAX_NOTICES {
+                    self.notices.push((sitemap.map(|s| s.to_string()), message));
+                }
+            }
+            Event::Sitemap(s) => {
+                let d = PyDict::new(py);
+                d.set_item("url", &*s.url)?;
+                d.set_item("final_url", s.final_url)?;
+                d.set_item("parent", s.parent.as_deref())?;
+                d.set_item("depth", s.depth)?;
+                let (outcome, err) = match &s.outcome {
+                    Outcome::Fetched => ("fetched", None),
+                    Outcome::NotModified => ("not-modified", None),
+                    Outcome::Skipped => ("skipped", None),
+                    Outcome::Failed(e) => ("failed", Some(e.to_string())),
+                };
+                d.set_item("outcome", outcome)?;
+                d.set_item("format", s.format.map(|f| f.as_str()))?;
+                d.set_item("urls", s.urls)?;
+                d.set_item("children", s.children)?;
+                d.set_item("bytes", s.bytes)?;
+                d.set_item("error", err.or_else(|| s.error.map(|e| e.to_string())))?;
+                self.sitemaps.push(d.unbind());
+            }
+        }
+        Ok(true)
+    }
+
+    /// Waits for the discovery's result: its summary, or its error raised.
+    fn finish(&mut self, py: Python<'_>) -> PyResult<()> {
+        let Some(job) = self.job.get_mut().ok().and_then(Option::take) else { return Ok(()) };
+        let rt = runtime()?;
+        let result = py.detach(|| rt.block_on(job));
+        let summary = match result {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => return Err(errors::fetch_error(py, &e)),
+            Err(e) => return Err(errors::plain(py, format!("the discovery stopped: {e}"))),
+        };
+        let d = PyDict::new(py);
+        d.set_item("seeds_from", summary.seeds_from)?;
+        d.set_item("fetched", summary.fetched)?;
+        d.set_item("not_modified", summary.not_modified)?;
+        d.set_item("skipped", summary.skipped)?;
+        d.set_item("failed", summary.failed)?;
+        d.set_item("urls", summary.urls)?;
+        d.set_item("duplicates", summary.duplicates)?;
+        d.set_item("out_of_scope", summary.out_of_scope)?;
+        d.set_item("cross_submitted", summary.cross_submitted)?;
+        d.set_item("over_limit", summary.over_limit)?;
+        d.set_item("not_followed", summary.not_followed)?;
+        d.set_item("bytes", summary.bytes)?;
+        d.set_item("elapsed", summary.elapsed.as_secs_f64())?;
+        self.summary = Some(d.unbind());
+        Ok(())
+    }
+
+    /// Moves out the buffered URLs (for the column builder).
+    pub fn take_buffered(&mut self) -> VecDeque<(Arc<str>, UrlEntry)> {
+        std::mem::take(&mut self.buf)
+    }
+}
+
+impl Drop for Discovery {
+    fn drop(&mut self) {
+        // An iterator dropped early stops its discovery.
+        if let Ok(Some(job)) = self.job.get_mut().map(Option::take) {
+            job.abort();
+        }
+    }
+}
+
+#[pymethods]
+impl Discovery {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<PyEntry>> {
+        loop {
+            if let Some((sitemap, u)) = self.buf.pop_front() {
+                return Ok(Some(PyEntry::new(Entry::Url(u), Some(sitemap))));
+            }
+            if !self.fill(py)? {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// The totals (`fetched`, `urls`, `duplicates`, `out_of_scope`, `failed`, ...): `None`
+    /// until the iterator is exhausted.
+    #[getter]
+    fn summary(&self, py: Python<'_>) -> Option<Py<PyDict>> {
+        self.summary.as_ref().map(|d| d.clone_ref(py))
+    }
+
+    /// One dict per sitemap done: `url`, `final_url`, `parent`, `depth`, `outcome`, `format`,
+    /// `urls`, `children`, `bytes`, `error`.
+    #[getter]
+    fn sitemaps(&self, py: Python<'_>) -> Vec<Py<PyDict>> {
+        self.sitemaps.iter().map(|d| d.clone_ref(py)).collect()
+    }
+
+    /// The readers' findings, and the URLs dropped as out of scope, each with its sitemap as `file`.
+    #[getter]
+    fn findings(&self) -> Vec<PyFinding> {
+        self.findings.iter().map(|(s, f)| PyFinding::new(s, f.clone())).collect()
+    }
+}
+
+/// Whether `url` names a sitemap rather than a site: its last path segment has a sitemap's
+/// extension or says "sitemap".
+fn names_sitemap(url: &str) -> bool {
+    let path = url.split(['?', '#']).next().unwrap_or("");
+    let path = path.splitn(4, '/').nth(3).unwrap_or("");
+    let last = path.rsplit('/').next().unwrap_or("").to_ascii_lowercase();
+    last.contains("sitemap") || [".xml", ".gz", ".txt", ".rss", ".atom"].iter().any(|e| last.ends_with(e))
+}
+
+/// Starts a discovery; `mode` is `site`, `sitemap` or `auto` (see `names_sitemap`).
+#[pyfunction]
+#[pyo3(signature = (url, mode="auto", per_host=None, max_depth=None, max_sitemaps=None, max_urls=None, max_bytes=None, scope=true, cross_submission=true, timeout=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn start_discovery(
+    py: Python<'_>,
+    url: String,
+    mode: &str,
+    per_host: Option<usize>,
+    max_depth: Option<usize>,
+    max_sitemaps: Option<usize>,
+    max_urls: Option<u64>,
+    max_bytes: Option<u64>,
+    scope: bool,
+    cross_submission: bool,
+    timeout: Option<f64>,
+) -> PyResult<Discovery> {
+    if !input::is_url(&url) {
+        return Err(PyValueError::new_err(format!("{url:?} is not an http(s) URL")));
+    }
+    let as_sitemap = match mode {
+        "site" => false,
+        "sitemap" => true,
+        "auto" => names_sitemap(&url),
+        other => return Err(PyValueError::new_err(format!("mode must be 'site', 'sitemap' or 'auto', not {other:?}"))),
+    };
+    let defaults = DiscoverConfig::default();
+    let mut limits = Limits::default();
+    if let Some(b) = max_bytes {
+        limits.max_bytes = b;
+    }
+    let config = DiscoverConfig {
+        per_host: per_host.unwrap_or(defaults.per_host).max(1),
+        max_depth: max_depth.unwrap_or(defaults.max_depth),
+        max_sitemaps: max_sitemaps.unwrap_or(defaults.max_sitemaps),
+        max_urls: max_urls.unwrap_or(defaults.max_urls),
+        read: ReadOptions { limits },
+        scope,
+        cross_submission,
+        ..defaults
+    };
+    let fetcher = input::fetcher(py, max_bytes, timeout)?;
+    let rt = runtime()?;
+    // A few batches in flight: memory stays flat, the consumer paces the discovery.
+    let (tx, rx) = mpsc::channel(8);
+    let discovery = mapwright_fetch::Discovery::new(fetcher, config);
+    let job = rt.spawn(async move {
+        if as_sitemap { discovery.run_sitemaps(vec![url], tx).await } else { discovery.run_site(&url, tx).await }
+    });
+    Ok(Discovery {
+        rx: Mutex::new(Some(rx)),
+        job: Mutex::new(Some(job)),
+        buf: VecDeque::new(),
+        findings: Vec::new(),
+        notices: Vec::new(),
+        sitemaps: Vec::new(),
+        summary: None,
+    })
+}

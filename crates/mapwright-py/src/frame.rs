@@ -1,0 +1,217 @@
+//! The columns of `to_pandas` / `to_polars`, built here from whole batches: numbers and dates
+//! as packed buffers (one `bytes` per column, read by numpy without a copy per row), text as
+//! lists of `str`, repeated text (`sitemap`, `changefreq`) as category codes. No Python
+//! object is made per entry, and the reader keeps parsing while a batch is converted.
+
+use crate::convert::{PyEntry, priority_f64};
+use crate::discover::Discovery;
+use crate::read::Reader;
+use mapwright_core::{ChangeFreq, Entry, Lastmod};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Missing `lastmod` (numpy's NaT).
+const NAT: i64 = i64::MIN;
+
+/// Nanoseconds since the epoch (UTC; a time without a zone is read as UTC), or NaT when out
+/// of the range of `datetime64[ns]` (years 1678 to 2261).
+fn lastmod_ns(l: &Lastmod) -> i64 {
+    let v = l.value();
+    let secs = v.unix_seconds();
+    if !(-9_223_372_036..9_223_372_035).contains(&secs) {
+        return NAT;
+    }
+    secs * 1_000_000_000 + i64::from(v.nanos)
+}
+
+/// A text column whose values are lists joined by `@@` (advertools' separator for several values).
+struct Multi {
+    values: Vec<Option<String>>,
+    any: bool,
+}
+
+impl Multi {
+    fn new() -> Self {
+        Multi { values: Vec::new(), any: false }
+    }
+
+    fn push<'a>(&mut self, parts: impl Iterator<Item = Option<&'a str>>) {
+        let mut out: Option<String> = None;
+        for (n, p) in parts.enumerate() {
+            let s = out.get_or_insert_with(String::new);
+            if n > 0 {
+                s.push_str("@@");
+            }
+            s.push_str(p.unwrap_or(""));
+        }
+        // A list of only missing values (no image has a caption) is missing.
+        if out.as_deref().is_some_and(|s| s.chars().all(|c| c == '@')) {
+            out = None;
+        }
+        self.any |= out.is_some();
+        self.values.push(out);
+    }
+}
+
+struct Builder<'py> {
+    py: Python<'py>,
+    rows: usize,
+    loc: Bound<'py, PyList>,
+    lastmod: Vec<i64>,
+    changefreq: Vec<i8>,
+    priority: Vec<f64>,
+    sitemap: Vec<i32>,
+    sitemaps: Vec<Arc<str>>,
+    sitemap_codes: HashMap<Arc<str>, i32>,
+    kind_sitemap: usize,
+    image_loc: Multi,
+    image_title: Multi,
+    image_caption: Multi,
+    alternate_hreflang: Multi,
+    alternate_href: Multi,
+}
+
+impl<'py> Builder<'py> {
+    fn new(py: Python<'py>) -> Self {
+        Builder {
+            py,
+            rows: 0,
+            loc: PyList::empty(py),
+            lastmod: Vec::new(),
+            changefreq: Vec::new(),
+            priority: Vec::new(),
+            sitemap: Vec::new(),
+            sitemaps: Vec::new(),
+            sitemap_codes: HashMap::new(),
+            kind_sitemap: 0,
+            image_loc: Multi::new(),
+            image_title: Multi::new(),
+            image_caption: Multi::new(),
+            alternate_hreflang: Multi::new(),
+            alternate_href: Multi::new(),
+        }
+    }
+
+    fn push(&mut self, e: &Entry, sitemap: Option<&Arc<str>>) -> PyResult<()> {
+        self.rows += 1;
+        self.loc.append(e.loc().as_str())?;
+        self.lastmod.push(e.lastmod().map_or(NAT, lastmod_ns));
+        let code = match sitemap {
+            None => -1,
+            Some(s) => match self.sitemap_codes.get(s) {
+                Some(&c) => c,
+                None => {
+                    let c = self.sitemaps.len() as i32;
+                    self.sitemaps.push(s.clone());
+                    self.sitemap_codes.insert(s.clone(), c);
+                    c
+                }
+            },
+        };
+        self.sitemap.push(code);
+        match e {
+            Entry::Url(u) => {
+                self.changefreq
+                    .push(u.changefreq.map_or(-1, |c| ChangeFreq::ALL.iter().position(|&x| x == c).unwrap_or(0) as i8));
+                self.priority.push(u.priority.map_or(f64::NAN, priority_f64));
+                self.image_loc.push(u.images.iter().map(|i| Some(i.loc.as_str())));
+                self.image_title.push(u.images.iter().map(|i| i.title.as_deref()));
+                self.image_caption.push(u.images.iter().map(|i| i.caption.as_deref()));
+                self.alternate_hreflang.push(u.alternates.iter().map(|a| Some(a.hreflang.as_str())));
+                self.alternate_href.push(u.alternates.iter().map(|a| Some(a.href.as_str())));
+            }
+            Entry::Sitemap(_) => {
+                self.kind_sitemap += 1;
+                self.changefreq.push(-1);
+                self.priority.push(f64::NAN);
+                for m in [
+                    &mut self.image_loc,
+                    &mut self.image_title,
+                    &mut self.image_caption,
+                    &mut self.alternate_hreflang,
+                    &mut self.alternate_href,
+                ] {
+                    m.push(std::iter::empty());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> PyResult<Bound<'py, PyDict>> {
+        let py = self.py;
+        let packed = |bytes: &[u8]| PyBytes::new(py, bytes);
+        let d = PyDict::new(py);
+        d.set_item("rows", self.rows)?;
+        d.set_item("loc", self.loc)?;
+        d.set_item("lastmod", packed(&self.lastmod.iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>()))?;
+        d.set_item("changefreq", packed(&self.changefreq.iter().map(|&c| c as u8).collect::<Vec<u8>>()))?;
+        d.set_item("changefreq_categories", ChangeFreq::ALL.iter().map(|c| c.as_str()).collect::<Vec<_>>())?;
+        d.set_item("priority", packed(&self.priority.iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>()))?;
+        d.set_item("sitemap", packed(&self.sitemap.iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>()))?;
+        d.set_item("sitemap_categories", self.sitemaps.iter().map(|s| &**s).collect::<Vec<_>>())?;
+        d.set_item("index_rows", self.kind_sitemap)?;
+        let extra = PyDict::new(py);
+        for (name, col) in [
+            ("image_loc", self.image_loc),
+            ("image_title", self.image_title),
+            ("image_caption", self.image_caption),
+            ("alternate_hreflang", self.alternate_hreflang),
+            ("alternate_href", self.alternate_href),
+        ] {
+            if col.any {
+                extra.set_item(name, col.values)?;
+            }
+        }
+        d.set_item("text", extra)?;
+        Ok(d)
+    }
+}
+
+/// The columns of every entry `source` yields: a `Reader`, a `Discovery`, or any iterable of
+/// `Entry`. An error of the source is raised after nothing was returned.
+#[pyfunction]
+pub fn columns<'py>(py: Python<'py>, source: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+    let mut b = Builder::new(py);
+    if let Ok(reader) = source.cast::<Reader>() {
+        let mut r = reader.borrow_mut();
+        let sitemap = r.sitemap();
+        loop {
+            for e in r.take_buffered() {
+                b.push(&e, sitemap.as_ref())?;
+            }
+            // The end comes with no entries: the buffer is empty when `fill` says so.
+            if !r.fill(py) {
+                if let Some(err) = r.take_error() {
+                    return Err(err.to_py(py));
+                }
+                break;
+            }
+        }
+    } else if let Ok(disc) = source.cast::<Discovery>() {
+        let mut d = disc.borrow_mut();
+        loop {
+            for (s, u) in d.take_buffered() {
+                b.push(&Entry::Url(u), Some(&s))?;
+            }
+            if !d.fill(py)? {
+                break;
+            }
+        }
+    } else {
+        for item in source.try_iter()? {
+            let item = item?;
+            let entry = item.cast::<PyEntry>().map_err(|_| {
+                pyo3::exceptions::PyTypeError::new_err(format!(
+                    "to_pandas takes a source or an iterable of mapwright.Entry, got an item of type {}",
+                    item.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                ))
+            })?;
+            let e = entry.get();
+            b.push(&e.inner, e.sitemap.as_ref())?;
+        }
+    }
+    b.finish()
+}

@@ -1,0 +1,177 @@
+//! Sources of bytes: a path, `bytes`, a binary file object, or an http(s) URL streamed by
+//! mapwright-fetch; and the one tokio runtime the HTTP side runs on.
+
+use crate::errors;
+use mapwright_fetch::{BodyReader, Fetched, Fetcher};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Cursor, Read};
+use std::sync::OnceLock;
+
+/// Read buffer of files and file objects.
+const BUF: usize = 64 * 1024;
+
+/// The runtime of every HTTP fetch and discovery of the process: two workers are plenty for
+/// I/O, and one runtime means one thread pool however many readers are open.
+pub fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    if let Some(rt) = RT.get() {
+        return Ok(rt);
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("mapwright-io")
+        .enable_all()
+        .build()
+        .map_err(|e| PyErr::from(io::Error::other(format!("cannot start the HTTP runtime: {e}"))))?;
+    Ok(RT.get_or_init(|| rt))
+}
+
+/// An HTTP client with the fetch crate's defaults; `max_bytes` also limits the bytes received.
+pub fn fetcher(py: Python<'_>, max_bytes: Option<u64>, timeout: Option<f64>) -> PyResult<Fetcher> {
+    let mut config = mapwright_fetch::Config::default();
+    if let Some(b) = max_bytes {
+        config.max_bytes = b;
+    }
+    if let Some(t) = timeout {
+        if !(t.is_finite() && t > 0.0) {
+            return Err(PyValueError::new_err(format!("timeout must be a positive number of seconds, not {t}")));
+        }
+        config.timeout = std::time::Duration::from_secs_f64(t);
+    }
+    Fetcher::new(config).map_err(|e| errors::fetch_error(py, &e))
+}
+
+/// Whether `s` names an http(s) URL rather than a file.
+pub fn is_url(s: &str) -> bool {
+    let lower = s.get(..8).unwrap_or(s).to_ascii_lowercase();
+    lower.starts_with("http://") || lower.starts_with("https://")
+}
+
+/// A source opened on the caller's thread (so a missing file or an HTTP error status raises
+/// from the call itself), ready to be read on another.
+pub struct Opened {
+    /// The bytes.
+    pub input: Box<dyn BufRead + Send>,
+    /// The name findings and reports use: the path, the URL, or `<bytes>` / `<file>`.
+    pub name: String,
+    /// The URL after redirects, for a remote source: its scope.
+    pub final_url: Option<String>,
+}
+
+/// Opens `source` of the kind the Python layer determined: `path`, `url`, `bytes` or `file`.
+pub fn open(py: Python<'_>, kind: &str, source: &Bound<'_, PyAny>, max_bytes: Option<u64>) -> PyResult<Opened> {
+    match kind {
+        "path" => {
+            let path: std::path::PathBuf = source.extract()?;
+            let file = File::open(&path)
+                .map_err(|e| PyErr::from(io::Error::new(e.kind(), format!("cannot open {}: {e}", path.display()))))?;
+            let name = path.display().to_string();
+            Ok(Opened { input: Box::new(BufReader::with_capacity(BUF, file)), name, final_url: None })
+        }
+        "bytes" => {
+            // bytes, bytearray and memoryview: one copy, so the reader thread owns its input.
+            let data: Vec<u8> = match source.cast::<PyBytes>() {
+                Ok(b) => b.as_bytes().to_vec(),
+                Err(_) => py
+                    .import("builtins")?
+                    .getattr("bytes")?
+                    .call1((source,))?
+                    .cast_into::<PyBytes>()?
+                    .as_bytes()
+                    .to_vec(),
+            };
+            Ok(Opened { input: Box::new(Cursor::new(data)), name: "<bytes>".into(), final_url: None })
+        }
+        "file" => {
+            let name = source
+                .getattr("name")
+                .ok()
+                .and_then(|n| n.extract::<String>().ok())
+                .unwrap_or_else(|| "<file>".to_string());
+            let reader = PyFileReader { file: source.clone().unbind() };
+            Ok(Opened { input: Box::new(BufReader::with_capacity(BUF, reader)), name, final_url: None })
+        }
+        "url" => {
+            let url: String = source.extract()?;
+            let remote = open_url(py, &url, max_bytes)?;
+            let final_url = remote.final_url.clone();
+            Ok(Opened { input: Box::new(remote), name: url, final_url: Some(final_url) })
+        }
+        other => Err(PyTypeError::new_err(format!("unknown source kind {other:?}"))),
+    }
+}
+
+/// A remote body as a blocking reader.
+pub struct Remote {
+    reader: BodyReader,
+    /// The URL after redirects.
+    pub final_url: String,
+}
+
+impl Read for Remote {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.reader.read(buf)
+    }
+}
+
+impl BufRead for Remote {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.reader.fill_buf()
+    }
+    fn consume(&mut self, amt: usize) {
+        self.reader.consume(amt)
+    }
+}
+
+/// GETs `url` (without the GIL) and returns its body as a blocking reader.
+pub fn open_url(py: Python<'_>, url: &str, max_bytes: Option<u64>) -> PyResult<Remote> {
+    let rt = runtime()?;
+    let fetcher = fetcher(py, max_bytes, None)?;
+    py.detach(|| fetch_blocking(rt, &fetcher, url)).map_err(|e| errors::fetch_error(py, &e))
+}
+
+/// GETs `url` on `rt` from a thread outside it; an error status is an `Err`.
+pub fn fetch_blocking(
+    rt: &tokio::runtime::Runtime,
+    fetcher: &Fetcher,
+    url: &str,
+) -> Result<Remote, mapwright_fetch::Error> {
+    match rt.block_on(fetcher.get(url, None))? {
+        Fetched::Body(resp) => {
+            let final_url = resp.meta.final_url.clone();
+            let _guard = rt.enter();
+            Ok(Remote { reader: resp.into_reader(), final_url })
+        }
+        Fetched::NotModified(meta) => Err(mapwright_fetch::Error::Status { url: meta.final_url, status: 304 }),
+    }
+}
+
+/// A Python binary file object as a `Read`: each read takes the GIL for one `read(n)` call.
+struct PyFileReader {
+    file: Py<PyAny>,
+}
+
+impl Read for PyFileReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        Python::attach(|py| {
+            let chunk =
+                self.file.call_method1(py, "read", (buf.len(),)).map_err(|e| io::Error::other(e.to_string()))?;
+            let chunk = chunk.bind(py);
+            let bytes = chunk.cast::<PyBytes>().map_err(|_| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "the file object's read() did not return bytes: open it in binary mode ('rb')",
+                )
+            })?;
+            let data = bytes.as_bytes();
+            if data.len() > buf.len() {
+                return Err(io::Error::other("the file object's read(n) returned more than n bytes"));
+            }
+            buf[..data.len()].copy_from_slice(data);
+            Ok(data.len())
+        })
+    }
+}

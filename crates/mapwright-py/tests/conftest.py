@@ -1,0 +1,107 @@
+"""Shared fixtures: the shared/ folder beside the clone, the CLI binary, and a loopback HTTP
+server (127.0.0.1, port chosen by the system) serving a dict of paths."""
+
+from __future__ import annotations
+
+import gzip
+import http.server
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import threading
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[3]
+
+
+def shared_dir() -> pathlib.Path:
+    """shared/ beside the clone (as the Rust tests find it), or $SHARED."""
+    d = pathlib.Path(os.environ.get("SHARED") or REPO.parent / "shared")
+    assert (d / "PROTOCOL.md").exists(), f"shared/ not found at {d}: the tests need it beside the clone (or SHARED=...)"
+    return d
+
+
+@pytest.fixture(scope="session")
+def shared() -> pathlib.Path:
+    return shared_dir()
+
+
+@pytest.fixture(scope="session")
+def cli() -> str:
+    """The `mapwright` binary: $MAPWRIGHT_BIN, else target/debug/mapwright of the workspace
+    (built here if missing)."""
+    if os.environ.get("MAPWRIGHT_BIN") and os.path.exists(os.environ["MAPWRIGHT_BIN"]):
+        return os.environ["MAPWRIGHT_BIN"]
+    meta = json.loads(
+        subprocess.run(
+            ["cargo", "metadata", "--format-version", "1", "--no-deps"], cwd=REPO, check=True, capture_output=True
+        ).stdout
+    )
+    binary = pathlib.Path(meta["target_directory"]) / "debug" / "mapwright"
+    if not binary.exists():
+        subprocess.run(["cargo", "build", "--locked", "-p", "mapwright"], cwd=REPO, check=True)
+    return str(binary)
+
+
+class Site:
+    """Pages served by path; `hits` counts requests per path."""
+
+    def __init__(self) -> None:
+        self.pages: dict[str, tuple[int, bytes, dict[str, str]]] = {}
+        self.hits: dict[str, int] = {}
+        site = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                path = self.path.split("?")[0]
+                site.hits[path] = site.hits.get(path, 0) + 1
+                status, body, headers = site.pages.get(path, (404, b"not found", {"Content-Type": "text/plain"}))
+                self.send_response(status)
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def add(self, path: str, body: bytes, status: int = 200, content_type: str = "application/xml", gz: bool = False) -> str:
+        if gz:
+            body = gzip.compress(body)
+            content_type = "application/gzip"
+        self.pages[path] = (status, body, {"Content-Type": content_type})
+        return self.base + path
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def site():
+    s = Site()
+    yield s
+    s.close()
+
+
+def urlset(*urls: str, extra: str = "") -> bytes:
+    body = "".join(f"<url><loc>{u}</loc>{extra}</url>" for u in urls)
+    return f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{body}</urlset>\n'.encode()
+
+
+def index(*locs: str) -> bytes:
+    body = "".join(f"<sitemap><loc>{u}</loc></sitemap>" for u in locs)
+    return f'<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{body}</sitemapindex>\n'.encode()
+
+
+def which(name: str) -> str | None:
+    return shutil.which(name)

@@ -1,0 +1,128 @@
+"""mapwright.discover against a loopback site, and the data frames (to_pandas, to_polars)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+import mapwright
+from conftest import index, urlset
+
+
+def build_site(site) -> None:
+    b = site.base
+    site.add("/robots.txt", f"User-agent: *\nSitemap: {b}/sitemap_index.xml\n".encode(), content_type="text/plain")
+    site.add("/sitemap_index.xml", index(f"{b}/s1.xml", f"{b}/s2.xml.gz", f"{b}/gone.xml"))
+    site.add("/s1.xml", urlset(f"{b}/a", f"{b}/b", "https://elsewhere.example/x"))
+    site.add("/s2.xml.gz", urlset(f"{b}/b", f"{b}/c", extra="<lastmod>2024-02-03T04:05:06Z</lastmod>"), gz=True)
+
+
+def test_discover_a_site_from_robots_txt(site):
+    build_site(site)
+    b = site.base
+    d = mapwright.discover(b + "/")
+    got = sorted((e.loc, e.sitemap) for e in d)
+    assert got == [(f"{b}/a", f"{b}/s1.xml"), (f"{b}/b", f"{b}/s1.xml"), (f"{b}/c", f"{b}/s2.xml.gz")] or got == [
+        (f"{b}/a", f"{b}/s1.xml"), (f"{b}/b", f"{b}/s2.xml.gz"), (f"{b}/c", f"{b}/s2.xml.gz")]
+    s = d.summary
+    assert s["seeds_from"] == "robots.txt"
+    assert s["urls"] == 3 and s["duplicates"] == 1 and s["out_of_scope"] == 1
+    assert [u for u, _ in s["failed"]] == [f"{b}/gone.xml"]
+    outcomes = {x["url"]: x["outcome"] for x in d.sitemaps}
+    assert outcomes[f"{b}/gone.xml"] == "failed" and outcomes[f"{b}/s1.xml"] == "fetched"
+    assert any(f.rule == "loc-out-of-scope" for f in d.findings)
+
+
+def test_discover_a_sitemap_with_limits_and_no_scope(site):
+    build_site(site)
+    b = site.base
+    d = mapwright.discover(b + "/s1.xml", scope=False)
+    assert sorted(e.loc for e in d) == [f"{b}/a", f"{b}/b", "https://elsewhere.example/x"]
+    assert d.summary["seeds_from"] == "given"
+    d = mapwright.discover(b + "/sitemap_index.xml", max_urls=2)
+    assert len(list(d)) == 2 and d.summary["over_limit"] >= 1
+    assert site.hits.get("/robots.txt", 0) >= 0
+
+
+def test_discover_refuses_non_urls():
+    with pytest.raises(ValueError, match="not an http"):
+        mapwright.discover("example.com")
+    with pytest.raises(ValueError, match="mode"):
+        mapwright.discover("https://example.com/", mode="both")
+
+
+def test_discover_unreachable_site_raises_or_reports(site):
+    # Nothing served: robots.txt 404, every usual path 404: no URL, and the summary says so.
+    d = mapwright.discover(site.base + "/")
+    assert list(d) == []
+    assert d.summary["urls"] == 0 and d.summary["seeds_from"] == "usual paths"
+
+
+def test_to_pandas_columns_and_types():
+    import pandas as pd
+    xml = b"""<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:image="http://www.google.com/schemas/sitemap-image/1.1" xmlns:xhtml="http://www.w3.org/1999/xhtml">
+<url><loc>https://example.com/a</loc><lastmod>2024-05-01T10:00:00+02:00</lastmod><changefreq>daily</changefreq><priority>0.5</priority>
+<image:image><image:loc>https://example.com/1.png</image:loc></image:image><image:image><image:loc>https://example.com/2.png</image:loc><image:caption>two</image:caption></image:image>
+<xhtml:link rel="alternate" hreflang="de" href="https://example.com/de/a"/></url>
+<url><loc>https://example.com/b</loc><lastmod>2024-05-02</lastmod></url>
+<url><loc>https://example.com/c</loc></url>
+</urlset>"""
+    df = mapwright.to_pandas(xml)
+    # Only the extension columns some entry has (no image has a title here).
+    assert list(df.columns) == ["loc", "lastmod", "changefreq", "priority", "sitemap", "image_loc", "image_caption", "alternate_hreflang", "alternate_href"]
+    assert list(df["loc"]) == ["https://example.com/a", "https://example.com/b", "https://example.com/c"]
+    assert str(df["lastmod"].dtype) == "datetime64[ns, UTC]"
+    assert df["lastmod"][0] == pd.Timestamp("2024-05-01T08:00:00Z")
+    assert df["lastmod"][1] == pd.Timestamp("2024-05-02T00:00:00Z")
+    assert pd.isna(df["lastmod"][2])
+    assert df["changefreq"][0] == "daily" and pd.isna(df["changefreq"][1])
+    assert df["priority"][0] == 0.5 and pd.isna(df["priority"][2])
+    assert df["image_loc"][0] == "https://example.com/1.png@@https://example.com/2.png"
+    assert df["image_caption"][0] == "@@two"
+    assert pd.isna(df["image_loc"][1])
+    assert df["alternate_hreflang"][0] == "de" and df["alternate_href"][0] == "https://example.com/de/a"
+    assert df["sitemap"].isna().all()
+
+
+def test_to_pandas_of_an_index_url_follows_children_like_advertools(site):
+    import pandas as pd
+    build_site(site)
+    b = site.base
+    df = mapwright.to_pandas(b + "/sitemap_index.xml")
+    # Every URL kept, as advertools does (no scope), each with its sitemap.
+    assert sorted(df["loc"]) == sorted([f"{b}/a", f"{b}/b", "https://elsewhere.example/x", f"{b}/c"])
+    by = dict(zip(df["loc"], df["sitemap"].astype(str)))
+    assert by[f"{b}/a"] == f"{b}/s1.xml" and by[f"{b}/c"] == f"{b}/s2.xml.gz"
+    assert df.loc[df["loc"] == f"{b}/c", "lastmod"].iloc[0] == pd.Timestamp("2024-02-03T04:05:06Z")
+
+
+def test_to_pandas_of_reader_iterable_and_empty():
+    import pandas  # noqa: F401
+    xml = urlset("https://example.com/a", "https://example.com/b")
+    assert list(mapwright.to_pandas(mapwright.read(xml))["loc"]) == ["https://example.com/a", "https://example.com/b"]
+    entries = [e for e in mapwright.read(xml) if e.loc.endswith("b")]
+    assert list(mapwright.to_pandas(entries)["loc"]) == ["https://example.com/b"]
+    empty = mapwright.to_pandas(b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"></urlset>')
+    assert len(empty) == 0 and "loc" in empty.columns
+    with pytest.raises(TypeError, match="Entry"):
+        mapwright.to_pandas([1, 2])
+
+
+def test_to_pandas_raises_on_a_broken_file():
+    import pandas  # noqa: F401
+    with pytest.raises(mapwright.MalformedSitemapError):
+        mapwright.to_pandas(b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>https://example.com/</loc></url><url>')
+
+
+def test_to_polars():
+    import polars as pl
+    xml = urlset("https://example.com/a", extra="<lastmod>2024-05-01</lastmod><changefreq>weekly</changefreq><priority>0.3</priority>") + b""
+    xml = xml.replace(b"</urlset>", b"<url><loc>https://example.com/b</loc></url></urlset>")
+    df = mapwright.to_polars(xml)
+    assert df["loc"].to_list() == ["https://example.com/a", "https://example.com/b"]
+    assert df["lastmod"].dtype == pl.Datetime("ns", "UTC")
+    assert df["lastmod"].to_list()[0] == dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc)
+    assert df["lastmod"].to_list()[1] is None
+    assert df["changefreq"].cast(pl.String).to_list() == ["weekly", None]
+    assert df["priority"].to_list()[0] == pytest.approx(0.3) and df["priority"].to_list()[1] is None
