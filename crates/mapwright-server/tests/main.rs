@@ -7,6 +7,7 @@ mod console;
 mod e2e;
 mod ping;
 mod scheduler;
+mod sharing;
 mod sitehost;
 mod support;
 mod verify;
