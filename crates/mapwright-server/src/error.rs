@@ -42,6 +42,7 @@ impl From<mapwright_store::Error> for AppError {
         match err {
             mapwright_store::Error::NotFound { .. } => AppError::NotFound,
             mapwright_store::Error::Conflict(what) => AppError::Conflict(what),
+            mapwright_store::Error::Quota(why) => AppError::Rejected(why),
             other => AppError::Internal(Box::new(other)),
         }
     }

@@ -8,6 +8,7 @@ mod e2e;
 mod life;
 mod ping;
 mod scheduler;
+mod sharing;
 mod sitehost;
 mod support;
 mod verify;

@@ -264,6 +264,7 @@ async fn workers_fetch_due_sitemaps_and_a_ping_wakes_them() {
         let config = scheduler::Config {
             workers: 2,
             poll_interval: Duration::from_secs(3600),
+            min_fetch_interval: Duration::ZERO,
             recheck: false,
             ..scheduler::Config::default()
         };

@@ -32,6 +32,9 @@ pub enum Error {
         /// The worker that thought it held the lease.
         worker: String,
     },
+    /// A per-user limit of the service is reached (unverified sites); the message says which.
+    #[error("{0}")]
+    Quota(String),
     /// The database URL names no supported backend.
     #[error("unsupported database URL {0:?}: use postgres://..., sqlite://... or a data directory")]
     UnsupportedUrl(String),

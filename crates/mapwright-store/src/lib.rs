@@ -36,6 +36,10 @@ pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 pub use store::Store;
 
+/// Sites a user may have that are not verified: each costs a verification check per re-check
+/// period, so a stranger must not add them without end. Stale ones expire (see [`Retention`]).
+pub const MAX_UNVERIFIED_SITES: i64 = 20;
+
 /// Opens the store the settings name, migrated and ready.
 ///
 /// `database`: `postgres://...` or `postgresql://...` for PostgreSQL, `sqlite://...` for an

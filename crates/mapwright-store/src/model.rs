@@ -435,3 +435,65 @@ pub struct UrlFailure {
     /// That sitemap's URL.
     pub sitemap_url: Option<String>,
 }
+
+// --- fairness, quotas, retention ---
+
+/// How [`Store::lease_sitemaps`](crate::Store::lease_sitemaps) shares the workers among sites
+/// and users, so that one user's slow or endless sites cannot hold every worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeasePolicy {
+    /// Leases in force at once per origin (every site of that origin, every process): the
+    /// politeness bound towards one host, and the bound on what one slow site can hold.
+    pub per_origin: i64,
+    /// Leases in force at once per owner. Due sitemaps are taken round-robin across owners,
+    /// those with the fewest leases in force first.
+    pub per_owner: i64,
+    /// Seconds that must pass after a download before the same sitemap is fetched again,
+    /// however often it is pinged or resubmitted.
+    pub min_interval: i64,
+}
+
+impl LeasePolicy {
+    /// No caps and no interval: any due sitemap, oldest due first.
+    pub const UNLIMITED: LeasePolicy = LeasePolicy { per_origin: i64::MAX, per_owner: i64::MAX, min_interval: 0 };
+}
+
+/// What [`Store::store_urls`](crate::Store::store_urls) did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UrlWrite {
+    /// Distinct URLs written (added or updated).
+    pub written: u64,
+    /// New URLs not added because the site reached its quota of URL rows.
+    pub refused: u64,
+}
+
+/// What [`Store::apply_retention`](crate::Store::apply_retention) keeps; ages are in seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// Downloads kept per sitemap, the newest (with their findings); the newest download that
+    /// read the file is kept too, since the console's counts come from it.
+    pub keep_downloads: i64,
+    /// Pings older than this are deleted.
+    pub ping_max_age: i64,
+    /// URLs removed (listed by no sitemap) longer ago than this are deleted.
+    pub removed_url_max_age: i64,
+    /// Sites never verified, with no sitemap, created longer ago than this are deleted.
+    pub unverified_site_max_age: i64,
+    /// Rows deleted per transaction, so that other writers wait briefly.
+    pub batch: i64,
+}
+
+/// Rows [`Store::apply_retention`](crate::Store::apply_retention) deleted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RetentionReport {
+    /// Downloads (their findings went with them).
+    pub downloads: u64,
+    /// Pings.
+    pub pings: u64,
+    /// Expired sessions.
+    pub sessions: u64,
+    /// Removed URLs.
+    pub urls: u64,
+    /// Stale unverified sites.
+    pub sites: u64,
+}

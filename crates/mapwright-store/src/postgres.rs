@@ -6,7 +6,7 @@ use sqlx::{Postgres, Transaction};
 use crate::error::conflict;
 use crate::model::*;
 use crate::secret;
-use crate::sql::{URL_CHUNK, found, like_escape};
+use crate::sql::{URL_CHUNK, clean, found, like_escape, loc_hash};
 use crate::{Error, Result};
 
 /// A store in a PostgreSQL database.

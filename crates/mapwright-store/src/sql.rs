@@ -47,15 +47,37 @@ macro_rules! due_where {
     };
 }
 
-/// The lease query; `$lock` is empty on SQLite (the write transaction serialises leasers)
-/// and `FOR UPDATE OF sm SKIP LOCKED` on PostgreSQL.
+/// The fair lease query; `$lock` is empty on SQLite (the write transaction serialises
+/// leasers) and `FOR UPDATE OF sm SKIP LOCKED` on PostgreSQL.
+///
+/// `$1` worker, `$2` lease end, `$3` now, `$4` limit, `$5` per origin, `$6` per owner, `$7`
+/// the minimum interval. From the inside out: the due sitemaps downloaded at least `$7` ago,
+/// ranked within their origin; those that fit beside the origin's leases in force; ranked
+/// within their owner, plus the owner's leases in force, which is the owner's turn; those whose
+/// turn fits under `$6`, in turn order (round-robin across owners), oldest due first. The
+/// window functions sit in a subquery because PostgreSQL refuses them beside `FOR UPDATE`;
+/// the outer level repeats the due test so that a row another leaser took meanwhile is not
+/// taken again when PostgreSQL re-reads it after the lock.
 macro_rules! lease_sql {
     ($lock:literal) => {
         concat!(
             "UPDATE sitemaps SET lease_owner = $1, lease_expires_at = $2 WHERE id IN (",
-            "SELECT sm.id FROM sitemaps sm JOIN sites s ON s.id = sm.site_id WHERE ",
+            "SELECT sm.id FROM sitemaps sm JOIN (",
+            "SELECT o.id, o.next_fetch_at, ",
+            "ROW_NUMBER() OVER (PARTITION BY o.owner_id ORDER BY o.next_fetch_at, o.id) + COALESCE(ob.n, 0) AS turn ",
+            "FROM (SELECT sm.id, sm.next_fetch_at, s.owner_id, s.origin, ",
+            "ROW_NUMBER() OVER (PARTITION BY s.origin ORDER BY sm.next_fetch_at, sm.id) AS origin_rank ",
+            "FROM sitemaps sm JOIN sites s ON s.id = sm.site_id WHERE ",
             due_where!(),
-            " ORDER BY sm.next_fetch_at, sm.id LIMIT $4 ",
+            " AND (sm.last_downloaded_at IS NULL OR sm.last_downloaded_at <= $3 - $7)) o ",
+            "LEFT JOIN (SELECT ls.origin, COUNT(*) AS n FROM sitemaps l JOIN sites ls ON ls.id = l.site_id ",
+            "WHERE l.lease_expires_at > $3 GROUP BY ls.origin) gb ON gb.origin = o.origin ",
+            "LEFT JOIN (SELECT ls.owner_id, COUNT(*) AS n FROM sitemaps l JOIN sites ls ON ls.id = l.site_id ",
+            "WHERE l.lease_expires_at > $3 GROUP BY ls.owner_id) ob ON ob.owner_id = o.owner_id ",
+            "WHERE o.origin_rank + COALESCE(gb.n, 0) <= $5) c ON c.id = sm.id ",
+            "WHERE c.turn <= $6 AND sm.removed_at IS NULL AND sm.next_fetch_at <= $3 ",
+            "AND (sm.lease_expires_at IS NULL OR sm.lease_expires_at <= $3) ",
+            "ORDER BY c.turn, c.next_fetch_at, c.id LIMIT $4 ",
             $lock,
             ") RETURNING id, site_id, url, parent_id, etag, last_modified, content_hash, lease_expires_at"
         )
@@ -73,7 +95,26 @@ macro_rules! impl_store {
 
             async fn migrate(&self) -> $crate::Result<()> {
                 sqlx::migrate!($migrations).run(&self.pool).await?;
-                Ok(())
+                // URLs stored before migration 0006 on SQLite get their hash here (PostgreSQL's
+                // migration computes it in SQL); a no-op afterwards.
+                loop {
+                    let rows: Vec<(i64, String)> =
+                        sqlx::query_as("SELECT id, loc FROM urls WHERE loc_hash IS NULL LIMIT 1000")
+                            .fetch_all(&self.pool)
+                            .await?;
+                    if rows.is_empty() {
+                        return Ok(());
+                    }
+                    let mut tx = self.begin_write().await?;
+                    for (id, loc) in &rows {
+                        sqlx::query("UPDATE urls SET loc_hash = $1 WHERE id = $2")
+                            .bind(loc_hash(loc))
+                            .bind(id)
+                            .execute(&mut *tx)
+                            .await?;
+                    }
+                    tx.commit().await?;
+                }
             }
 
             async fn close(&self) {
@@ -221,16 +262,26 @@ macro_rules! impl_store {
 
             async fn create_site(&self, actor: Actor, origin: &str, now: Timestamp) -> Result<Site> {
                 let token = secret::new_verification_token();
-                let id: i64 = sqlx::query_scalar(
-                    "INSERT INTO sites (owner_id, origin, verification_token, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
+                // The count and the insert in one statement: concurrent requests cannot pass
+                // the limit together.
+                let id: Option<i64> = sqlx::query_scalar(
+                    "INSERT INTO sites (owner_id, origin, verification_token, created_at) SELECT $1, $2, $3, $4 \
+                     WHERE (SELECT COUNT(*) FROM sites WHERE owner_id = $1 AND verified_at IS NULL) < $5 RETURNING id",
                 )
                 .bind(actor.user_id)
                 .bind(origin)
                 .bind(&token)
                 .bind(now)
-                .fetch_one(&self.pool)
+                .bind($crate::MAX_UNVERIFIED_SITES)
+                .fetch_optional(&self.pool)
                 .await
                 .map_err(|e| conflict(e, format!("site {origin}")))?;
+                let id = id.ok_or_else(|| {
+                    Error::Quota(format!(
+                        "you have {} sites that are not verified: verify or delete one before adding {origin}",
+                        $crate::MAX_UNVERIFIED_SITES
+                    ))
+                })?;
                 Ok(Site {
                     id,
                     owner_id: actor.user_id,
@@ -462,12 +513,13 @@ macro_rules! impl_store {
                     .await?)
             }
 
-            async fn lease_due_sitemaps(
+            async fn lease_sitemaps(
                 &self,
                 worker: &str,
                 now: Timestamp,
                 limit: i64,
                 lease_seconds: i64,
+                policy: LeasePolicy,
             ) -> Result<Vec<LeasedSitemap>> {
                 let mut tx = self.begin_write().await?;
                 let mut leased: Vec<LeasedSitemap> = sqlx::query_as(lease_sql!($lock))
@@ -475,6 +527,9 @@ macro_rules! impl_store {
                     .bind(now.saturating_add(lease_seconds))
                     .bind(now)
                     .bind(limit)
+                    .bind(policy.per_origin.max(1))
+                    .bind(policy.per_owner.max(1))
+                    .bind(policy.min_interval.max(0))
                     .fetch_all(&mut *tx)
                     .await?;
                 tx.commit().await?;
@@ -543,7 +598,7 @@ macro_rules! impl_store {
                 .bind(url_count)
                 .bind(errors)
                 .bind(warnings)
-                .bind(&d.error)
+                .bind(d.error.as_deref().map(clean))
                 .fetch_one(&mut *tx)
                 .await?;
                 for f in &d.findings {
@@ -552,12 +607,12 @@ macro_rules! impl_store {
                          VALUES ($1, $2, $3, $4, $5, $6, $7)",
                     )
                     .bind(download_id)
-                    .bind(&f.rule)
-                    .bind(&f.severity)
+                    .bind(clean(&f.rule))
+                    .bind(clean(&f.severity))
                     .bind(f.line)
                     .bind(f.col)
-                    .bind(&f.loc)
-                    .bind(&f.message)
+                    .bind(f.loc.as_deref().map(clean))
+                    .bind(clean(&f.message))
                     .execute(&mut *tx)
                     .await?;
                 }
@@ -736,48 +791,104 @@ macro_rules! impl_store {
                 Ok(sync)
             }
 
-            async fn upsert_urls(&self, site_id: i64, sitemap_id: i64, urls: &[UrlRecord], now: Timestamp) -> Result<u64> {
+            async fn store_urls(
+                &self,
+                site_id: i64,
+                sitemap_id: i64,
+                urls: &[UrlRecord],
+                now: Timestamp,
+                quota: i64,
+            ) -> Result<UrlWrite> {
                 // One multi-row statement per chunk instead of two round trips per URL (ten
-                // times faster on PostgreSQL). A statement may not touch a row twice, so a
-                // URL listed twice keeps its last entry.
+                // times faster on PostgreSQL), one transaction per chunk so that other writers
+                // wait briefly. A statement may not touch a row twice, so a URL listed twice
+                // keeps its last entry.
+                let keyed: Vec<(std::borrow::Cow<'_, str>, Vec<u8>)> = urls
+                    .iter()
+                    .map(|u| {
+                        let loc = clean(&u.loc);
+                        let hash = loc_hash(&loc);
+                        (loc, hash)
+                    })
+                    .collect();
                 let mut last = std::collections::HashMap::with_capacity(urls.len());
-                for (i, url) in urls.iter().enumerate() {
-                    last.insert(url.loc.as_str(), i);
+                for (i, (_, hash)) in keyed.iter().enumerate() {
+                    last.insert(hash.as_slice(), i);
                 }
-                let unique: Vec<&UrlRecord> =
-                    urls.iter().enumerate().filter(|(i, u)| last[u.loc.as_str()] == *i).map(|(_, u)| u).collect();
-                let mut tx = self.begin_write().await?;
+                let unique: Vec<usize> = (0..urls.len()).filter(|i| last[keyed[*i].1.as_slice()] == *i).collect();
+                let mut write = UrlWrite::default();
+                // The site's URL rows, counted once, when the first new URL meets a quota.
+                let mut rows: Option<i64> = None;
                 for chunk in unique.chunks(URL_CHUNK) {
-                    let mut insert = sqlx::QueryBuilder::new(
-                        "INSERT INTO urls (site_id, loc, lastmod, changefreq, priority, first_seen_at, last_seen_at, changed_at) ",
-                    );
-                    insert.push_values(chunk, |mut row, url| {
-                        row.push_bind(site_id)
-                            .push_bind(&url.loc)
-                            .push_bind(&url.lastmod)
-                            .push_bind(&url.changefreq)
-                            .push_bind(url.priority)
-                            .push_bind(now)
-                            .push_bind(now)
-                            .push_bind(now);
-                    });
-                    insert.push(
-                        " ON CONFLICT (site_id, loc) DO UPDATE SET \
-                         changed_at = CASE WHEN urls.removed_at IS NOT NULL OR urls.lastmod IS DISTINCT FROM excluded.lastmod \
-                         THEN excluded.changed_at ELSE urls.changed_at END, \
-                         lastmod = excluded.lastmod, changefreq = excluded.changefreq, priority = excluded.priority, \
-                         last_seen_at = excluded.last_seen_at, removed_at = NULL RETURNING id",
-                    );
-                    let ids: Vec<i64> = insert.build_query_scalar().fetch_all(&mut *tx).await?;
-                    let mut link = sqlx::QueryBuilder::new("INSERT INTO sitemap_urls (sitemap_id, url_id, last_seen_at) ");
-                    link.push_values(&ids, |mut row, id| {
-                        row.push_bind(sitemap_id).push_bind(*id).push_bind(now);
-                    });
-                    link.push(" ON CONFLICT (sitemap_id, url_id) DO UPDATE SET last_seen_at = excluded.last_seen_at");
-                    link.build().execute(&mut *tx).await?;
+                    let mut tx = self.begin_write().await?;
+                    let mut take: Vec<usize> = chunk.to_vec();
+                    if quota < i64::MAX {
+                        let mut known = sqlx::QueryBuilder::new("SELECT loc_hash FROM urls WHERE site_id = ");
+                        known.push_bind(site_id).push(" AND loc_hash IN (");
+                        let mut list = known.separated(", ");
+                        for i in chunk {
+                            list.push_bind(keyed[*i].1.as_slice());
+                        }
+                        list.push_unseparated(")");
+                        let known: std::collections::HashSet<Vec<u8>> =
+                            known.build_query_scalar().fetch_all(&mut *tx).await?.into_iter().collect();
+                        let fresh = chunk.iter().filter(|i| !known.contains(&keyed[**i].1)).count() as i64;
+                        if fresh > 0 {
+                            let count = match rows {
+                                Some(n) => n,
+                                None => sqlx::query_scalar("SELECT COUNT(*) FROM urls WHERE site_id = $1")
+                                    .bind(site_id)
+                                    .fetch_one(&mut *tx)
+                                    .await?,
+                            };
+                            let room = quota.saturating_sub(count).clamp(0, fresh);
+                            let mut left = room;
+                            take.retain(|i| {
+                                known.contains(&keyed[*i].1) || {
+                                    left -= 1;
+                                    left >= 0
+                                }
+                            });
+                            write.refused += (fresh - room) as u64;
+                            rows = Some(count + room);
+                        }
+                    }
+                    if !take.is_empty() {
+                        let mut insert = sqlx::QueryBuilder::new(
+                            "INSERT INTO urls (site_id, loc, loc_hash, lastmod, changefreq, priority, first_seen_at, \
+                             last_seen_at, changed_at) ",
+                        );
+                        insert.push_values(&take, |mut row, i| {
+                            let (url, (loc, hash)) = (&urls[*i], &keyed[*i]);
+                            row.push_bind(site_id)
+                                .push_bind(loc.as_ref())
+                                .push_bind(hash.as_slice())
+                                .push_bind(&url.lastmod)
+                                .push_bind(&url.changefreq)
+                                .push_bind(url.priority)
+                                .push_bind(now)
+                                .push_bind(now)
+                                .push_bind(now);
+                        });
+                        insert.push(
+                            " ON CONFLICT (site_id, loc_hash) DO UPDATE SET \
+                             changed_at = CASE WHEN urls.removed_at IS NOT NULL OR urls.lastmod IS DISTINCT FROM excluded.lastmod \
+                             THEN excluded.changed_at ELSE urls.changed_at END, \
+                             lastmod = excluded.lastmod, changefreq = excluded.changefreq, priority = excluded.priority, \
+                             last_seen_at = excluded.last_seen_at, removed_at = NULL RETURNING id",
+                        );
+                        let ids: Vec<i64> = insert.build_query_scalar().fetch_all(&mut *tx).await?;
+                        let mut link = sqlx::QueryBuilder::new("INSERT INTO sitemap_urls (sitemap_id, url_id, last_seen_at) ");
+                        link.push_values(&ids, |mut row, id| {
+                            row.push_bind(sitemap_id).push_bind(*id).push_bind(now);
+                        });
+                        link.push(" ON CONFLICT (sitemap_id, url_id) DO UPDATE SET last_seen_at = excluded.last_seen_at");
+                        link.build().execute(&mut *tx).await?;
+                    }
+                    tx.commit().await?;
+                    write.written += take.len() as u64;
                 }
-                tx.commit().await?;
-                Ok(unique.len() as u64)
+                Ok(write)
             }
 
             async fn sweep_urls(&self, site_id: i64, sitemap_id: i64, seen_since: Timestamp, now: Timestamp) -> Result<u64> {
@@ -847,19 +958,31 @@ macro_rules! impl_store {
             // --- api ---
 
             async fn record_pushed_urls(&self, site_id: i64, urls: &[String], now: Timestamp) -> Result<u64> {
-                let mut unique: Vec<&str> = urls.iter().map(String::as_str).collect();
-                unique.sort_unstable();
-                unique.dedup();
+                let mut unique: Vec<(std::borrow::Cow<'_, str>, Vec<u8>)> = urls
+                    .iter()
+                    .map(|u| {
+                        let loc = clean(u);
+                        let hash = loc_hash(&loc);
+                        (loc, hash)
+                    })
+                    .collect();
+                unique.sort_unstable_by(|a, b| a.1.cmp(&b.1));
+                unique.dedup_by(|a, b| a.1 == b.1);
                 let mut tx = self.begin_write().await?;
                 for chunk in unique.chunks(URL_CHUNK) {
                     let mut insert = sqlx::QueryBuilder::new(
-                        "INSERT INTO urls (site_id, loc, first_seen_at, last_seen_at, changed_at) ",
+                        "INSERT INTO urls (site_id, loc, loc_hash, first_seen_at, last_seen_at, changed_at) ",
                     );
-                    insert.push_values(chunk, |mut row, loc| {
-                        row.push_bind(site_id).push_bind(*loc).push_bind(now).push_bind(now).push_bind(now);
+                    insert.push_values(chunk, |mut row, (loc, hash)| {
+                        row.push_bind(site_id)
+                            .push_bind(loc.as_ref())
+                            .push_bind(hash.as_slice())
+                            .push_bind(now)
+                            .push_bind(now)
+                            .push_bind(now);
                     });
                     insert.push(
-                        " ON CONFLICT (site_id, loc) DO UPDATE SET changed_at = excluded.changed_at, removed_at = NULL",
+                        " ON CONFLICT (site_id, loc_hash) DO UPDATE SET changed_at = excluded.changed_at, removed_at = NULL",
                     );
                     insert.build().execute(&mut *tx).await?;
                 }
@@ -1053,6 +1176,53 @@ macro_rules! impl_store {
                 .await?;
                 Ok(Page::from_one_extra(items, limit, |f| f.url_id))
             }
+
+            // --- retention ---
+
+            async fn apply_retention(&self, policy: Retention, now: Timestamp) -> Result<RetentionReport> {
+                let batch = policy.batch.max(1);
+                Ok(RetentionReport {
+                    // The newest `keep` of each sitemap stay, and its newest that read the file
+                    // (the console's counts); findings go with their download (ON DELETE CASCADE).
+                    downloads: delete_in_batches!(
+                        self,
+                        batch,
+                        "DELETE FROM downloads WHERE id IN (SELECT r.id FROM (SELECT id, status, \
+                         ROW_NUMBER() OVER (PARTITION BY sitemap_id ORDER BY downloaded_at DESC, id DESC) AS n, \
+                         ROW_NUMBER() OVER (PARTITION BY sitemap_id, status = 'unchanged' \
+                         ORDER BY downloaded_at DESC, id DESC) AS m FROM downloads) r \
+                         WHERE r.n > $1 AND NOT (r.status <> 'unchanged' AND r.m = 1) LIMIT $2)",
+                        policy.keep_downloads.max(1)
+                    ),
+                    pings: delete_in_batches!(
+                        self,
+                        batch,
+                        "DELETE FROM pings WHERE id IN (SELECT id FROM pings WHERE received_at < $1 LIMIT $2)",
+                        now.saturating_sub(policy.ping_max_age)
+                    ),
+                    sessions: delete_in_batches!(
+                        self,
+                        batch,
+                        "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires_at <= $1 LIMIT $2)",
+                        now
+                    ),
+                    urls: delete_in_batches!(
+                        self,
+                        batch,
+                        "DELETE FROM urls WHERE id IN (SELECT id FROM urls WHERE removed_at < $1 LIMIT $2)",
+                        now.saturating_sub(policy.removed_url_max_age)
+                    ),
+                    // A site that lost its proof keeps its sitemaps and history: only sites that
+                    // never got a sitemap expire.
+                    sites: delete_in_batches!(
+                        self,
+                        batch,
+                        "DELETE FROM sites WHERE id IN (SELECT s.id FROM sites s WHERE s.verified_at IS NULL \
+                         AND s.created_at < $1 AND NOT EXISTS (SELECT 1 FROM sitemaps sm WHERE sm.site_id = s.id) LIMIT $2)",
+                        now.saturating_sub(policy.unverified_site_max_age)
+                    ),
+                })
+            }
         }
     };
 }
@@ -1185,6 +1355,23 @@ macro_rules! forget_removed {
     }};
 }
 
+/// Runs a `DELETE ... WHERE id IN (SELECT ... LIMIT $2)` with `$1` = `$arg` in transactions
+/// of `$batch` rows until fewer are left; evaluates to the rows deleted.
+macro_rules! delete_in_batches {
+    ($self:expr, $batch:expr, $sql:literal, $arg:expr) => {{
+        let mut total = 0_u64;
+        loop {
+            let mut tx = $self.begin_write().await?;
+            let done = sqlx::query($sql).bind($arg).bind($batch).execute(&mut *tx).await?.rows_affected();
+            tx.commit().await?;
+            total += done;
+            if done < $batch as u64 {
+                break total;
+            }
+        }
+    }};
+}
+
 /// Roll-up chains longer than this stop (indexes of indexes are already beyond the protocol).
 pub(crate) const MAX_ROLLUP_DEPTH: usize = 16;
 
@@ -1210,6 +1397,24 @@ pub(crate) fn worse(own: Option<String>, worst: i64) -> Option<String> {
         3 => Some("errors".into()),
         2 => Some("warnings".into()),
         _ => None,
+    }
+}
+
+/// The key of a URL within its site: the first 16 bytes of the SHA-256 of its text. A btree on
+/// the text itself refuses keys over 2,704 bytes on PostgreSQL; 128 bits make a collision
+/// among even billions of URLs vanishingly unlikely.
+pub(crate) fn loc_hash(loc: &str) -> Vec<u8> {
+    use sha2::Digest;
+    sha2::Sha256::digest(loc.as_bytes())[..16].to_vec()
+}
+
+/// Text as stored: NUL, which PostgreSQL refuses in text, becomes U+FFFD (on both backends,
+/// so that both store the same thing).
+pub(crate) fn clean(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\0') {
+        std::borrow::Cow::Owned(text.replace('\0', "\u{FFFD}"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
     }
 }
 

@@ -63,7 +63,9 @@ pub trait Store: Send + Sync + 'static {
 
     // --- sites ---
 
-    /// Adds a site for the actor with a fresh verification token.
+    /// Adds a site for the actor with a fresh verification token. A user may have at most
+    /// [`MAX_UNVERIFIED_SITES`](crate::MAX_UNVERIFIED_SITES) sites not verified: past it,
+    /// [`Error::Quota`](crate::Error::Quota).
     async fn create_site(&self, actor: Actor, origin: &str, now: Timestamp) -> Result<Site>;
 
     /// One site of the actor.
@@ -139,14 +141,30 @@ pub trait Store: Send + Sync + 'static {
     // --- the fetch queue ---
 
     /// Leases up to `limit` due sitemaps of verified sites to `worker` until
-    /// `now + lease_seconds`. Due: not removed, `next_fetch_at <= now`, and no lease or an
-    /// expired one. Two concurrent callers never get the same sitemap.
+    /// `now + lease_seconds`, without caps ([`LeasePolicy::UNLIMITED`]). Due: not removed,
+    /// `next_fetch_at <= now`, and no lease or an expired one. Two concurrent callers never get
+    /// the same sitemap.
     async fn lease_due_sitemaps(
         &self,
         worker: &str,
         now: Timestamp,
         limit: i64,
         lease_seconds: i64,
+    ) -> Result<Vec<LeasedSitemap>> {
+        self.lease_sitemaps(worker, now, limit, lease_seconds, LeasePolicy::UNLIMITED).await
+    }
+
+    /// Leases like [`Store::lease_due_sitemaps`], shared fairly: a sitemap downloaded less than
+    /// `policy.min_interval` ago is not due yet, no origin gets more than `policy.per_origin`
+    /// leases in force nor an owner more than `policy.per_owner`, and owners take turns (the
+    /// one with the fewest leases in force first, then the longest due).
+    async fn lease_sitemaps(
+        &self,
+        worker: &str,
+        now: Timestamp,
+        limit: i64,
+        lease_seconds: i64,
+        policy: LeasePolicy,
     ) -> Result<Vec<LeasedSitemap>>;
 
     /// Stores a download and its findings, updates the sitemap's summary, sets its next fetch
@@ -154,6 +172,7 @@ pub trait Store: Send + Sync + 'static {
     /// An "unchanged" download (304) carries the status, counts and findings of the last read
     /// it stands for, and the sitemap keeps that verdict. The roll-ups of the sitemap and the
     /// indexes above it are brought up to date.
+    /// NUL characters, which PostgreSQL refuses in text, are stored as U+FFFD on both backends.
     async fn complete(
         &self,
         worker: &str,
@@ -212,8 +231,25 @@ pub trait Store: Send + Sync + 'static {
     /// Stores URLs a sitemap lists, once per site: new ones are added, known ones updated
     /// (a changed lastmod or a return from removal sets `changed_at`), and the sitemap's link
     /// to each is stamped `now`. A URL listed twice counts once, with its last entry. Returns how
-    /// many distinct URLs were written.
-    async fn upsert_urls(&self, site_id: i64, sitemap_id: i64, urls: &[UrlRecord], now: Timestamp) -> Result<u64>;
+    /// many distinct URLs were written. No quota: see [`Store::store_urls`].
+    async fn upsert_urls(&self, site_id: i64, sitemap_id: i64, urls: &[UrlRecord], now: Timestamp) -> Result<u64> {
+        Ok(self.store_urls(site_id, sitemap_id, urls, now, i64::MAX).await?.written)
+    }
+
+    /// [`Store::upsert_urls`] within a quota: new URLs are added only while the site has fewer
+    /// than `quota` URL rows (removed ones count: they take room too), the rest are counted as
+    /// refused; known URLs are always updated. Written in transactions of at most
+    /// 500 URLs, so other writers wait briefly. Concurrent jobs of one site may pass the quota
+    /// by what they write at once. Text is stored without NUL characters (see
+    /// [`Store::complete`]).
+    async fn store_urls(
+        &self,
+        site_id: i64,
+        sitemap_id: i64,
+        urls: &[UrlRecord],
+        now: Timestamp,
+        quota: i64,
+    ) -> Result<UrlWrite>;
 
     /// After a full read of a sitemap: unlinks the URLs it no longer lists (link stamped
     /// before `seen_since`) and marks removed, at `now`, the site's URLs no sitemap lists.
@@ -295,4 +331,11 @@ pub trait Store: Send + Sync + 'static {
 
     /// A page of the live URLs of a site of the actor that failed their last check, by URL id.
     async fn list_url_failures(&self, actor: Actor, site_id: i64, after: i64, limit: i64) -> Result<Page<UrlFailure>>;
+
+    // --- retention ---
+
+    /// Deletes what the retention policy no longer keeps (old downloads with their findings,
+    /// old pings, expired sessions, URLs removed long ago, stale unverified sites), in
+    /// transactions of at most `policy.batch` rows.
+    async fn apply_retention(&self, policy: Retention, now: Timestamp) -> Result<RetentionReport>;
 }

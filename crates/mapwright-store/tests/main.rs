@@ -4,5 +4,6 @@ mod accounts;
 mod lease;
 mod ownership;
 mod pushed;
+mod sharing;
 mod support;
 mod urls;

@@ -80,6 +80,34 @@ pub struct ServeArgs {
     /// client, 6 per sitemap]; raise it for a load test from one address.
     #[arg(long, env = "MAPWRIGHT_PING_LIMIT_PER_MINUTE", value_name = "N")]
     pub ping_limit_per_minute: Option<u32>,
+    /// Downloads of one origin in flight at once, in all processes sharing the database
+    /// [default: 2].
+    #[arg(long, env = "MAPWRIGHT_JOBS_PER_ORIGIN", value_name = "N")]
+    pub jobs_per_origin: Option<i64>,
+    /// Downloads of one user's sites in flight at once, in all processes; below --workers, so
+    /// that one user's slow sites never hold every worker [default: 2, or workers - 1].
+    #[arg(long, env = "MAPWRIGHT_JOBS_PER_USER", value_name = "N")]
+    pub jobs_per_user: Option<i64>,
+    /// The shortest time between two downloads of one sitemap, however often it is pinged or
+    /// resubmitted [default: 60s].
+    #[arg(long, env = "MAPWRIGHT_MIN_FETCH_INTERVAL", value_name = "DURATION", value_parser = duration_arg)]
+    pub min_fetch_interval: Option<Duration>,
+    /// URLs one site may hold (removed ones count until they expire); new URLs past it are not
+    /// stored and the download says so [default: 1000000].
+    #[arg(long, env = "MAPWRIGHT_URL_QUOTA", value_name = "N")]
+    pub url_quota: Option<i64>,
+    /// Downloads (with their findings) kept per sitemap [default: 50].
+    #[arg(long, env = "MAPWRIGHT_KEEP_DOWNLOADS", value_name = "N")]
+    pub keep_downloads: Option<i64>,
+    /// How long ping records are kept [default: 7d].
+    #[arg(long, env = "MAPWRIGHT_PING_RETENTION", value_name = "DURATION", value_parser = duration_arg)]
+    pub ping_retention: Option<Duration>,
+    /// How long URLs that left every sitemap are kept [default: 30d].
+    #[arg(long, env = "MAPWRIGHT_REMOVED_URL_RETENTION", value_name = "DURATION", value_parser = duration_arg)]
+    pub removed_url_retention: Option<Duration>,
+    /// How long a site never verified, with no sitemap, is kept [default: 7d].
+    #[arg(long, env = "MAPWRIGHT_UNVERIFIED_SITE_RETENTION", value_name = "DURATION", value_parser = duration_arg)]
+    pub unverified_site_retention: Option<Duration>,
     /// Make the account with this e-mail an admin, who sees and changes every user's sites
     /// (granted at start, or at sign-up); repeatable, comma-separated in the variable.
     #[arg(long = "admin", env = "MAPWRIGHT_ADMINS", value_name = "EMAIL", value_delimiter = ',')]
@@ -106,6 +134,14 @@ impl ServeArgs {
             shutdown_grace: self.shutdown_grace,
             ping_limit_per_minute: self.ping_limit_per_minute,
             admins: (!self.admins.is_empty()).then(|| self.admins.clone()),
+            jobs_per_origin: self.jobs_per_origin,
+            jobs_per_user: self.jobs_per_user,
+            min_fetch_interval: self.min_fetch_interval,
+            url_quota: self.url_quota,
+            keep_downloads: self.keep_downloads,
+            ping_retention: self.ping_retention,
+            removed_url_retention: self.removed_url_retention,
+            unverified_site_retention: self.unverified_site_retention,
         };
         settings::resolve(given, file, default_data_dir)
     }
@@ -164,6 +200,11 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         poll_interval: settings.poll_interval,
         verify_interval: settings.verify_interval,
         grace: settings.shutdown_grace,
+        per_origin: settings.sharing.jobs_per_origin,
+        per_owner: settings.sharing.jobs_per_user,
+        min_fetch_interval: settings.sharing.min_fetch_interval,
+        url_quota: settings.sharing.url_quota,
+        retention: Some(retention(&settings.sharing)),
         ..scheduler::Config::default()
     };
     let workers = scheduler::spawn(state.clone(), config, shutdown.clone());
@@ -192,6 +233,20 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
     store.close().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The retention task's policy from the settings (run hourly, sessions deleted once expired).
+fn retention(sharing: &settings::Sharing) -> scheduler::retention::Config {
+    let seconds = |d: Duration| d.as_secs().min(i64::MAX as u64) as i64;
+    let default = scheduler::retention::Config::default();
+    let policy = mapwright_store::Retention {
+        keep_downloads: sharing.keep_downloads,
+        ping_max_age: seconds(sharing.ping_retention),
+        removed_url_max_age: seconds(sharing.removed_url_retention),
+        unverified_site_max_age: seconds(sharing.unverified_site_retention),
+        ..default.policy
+    };
+    scheduler::retention::Config { policy, ..default }
 }
 
 /// `$XDG_DATA_HOME/mapwright`, else `~/.local/share/mapwright`, else `./mapwright-data`.

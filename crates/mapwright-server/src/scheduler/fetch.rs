@@ -219,19 +219,37 @@ async fn read_body(
         (outcome, findings, pass)
     });
     let mut store_error = None;
+    let quota = state.scheduler.url_quota.load(std::sync::atomic::Ordering::Relaxed);
+    let mut refused = 0;
     while let Some(batch) = rx.recv().await {
-        if let Err(e) = state.store.upsert_urls(site.id, sitemap.id, &batch, stamp).await {
-            store_error = Some(e);
-            break;
+        match state.store.store_urls(site.id, sitemap.id, &batch, stamp, quota).await {
+            Ok(write) => refused += write.refused,
+            Err(e) => {
+                store_error = Some(e);
+                break;
+            }
         }
     }
     drop(rx);
-    let (outcome, findings, pass) = blocking.await.map_err(|e| JobError::Reader(e.to_string()))?;
+    let (outcome, findings, mut pass) = blocking.await.map_err(|e| JobError::Reader(e.to_string()))?;
     if let Some(e) = store_error {
         return Err(e.into());
     }
     let stats = stats.lock().map(|s| s.clone()).unwrap_or_default();
-    let Findings { kept: findings, fatal } = findings;
+    let Findings { kept: mut findings, fatal } = findings;
+    if refused > 0 {
+        findings.push(FindingRecord {
+            rule: Rule::TooManyUrls.as_str().to_owned(),
+            severity: "error".to_owned(),
+            line: None,
+            col: None,
+            loc: None,
+            message: format!(
+                "the site holds its quota of {quota} URLs: {refused} new URLs of this sitemap were not stored"
+            ),
+        });
+    }
+    findings.extend(pass.skipped.take());
     let fatal = fatal || outcome.io_error.is_some() || outcome.format.is_none();
     let errors = findings.iter().any(|f: &FindingRecord| f.severity == "error");
     let warnings = findings.iter().any(|f| f.severity == "warning");
@@ -289,6 +307,11 @@ struct Pass {
     children: Vec<IndexChild>,
     /// web, image, video, news seen.
     kinds: [bool; 4],
+    /// URL entries seen: past the protocol's 50,000 they are not stored (the validator
+    /// reports `too-many-urls`).
+    urls_seen: usize,
+    /// Why a child was not followed, for the download's findings.
+    skipped: Option<FindingRecord>,
 }
 
 impl Pass {
@@ -308,12 +331,18 @@ impl Pass {
             batch: Vec::with_capacity(URL_BATCH),
             children: Vec::new(),
             kinds: [false; 4],
+            urls_seen: 0,
+            skipped: None,
         }
     }
 
     fn entry(&mut self, entry: &Entry) {
         match entry {
             Entry::Url(u) => {
+                self.urls_seen += 1;
+                if self.urls_seen > mapwright_core::MAX_URLS {
+                    return;
+                }
                 if self.scope.as_ref().is_none_or(|s| !s.contains(&u.loc)) || u.loc.origin_str() != self.site_origin {
                     return;
                 }
@@ -335,6 +364,21 @@ impl Pass {
             Entry::Sitemap(s) => {
                 // An index lists sitemaps of its own site only; itself never (no self-loop).
                 let same_site = self.index_loc.as_ref().is_some_and(|i| i.origin_str() == s.loc.origin_str());
+                // A child URL of 2,048 characters or more breaks the protocol (the reader said
+                // `loc-too-long`) and is not followed: sitemaps are keyed by their URL's text.
+                if s.loc.char_len() >= mapwright_core::MAX_LOC_LEN {
+                    if self.skipped.is_none() {
+                        self.skipped = Some(FindingRecord {
+                            rule: Rule::LocTooLong.as_str().to_owned(),
+                            severity: "error".to_owned(),
+                            line: None,
+                            col: None,
+                            loc: None,
+                            message: "a child sitemap URL of 2,048 characters or more is not followed".to_owned(),
+                        });
+                    }
+                    return;
+                }
                 if same_site && s.loc.as_str() != self.own_url && self.children.len() < MAX_CHILDREN {
                     self.children.push(IndexChild {
                         url: s.loc.as_str().to_owned(),

@@ -1,19 +1,28 @@
-//! The fetch scheduler: `workers` tasks that lease due sitemaps from the store, fetch, read
-//! and store them ([`run_job`]), and one task that re-checks site verification and adds the
-//! sitemaps robots.txt names ([`recheck_once`], [`after_verified`]).
+//! The fetch scheduler: a dispatcher that leases due sitemaps from the store fairly and runs
+//! up to `workers` jobs at once ([`run_job`]), one task that re-checks site verification and
+//! adds the sitemaps robots.txt names ([`recheck_once`], [`after_verified`]), and one that
+//! applies the retention policy ([`retention`]).
 //!
 //! The queue is the store's `sitemaps` table: leases with an expiry make a crashed process's
 //! jobs due again, and `FOR UPDATE SKIP LOCKED` (PostgreSQL) or a write transaction (SQLite)
-//! keeps two workers, in one process or several, off the same job. Workers poll when idle and
-//! wake at once on [`wake`] (a ping, a resubmit, a new index child).
+//! keeps two processes off the same job. The lease is fair ([`LeasePolicy`]): a few jobs per
+//! origin and per owner at once, owners in turn, and never a fetch sooner than the minimum
+//! interval after the last, so one user's stalled or endless sites leave workers free for the
+//! others. The dispatcher polls when idle and wakes at once on [`wake`] (a ping, a resubmit, a
+//! new index child) or when a job ends.
 
 mod fetch;
 pub mod policy;
 mod recheck;
+pub mod retention;
 
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::{Notify, watch};
+use mapwright_store::{DownloadRecord, FetchSummary, LeasePolicy, LeasedSitemap};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
 use crate::{AppState, now};
@@ -24,15 +33,15 @@ pub use recheck::{after_verified, recheck_once, verify_now};
 /// How the scheduler runs; `mapwright serve` fills it from its settings.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// Worker tasks in this process (default 4).
+    /// Jobs run at once in this process (default 4).
     pub workers: usize,
-    /// Sitemaps a worker leases at once (default 4): more means fewer lease queries, but
-    /// jobs held longer before they start.
+    /// Sitemaps leased by one lease query at most (default 4).
     pub batch: i64,
     /// How long a lease holds (default 300 s, above the HTTP layer's 120 s request limit):
-    /// after it a crashed worker's job is due again.
+    /// after it a crashed worker's job is due again. A job still running at 90% of it is
+    /// stopped and recorded as failed, so that it never runs twice at once.
     pub lease_seconds: i64,
-    /// The wait of an idle worker before it looks again (default 1 s).
+    /// The wait of an idle dispatcher before it looks again (default 1 s).
     pub poll_interval: Duration,
     /// How often a site's verification is re-checked (default 24 h).
     pub verify_interval: Duration,
@@ -41,6 +50,27 @@ pub struct Config {
     pub grace: Duration,
     /// Run the verification re-check task (default true).
     pub recheck: bool,
+    /// Jobs of one origin in flight at once, in all processes (default 2).
+    pub per_origin: i64,
+    /// Jobs of one owner in flight at once, in all processes (default 2); below `workers`, so
+    /// one user's slow sites never hold every worker.
+    pub per_owner: i64,
+    /// Requests to one host at once from this process (default 2), whichever sites they serve
+    /// (a host many sites cross-submit to), as `discover` bounds them.
+    pub per_host: usize,
+    /// The shortest time between two fetches of one sitemap, however often it is pinged or
+    /// resubmitted (default 60 s).
+    pub min_fetch_interval: Duration,
+    /// URL rows a site may hold (default 1,000,000): new URLs past it are not stored, and the
+    /// download says so.
+    pub url_quota: i64,
+    /// How long one site's verification check may take in the re-check (default 15 s); a
+    /// site that does not answer in time is not verified.
+    pub verify_timeout: Duration,
+    /// Verification checks run at once by the re-check (default 8).
+    pub verify_concurrency: usize,
+    /// The retention policy and how often it runs; `None` keeps everything.
+    pub retention: Option<retention::Config>,
 }
 
 impl Default for Config {
@@ -53,17 +83,76 @@ impl Default for Config {
             verify_interval: Duration::from_secs(24 * 3600),
             grace: Duration::from_secs(10),
             recheck: true,
+            per_origin: 2,
+            per_owner: 2,
+            per_host: 2,
+            min_fetch_interval: Duration::from_secs(60),
+            url_quota: DEFAULT_URL_QUOTA,
+            verify_timeout: Duration::from_secs(15),
+            verify_concurrency: 8,
+            retention: None,
+        }
+    }
+}
+
+/// URL rows a site may hold unless configured.
+pub const DEFAULT_URL_QUOTA: i64 = 1_000_000;
+
+impl Config {
+    /// The store's side of the fairness rules.
+    pub fn lease_policy(&self) -> LeasePolicy {
+        LeasePolicy {
+            per_origin: self.per_origin.max(1),
+            per_owner: self.per_owner.max(1),
+            min_interval: self.min_fetch_interval.as_secs() as i64,
         }
     }
 }
 
 /// What the scheduler shares with the handlers through [`AppState`].
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Shared {
     /// Wakes idle workers (see [`wake`]).
     pub wake: Notify,
     /// The counters `/metrics` serves.
     pub metrics: crate::metrics::Metrics,
+    /// URL rows a site may hold ([`Config::url_quota`], set by [`spawn`]).
+    pub url_quota: AtomicI64,
+    /// Requests in flight per host ([`Config::per_host`]).
+    hosts: HostLimits,
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        Shared {
+            wake: Notify::new(),
+            metrics: Default::default(),
+            url_quota: AtomicI64::new(DEFAULT_URL_QUOTA),
+            hosts: HostLimits::default(),
+        }
+    }
+}
+
+/// A semaphore per host, made on first use; idle ones are dropped once there are many.
+#[derive(Debug, Default)]
+struct HostLimits {
+    hosts: Mutex<HashMap<String, Arc<Semaphore>>>,
+}
+
+impl HostLimits {
+    /// Entries kept before idle ones are swept.
+    const SWEEP_AT: usize = 1024;
+
+    async fn acquire(&self, host: &str, per_host: usize) -> OwnedSemaphorePermit {
+        let semaphore = {
+            let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+            if hosts.len() >= Self::SWEEP_AT && !hosts.contains_key(host) {
+                hosts.retain(|_, s| Arc::strong_count(s) > 1);
+            }
+            hosts.entry(host.to_owned()).or_insert_with(|| Arc::new(Semaphore::new(per_host.max(1)))).clone()
+        };
+        semaphore.acquire_owned().await.expect("host semaphores are never closed")
+    }
 }
 
 /// Wakes idle workers now, after something became due (a ping, a resubmit, a new sitemap),
@@ -72,20 +161,20 @@ pub fn wake(state: &AppState) {
     state.scheduler.wake.notify_waiters();
 }
 
-/// Starts the workers and the re-check task. They stop when `shutdown` turns true (or its
-/// sender is dropped): no new leases, jobs in flight get [`Config::grace`] to finish, the
-/// rest are released, and every lease of this process is given back. The handle ends when
-/// all have stopped.
+/// Starts the dispatcher, the re-check task and the retention task. They stop when `shutdown`
+/// turns true (or its sender is dropped): no new leases, jobs in flight get
+/// [`Config::grace`] to finish, the rest are released, and every lease of this process is
+/// given back. The handle ends when all have stopped.
 pub fn spawn(state: AppState, config: Config, shutdown: watch::Receiver<bool>) -> JoinHandle<()> {
+    state.scheduler.url_quota.store(config.url_quota.max(0), Ordering::Relaxed);
     tokio::spawn(async move {
         let mut tasks = JoinSet::new();
-        let process = process_tag();
-        for n in 0..config.workers.max(1) {
-            let worker = format!("{process}-{n}");
-            tasks.spawn(work(state.clone(), config.clone(), worker, shutdown.clone()));
-        }
+        tasks.spawn(dispatch(state.clone(), config.clone(), process_tag(), shutdown.clone()));
         if config.recheck {
             tasks.spawn(recheck::run(state.clone(), config.clone(), shutdown.clone()));
+        }
+        if let Some(policy) = config.retention {
+            tasks.spawn(retention::run(state.clone(), policy, shutdown.clone()));
         }
         while let Some(done) = tasks.join_next().await {
             if let Err(e) = done {
@@ -111,67 +200,118 @@ async fn stopping(mut shutdown: watch::Receiver<bool>) {
     }
 }
 
-/// One worker: lease, run, repeat; idle, wait for a poll or a wake-up.
-async fn work(state: AppState, config: Config, worker: String, shutdown: watch::Receiver<bool>) {
-    tracing::debug!(worker, "worker started");
+/// The dispatcher: lease as many jobs as there are free slots, run each in its own task,
+/// and when none is due or no slot is free, wait for a poll, a wake-up or a job's end.
+async fn dispatch(state: AppState, config: Config, worker: String, shutdown: watch::Receiver<bool>) {
+    tracing::debug!(worker, "dispatcher started");
+    let slots = config.workers.max(1);
+    let policy = config.lease_policy();
+    let mut running = JoinSet::new();
     while !*shutdown.borrow() {
-        let jobs = match state.store.lease_due_sitemaps(&worker, now(), config.batch, config.lease_seconds).await {
-            Ok(jobs) => jobs,
-            Err(e) => {
-                tracing::warn!(worker, error = %e, "cannot lease sitemaps");
-                Vec::new()
+        // Listening before the lease query: a wake-up during it is not lost.
+        let woken = state.scheduler.wake.notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+        let free = slots.saturating_sub(running.len()) as i64;
+        let want = free.min(config.batch.max(1));
+        let mut got = 0;
+        if want > 0 {
+            match state.store.lease_sitemaps(&worker, now(), want, config.lease_seconds, policy).await {
+                Ok(jobs) => {
+                    got = jobs.len() as i64;
+                    for job in jobs {
+                        running.spawn(run_one(state.clone(), config.clone(), worker.clone(), job, shutdown.clone()));
+                    }
+                }
+                Err(e) => tracing::warn!(worker, error = %e, "cannot lease sitemaps"),
             }
-        };
-        if jobs.is_empty() {
-            let woken = state.scheduler.wake.notified();
-            tokio::select! {
-                _ = tokio::time::sleep(config.poll_interval) => {}
-                _ = woken => {}
-                _ = stopping(shutdown.clone()) => {}
-            }
+        }
+        if got > 0 && got == want {
             continue;
         }
-        for job in jobs {
-            if *shutdown.borrow() {
-                release(&state, &worker, job.id).await;
-                continue;
-            }
-            run_one(&state, &config, &worker, &job, shutdown.clone()).await;
+        tokio::select! {
+            _ = tokio::time::sleep(config.poll_interval) => {}
+            _ = woken => {}
+            Some(_) = running.join_next(), if !running.is_empty() => {}
+            _ = stopping(shutdown.clone()) => {}
         }
     }
+    while running.join_next().await.is_some() {}
     match state.store.release_all(&worker).await {
-        Ok(n) => tracing::debug!(worker, released = n, "worker stopped"),
+        Ok(n) => tracing::debug!(worker, released = n, "dispatcher stopped"),
         Err(e) => tracing::warn!(worker, error = %e, "cannot release leases at shutdown"),
     }
 }
 
-/// Runs a job; on shutdown it gets the grace period, then its lease is released.
-async fn run_one(
-    state: &AppState,
-    config: &Config,
-    worker: &str,
-    job: &mapwright_store::LeasedSitemap,
-    shutdown: watch::Receiver<bool>,
-) {
+/// Runs a job under the per-host limit and a deadline inside its lease; on shutdown it gets
+/// the grace period, then its lease is released.
+async fn run_one(state: AppState, config: Config, worker: String, job: LeasedSitemap, shutdown: watch::Receiver<bool>) {
     let grace = async {
         stopping(shutdown).await;
         tokio::time::sleep(config.grace).await;
     };
+    let deadline = Duration::from_secs((config.lease_seconds.max(1) as u64 * 9).div_ceil(10));
+    // Per origin, as `discover` counts hosts: scheme, host and port.
+    let host = url::Url::parse(&job.url).map(|u| u.origin().ascii_serialization()).unwrap_or_default();
+    let run = async {
+        let _permit = state.scheduler.hosts.acquire(&host, config.per_host).await;
+        tokio::time::timeout(deadline, run_job(&state, &worker, &job)).await
+    };
     tokio::select! {
-        result = run_job(state, worker, job) => match result {
-            Ok(done) => {
+        result = run => match result {
+            Ok(Ok(done)) => {
                 state.scheduler.metrics.fetched(&done.status, done.duration_ms, done.url_count);
                 tracing::info!(
                     worker, sitemap = job.id, url = %job.url, status = %done.status,
                     urls = done.url_count, ms = done.duration_ms, "fetched"
                 )
             }
-            Err(e) => tracing::warn!(worker, sitemap = job.id, url = %job.url, error = %e, "job failed"),
+            Ok(Err(JobError::Store(mapwright_store::Error::LeaseLost { .. }))) => {
+                tracing::warn!(worker, sitemap = job.id, url = %job.url, "lease lost: another worker has the job")
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(worker, sitemap = job.id, url = %job.url, error = %e, "job failed");
+                fail_job(&state, &worker, &job, &format!("the download could not be stored: {e}")).await;
+            }
+            Err(_) => {
+                tracing::warn!(worker, sitemap = job.id, url = %job.url, "job timed out");
+                let why = format!("the download took longer than {} seconds and was stopped", deadline.as_secs());
+                fail_job(&state, &worker, &job, &why).await;
+            }
         },
         _ = grace => {
             tracing::info!(worker, sitemap = job.id, "shutdown: releasing an unfinished job");
-            release(state, worker, job.id).await;
+            release(&state, &worker, job.id).await;
         }
+    }
+}
+
+/// Records a job that broke off (a store error caused by its data, a deadline) as a failed
+/// download with the reason, scheduled by the failure backoff: a poison job is shown to its
+/// owner and retried later, not at every lease expiry forever. When even that cannot be
+/// stored (the database is down), the lease expires and the job runs again.
+async fn fail_job(state: &AppState, worker: &str, job: &LeasedSitemap, why: &str) {
+    let result = async {
+        let sitemap = state.store.sitemap_by_id(job.id).await?;
+        let schedule = policy::next(sitemap.fetch_interval, sitemap.failures, policy::Change::Failed);
+        let summary =
+            FetchSummary { kinds: None, url_count: None, fetch_interval: schedule.period, failures: schedule.failures };
+        state.store.record_fetch_summary(worker, job.id, &summary).await?;
+        let at = now();
+        let record = DownloadRecord {
+            downloaded_at: at,
+            status: "failed".into(),
+            error: Some(why.to_owned()),
+            etag: job.etag.clone(),
+            last_modified: job.last_modified.clone(),
+            content_hash: job.content_hash.clone(),
+            ..DownloadRecord::default()
+        };
+        state.store.complete(worker, job.id, &record, at + schedule.delay).await
+    };
+    match result.await {
+        Ok(_) => state.scheduler.metrics.fetched("failed", 0, 0),
+        Err(e) => tracing::warn!(worker, sitemap = job.id, error = %e, "cannot record the failed job"),
     }
 }
 

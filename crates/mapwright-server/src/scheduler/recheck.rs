@@ -1,6 +1,9 @@
 //! The periodic re-check of site verification (lost the first time the proof is gone), and
 //! the sitemaps a verified site's robots.txt names, added by themselves.
 
+use std::time::Duration;
+
+use futures_util::StreamExt;
 use tokio::sync::watch;
 
 use mapwright_store::{Site, Source};
@@ -34,12 +37,31 @@ pub async fn after_verified(state: &AppState, site: &Site) -> Result<usize, AppE
 
 /// Checks a site's proof and records it; when verified, adds its robots.txt sitemaps too (a
 /// robots.txt that cannot be read is logged, not an error: the site is verified all the same).
-/// The API's and console's "Verify now" and the periodic re-check all go through here.
+/// The API's and console's "Verify now" and the periodic re-check all go through here. The
+/// check and the robots.txt step each get [`Config::verify_timeout`]'s default: a site that
+/// does not answer in time is not verified.
 pub async fn verify_now(state: &AppState, site: &Site) -> Result<verify::Verification, AppError> {
-    let verification = verify::verify_site(state, site).await?;
+    verify_within(state, site, Config::default().verify_timeout).await
+}
+
+/// [`verify_now`] with a time limit of `timeout` for the check and another for robots.txt.
+async fn verify_within(state: &AppState, site: &Site, timeout: Duration) -> Result<verify::Verification, AppError> {
+    let verification = match tokio::time::timeout(timeout, verify::verify_site(state, site)).await {
+        Ok(verification) => verification?,
+        Err(_) => {
+            state.store.record_verification(site.id, false, now()).await?;
+            verify::Verification {
+                verified: false,
+                method: None,
+                detail: format!("not verified: {} did not answer within {} seconds", site.origin, timeout.as_secs()),
+            }
+        }
+    };
     if verification.verified {
-        if let Err(e) = after_verified(state, site).await {
-            tracing::info!(site = %site.origin, error = %e, "robots.txt sitemaps");
+        match tokio::time::timeout(timeout, after_verified(state, site)).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => tracing::info!(site = %site.origin, error = %e, "robots.txt sitemaps"),
+            Err(_) => tracing::info!(site = %site.origin, "robots.txt sitemaps: no answer in time"),
         }
     } else if site.verified_at.is_some() {
         tracing::info!(site = %site.origin, detail = %verification.detail, "verification lost");
@@ -48,21 +70,41 @@ pub async fn verify_now(state: &AppState, site: &Site) -> Result<verify::Verific
 }
 
 /// One pass: re-verifies up to a hundred sites not checked for `interval_seconds`, and adds
-/// the robots.txt sitemaps of those verified. Returns how many sites were checked.
+/// the robots.txt sitemaps of those verified, with the default timeout and concurrency of
+/// [`Config`]. Returns how many sites were checked.
 pub async fn recheck_once(state: &AppState, interval_seconds: i64) -> Result<usize, AppError> {
+    let config = Config::default();
+    recheck_pass(state, interval_seconds, config.verify_timeout, config.verify_concurrency).await
+}
+
+/// A pass with `concurrency` checks at once, each within `timeout`: sites that accept a
+/// connection and never answer cost one timeout per slot, not one each in a row, so a removed
+/// proof elsewhere is noticed within the pass.
+async fn recheck_pass(
+    state: &AppState,
+    interval_seconds: i64,
+    timeout: Duration,
+    concurrency: usize,
+) -> Result<usize, AppError> {
     let sites = state.store.sites_to_verify(now() - interval_seconds, PASS).await?;
-    for site in &sites {
-        verify_now(state, site).await?;
-    }
-    Ok(sites.len())
+    let checked = sites.len();
+    futures_util::stream::iter(sites)
+        .for_each_concurrent(concurrency.max(1), |site| async move {
+            if let Err(e) = verify_within(state, &site, timeout).await {
+                tracing::warn!(site = %site.origin, error = %e, "verification re-check");
+            }
+        })
+        .await;
+    Ok(checked)
 }
 
 /// The re-check task: a pass, then a pause (shorter while there is a backlog).
 pub(super) async fn run(state: AppState, config: Config, shutdown: watch::Receiver<bool>) {
     let interval = config.verify_interval.as_secs().max(1) as i64;
-    let idle = config.verify_interval.min(std::time::Duration::from_secs(60));
+    let idle = config.verify_interval.min(Duration::from_secs(60));
     while !*shutdown.borrow() {
-        let pause = match recheck_once(&state, interval).await {
+        let pass = recheck_pass(&state, interval, config.verify_timeout, config.verify_concurrency);
+        let pause = match pass.await {
             Ok(n) if n as i64 == PASS => config.poll_interval,
             Ok(_) => idle,
             Err(e) => {

@@ -29,6 +29,34 @@ pub struct Settings {
     pub ping_limit_per_minute: Option<u32>,
     /// E-mail addresses of the admin accounts.
     pub admins: Vec<String>,
+    /// Fairness, quotas and retention (issue 14).
+    #[serde(flatten)]
+    pub sharing: Sharing,
+}
+
+/// How the service is shared among users: fairness of the workers, quotas, retention.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sharing {
+    /// Jobs of one origin in flight at once.
+    pub jobs_per_origin: i64,
+    /// Jobs of one user in flight at once; below `workers`.
+    pub jobs_per_user: i64,
+    /// The shortest time between two fetches of one sitemap.
+    #[serde(serialize_with = "as_text")]
+    pub min_fetch_interval: Duration,
+    /// URL rows one site may hold.
+    pub url_quota: i64,
+    /// Downloads (with their findings) kept per sitemap.
+    pub keep_downloads: i64,
+    /// How long pings are kept.
+    #[serde(serialize_with = "as_text")]
+    pub ping_retention: Duration,
+    /// How long URLs that left every sitemap are kept.
+    #[serde(serialize_with = "as_text")]
+    pub removed_url_retention: Duration,
+    /// How long a site that was never verified (and has no sitemap) is kept.
+    #[serde(serialize_with = "as_text")]
+    pub unverified_site_retention: Duration,
 }
 
 /// The settings file: the same names as the flags, with `_` for `-`; every key optional.
@@ -47,6 +75,14 @@ pub struct FileSettings {
     pub shutdown_grace: Option<DurationValue>,
     pub ping_limit_per_minute: Option<u32>,
     pub admins: Option<Vec<String>>,
+    pub jobs_per_origin: Option<i64>,
+    pub jobs_per_user: Option<i64>,
+    pub min_fetch_interval: Option<DurationValue>,
+    pub url_quota: Option<i64>,
+    pub keep_downloads: Option<i64>,
+    pub ping_retention: Option<DurationValue>,
+    pub removed_url_retention: Option<DurationValue>,
+    pub unverified_site_retention: Option<DurationValue>,
 }
 
 /// A duration in a TOML file: seconds as a number, or text with a unit (`500ms`, `30s`,
@@ -82,6 +118,14 @@ pub struct Given {
     pub shutdown_grace: Option<Duration>,
     pub ping_limit_per_minute: Option<u32>,
     pub admins: Option<Vec<String>>,
+    pub jobs_per_origin: Option<i64>,
+    pub jobs_per_user: Option<i64>,
+    pub min_fetch_interval: Option<Duration>,
+    pub url_quota: Option<i64>,
+    pub keep_downloads: Option<i64>,
+    pub ping_retention: Option<Duration>,
+    pub removed_url_retention: Option<Duration>,
+    pub unverified_site_retention: Option<Duration>,
 }
 
 /// Reads the TOML file, saying which file and line is wrong.
@@ -117,7 +161,42 @@ pub fn resolve(
         shutdown_grace: duration(given.shutdown_grace, &file.shutdown_grace, "shutdown_grace", 10)?,
         ping_limit_per_minute: given.ping_limit_per_minute.or(file.ping_limit_per_minute),
         admins: given.admins.or(file.admins).unwrap_or_default(),
+        sharing: Sharing {
+            jobs_per_origin: given.jobs_per_origin.or(file.jobs_per_origin).unwrap_or(2),
+            // One below the workers (at most 2) unless given.
+            jobs_per_user: given
+                .jobs_per_user
+                .or(file.jobs_per_user)
+                .unwrap_or_else(|| (given.workers.or(file.workers).unwrap_or(4) as i64 - 1).clamp(1, 2)),
+            min_fetch_interval: duration(given.min_fetch_interval, &file.min_fetch_interval, "min_fetch_interval", 60)?,
+            url_quota: given.url_quota.or(file.url_quota).unwrap_or(1_000_000),
+            keep_downloads: given.keep_downloads.or(file.keep_downloads).unwrap_or(50),
+            ping_retention: duration(given.ping_retention, &file.ping_retention, "ping_retention", 7 * DAY)?,
+            removed_url_retention: duration(
+                given.removed_url_retention,
+                &file.removed_url_retention,
+                "removed_url_retention",
+                30 * DAY,
+            )?,
+            unverified_site_retention: duration(
+                given.unverified_site_retention,
+                &file.unverified_site_retention,
+                "unverified_site_retention",
+                7 * DAY,
+            )?,
+        },
     };
+    let sharing = &settings.sharing;
+    if sharing.jobs_per_origin < 1 || sharing.jobs_per_user < 1 || sharing.keep_downloads < 1 || sharing.url_quota < 1 {
+        bail!("jobs_per_origin, jobs_per_user, keep_downloads and url_quota must be at least 1");
+    }
+    if settings.workers > 1 && sharing.jobs_per_user >= settings.workers as i64 {
+        bail!(
+            "jobs_per_user ({}) must be below workers ({}): one user's slow sites must not hold every worker",
+            sharing.jobs_per_user,
+            settings.workers
+        );
+    }
     if settings.workers == 0 || settings.workers > 256 {
         bail!("workers must be between 1 and 256, not {}", settings.workers);
     }
@@ -135,6 +214,9 @@ pub fn resolve(
     }
     Ok(settings)
 }
+
+/// Seconds in a day, for the defaults.
+const DAY: u64 = 24 * 3600;
 
 /// `500ms`, `30s`, `5m`, `24h`, `7d`, or a bare number of seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -202,6 +284,40 @@ mod tests {
         assert_eq!(s.data_dir, PathBuf::from("/data"));
         assert_eq!(s.listen.to_string(), "127.0.0.1:8080");
         assert!(!s.allow_private_networks);
+    }
+
+    #[test]
+    fn sharing_settings() {
+        let s = resolve(Given::default(), FileSettings::default(), PathBuf::new).unwrap();
+        let want = Sharing {
+            jobs_per_origin: 2,
+            jobs_per_user: 2,
+            min_fetch_interval: Duration::from_secs(60),
+            url_quota: 1_000_000,
+            keep_downloads: 50,
+            ping_retention: Duration::from_secs(7 * DAY),
+            removed_url_retention: Duration::from_secs(30 * DAY),
+            unverified_site_retention: Duration::from_secs(7 * DAY),
+        };
+        assert_eq!(s.sharing, want, "the defaults");
+        let text = toml::to_string(&s).unwrap();
+        assert!(text.contains("min_fetch_interval = \"1m\"") && text.contains("url_quota = 1000000"), "{text}");
+
+        let file: FileSettings = toml::from_str(
+            "workers = 2\nmin_fetch_interval = \"5m\"\nurl_quota = 10\nkeep_downloads = 3\nping_retention = \"1d\"\n",
+        )
+        .unwrap();
+        let s = resolve(Given::default(), file, PathBuf::new).unwrap();
+        assert_eq!(s.sharing.jobs_per_user, 1, "one below two workers");
+        assert_eq!(s.sharing.min_fetch_interval, Duration::from_secs(300));
+        assert_eq!((s.sharing.url_quota, s.sharing.keep_downloads), (10, 3));
+        assert_eq!(s.sharing.ping_retention, Duration::from_secs(DAY));
+
+        let hog = Given { workers: Some(4), jobs_per_user: Some(4), ..Given::default() };
+        let err = resolve(hog, FileSettings::default(), PathBuf::new).unwrap_err().to_string();
+        assert!(err.contains("jobs_per_user"), "{err}");
+        let zero = Given { url_quota: Some(0), ..Given::default() };
+        assert!(resolve(zero, FileSettings::default(), PathBuf::new).is_err());
     }
 
     #[test]
