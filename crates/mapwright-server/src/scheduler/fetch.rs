@@ -7,7 +7,7 @@ use mapwright_core::validate::Config as ValidatorConfig;
 use mapwright_core::{Entry, Finding, Format, Loc, Rule, Scope, Severity, Validator};
 use mapwright_fetch::{Fetched, Response, Validators};
 use mapwright_store::{
-    DownloadRecord, FetchSummary, FindingRecord, IndexChild, LeasedSitemap, Site, Sitemap, UrlRecord,
+    ContentCounts, DownloadRecord, FetchSummary, FindingRecord, IndexChild, LeasedSitemap, Site, Sitemap, UrlRecord,
 };
 use tokio::sync::mpsc;
 
@@ -90,6 +90,8 @@ pub async fn run_job(state: &AppState, worker: &str, job: &LeasedSitemap) -> Res
         url_count: read.url_count,
         fetch_interval: schedule.period,
         failures: schedule.failures,
+        format: read.format.clone(),
+        contents: read.contents,
     };
     store.record_fetch_summary(worker, sitemap.id, &summary).await?;
     let finished = now().max(stamp);
@@ -109,6 +111,10 @@ struct Read {
     change: Change,
     kinds: Option<String>,
     url_count: Option<i64>,
+    /// The format recognised (the core's name), `None` to keep the stored one.
+    format: Option<String>,
+    /// The entries by content type, `None` to keep the stored counts.
+    contents: Option<ContentCounts>,
     children: Option<Vec<IndexChild>>,
     /// The read was complete: URLs no longer listed can be swept.
     sweep: bool,
@@ -125,7 +131,16 @@ impl Read {
             content_hash: job.content_hash.clone(),
             ..DownloadRecord::default()
         };
-        Read { record, change: Change::Failed, kinds: None, url_count: None, children: None, sweep: false }
+        Read {
+            record,
+            change: Change::Failed,
+            kinds: None,
+            url_count: None,
+            format: None,
+            contents: None,
+            children: None,
+            sweep: false,
+        }
     }
 
     fn unchanged(job: &LeasedSitemap) -> Read {
@@ -137,7 +152,16 @@ impl Read {
             content_hash: job.content_hash.clone(),
             ..DownloadRecord::default()
         };
-        Read { record, change: Change::Unchanged, kinds: None, url_count: None, children: None, sweep: false }
+        Read {
+            record,
+            change: Change::Unchanged,
+            kinds: None,
+            url_count: None,
+            format: None,
+            contents: None,
+            children: None,
+            sweep: false,
+        }
     }
 }
 
@@ -230,6 +254,8 @@ async fn read_body(
         change,
         kinds: (status != "failed").then(|| if index { "index".to_owned() } else { pass.kinds() }),
         url_count: (status != "failed").then_some(outcome.entries as i64),
+        format: outcome.format.filter(|_| status != "failed").map(|f| f.as_str().to_owned()),
+        contents: (status != "failed").then_some(pass.contents),
         children: (index && !fatal).then_some(pass.children),
         sweep: !fatal,
     })
@@ -243,8 +269,8 @@ struct Pass {
     tx: Option<mpsc::Sender<Vec<UrlRecord>>>,
     batch: Vec<UrlRecord>,
     children: Vec<IndexChild>,
-    /// web, image, video, news seen.
-    kinds: [bool; 4],
+    /// URL entries in scope, and those with images, videos, news.
+    contents: ContentCounts,
 }
 
 impl Pass {
@@ -256,7 +282,7 @@ impl Pass {
             tx: Some(tx),
             batch: Vec::with_capacity(URL_BATCH),
             children: Vec::new(),
-            kinds: [false; 4],
+            contents: ContentCounts::default(),
         }
     }
 
@@ -266,10 +292,10 @@ impl Pass {
                 if self.scope.as_ref().is_some_and(|s| !s.contains(&u.loc)) {
                     return;
                 }
-                self.kinds[0] = true;
-                self.kinds[1] |= !u.images.is_empty();
-                self.kinds[2] |= !u.videos.is_empty();
-                self.kinds[3] |= u.news.is_some();
+                self.contents.web += 1;
+                self.contents.image += i64::from(!u.images.is_empty());
+                self.contents.video += i64::from(!u.videos.is_empty());
+                self.contents.news += i64::from(u.news.is_some());
                 self.batch.push(UrlRecord {
                     loc: u.loc.as_str().to_owned(),
                     lastmod: u.lastmod.as_ref().map(|l| l.to_string()),
@@ -307,8 +333,9 @@ impl Pass {
     }
 
     fn kinds(&self) -> String {
-        let names = ["web", "image", "video", "news"];
-        let kinds: Vec<&str> = names.iter().zip(self.kinds).filter(|(_, on)| *on).map(|(n, _)| *n).collect();
+        let c = self.contents;
+        let seen = [("web", c.web), ("image", c.image), ("video", c.video), ("news", c.news)];
+        let kinds: Vec<&str> = seen.iter().filter(|(_, n)| *n > 0).map(|(name, _)| *name).collect();
         kinds.join(",")
     }
 }
