@@ -1,14 +1,15 @@
 //! Accounts: sign-up, sign-in and sign-out with a session cookie, and API tokens (Bearer).
 
 use axum::Json;
-use axum::extract::{FromRequestParts, Path, State};
+use axum::extract::{FromRequestParts, State};
 use axum::http::header::{AUTHORIZATION, COOKIE, SET_COOKIE};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use mapwright_store::{Actor, ApiToken, User, secret};
 use serde::{Deserialize, Serialize};
 
+use crate::api::extract::{Id, JsonBody};
 use crate::ping::ClientAddr;
 use crate::{AppError, AppState, SESSION_COOKIE, SESSION_SECONDS, now};
 
@@ -31,11 +32,26 @@ impl FromRequestParts<AppState> for CurrentUser {
             return user.map(CurrentUser).ok_or(AppError::Unauthorized);
         }
         if let Some(token) = session_cookie(&parts.headers) {
+            same_site(&parts.method, &parts.headers)?;
             let user = state.store.session_user(token, now()).await?;
             return user.map(CurrentUser).ok_or(AppError::Unauthorized);
         }
         Err(AppError::Unauthorized)
     }
+}
+
+/// A cookie rides along with requests other sites make: a request that changes something
+/// with it must not say it comes from another site (`Origin`, `Sec-Fetch-Site`), as the
+/// console's forms check. Bearer tokens never ride along, so they need no such check.
+fn same_site(method: &Method, headers: &HeaderMap) -> Result<(), AppError> {
+    if !method.is_safe() && crate::console::csrf::cross_site(headers) {
+        return Err(AppError::Forbidden(
+            "a request signed in by session cookie must come from this site (its Origin or \
+             Sec-Fetch-Site names another): from elsewhere, use an API token"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 fn bearer(headers: &HeaderMap) -> Option<&str> {
@@ -61,16 +77,27 @@ pub(crate) fn cookie(state: &AppState, value: &str, max_age: i64) -> HeaderValue
     HeaderValue::from_str(&text).expect("cookie of hex and ASCII")
 }
 
+/// The blanks trimmed around an e-mail address or a token name: exactly those the patterns of
+/// `openapi.yaml` allow there, so that the spec and the checks agree to the character.
+const BLANKS: [char; 4] = [' ', '\t', '\r', '\n'];
+
+/// `local@domain`, both parts non-empty, no blank inside and one `@`, at most 254 characters
+/// (blanks around trimmed); a password of 10 to 1024 characters.
 fn check_credentials(c: &Credentials) -> Result<(), AppError> {
-    let email = c.email.trim();
-    if email.len() > 254 || !email.contains('@') || email.starts_with('@') || email.ends_with('@') {
-        return Err(AppError::BadRequest("the e-mail address is not valid".into()));
+    let email = c.email.trim_matches(BLANKS);
+    let parts = email.split_once('@');
+    let valid = c.email.chars().count() <= 254
+        && !email.contains(BLANKS)
+        && parts.is_some_and(|(local, domain)| !local.is_empty() && !domain.is_empty() && !domain.contains('@'));
+    if !valid {
+        return Err(AppError::BadRequest("the e-mail address is not valid: give name@domain".into()));
     }
-    if c.password.chars().count() < 10 {
+    let length = c.password.chars().count();
+    if length < 10 {
         return Err(AppError::BadRequest("the password needs at least 10 characters".into()));
     }
-    if c.password.len() > 1024 {
-        return Err(AppError::BadRequest("the password is longer than 1024 bytes".into()));
+    if length > 1024 {
+        return Err(AppError::BadRequest("the password is longer than 1024 characters".into()));
     }
     Ok(())
 }
@@ -88,7 +115,10 @@ async fn signed_in(state: &AppState, user: User, status: StatusCode) -> Result<R
 }
 
 /// `POST /api/v1/signup` `{"email", "password"}`: 201 with the user and a session cookie.
-pub(crate) async fn sign_up(State(state): State<AppState>, Json(c): Json<Credentials>) -> Result<Response, AppError> {
+pub(crate) async fn sign_up(
+    State(state): State<AppState>,
+    JsonBody(c): JsonBody<Credentials>,
+) -> Result<Response, AppError> {
     let user = register(&state, c).await?;
     signed_in(&state, user, StatusCode::CREATED).await
 }
@@ -98,7 +128,7 @@ pub(crate) async fn register(state: &AppState, c: Credentials) -> Result<User, A
     check_credentials(&c)?;
     let password = c.password;
     let hash = blocking(move || secret::hash_password(&password)).await??;
-    let email = c.email.trim().to_lowercase();
+    let email = c.email.trim_matches(BLANKS).to_lowercase();
     let is_admin = state.admins.contains(&email);
     Ok(state.store.create_user(&email, &hash, is_admin, now()).await?)
 }
@@ -107,7 +137,7 @@ pub(crate) async fn register(state: &AppState, c: Credentials) -> Result<User, A
 pub(crate) async fn sign_in(
     State(state): State<AppState>,
     ClientAddr(client): ClientAddr,
-    Json(c): Json<Credentials>,
+    JsonBody(c): JsonBody<Credentials>,
 ) -> Result<Response, AppError> {
     let user = authenticate(&state, &client, c).await?;
     signed_in(&state, user, StatusCode::OK).await
@@ -146,6 +176,7 @@ fn dummy_hash() -> Result<String, AppError> {
 /// `POST /api/v1/signout`: ends the session and clears the cookie.
 pub(crate) async fn sign_out(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, AppError> {
     if let Some(token) = session_cookie(&headers) {
+        same_site(&Method::POST, &headers)?;
         state.store.delete_session(token).await?;
     }
     let mut response = StatusCode::NO_CONTENT.into_response();
@@ -176,11 +207,11 @@ pub(crate) struct CreatedToken {
 pub(crate) async fn create_token(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
-    Json(body): Json<NewToken>,
+    JsonBody(body): JsonBody<NewToken>,
 ) -> Result<(StatusCode, Json<CreatedToken>), AppError> {
-    let name = body.name.trim();
-    if name.is_empty() || name.len() > 100 {
-        return Err(AppError::BadRequest("a token needs a name of 1 to 100 bytes".into()));
+    let name = body.name.trim_matches(BLANKS);
+    if name.is_empty() || body.name.chars().count() > 100 {
+        return Err(AppError::BadRequest("a token needs a name of 1 to 100 characters, not only blanks".into()));
     }
     let (token, secret) = state.store.create_api_token(Actor::from(&user), name, now()).await?;
     Ok((StatusCode::CREATED, Json(CreatedToken { token, secret })))
@@ -198,7 +229,7 @@ pub(crate) async fn list_tokens(
 pub(crate) async fn revoke_token(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
-    Path(id): Path<i64>,
+    Id(id): Id,
 ) -> Result<StatusCode, AppError> {
     state.store.revoke_api_token(Actor::from(&user), id, now()).await?;
     Ok(StatusCode::NO_CONTENT)

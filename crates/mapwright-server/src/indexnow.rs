@@ -22,6 +22,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -130,7 +131,19 @@ pub(crate) async fn get(
 
 /// `POST /indexnow` with a JSON body (any content type: the protocol's is
 /// `application/json; charset=utf-8`).
-pub(crate) async fn post(State(state): State<AppState>, ClientAddr(client): ClientAddr, body: Bytes) -> Response {
+pub(crate) async fn post(
+    State(state): State<AppState>,
+    ClientAddr(client): ClientAddr,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let body = match body {
+        Ok(body) => body,
+        Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            let why = format!("the body is larger than {MAX_URLS} URLs of {MAX_URL_LEN} bytes");
+            return answer(Err(AppError::PayloadTooLarge(why)));
+        }
+        Err(_) => return answer(Err(AppError::BadRequest("the body could not be read".into()))),
+    };
     let submission = match serde_json::from_slice::<Submission>(&body) {
         Ok(s) => s,
         Err(e) => return answer(Err(AppError::BadRequest(format!("the body is not an IndexNow JSON object: {e}")))),
@@ -146,6 +159,7 @@ type Outcome = Result<(StatusCode, String), AppError>;
 
 fn answer(outcome: Outcome) -> Response {
     match outcome {
+        Ok((status, message)) if status.is_client_error() => crate::error::problem(status, &message),
         Ok((status, message)) => (status, format!("{message}\n")).into_response(),
         Err(e) => e.into_response(),
     }

@@ -22,7 +22,6 @@ pub mod verify;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::routing::{delete, get, post};
 use mapwright_fetch::Fetcher;
 use mapwright_store::Store;
 
@@ -119,25 +118,16 @@ pub const SESSION_SECONDS: i64 = 30 * 24 * 3600;
 /// The name of the session cookie.
 pub const SESSION_COOKIE: &str = "mapwright_session";
 
-/// The service's routes.
+/// The service's routes: those of [`api::ROUTES`] (documented by `openapi.yaml`) and the
+/// console's.
 pub fn app(state: AppState) -> Router {
-    Router::new()
-        .route("/healthz", get(health))
-        .route("/ping", get(ping::ping))
-        .route("/metrics", get(metrics::metrics))
-        .route("/api/v1/signup", post(auth::sign_up))
-        .route("/api/v1/signin", post(auth::sign_in))
-        .route("/api/v1/signout", post(auth::sign_out))
-        .route("/api/v1/me", get(auth::me))
-        .route("/api/v1/tokens", get(auth::list_tokens).post(auth::create_token))
-        .route("/api/v1/tokens/{id}", delete(auth::revoke_token))
-        .merge(api::router())
-        .merge(console::routes())
-        .with_state(state)
+    Router::new().merge(api::router()).merge(console::routes()).with_state(state)
 }
 
 /// `GET /healthz`: 200 "ok" when the database answers, 503 otherwise.
-async fn health(axum::extract::State(state): axum::extract::State<AppState>) -> Result<&'static str, AppError> {
+pub(crate) async fn health(
+    axum::extract::State(state): axum::extract::State<AppState>,
+) -> Result<&'static str, AppError> {
     state.store.queue_depth(now()).await.map_err(AppError::Unavailable)?;
     Ok("ok\n")
 }

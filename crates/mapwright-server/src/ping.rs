@@ -3,12 +3,12 @@
 //! A 200 proves nothing: the ping is recorded, and it only brings forward the next fetch of
 //! a sitemap already known on a verified site. It never adds a sitemap.
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 
-use axum::extract::{ConnectInfo, FromRequestParts, Query, State};
+use axum::extract::{ConnectInfo, FromRequestParts, State};
 use axum::http::request::Parts;
 
+use crate::api::extract::Params;
 use crate::{AppError, AppState, now};
 
 /// The longest sitemap URL a ping may name (the protocol's limit on a `<loc>`).
@@ -30,10 +30,10 @@ impl<S: Send + Sync> FromRequestParts<S> for ClientAddr {
 pub(crate) async fn ping(
     State(state): State<AppState>,
     ClientAddr(client): ClientAddr,
-    Query(query): Query<HashMap<String, String>>,
+    params: Params,
 ) -> Result<String, AppError> {
     state.limits.ping_per_client.check(&client).map_err(AppError::TooManyRequests)?;
-    let sitemap = parse_sitemap(query.get("sitemap").map(String::as_str))?;
+    let sitemap = parse_sitemap(params.text("sitemap")?)?;
     state.limits.ping_per_sitemap.check(sitemap.as_str()).map_err(AppError::TooManyRequests)?;
     if state.store.record_ping(sitemap.as_str(), &client, now()).await?.scheduled > 0 {
         crate::scheduler::wake(&state);

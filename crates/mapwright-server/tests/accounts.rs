@@ -81,7 +81,7 @@ async fn sign_in_and_sign_out() {
             let (status, headers, body) =
                 app.post_json("/api/v1/signin", Auth::None, json!({"email": email, "password": password})).await;
             assert_eq!(status, StatusCode::UNAUTHORIZED);
-            assert_eq!(body, "wrong e-mail or password\n");
+            assert_eq!(crate::api::assert_problem(status, &headers, &body), "wrong e-mail or password");
             assert!(headers.get("set-cookie").is_none());
         }
         let (status, headers, _) = app
@@ -109,9 +109,9 @@ async fn sign_in_and_sign_out() {
 async fn the_api_needs_a_session_or_a_token() {
     each_backend(false, |app| async move {
         for auth in [Auth::None, Auth::Cookie("mapwright_session=forged"), Auth::Bearer("forged")] {
-            let (status, _, body) = app.get("/api/v1/me", auth).await;
+            let (status, headers, body) = app.get("/api/v1/me", auth).await;
             assert_eq!(status, StatusCode::UNAUTHORIZED);
-            assert!(body.starts_with("sign in first"), "{body}");
+            assert!(crate::api::assert_problem(status, &headers, &body).starts_with("sign in first"), "{body}");
             assert_eq!(app.get("/api/v1/tokens", auth).await.0, StatusCode::UNAUTHORIZED);
         }
     })

@@ -31,7 +31,7 @@ async fn a_well_formed_ping_is_recorded() {
 }
 
 #[tokio::test]
-async fn a_malformed_ping_is_400_with_a_plain_message() {
+async fn a_malformed_ping_is_400_with_a_problem() {
     each_backend(false, |app| async move {
         for (query, message) in [
             ("/ping", "missing the sitemap parameter"),
@@ -43,8 +43,8 @@ async fn a_malformed_ping_is_400_with_a_plain_message() {
         ] {
             let (status, headers, body) = app.get(query, Auth::None).await;
             assert_eq!(status, StatusCode::BAD_REQUEST, "{query}");
-            assert!(headers["content-type"].to_str().unwrap().starts_with("text/plain"));
-            assert!(body.contains(message), "{query}: {body}");
+            let detail = crate::api::assert_problem(status, &headers, &body);
+            assert!(detail.contains(message), "{query}: {body}");
         }
         assert_eq!(app.store.pings_from_client_since("unknown", 0).await.unwrap(), 0);
     })
@@ -105,7 +105,7 @@ async fn pings_are_rate_limited_per_client_and_per_sitemap() {
     let (status, headers, body) = app.get(&ping(0), Auth::None).await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
     assert!(headers["retry-after"].to_str().unwrap().parse::<u64>().unwrap() >= 1);
-    assert!(body.starts_with("too many requests"), "{body}");
+    assert!(crate::api::assert_problem(status, &headers, &body).starts_with("too many requests"), "{body}");
     // Another sitemap passes until the client's own limit (60 a minute) is spent.
     for n in 1..=53 {
         assert_eq!(app.get(&ping(n), Auth::None).await.0, StatusCode::OK, "ping {n}");

@@ -172,6 +172,20 @@ pub struct Sitemap {
     /// The URLs it stores: an index's the distinct URLs of its live children (at any depth),
     /// any other sitemap's own; 0 when removed (its URLs left with it).
     pub rollup_urls: i64,
+    /// The format of the last read, in the core's names (`urlset`, `sitemapindex`, `rss`,
+    /// `atom`, `text`): what the API calls its type. `None` before a read that recognised one.
+    pub format: Option<String>,
+    /// URL entries of the last read, in the sitemap's scope (see [`ContentCounts::web`]).
+    pub web_count: Option<i64>,
+    /// Of those, entries with at least one image.
+    pub image_count: Option<i64>,
+    /// Of those, entries with at least one video.
+    pub video_count: Option<i64>,
+    /// Of those, entries with news.
+    pub news_count: Option<i64>,
+    /// When it was last submitted (added again, resubmitted or pinged); `None`: not since
+    /// `submitted_at`.
+    pub last_submitted_at: Option<Timestamp>,
 }
 
 /// A sitemap a worker holds a lease on.
@@ -360,6 +374,24 @@ pub struct FetchSummary {
     pub fetch_interval: i64,
     /// See [`Sitemap::failures`].
     pub failures: i64,
+    /// See [`Sitemap::format`]; `None` keeps the stored value.
+    pub format: Option<String>,
+    /// The entries of the read by content type; `None` keeps the stored counts.
+    pub contents: Option<ContentCounts>,
+}
+
+/// The URL entries of one read by content type, as Search Console counts a sitemap's contents:
+/// a Search Console client finds here what it reads from `contents[].submitted`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ContentCounts {
+    /// Every URL entry in the sitemap's scope (web pages).
+    pub web: i64,
+    /// Entries with at least one `<image:image>`.
+    pub image: i64,
+    /// Entries with at least one `<video:video>`.
+    pub video: i64,
+    /// Entries with `<news:news>`.
+    pub news: i64,
 }
 
 /// A child of a sitemap index as the index lists it.

@@ -20,7 +20,8 @@ macro_rules! sitemap_cols {
         "sm.id, sm.site_id, sm.url, sm.source, sm.parent_id, sm.submitted_at, sm.next_fetch_at, \
          sm.last_downloaded_at, sm.status, sm.http_status, sm.etag, sm.last_modified, \
          sm.content_hash, sm.index_lastmod, sm.removed_at, sm.kinds, sm.url_count, sm.fetch_interval, sm.failures, \
-         sm.is_index, sm.errors, sm.warnings, sm.rollup_status, sm.rollup_errors, sm.rollup_warnings, sm.rollup_urls"
+         sm.is_index, sm.errors, sm.warnings, sm.rollup_status, sm.rollup_errors, sm.rollup_warnings, sm.rollup_urls, \
+         sm.format, sm.web_count, sm.image_count, sm.video_count, sm.news_count, sm.last_submitted_at"
     };
 }
 
@@ -359,8 +360,10 @@ macro_rules! impl_store {
                 let mut tx = self.begin_write().await?;
                 // A removed one comes back submitted now (and pending: removal forgot its verdict).
                 let id: i64 = sqlx::query_scalar(
-                    "INSERT INTO sitemaps (site_id, url, source, submitted_at, next_fetch_at) VALUES ($1, $2, $3, $4, $4) \
+                    "INSERT INTO sitemaps (site_id, url, source, submitted_at, next_fetch_at, last_submitted_at) \
+                     VALUES ($1, $2, $3, $4, $4, $4) \
                      ON CONFLICT (site_id, url) DO UPDATE SET removed_at = NULL, removed_by_user = excluded.removed_by_user, \
+                     last_submitted_at = excluded.last_submitted_at, \
                      submitted_at = CASE WHEN sitemaps.removed_at IS NULL THEN sitemaps.submitted_at \
                      ELSE excluded.submitted_at END, \
                      next_fetch_at = CASE WHEN sitemaps.next_fetch_at < excluded.next_fetch_at \
@@ -442,8 +445,8 @@ macro_rules! impl_store {
             async fn resubmit_sitemap(&self, actor: Actor, sitemap_id: i64, now: Timestamp) -> Result<()> {
                 let mut tx = self.begin_write().await?;
                 let done = sqlx::query(
-                    "UPDATE sitemaps SET next_fetch_at = $1, submitted_at = $1, removed_at = NULL, removed_by_user = $5 \
-                     WHERE id = $2 AND site_id IN (SELECT s.id FROM sites s WHERE ($3 OR s.owner_id = $4))",
+                    "UPDATE sitemaps SET next_fetch_at = $1, submitted_at = $1, last_submitted_at = $1, removed_at = NULL, \
+                     removed_by_user = $5 WHERE id = $2 AND site_id IN (SELECT s.id FROM sites s WHERE ($3 OR s.owner_id = $4))",
                 )
                 .bind(now)
                 .bind(sitemap_id)
@@ -477,8 +480,8 @@ macro_rules! impl_store {
             async fn record_ping(&self, sitemap_url: &str, client_addr: &str, now: Timestamp) -> Result<PingOutcome> {
                 let mut tx = self.begin_write().await?;
                 let done = sqlx::query(
-                    "UPDATE sitemaps SET next_fetch_at = CASE WHEN next_fetch_at > $1 THEN $1 ELSE next_fetch_at END \
-                     WHERE url = $2 AND removed_at IS NULL \
+                    "UPDATE sitemaps SET next_fetch_at = CASE WHEN next_fetch_at > $1 THEN $1 ELSE next_fetch_at END, \
+                     last_submitted_at = $1 WHERE url = $2 AND removed_at IS NULL \
                      AND site_id IN (SELECT id FROM sites WHERE verified_at IS NOT NULL)",
                 )
                 .bind(now)
@@ -700,7 +703,10 @@ macro_rules! impl_store {
             async fn record_fetch_summary(&self, worker: &str, sitemap_id: i64, summary: &FetchSummary) -> Result<()> {
                 let done = sqlx::query(
                     "UPDATE sitemaps SET kinds = COALESCE($1, kinds), url_count = COALESCE($2, url_count), \
-                     fetch_interval = $3, failures = $4 WHERE id = $5 AND lease_owner = $6",
+                     fetch_interval = $3, failures = $4, format = COALESCE($7, format), \
+                     web_count = COALESCE($8, web_count), image_count = COALESCE($9, image_count), \
+                     video_count = COALESCE($10, video_count), news_count = COALESCE($11, news_count) \
+                     WHERE id = $5 AND lease_owner = $6",
                 )
                 .bind(&summary.kinds)
                 .bind(summary.url_count)
@@ -708,6 +714,11 @@ macro_rules! impl_store {
                 .bind(summary.failures)
                 .bind(sitemap_id)
                 .bind(worker)
+                .bind(&summary.format)
+                .bind(summary.contents.map(|c| c.web))
+                .bind(summary.contents.map(|c| c.image))
+                .bind(summary.contents.map(|c| c.video))
+                .bind(summary.contents.map(|c| c.news))
                 .execute(&self.pool)
                 .await?;
                 if done.rows_affected() == 0 {

@@ -6,9 +6,14 @@
 //! without a session or token is 401 before anything else is looked at, and passes the
 //! user's `Actor` to the store, so another user's resource is 404, never 403.
 //!
-//! [`ROUTES`] is the one list of this module's routes: [`router`] is built from it, and the
-//! tests compare it (with [`OTHER_ROUTES`]) to the paths of `openapi.yaml`.
+//! [`ROUTES`] is the one list of the routes `openapi.yaml` documents (health, ping, IndexNow,
+//! accounts and this module's): [`router`] is built from it, and the tests compare it to the
+//! paths of `openapi.yaml`. Every error of these routes is an RFC 9457 problem
+//! (`application/problem+json`), bad input included: the handlers take [`extract`]'s
+//! extractors, not axum's, and a path under `/api/v1` that is no route is a problem 404, a
+//! method a route does not take a problem 405 with `Allow`.
 
+pub(crate) mod extract;
 mod sitemaps;
 mod sites;
 mod urls;
@@ -16,7 +21,7 @@ mod urls;
 use axum::Router;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
-use axum::routing::{MethodRouter, delete, get, post};
+use axum::routing::{MethodRouter, any, delete, get, post};
 
 use crate::AppState;
 
@@ -45,8 +50,18 @@ impl Method {
     }
 }
 
-/// This module's routes: (method, path). [`router`] serves exactly these.
+/// The documented routes: (method, path). [`router`] serves exactly these.
 pub const ROUTES: &[(Method, &str)] = &[
+    (Method::Get, "/healthz"),
+    (Method::Get, "/metrics"),
+    (Method::Get, "/ping"),
+    (Method::Post, "/api/v1/signup"),
+    (Method::Post, "/api/v1/signin"),
+    (Method::Post, "/api/v1/signout"),
+    (Method::Get, "/api/v1/me"),
+    (Method::Get, "/api/v1/tokens"),
+    (Method::Post, "/api/v1/tokens"),
+    (Method::Delete, "/api/v1/tokens/{id}"),
     (Method::Get, "/api/v1/openapi.yaml"),
     (Method::Post, "/api/v1/sites"),
     (Method::Get, "/api/v1/sites"),
@@ -68,24 +83,19 @@ pub const ROUTES: &[(Method, &str)] = &[
     (Method::Post, "/indexnow"),
 ];
 
-/// The routes [`crate::app`] serves outside this module (health, ping, accounts), which the
-/// OpenAPI file documents too.
-pub const OTHER_ROUTES: &[(Method, &str)] = &[
-    (Method::Get, "/healthz"),
-    (Method::Get, "/metrics"),
-    (Method::Get, "/ping"),
-    (Method::Post, "/api/v1/signup"),
-    (Method::Post, "/api/v1/signin"),
-    (Method::Post, "/api/v1/signout"),
-    (Method::Get, "/api/v1/me"),
-    (Method::Get, "/api/v1/tokens"),
-    (Method::Post, "/api/v1/tokens"),
-    (Method::Delete, "/api/v1/tokens/{id}"),
-];
-
 /// The handler of one entry of [`ROUTES`].
 fn handler(method: Method, path: &str) -> MethodRouter<AppState> {
     match (method, path) {
+        (Method::Get, "/healthz") => get(crate::health),
+        (Method::Get, "/metrics") => get(crate::metrics::metrics),
+        (Method::Get, "/ping") => get(crate::ping::ping),
+        (Method::Post, "/api/v1/signup") => post(crate::auth::sign_up),
+        (Method::Post, "/api/v1/signin") => post(crate::auth::sign_in),
+        (Method::Post, "/api/v1/signout") => post(crate::auth::sign_out),
+        (Method::Get, "/api/v1/me") => get(crate::auth::me),
+        (Method::Get, "/api/v1/tokens") => get(crate::auth::list_tokens),
+        (Method::Post, "/api/v1/tokens") => post(crate::auth::create_token),
+        (Method::Delete, "/api/v1/tokens/{id}") => delete(crate::auth::revoke_token),
         (Method::Get, "/api/v1/openapi.yaml") => get(openapi),
         (Method::Post, "/api/v1/sites") => post(sites::create),
         (Method::Get, "/api/v1/sites") => get(sites::list),
@@ -109,9 +119,15 @@ fn handler(method: Method, path: &str) -> MethodRouter<AppState> {
     }
 }
 
-/// The routes of [`ROUTES`], ready to merge into the app.
+/// The routes of [`ROUTES`], ready to merge into the app, with problem answers for unknown
+/// paths under `/api/v1` and for methods a route does not take.
 pub fn router() -> Router<AppState> {
-    ROUTES.iter().fold(Router::new(), |router, &(method, path)| router.route(path, handler(method, path)))
+    ROUTES
+        .iter()
+        .fold(Router::new(), |router, &(method, path)| router.route(path, handler(method, path)))
+        .route("/api/v1", any(extract::no_such_route))
+        .route("/api/v1/{*rest}", any(extract::no_such_route))
+        .method_not_allowed_fallback(extract::no_such_method)
 }
 
 /// `GET /api/v1/openapi.yaml`.

@@ -2,11 +2,12 @@
 //! the last download, Resubmit, Remove, the download history and a download's findings.
 
 use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::StatusCode;
-use mapwright_store::{Actor, Download, FindingRecord, Sitemap};
+use mapwright_store::{Actor, ContentCounts, Download, FindingRecord, Sitemap, Store};
 use serde::{Deserialize, Serialize};
 
+use super::extract::{Id, JsonBody, Params};
 use crate::auth::CurrentUser;
 use crate::submission;
 use crate::{AppError, AppState, now};
@@ -17,12 +18,115 @@ pub(crate) struct NewSitemap {
     url: String,
 }
 
-/// A sitemap with the summary of its last download, if any.
+/// A sitemap as the API shows it: the stored row's public fields, and what a Search Console
+/// API client reads of a sitemap (`isPending`, `isSitemapsIndex`, `type`, `errors`,
+/// `warnings`, `lastSubmitted`, `lastDownloaded`, `contents`), in our own names.
 #[derive(Serialize)]
 pub(crate) struct SitemapView {
+    id: i64,
+    site_id: i64,
+    url: String,
+    source: String,
+    parent_id: Option<i64>,
+    submitted_at: i64,
+    /// The last time it was added, resubmitted or pinged (the first submission if never).
+    last_submitted_at: i64,
+    next_fetch_at: i64,
+    last_downloaded_at: Option<i64>,
+    status: Option<String>,
+    http_status: Option<i64>,
+    etag: Option<String>,
+    last_modified: Option<String>,
+    content_hash: Option<String>,
+    index_lastmod: Option<String>,
+    removed_at: Option<i64>,
+    url_count: Option<i64>,
+    fetch_interval: Option<i64>,
+    failures: i64,
+    /// Waiting for a fetch: never read yet, or due now (resubmitted, pinged, or its time came).
+    pending: bool,
+    is_index: bool,
+    /// From the content of the last read: `sitemap`, `sitemap_index`, `rss`, `atom`, `text`.
+    r#type: Option<&'static str>,
+    /// Findings of severity error of the last read (a 304 keeps those of the read before).
+    errors: Option<i64>,
+    /// Findings of severity warning of the last read.
+    warnings: Option<i64>,
+    /// The worst of its own status and, for an index, its live children's (`None`: pending).
+    rollup_status: Option<String>,
+    /// Its errors plus, for an index, its children's.
+    rollup_errors: i64,
+    /// Its warnings plus, for an index, its children's.
+    rollup_warnings: i64,
+    /// URLs stored: for an index, the distinct URLs of its children.
+    rollup_urls: i64,
+    /// URL entries of the last read by content type.
+    contents: Option<ContentCounts>,
+}
+
+/// A sitemap with its last download, if any (`GET /api/v1/sitemaps/{id}`).
+#[derive(Serialize)]
+pub(crate) struct SitemapStatus {
     #[serde(flatten)]
-    sitemap: Sitemap,
+    sitemap: SitemapView,
     last_download: Option<Download>,
+}
+
+/// The API's name of a format the core recognised.
+fn type_name(format: &str) -> Option<&'static str> {
+    match format {
+        "urlset" => Some("sitemap"),
+        "sitemapindex" => Some("sitemap_index"),
+        "rss" => Some("rss"),
+        "atom" => Some("atom"),
+        "text" => Some("text"),
+        _ => None,
+    }
+}
+
+/// The API's view of a stored sitemap.
+async fn view(state: &AppState, actor: Actor, sitemap: Sitemap) -> Result<SitemapView, AppError> {
+    // Counts of the last read, once there was one (a 304 keeps those of the read it stands for).
+    let read = sitemap.status.is_some();
+    let contents = sitemap.web_count.map(|web| ContentCounts {
+        web,
+        image: sitemap.image_count.unwrap_or(0),
+        video: sitemap.video_count.unwrap_or(0),
+        news: sitemap.news_count.unwrap_or(0),
+    });
+    let pending =
+        sitemap.removed_at.is_none() && (sitemap.last_downloaded_at.is_none() || sitemap.next_fetch_at <= now());
+    Ok(SitemapView {
+        pending,
+        is_index: sitemap.is_index,
+        r#type: sitemap.format.as_deref().and_then(type_name),
+        errors: read.then_some(sitemap.errors),
+        warnings: read.then_some(sitemap.warnings),
+        rollup_status: sitemap.rollup_status,
+        rollup_errors: sitemap.rollup_errors,
+        rollup_warnings: sitemap.rollup_warnings,
+        rollup_urls: sitemap.rollup_urls,
+        contents,
+        last_submitted_at: sitemap.last_submitted_at.unwrap_or(sitemap.submitted_at).max(sitemap.submitted_at),
+        id: sitemap.id,
+        site_id: sitemap.site_id,
+        url: sitemap.url,
+        source: sitemap.source,
+        parent_id: sitemap.parent_id,
+        submitted_at: sitemap.submitted_at,
+        next_fetch_at: sitemap.next_fetch_at,
+        last_downloaded_at: sitemap.last_downloaded_at,
+        status: sitemap.status,
+        http_status: sitemap.http_status,
+        etag: sitemap.etag,
+        last_modified: sitemap.last_modified,
+        content_hash: sitemap.content_hash,
+        index_lastmod: sitemap.index_lastmod,
+        removed_at: sitemap.removed_at,
+        url_count: sitemap.url_count,
+        fetch_interval: sitemap.fetch_interval,
+        failures: sitemap.failures,
+    })
 }
 
 /// `POST /api/v1/sites/{id}/sitemaps` `{"url"}`: 201 with the sitemap, due at once; 200 with
@@ -30,33 +134,39 @@ pub(crate) struct SitemapView {
 pub(crate) async fn add(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
-    Path(site_id): Path<i64>,
-    Json(body): Json<NewSitemap>,
-) -> Result<(StatusCode, Json<Sitemap>), AppError> {
-    let added = submission::add_sitemap(&state, Actor::from(&user), site_id, &body.url).await?;
+    Id(site_id): Id,
+    JsonBody(body): JsonBody<NewSitemap>,
+) -> Result<(StatusCode, Json<SitemapView>), AppError> {
+    let actor = Actor::from(&user);
+    let added = submission::add_sitemap(&state, actor, site_id, &body.url).await?;
     let status = if matches!(added, submission::Added::New(_)) { StatusCode::CREATED } else { StatusCode::OK };
-    Ok((status, Json(Sitemap::clone(&added))))
+    Ok((status, Json(view(&state, actor, Sitemap::clone(&added)).await?)))
 }
 
 /// `GET /api/v1/sites/{id}/sitemaps`: removed ones included (their `removed_at` is set).
 pub(crate) async fn list(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
-    Path(site_id): Path<i64>,
-) -> Result<Json<Vec<Sitemap>>, AppError> {
-    Ok(Json(state.store.list_sitemaps(Actor::from(&user), site_id).await?))
+    Id(site_id): Id,
+) -> Result<Json<Vec<SitemapView>>, AppError> {
+    let actor = Actor::from(&user);
+    let mut views = Vec::new();
+    for sitemap in state.store.list_sitemaps(actor, site_id).await? {
+        views.push(view(&state, actor, sitemap).await?);
+    }
+    Ok(Json(views))
 }
 
 /// `GET /api/v1/sitemaps/{id}`: the sitemap and its last download.
 pub(crate) async fn show(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
-    Path(id): Path<i64>,
-) -> Result<Json<SitemapView>, AppError> {
+    Id(id): Id,
+) -> Result<Json<SitemapStatus>, AppError> {
     let actor = Actor::from(&user);
     let sitemap = state.store.sitemap(actor, id).await?;
     let last_download = state.store.list_downloads(actor, id, 1).await?.into_iter().next();
-    Ok(Json(SitemapView { sitemap, last_download }))
+    Ok(Json(SitemapStatus { sitemap: view(&state, actor, sitemap).await?, last_download }))
 }
 
 /// `POST /api/v1/sitemaps/{id}/resubmit`: 202, fetched again as soon as a worker is free (a
@@ -64,11 +174,12 @@ pub(crate) async fn show(
 pub(crate) async fn resubmit(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
-    Path(id): Path<i64>,
-) -> Result<(StatusCode, Json<Sitemap>), AppError> {
+    Id(id): Id,
+) -> Result<(StatusCode, Json<SitemapView>), AppError> {
     let actor = Actor::from(&user);
     crate::submission::resubmit(&state, actor, id).await?;
-    Ok((StatusCode::ACCEPTED, Json(state.store.sitemap(actor, id).await?)))
+    let sitemap = state.store.sitemap(actor, id).await?;
+    Ok((StatusCode::ACCEPTED, Json(view(&state, actor, sitemap).await?)))
 }
 
 /// `DELETE /api/v1/sitemaps/{id}`: Remove. No more fetches; its URLs leave the site unless
@@ -76,26 +187,20 @@ pub(crate) async fn resubmit(
 pub(crate) async fn remove(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
-    Path(id): Path<i64>,
+    Id(id): Id,
 ) -> Result<StatusCode, AppError> {
     state.store.remove_sitemap(Actor::from(&user), id, now()).await?;
     Ok(StatusCode::NO_CONTENT)
-}
-
-/// `?limit=` of the download history.
-#[derive(Deserialize)]
-pub(crate) struct HistoryQuery {
-    limit: Option<i64>,
 }
 
 /// `GET /api/v1/sitemaps/{id}/downloads?limit=`: newest first, 50 by default, at most 1,000.
 pub(crate) async fn downloads(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
-    Path(id): Path<i64>,
-    Query(query): Query<HistoryQuery>,
+    Id(id): Id,
+    params: Params,
 ) -> Result<Json<Vec<Download>>, AppError> {
-    let limit = query.limit.unwrap_or(50).clamp(1, 1000);
+    let limit = params.int("limit", 1, 1000)?.unwrap_or(50);
     Ok(Json(state.store.list_downloads(Actor::from(&user), id, limit).await?))
 }
 
@@ -103,7 +208,7 @@ pub(crate) async fn downloads(
 pub(crate) async fn findings(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
-    Path(id): Path<i64>,
+    Id(id): Id,
 ) -> Result<Json<Vec<FindingRecord>>, AppError> {
     Ok(Json(state.store.list_findings(Actor::from(&user), id).await?))
 }

@@ -1,11 +1,12 @@
 //! Sites: add, list, show (with the verification instructions), delete, and "Verify now".
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use mapwright_store::{Actor, Site};
 use serde::{Deserialize, Serialize};
 
+use super::extract::{Id, JsonBody};
 use crate::auth::CurrentUser;
 use crate::verify::{self, Verification};
 use crate::{AppError, AppState, now};
@@ -79,7 +80,7 @@ pub(crate) fn parse_origin(text: &str) -> Result<String, AppError> {
 pub(crate) async fn create(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
-    Json(body): Json<NewSite>,
+    JsonBody(body): JsonBody<NewSite>,
 ) -> Result<(StatusCode, Json<SiteView>), AppError> {
     let origin = parse_origin(&body.origin)?;
     let site = state.store.create_site(Actor::from(&user), &origin, now()).await?;
@@ -99,7 +100,7 @@ pub(crate) async fn list(
 pub(crate) async fn show(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
-    Path(id): Path<i64>,
+    Id(id): Id,
 ) -> Result<Json<SiteView>, AppError> {
     Ok(Json(state.store.site(Actor::from(&user), id).await?.into()))
 }
@@ -108,7 +109,7 @@ pub(crate) async fn show(
 pub(crate) async fn remove(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
-    Path(id): Path<i64>,
+    Id(id): Id,
 ) -> Result<StatusCode, AppError> {
     state.store.delete_site(Actor::from(&user), id).await?;
     Ok(StatusCode::NO_CONTENT)
@@ -126,7 +127,7 @@ pub(crate) struct VerifyResult {
 pub(crate) async fn verify_now(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
-    Path(id): Path<i64>,
+    Id(id): Id,
 ) -> Result<Json<VerifyResult>, AppError> {
     let actor = Actor::from(&user);
     let site = state.store.site(actor, id).await?;

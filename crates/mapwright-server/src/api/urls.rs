@@ -5,21 +5,22 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::body::Body;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
 use mapwright_store::{Actor, Page, Store, UrlQuery, UrlRow};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
+use super::extract::{Id, Params};
 use crate::auth::CurrentUser;
 use crate::{AppError, AppState, now};
 
-/// `?after=&limit=&include_removed=` of a URL page or export.
-#[derive(Deserialize)]
-pub(crate) struct PageQuery {
-    after: Option<i64>,
-    limit: Option<i64>,
-    include_removed: Option<bool>,
+/// The most URLs one page of `GET /api/v1/sites/{id}/urls` or of the frontier holds.
+const MAX_PAGE: i64 = 10_000;
+
+/// `?after=` (0 and up) and `?include_removed=` (true or false) of a URL page or export.
+fn after_and_removed(params: &Params) -> Result<(i64, bool), AppError> {
+    Ok((params.int("after", 0, i64::MAX)?.unwrap_or(0), params.boolean("include_removed")?.unwrap_or(false)))
 }
 
 /// URLs per store round trip of an export: big enough that a million URLs take a thousand
@@ -31,14 +32,12 @@ const EXPORT_PAGE: i64 = 1000;
 pub(crate) async fn page(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
-    Path(site_id): Path<i64>,
-    Query(q): Query<PageQuery>,
+    Id(site_id): Id,
+    params: Params,
 ) -> Result<Json<Page<UrlRow>>, AppError> {
-    let query = UrlQuery {
-        after: q.after.unwrap_or(0),
-        limit: q.limit.unwrap_or(1000).clamp(1, 10_000),
-        include_removed: q.include_removed.unwrap_or(false),
-    };
+    let (after, include_removed) = after_and_removed(&params)?;
+    let limit = params.int("limit", 1, MAX_PAGE)?.unwrap_or(1000);
+    let query = UrlQuery { after, limit, include_removed };
     Ok(Json(state.store.list_urls(Actor::from(&user), site_id, query).await?))
 }
 
@@ -91,20 +90,20 @@ impl Format {
 pub(crate) async fn export_csv(
     state: State<AppState>,
     user: CurrentUser,
-    site_id: Path<i64>,
-    q: Query<PageQuery>,
+    site_id: Id,
+    params: Params,
 ) -> Result<Response, AppError> {
-    export(state, user, site_id, q, Format::Csv).await
+    export(state, user, site_id, params, Format::Csv).await
 }
 
 /// `GET /api/v1/sites/{id}/urls.jsonl`: every URL as one JSON object per line.
 pub(crate) async fn export_jsonl(
     state: State<AppState>,
     user: CurrentUser,
-    site_id: Path<i64>,
-    q: Query<PageQuery>,
+    site_id: Id,
+    params: Params,
 ) -> Result<Response, AppError> {
-    export(state, user, site_id, q, Format::Jsonl).await
+    export(state, user, site_id, params, Format::Jsonl).await
 }
 
 /// Where an export stands between pages.
@@ -150,13 +149,13 @@ impl Cursor {
 async fn export(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
-    Path(site_id): Path<i64>,
-    Query(q): Query<PageQuery>,
+    Id(site_id): Id,
+    params: Params,
     format: Format,
 ) -> Result<Response, AppError> {
     let actor = Actor::from(&user);
-    let include_removed = q.include_removed.unwrap_or(false);
-    let query = UrlQuery { after: q.after.unwrap_or(0), limit: EXPORT_PAGE, include_removed };
+    let (after, include_removed) = after_and_removed(&params)?;
+    let query = UrlQuery { after, limit: EXPORT_PAGE, include_removed };
     let first = state.store.list_urls(actor, site_id, query).await?;
     let cursor = Cursor {
         store: state.store.clone(),
@@ -177,13 +176,6 @@ async fn export(
         .into_response())
 }
 
-/// `?since=&limit=` of the frontier.
-#[derive(Deserialize)]
-pub(crate) struct FrontierQuery {
-    since: Option<i64>,
-    limit: Option<i64>,
-}
-
 /// The frontier as the API answers it.
 #[derive(Serialize)]
 pub(crate) struct Frontier {
@@ -201,11 +193,11 @@ const DEFAULT_SINCE: i64 = 24 * 3600;
 pub(crate) async fn frontier(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
-    Path(site_id): Path<i64>,
-    Query(q): Query<FrontierQuery>,
+    Id(site_id): Id,
+    params: Params,
 ) -> Result<Json<Frontier>, AppError> {
-    let since = q.since.unwrap_or_else(|| now() - DEFAULT_SINCE);
-    let limit = q.limit.unwrap_or(1000).clamp(1, 10_000);
+    let since = params.int("since", 0, i64::MAX)?.unwrap_or_else(|| now() - DEFAULT_SINCE);
+    let limit = params.int("limit", 1, MAX_PAGE)?.unwrap_or(1000);
     let items = state.store.frontier(Actor::from(&user), site_id, since, limit).await?;
     Ok(Json(Frontier { since, items }))
 }

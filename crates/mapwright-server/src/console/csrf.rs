@@ -103,7 +103,7 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// `Sec-Fetch-Site: cross-site`, or an `Origin` whose host is not the `Host` asked for.
-fn cross_site(headers: &HeaderMap) -> bool {
+pub(crate) fn cross_site(headers: &HeaderMap) -> bool {
     let header = |name| headers.get(name).and_then(|v: &HeaderValue| v.to_str().ok());
     if header("sec-fetch-site").is_some_and(|s| s.eq_ignore_ascii_case("cross-site")) {
         return true;

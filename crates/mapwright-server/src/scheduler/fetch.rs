@@ -7,7 +7,7 @@ use mapwright_core::validate::Config as ValidatorConfig;
 use mapwright_core::{Entry, Finding, Format, Loc, Rule, Scope, Severity, Validator, Voucher};
 use mapwright_fetch::{Fetched, Response, Validators};
 use mapwright_store::{
-    DownloadRecord, FetchSummary, FindingRecord, IndexChild, LeasedSitemap, Site, Sitemap, UrlRecord,
+    ContentCounts, DownloadRecord, FetchSummary, FindingRecord, IndexChild, LeasedSitemap, Site, Sitemap, UrlRecord,
 };
 use tokio::sync::mpsc;
 
@@ -101,6 +101,8 @@ pub async fn run_job(state: &AppState, worker: &str, job: &LeasedSitemap) -> Res
         url_count: read.url_count,
         fetch_interval: schedule.period,
         failures: schedule.failures,
+        format: read.format.clone(),
+        contents: read.contents,
     };
     store.record_fetch_summary(worker, sitemap.id, &summary).await?;
     let finished = now().max(stamp);
@@ -120,6 +122,10 @@ struct Read {
     change: Change,
     kinds: Option<String>,
     url_count: Option<i64>,
+    /// The format recognised (the core's name), `None` to keep the stored one.
+    format: Option<String>,
+    /// The entries by content type, `None` to keep the stored counts.
+    contents: Option<ContentCounts>,
     children: Option<Vec<IndexChild>>,
     /// The read was complete: URLs no longer listed can be swept.
     sweep: bool,
@@ -136,7 +142,16 @@ impl Read {
             content_hash: job.content_hash.clone(),
             ..DownloadRecord::default()
         };
-        Read { record, change: Change::Failed, kinds: None, url_count: None, children: None, sweep: false }
+        Read {
+            record,
+            change: Change::Failed,
+            kinds: None,
+            url_count: None,
+            format: None,
+            contents: None,
+            children: None,
+            sweep: false,
+        }
     }
 
     fn unchanged(job: &LeasedSitemap) -> Read {
@@ -148,7 +163,16 @@ impl Read {
             content_hash: job.content_hash.clone(),
             ..DownloadRecord::default()
         };
-        Read { record, change: Change::Unchanged, kinds: None, url_count: None, children: None, sweep: false }
+        Read {
+            record,
+            change: Change::Unchanged,
+            kinds: None,
+            url_count: None,
+            format: None,
+            contents: None,
+            children: None,
+            sweep: false,
+        }
     }
 }
 
@@ -290,6 +314,8 @@ async fn read_body(
         change,
         kinds: (status != "failed").then(|| if index { "index".to_owned() } else { pass.kinds() }),
         url_count: (status != "failed").then_some(outcome.entries as i64),
+        format: outcome.format.filter(|_| status != "failed").map(|f| f.as_str().to_owned()),
+        contents: (status != "failed").then_some(pass.contents),
         children: (index && !fatal).then_some(pass.children),
         sweep: !fatal,
     })
@@ -305,13 +331,13 @@ struct Pass {
     tx: Option<mpsc::Sender<Vec<UrlRecord>>>,
     batch: Vec<UrlRecord>,
     children: Vec<IndexChild>,
-    /// web, image, video, news seen.
-    kinds: [bool; 4],
     /// URL entries seen: past the protocol's 50,000 they are not stored (the validator
     /// reports `too-many-urls`).
     urls_seen: usize,
     /// Why a child was not followed, for the download's findings.
     skipped: Option<FindingRecord>,
+    /// URL entries in scope, and those with images, videos, news.
+    contents: ContentCounts,
 }
 
 impl Pass {
@@ -330,9 +356,9 @@ impl Pass {
             tx: Some(tx),
             batch: Vec::with_capacity(URL_BATCH),
             children: Vec::new(),
-            kinds: [false; 4],
             urls_seen: 0,
             skipped: None,
+            contents: ContentCounts::default(),
         }
     }
 
@@ -346,10 +372,10 @@ impl Pass {
                 if self.scope.as_ref().is_none_or(|s| !s.contains(&u.loc)) || u.loc.origin_str() != self.site_origin {
                     return;
                 }
-                self.kinds[0] = true;
-                self.kinds[1] |= !u.images.is_empty();
-                self.kinds[2] |= !u.videos.is_empty();
-                self.kinds[3] |= u.news.is_some();
+                self.contents.web += 1;
+                self.contents.image += i64::from(!u.images.is_empty());
+                self.contents.video += i64::from(!u.videos.is_empty());
+                self.contents.news += i64::from(u.news.is_some());
                 self.batch.push(UrlRecord {
                     loc: u.loc.as_str().to_owned(),
                     lastmod: u.lastmod.as_ref().map(|l| l.to_string()),
@@ -402,8 +428,9 @@ impl Pass {
     }
 
     fn kinds(&self) -> String {
-        let names = ["web", "image", "video", "news"];
-        let kinds: Vec<&str> = names.iter().zip(self.kinds).filter(|(_, on)| *on).map(|(n, _)| *n).collect();
+        let c = self.contents;
+        let seen = [("web", c.web), ("image", c.image), ("video", c.video), ("news", c.news)];
+        let kinds: Vec<&str> = seen.iter().filter(|(_, n)| *n > 0).map(|(name, _)| *name).collect();
         kinds.join(",")
     }
 }

@@ -1,6 +1,7 @@
 //! The JSON API, IndexNow and the OpenAPI file: every endpoint's answers, on both backends,
 //! with JSON bodies validated against the schemas of `openapi.yaml`.
 
+mod contract;
 mod cross_user;
 mod indexnow;
 mod openapi;
@@ -65,6 +66,20 @@ pub async fn call_json(
     let value: Value = serde_json::from_str(&text).unwrap();
     assert_schema(&value, schema);
     value
+}
+
+/// Checks that an answer is an RFC 9457 problem of `status` (content type, the `Problem`
+/// schema, `status` and `title` matching the answer's) and returns its detail.
+pub fn assert_problem(status: StatusCode, headers: &HeaderMap, body: &str) -> String {
+    assert!(status.is_client_error() || status.is_server_error(), "{status}: {body}");
+    assert_eq!(headers["content-type"], "application/problem+json", "{status}: {body}");
+    let value: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{status}: {e}: {body}"));
+    assert_schema(&value, "Problem");
+    assert_eq!(value["status"], status.as_u16(), "{body}");
+    assert_eq!(value["title"], status.canonical_reason().unwrap(), "{body}");
+    let detail = value["detail"].as_str().unwrap().to_owned();
+    assert!(!detail.is_empty());
+    detail
 }
 
 /// The OpenAPI document as JSON.
