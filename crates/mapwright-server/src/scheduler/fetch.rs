@@ -228,7 +228,7 @@ async fn read_body(
     Ok(Read {
         record,
         change,
-        kinds: (status != "failed").then(|| if index { "index".to_owned() } else { pass.kinds() }),
+        kinds: (status != "failed").then(|| if index { "index".to_owned() } else { pass.kinds(outcome.format) }),
         url_count: (status != "failed").then_some(outcome.entries as i64),
         children: (index && !fatal).then_some(pass.children),
         sweep: !fatal,
@@ -243,8 +243,8 @@ struct Pass {
     tx: Option<mpsc::Sender<Vec<UrlRecord>>>,
     batch: Vec<UrlRecord>,
     children: Vec<IndexChild>,
-    /// web, image, video, news seen.
-    kinds: [bool; 4],
+    /// web, image, video, news, hreflang seen.
+    kinds: [bool; 5],
 }
 
 impl Pass {
@@ -256,7 +256,7 @@ impl Pass {
             tx: Some(tx),
             batch: Vec::with_capacity(URL_BATCH),
             children: Vec::new(),
-            kinds: [false; 4],
+            kinds: [false; 5],
         }
     }
 
@@ -270,6 +270,7 @@ impl Pass {
                 self.kinds[1] |= !u.images.is_empty();
                 self.kinds[2] |= !u.videos.is_empty();
                 self.kinds[3] |= u.news.is_some();
+                self.kinds[4] |= !u.alternates.is_empty();
                 self.batch.push(UrlRecord {
                     loc: u.loc.as_str().to_owned(),
                     lastmod: u.lastmod.as_ref().map(|l| l.to_string()),
@@ -306,9 +307,15 @@ impl Pass {
         }
     }
 
-    fn kinds(&self) -> String {
-        let names = ["web", "image", "video", "news"];
-        let kinds: Vec<&str> = names.iter().zip(self.kinds).filter(|(_, on)| *on).map(|(n, _)| *n).collect();
+    /// The kinds of entries, after the format when it is a feed or a text file (the console's
+    /// Type column: "rss,web", "web,image,hreflang").
+    fn kinds(&self, format: Option<Format>) -> String {
+        let names = ["web", "image", "video", "news", "hreflang"];
+        let mut kinds: Vec<&str> = match format {
+            Some(f @ (Format::Rss | Format::Atom | Format::Text)) => vec![f.as_str()],
+            _ => Vec::new(),
+        };
+        kinds.extend(names.iter().zip(self.kinds).filter(|(_, on)| *on).map(|(n, _)| *n));
         kinds.join(",")
     }
 }
