@@ -922,14 +922,17 @@ macro_rules! impl_store {
                 let limit = limit.clamp(1, 10_000);
                 let pattern = format!("%{}%", like_escape(&contains.to_ascii_lowercase()));
                 let items: Vec<UrlRow> = sqlx::query_as(concat!(
+                    // Driven by the link table's key (sitemap, url) in URL order, so a page costs
+                    // its rows, not a scan of the site's URLs (PostgreSQL otherwise walks `urls`).
                     "SELECT ", url_cols!(), " FROM sitemap_urls su JOIN urls u ON u.id = su.url_id \
-                     WHERE su.sitemap_id = $1 AND u.id > $2 AND u.removed_at IS NULL \
-                     AND LOWER(u.loc) LIKE $3 ESCAPE '\\' ORDER BY u.id LIMIT $4"
+                     WHERE su.sitemap_id = $1 AND su.url_id > $2 AND u.removed_at IS NULL \
+                     AND ($5 OR LOWER(u.loc) LIKE $3 ESCAPE '\\') ORDER BY su.url_id LIMIT $4"
                 ))
                 .bind(sitemap_id)
                 .bind(after)
                 .bind(pattern)
                 .bind(limit + 1)
+                .bind(contains.is_empty())
                 .fetch_all(&self.pool)
                 .await?;
                 Ok(Page::from_one_extra(items, limit, |u| u.id))
