@@ -131,7 +131,15 @@ async fn check_one(fetcher: &Fetcher, u: &UrlToCheck, config: &CheckConfig) -> V
     let mut out = Vec::new();
     let status = resp.status().as_u16();
     if resp.url().as_str() != parsed.as_str() {
-        out.push(finding(Rule::UrlStatus, format!("{} redirects to {} (status {status} there)", u.loc, resp.url())));
+        // The redirect's own status (301, 302...), which the followed answer no longer tells.
+        let first = match fetcher.manual_client().head(parsed.clone()).send().await {
+            Ok(r) if r.status().is_redirection() => format!("answers {}; ", r.status().as_u16()),
+            _ => String::new(),
+        };
+        out.push(finding(
+            Rule::UrlStatus,
+            format!("{} redirects to {} ({first}status {status} there)", u.loc, resp.url()),
+        ));
     } else if status == 404 || status == 410 || status >= 500 || !(200..400).contains(&status) {
         out.push(finding(Rule::UrlStatus, format!("{} answers {status}", u.loc)));
         return out;

@@ -95,6 +95,8 @@ impl Response {
 #[derive(Clone)]
 pub struct Fetcher {
     client: reqwest::Client,
+    /// The same client without redirects, to see a redirect's own status (live checks).
+    manual: reqwest::Client,
     config: Arc<Config>,
 }
 
@@ -113,18 +115,22 @@ impl Fetcher {
         // Ask for gzip but do not let the client decode it: the core recognises gzip by its
         // magic bytes, bounds every layer, and so handles a .gz file sent gzipped (two layers).
         headers.insert(header::ACCEPT_ENCODING, HeaderValue::from_static("gzip"));
-        let mut builder = reqwest::Client::builder()
-            .user_agent(config.user_agent.clone())
-            .default_headers(headers)
-            .connect_timeout(config.connect_timeout)
-            .timeout(config.timeout)
-            .redirect(policy)
-            .pool_max_idle_per_host(16);
-        if !config.allow_private_networks {
-            builder = builder.dns_resolver(Arc::new(PublicOnlyResolver));
-        }
-        let client = builder.build().map_err(|e| Error::Http { url: String::new(), message: e.to_string() })?;
-        Ok(Fetcher { client, config: Arc::new(config) })
+        let build = |policy: reqwest::redirect::Policy| {
+            let mut builder = reqwest::Client::builder()
+                .user_agent(config.user_agent.clone())
+                .default_headers(headers.clone())
+                .connect_timeout(config.connect_timeout)
+                .timeout(config.timeout)
+                .redirect(policy)
+                .pool_max_idle_per_host(16);
+            if !config.allow_private_networks {
+                builder = builder.dns_resolver(Arc::new(PublicOnlyResolver));
+            }
+            builder.build().map_err(|e| Error::Http { url: String::new(), message: e.to_string() })
+        };
+        let client = build(policy)?;
+        let manual = build(reqwest::redirect::Policy::none())?;
+        Ok(Fetcher { client, manual, config: Arc::new(config) })
     }
 
     /// The configuration.
@@ -135,6 +141,11 @@ impl Fetcher {
     /// The underlying reqwest client (for HEAD and POST requests of other modules).
     pub(crate) fn client(&self) -> &reqwest::Client {
         &self.client
+    }
+
+    /// The client that does not follow redirects, with the same protections.
+    pub(crate) fn manual_client(&self) -> &reqwest::Client {
+        &self.manual
     }
 
     /// GET `url`, conditional when `validators` are given, retrying 429 and 5xx answers with

@@ -55,7 +55,7 @@ async fn each_kind_of_bad_url_is_reported_once_with_its_rule() {
     let want = vec![
         (Rule::UrlStatus, "/gone".to_string(), 3, "/gone answers 404".to_string()),
         (Rule::UrlStatus, "/down".into(), 4, "/down answers 503".into()),
-        (Rule::UrlStatus, "/moved".into(), 5, "/moved redirects to /ok (status 200 there)".into()),
+        (Rule::UrlStatus, "/moved".into(), 5, "/moved redirects to /ok (answers 302; status 200 there)".into()),
         (Rule::UrlNoindex, "/hidden-header".into(), 6, "/hidden-header sends X-Robots-Tag: googlebot: noindex".into()),
         (
             Rule::UrlNoindex,

@@ -49,6 +49,8 @@ pub struct AppState {
     pub indexnow: Arc<indexnow::IndexNow>,
     /// Shared with the scheduler's workers (their wake-up call).
     pub scheduler: Arc<scheduler::Shared>,
+    /// The console's URL checks running in this process (one per site, a few per user).
+    pub checks: Arc<console::checker::Jobs>,
 }
 
 impl AppState {
@@ -62,6 +64,7 @@ impl AppState {
             admins: Arc::new([]),
             indexnow: Arc::default(),
             scheduler: Arc::default(),
+            checks: Arc::default(),
         }
     }
 

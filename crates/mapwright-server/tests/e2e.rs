@@ -1,8 +1,11 @@
 //! The console end to end in headless Chromium (Debian's `chromium` and `chromium-driver`,
-//! driven over WebDriver by fantoccini): sign up, verify a test site served on 127.0.0.1, add
-//! its sitemaps, wait for the download, read the table, a sitemap's findings, the failing-URLs
-//! report, Resubmit and Remove; screenshots of the table and of a sitemap page are saved, and
-//! axe-core checks the main pages for serious or critical accessibility violations.
+//! driven over WebDriver by fantoccini): sign up, verify a test site served on 127.0.0.1 (the
+//! typed sitemap kept through it, the robots.txt index added), wait for the downloads, read the
+//! table (types, an index with a failing child rolled up), a sitemap with a few hundred
+//! findings grouped by rule, the background "Check now" and the failing-URLs report, a token,
+//! Remove (then Removed with Restore), an error page and deleting a site. Every page is looked
+//! at at desktop width and at a phone's 390 px: axe-core finds no serious or critical
+//! violation, the phone page never scrolls sideways, and both screenshots are saved.
 //!
 //! Missing Chromium, ChromeDriver or axe-core fail the test with the command that installs them:
 //! it never skips.
@@ -192,9 +195,55 @@ fn sitemap_xml(origin: &str, paths: &[&str]) -> String {
     )
 }
 
-/// The table row of a sitemap URL.
+/// A sitemap with a few hundred findings of five rules (errors and warnings).
+fn broken_xml(o: &str) -> String {
+    let mut xml = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n",
+    );
+    for i in 0..120 {
+        xml.push_str(&format!("<url><loc>/relative-page-{i}</loc></url>\n"));
+    }
+    for i in 0..80 {
+        xml.push_str(&format!("<url><loc>{o}/d{i}</loc><lastmod>yesterday</lastmod></url>\n"));
+    }
+    for i in 0..60 {
+        xml.push_str(&format!("<url><loc>{o}/c{i}</loc><changefreq>sometimes</changefreq></url>\n"));
+    }
+    for i in 0..40 {
+        xml.push_str(&format!("<url><loc>{o}/p{i}</loc><priority>1.5</priority></url>\n"));
+    }
+    for i in 0..30 {
+        xml.push_str(&format!("<url><loc>{o}/f{i}</loc><lastmod>2999-01-01</lastmod></url>\n"));
+    }
+    xml.push_str("</urlset>\n");
+    xml
+}
+
+/// The table row of a sitemap URL (the first cell's first link is the sitemap's page).
 fn row(url: &str) -> String {
-    format!("//tr[td/a[normalize-space(text())='{url}']]")
+    format!("//tr[td[1]/a[1][normalize-space(.)='{url}']]")
+}
+
+/// Every page is looked at twice: at desktop width and at a phone's 390 px. Each time axe-core
+/// must find nothing serious, and on the phone the page must not scroll sideways. Both
+/// screenshots are saved.
+async fn look(c: &Client, axe_js: &str, name: &str) {
+    axe(c, axe_js, name).await;
+    save_png(&format!("{name}.png"), &c.screenshot().await.unwrap());
+    c.set_window_size(390, 844).await.unwrap();
+    let widths = c
+        .execute(
+            "return [document.documentElement.scrollWidth, document.documentElement.clientWidth, window.innerWidth];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let (scroll, client) = (widths[0].as_i64().unwrap(), widths[1].as_i64().unwrap());
+    assert!(widths[2].as_i64().unwrap() <= 400, "the window did not shrink to a phone's width: {widths}");
+    assert!(scroll <= client, "the {name} page scrolls sideways on a phone: {scroll} px wide in {client} px");
+    axe(c, axe_js, &format!("{name} on a phone")).await;
+    save_png(&format!("{name}-phone.png"), &c.screenshot().await.unwrap());
+    c.set_window_size(1280, 900).await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -203,20 +252,35 @@ async fn the_console_in_headless_chromium() {
     let driver = start_driver();
     let profile = tempfile::tempdir().unwrap();
 
-    // The test site: a good sitemap (one URL answers 404) and a broken one.
+    // The test site: robots.txt names an index whose second child fails; a good sitemap (one
+    // URL answers 404), one with a few hundred findings, an RSS feed.
     let site = TestSite::start().await;
     let o = site.origin.clone();
-    for page in ["/", "/a", "/b"] {
+    for page in ["/", "/a", "/b", "/c1/x", "/c1/y"] {
         site.put(page, "<!doctype html><title>page</title>");
     }
-    site.put("/sitemap.xml", &sitemap_xml(&o, &["/a", "/b", "/missing"]));
-    let broken = format!(
-        r#"<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
-<url><loc>{o}/a</loc></url>
-<url><loc>/relative-page</loc></url>
+    site.put("/robots.txt", &format!("User-agent: *\nSitemap: {o}/index.xml\n"));
+    site.put("/index.xml", &crate::sitehost::index(&[(&format!("{o}/c1.xml"), None), (&format!("{o}/c2.xml"), None)]));
+    site.put(
+        "/c1.xml",
+        &format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:image="http://www.google.com/schemas/sitemap-image/1.1" xmlns:xhtml="http://www.w3.org/1999/xhtml">
+<url><loc>{o}/c1/x</loc><image:image><image:loc>{o}/x.png</image:loc></image:image>
+<xhtml:link rel="alternate" hreflang="de" href="{o}/c1/y"/></url>
+<url><loc>{o}/c1/y</loc></url>
 </urlset>"#
+        ),
     );
-    site.put("/broken.xml", &broken);
+    site.put("/sitemap.xml", &sitemap_xml(&o, &["/a", "/b", "/missing"]));
+    site.put("/broken.xml", &broken_xml(&o));
+    site.put(
+        "/feed.rss",
+        &format!(
+            r#"<?xml version="1.0"?><rss version="2.0"><channel><title>t</title><link>{o}/</link><description>d</description>
+<item><title>a</title><link>{o}/a</link></item><item><title>b</title><link>{o}/b</link></item></channel></rss>"#
+        ),
+    );
 
     // The console on a real listener, with the scheduler's workers downloading in the background.
     let dir = tempfile::tempdir().unwrap();
@@ -246,6 +310,8 @@ async fn drive(c: &Client, base: &str, site: &TestSite, axe_js: &str) {
     let o = &site.origin;
     let good = format!("{o}/sitemap.xml");
     let broken = format!("{o}/broken.xml");
+    let index = format!("{o}/index.xml");
+    let feed = format!("{o}/feed.rss");
 
     // The accessibility check can fail: an unlabelled field is a critical violation.
     c.goto("data:text/html,<!doctype html><html lang=en><title>t</title><main><input type=text></main></html>")
@@ -253,88 +319,150 @@ async fn drive(c: &Client, base: &str, site: &TestSite, axe_js: &str) {
         .unwrap();
     let bad = axe_violations(c, axe_js, "control").await;
     assert!(bad.iter().any(|v| v.as_str().unwrap().contains("label")), "axe-core missed an unlabelled field: {bad:?}");
+    // So can the sideways-scroll check: a page wider than a phone.
+    c.goto("data:text/html,<!doctype html><html lang=en><title>t</title><main><div style='width:800px'>wide</div></main></html>")
+        .await
+        .unwrap();
+    c.set_window_size(390, 844).await.unwrap();
+    let wide = c
+        .execute("return document.documentElement.scrollWidth > document.documentElement.clientWidth;", vec![])
+        .await
+        .unwrap();
+    assert_eq!(wide, json!(true), "the sideways-scroll check cannot fail");
+    c.set_window_size(1280, 900).await.unwrap();
 
     // Sign up (and check the sign-in page on the way).
     c.goto(&format!("{base}/")).await.unwrap();
     assert!(c.current_url().await.unwrap().path() == "/signin", "an anonymous visit goes to sign-in");
-    axe(c, axe_js, "sign-in").await;
+    look(c, axe_js, "signin").await;
     click(c, Locator::LinkText("No account yet? Sign up")).await;
     fill(c, "#email", "owner@example.com").await;
     fill(c, "#password", "a long enough password").await;
     click(c, Locator::Css("main form button[type=submit]")).await;
     until(c, "h1", |t| t == "My sitemaps").await;
+    look(c, axe_js, "table-empty").await;
 
-    // Adding the sitemap of an unverified site adds the site and says to verify it.
+    // Adding the sitemap of an unverified site adds the site and says to verify it; the typed
+    // sitemap is kept through verification.
     c.goto(&format!("{base}/sitemaps/add")).await.unwrap();
     fill(c, "#url", &good).await;
     click(c, Locator::Css("main form button[type=submit]")).await;
     until(c, "#add-error", |t| t.contains("is not verified yet")).await;
+    look(c, axe_js, "add-refused").await;
     click(c, Locator::Css("#add-error a")).await;
     until(c, "h2", |t| t == "Verification").await;
+    // Without the proof: an error in plain words.
+    click(c, Locator::XPath("//button[text()='Verify now']")).await;
+    until(c, "#flash-error", |t| t.starts_with("Not verified.")).await;
+    look(c, axe_js, "verify-failed").await;
     let token = text(c, "dl.facts dd code").await;
     site.put(&format!("/mapwright-{token}.html"), &token);
     click(c, Locator::XPath("//button[text()='Verify now']")).await;
-    until(c, ".flash", |t| t.starts_with("Verified:")).await;
-    axe(c, axe_js, "site").await;
+    let verified = until(c, ".flash", |t| t.starts_with("Verified:")).await;
+    assert!(verified.contains(&format!("Added from its robots.txt: {index}")), "{verified}");
+    assert!(verified.contains(&format!("Added {good}")), "the typed sitemap survived verification: {verified}");
 
-    // Add both sitemaps; wait for their downloads.
-    for url in [&good, &broken] {
+    // Add the others; wait for every download (the index's children too).
+    for url in [&broken, &feed] {
         c.goto(&format!("{base}/sitemaps/add")).await.unwrap();
         fill(c, "#url", url).await;
         click(c, Locator::Css("main form button[type=submit]")).await;
         until(c, ".flash", |t| t.starts_with("Added")).await;
     }
-    poll_page(c, &format!("{base}/"), "both downloads", |html| !html.contains("Pending")).await;
-    let good_row = c.find(Locator::XPath(&row(&good))).await.unwrap().text().await.unwrap();
-    assert!(good_row.contains("OK") && good_row.contains(" 3 "), "status OK and 3 URLs: {good_row}");
-    assert!(good_row.contains("web") && good_row.contains("just now"), "{good_row}");
-    let broken_row = c.find(Locator::XPath(&row(&broken))).await.unwrap().text().await.unwrap();
-    assert!(broken_row.contains("error"), "the broken sitemap has errors: {broken_row}");
-    axe(c, axe_js, "sitemaps table").await;
-    let table_png = save_png("table.png", &c.screenshot().await.unwrap());
-    // On a phone's width the page does not scroll sideways: only the table's own box does.
-    c.set_window_size(390, 844).await.unwrap();
-    let overflow = c.execute("return document.documentElement.scrollWidth - window.innerWidth;", vec![]).await.unwrap();
-    assert!(overflow.as_i64().unwrap() <= 0, "the page is wider than a phone's screen by {overflow} px");
-    axe(c, axe_js, "sitemaps table on a phone").await;
-    save_png("table-phone.png", &c.screenshot().await.unwrap());
-    c.set_window_size(1280, 900).await.unwrap();
+    poll_page(c, &format!("{base}/"), "every download", |html| !html.contains("Pending") && html.contains("c2.xml"))
+        .await;
+    let row_text = |url: String| async move { c.find(Locator::XPath(&row(&url))).await.unwrap().text().await.unwrap() };
+    let good_row = row_text(good.clone()).await;
+    assert!(good_row.contains("Success") && good_row.contains(" 3 ") && good_row.contains("Sitemap"), "{good_row}");
+    let broken_row = row_text(broken.clone()).await;
+    assert!(broken_row.contains("Has errors") && broken_row.contains("300 errors"), "{broken_row}");
+    let index_row = row_text(index.clone()).await;
+    assert!(index_row.contains("Sitemap index") && index_row.contains("Couldn't fetch"), "rolled up: {index_row}");
+    assert!(index_row.contains(" 2 "), "the children's URLs: {index_row}");
+    assert!(row_text(feed.clone()).await.contains("RSS"));
+    // The index's children are collapsed beneath it.
+    assert!(!c.find(Locator::XPath(&row(&format!("{o}/c2.xml")))).await.unwrap().is_displayed().await.unwrap());
+    click(c, Locator::Css("tr.children summary")).await;
+    let child = row_text(format!("{o}/c1.xml")).await;
+    assert!(child.contains("image") && child.contains("hreflang") && child.contains("Success"), "{child}");
+    look(c, axe_js, "table").await;
 
-    // The broken sitemap's page names the rule, with line and column and its explanation.
-    click(c, Locator::LinkText(&broken)).await;
+    // The broken sitemap's page: a few hundred findings as five groups, worst first.
+    click(c, Locator::XPath(&format!("{}/td[1]/a[1]", row(&broken)))).await;
     until(c, "h1", |t| t == broken).await;
-    let findings = text(c, "#findings + .scroll").await;
-    assert!(findings.contains("loc-not-absolute") && findings.contains("3:"), "{findings}");
-    assert!(c.source().await.unwrap().contains("About loc-not-absolute"));
-    axe(c, axe_js, "sitemap").await;
-    let sitemap_png = save_png("sitemap.png", &c.screenshot().await.unwrap());
+    let groups = c.find_all(Locator::Css("section.group h3")).await.unwrap();
+    assert!(groups.len() >= 5, "five rules at least, {} groups", groups.len());
+    let first = groups[0].text().await.unwrap();
+    assert!(first.contains("loc-not-absolute") && first.contains("120 findings"), "{first}");
+    let examples = c.find_all(Locator::Css("ul.examples li")).await.unwrap().len();
+    assert!(examples <= 3 * groups.len(), "a few examples per rule, not {examples} rows");
+    let findings = text(c, "#findings ~ section.group").await;
+    assert!(findings.contains("3:") && findings.contains("How to fix"), "{findings}");
+    look(c, axe_js, "sitemap").await;
+    click(c, Locator::LinkText("All 120 findings of loc-not-absolute")).await;
+    until(c, "h1", |t| t.contains("loc-not-absolute")).await;
+    assert_eq!(c.find_all(Locator::Css("tbody tr")).await.unwrap().len(), 100);
+    look(c, axe_js, "findings-of-a-rule").await;
 
-    // The failing-URLs report of the site shows the 404.
-    click(c, Locator::Css(".crumbs a[href^='/sites/']")).await;
+    // The index's page, rolled up, with its children.
+    c.goto(&format!("{base}/")).await.unwrap();
+    click(c, Locator::XPath(&format!("{}/td[1]/a[1]", row(&index)))).await;
+    until(c, "#children", |t| t == "Sitemaps in this index").await;
+    look(c, axe_js, "index").await;
+
+    // The site: findings across its sitemaps, Check now in the background, the report by kind.
+    c.goto(&format!("{base}/")).await.unwrap();
+    click(c, Locator::XPath(&format!("{}/td[2]/a", row(&good)))).await;
     until(c, "h2", |t| t == "Verification").await;
     click(c, Locator::XPath("//button[text()='Check now']")).await;
-    until(c, ".flash", |t| t.starts_with("Checked")).await;
-    let report = text(c, "#failing ~ .scroll").await;
+    until(c, ".flash, #flash-error", |t| t.starts_with("The check started")).await;
+    let mut site_url = c.current_url().await.unwrap();
+    site_url.set_fragment(None);
+    poll_page(c, site_url.as_str(), "the check's result", |html| html.contains("id=\"check-result\"")).await;
+    let report = text(c, "#failing ~ table").await;
     assert!(report.contains(&format!("{o}/missing")) && report.contains("404"), "{report}");
     assert!(report.contains(&good), "the report names the sitemap listing the URL: {report}");
+    assert!(text(c, "nav.kinds").await.contains("404 Not found ("));
+    look(c, axe_js, "site").await;
 
-    // Account page, and a token.
+    // Account page: a token, shown once after a redirect; revoking asks first.
     c.goto(&format!("{base}/account")).await.unwrap();
     fill(c, "#token-name", "ci").await;
     click(c, Locator::XPath("//button[text()='Create token']")).await;
     until(c, "code.secret", |t| t.len() == 64).await;
-    axe(c, axe_js, "account").await;
+    assert_eq!(c.current_url().await.unwrap().path(), "/account");
+    look(c, axe_js, "account").await;
+    c.refresh().await.unwrap();
+    assert!(c.find(Locator::Css("code.secret")).await.is_err(), "a reload shows the secret no more");
+    click(c, Locator::XPath("//a[text()='Revoke']")).await;
+    until(c, "h1", |t| t == "Revoke this token?").await;
+    look(c, axe_js, "revoke").await;
+    click(c, Locator::XPath("//button[text()='Revoke token']")).await;
+    until(c, ".flash", |t| t.contains("revoked")).await;
 
-    // Resubmit, then Remove with its confirmation.
+    // Resubmit, then Remove with its confirmation: the row says Removed and offers Restore.
     c.goto(&format!("{base}/")).await.unwrap();
     click(c, Locator::XPath(&format!("{}//button[text()='Resubmit']", row(&good)))).await;
     until(c, ".flash", |t| t.starts_with("Resubmitted")).await;
     click(c, Locator::XPath(&format!("{}//a[text()='Remove']", row(&good)))).await;
     until(c, "h1", |t| t == "Remove this sitemap?").await;
+    look(c, axe_js, "remove").await;
     click(c, Locator::XPath("//button[text()='Remove sitemap']")).await;
     until(c, ".flash", |t| t.starts_with("Removed")).await;
-    assert!(c.find(Locator::XPath(&row(&good))).await.is_err(), "the removed sitemap left the table");
-    assert!(c.find(Locator::XPath(&row(&broken))).await.is_ok());
+    let removed = row_text(good.clone()).await;
+    assert!(removed.contains("Removed") && removed.contains("Restore"), "{removed}");
+    look(c, axe_js, "table-removed").await;
 
-    eprintln!("screenshots: {} {}", table_png.display(), sitemap_png.display());
+    // Errors are pages with the navigation; deleting a site asks first.
+    c.goto(&format!("{base}/no/such/page")).await.unwrap();
+    until(c, "h1", |t| t == "Page not found").await;
+    assert!(c.find(Locator::Css("header nav a[href='/account']")).await.is_ok());
+    look(c, axe_js, "not-found").await;
+    c.goto(&format!("{base}/")).await.unwrap();
+    click(c, Locator::XPath(&format!("{}/td[2]/a", row(&broken)))).await;
+    click(c, Locator::LinkText("Delete site")).await;
+    until(c, "h1", |t| t == "Delete this site?").await;
+    look(c, axe_js, "delete-site").await;
+
+    eprintln!("screenshots in {}", PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("e2e-screenshots").display());
 }

@@ -384,9 +384,9 @@ async fn a_child_the_user_removed_stays_removed_while_its_index_lists_it() {
         let (status, _, html) = app.get(&format!("/sitemaps/{id}"), Auth::Cookie(&cookie)).await;
         assert_eq!(status, StatusCode::OK);
         let doc = Html::parse_document(&html);
-        let items = Selector::parse("li").unwrap();
-        let item = doc.select(&items).find(|li| li.html().contains(&c2)).expect("c2 on the index's page");
-        assert!(item.text().collect::<String>().contains("removed"), "{}", item.html());
+        let rows = Selector::parse("tr").unwrap();
+        let item = doc.select(&rows).find(|tr| tr.html().contains(&c2)).expect("c2 on the index's page");
+        assert!(item.text().collect::<String>().contains("Removed"), "{}", item.html());
 
         // Restore (Resubmit) brings it back.
         resubmit(&app, &token, &child).await;

@@ -4,6 +4,7 @@
 mod accounts;
 mod api;
 mod console;
+mod console_answers;
 mod e2e;
 mod life;
 mod ping;

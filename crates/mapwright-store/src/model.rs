@@ -146,7 +146,8 @@ pub struct Sitemap {
     /// When it was removed (by the user, or gone from its index).
     pub removed_at: Option<Timestamp>,
     /// The kinds of entries of the last read, comma-separated from "web", "image", "video",
-    /// "news" ("index" for a sitemap index); `None` before the first read.
+    /// "news", "hreflang", after the format when it is "rss", "atom" or "text" ("index" for a
+    /// sitemap index); `None` before the first read.
     pub kinds: Option<String>,
     /// Entries of the last complete or partial read (304s keep the previous count).
     pub url_count: Option<i64>,
@@ -462,6 +463,9 @@ pub struct UrlFailure {
     pub message: Option<String>,
     /// When it was checked.
     pub checked_at: Timestamp,
+    /// Its kind in the report: `404`, `410`, `5xx`, `redirect`, `noindex`, `robots` or `other`
+    /// (unreachable, another status).
+    pub kind: String,
     /// A sitemap listing it (the lowest id), if one still does.
     pub sitemap_id: Option<i64>,
     /// That sitemap's URL.
@@ -528,4 +532,67 @@ pub struct RetentionReport {
     pub urls: u64,
     /// Stale unverified sites.
     pub sites: u64,
+}
+
+/// Which findings [`Store::finding_examples`](crate::Store::finding_examples) returns: those of
+/// the last download that read each live sitemap of a site (or of one sitemap), numbered per
+/// rule in stored order, rows `offset+1..=offset+per_rule` of each rule.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FindingQuery {
+    /// The site.
+    pub site_id: i64,
+    /// Only this sitemap of the site.
+    pub sitemap_id: Option<i64>,
+    /// Only this rule.
+    pub rule: Option<String>,
+    /// Only this severity ("error", "warning", "info").
+    pub severity: Option<String>,
+    /// Rows of each rule skipped.
+    pub offset: i64,
+    /// Rows of each rule returned (clamped to 1..=1,000).
+    pub per_rule: i64,
+}
+
+/// A finding with its rule's total and the sitemap it comes from: the console groups findings by
+/// rule and shows the first few of each.
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+pub struct FindingExample {
+    /// Rule name of RULES.md.
+    pub rule: String,
+    /// "error", "warning" or "info".
+    pub severity: String,
+    /// 1-based line.
+    pub line: Option<i64>,
+    /// 1-based column in bytes.
+    pub col: Option<i64>,
+    /// The URL the finding is about.
+    pub loc: Option<String>,
+    /// Human-readable message.
+    pub message: String,
+    /// How many findings of this rule the query's downloads hold.
+    pub rule_count: i64,
+    /// The sitemap whose download it is.
+    pub sitemap_id: i64,
+    /// That sitemap's URL.
+    pub sitemap_url: String,
+}
+
+/// The failing URLs of one kind (see [`UrlFailure::kind`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+pub struct FailureKindCount {
+    /// The kind.
+    pub kind: String,
+    /// Failing live URLs of that kind.
+    pub count: i64,
+}
+
+/// A site's numbers at one run of the failing-URLs checker, for the console's picture over time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, sqlx::FromRow)]
+pub struct SiteSnapshot {
+    /// When.
+    pub taken_at: Timestamp,
+    /// Live URLs of the site.
+    pub live_urls: i64,
+    /// Of those, how many failed their last check.
+    pub failing_urls: i64,
 }

@@ -33,6 +33,31 @@ macro_rules! url_cols {
     };
 }
 
+/// The console's summary of a sitemap: its row, its site's origin, and the counts of its last
+/// download that read the file (a 304 keeps the previous counts).
+macro_rules! summary_select {
+    () => {
+        concat!(
+            "SELECT ",
+            sitemap_cols!(),
+            ", s.origin, d.url_count, d.error_count, d.warning_count \
+             FROM sitemaps sm JOIN sites s ON s.id = sm.site_id \
+             LEFT JOIN downloads d ON d.id = (SELECT d2.id FROM downloads d2 \
+             WHERE d2.sitemap_id = sm.id AND d2.status <> 'unchanged' \
+             ORDER BY d2.downloaded_at DESC, d2.id DESC LIMIT 1) "
+        )
+    };
+}
+
+/// The kind of a failing URL check `c` in the console's report (see `UrlFailure::kind`).
+macro_rules! failure_kind {
+    () => {
+        "CASE WHEN c.rule = 'robots-disallowed' THEN 'robots' WHEN c.rule = 'url-noindex' THEN 'noindex' \
+         WHEN c.message LIKE '% redirects to %' THEN 'redirect' WHEN c.status = 404 THEN '404' \
+         WHEN c.status = 410 THEN '410' WHEN c.status >= 500 THEN '5xx' ELSE 'other' END"
+    };
+}
+
 /// The condition "the acting user may see site `s`": `$a` is the admin flag, `$u` the id.
 macro_rules! owned {
     ($a:literal, $u:literal) => {
@@ -1006,12 +1031,8 @@ macro_rules! impl_store {
             async fn list_sitemap_summaries(&self, actor: Actor, after: i64, limit: i64) -> Result<Page<SitemapSummary>> {
                 let limit = limit.clamp(1, 1000);
                 let items: Vec<SitemapSummary> = sqlx::query_as(concat!(
-                    "SELECT ", sitemap_cols!(), ", s.origin, d.url_count, d.error_count, d.warning_count \
-                     FROM sitemaps sm JOIN sites s ON s.id = sm.site_id \
-                     LEFT JOIN downloads d ON d.id = (SELECT d2.id FROM downloads d2 \
-                     WHERE d2.sitemap_id = sm.id AND d2.status <> 'unchanged' \
-                     ORDER BY d2.downloaded_at DESC, d2.id DESC LIMIT 1) \
-                     WHERE sm.removed_at IS NULL AND sm.parent_id IS NULL AND sm.id > $1 AND ", owned!("$2", "$3"),
+                    summary_select!(),
+                    "WHERE sm.parent_id IS NULL AND sm.id > $1 AND ", owned!("$2", "$3"),
                     " ORDER BY sm.id LIMIT $4"
                 ))
                 .bind(after)
@@ -1021,6 +1042,62 @@ macro_rules! impl_store {
                 .fetch_all(&self.pool)
                 .await?;
                 Ok(Page::from_one_extra(items, limit, |i| i.sitemap.id))
+            }
+
+            async fn list_child_summaries(
+                &self,
+                actor: Actor,
+                parent_ids: &[i64],
+                per_parent: i64,
+            ) -> Result<Vec<SitemapSummary>> {
+                if parent_ids.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let mut query = sqlx::QueryBuilder::new(concat!(
+                    "SELECT * FROM (SELECT ", sitemap_cols!(), ", s.origin, d.url_count, d.error_count, d.warning_count, \
+                     ROW_NUMBER() OVER (PARTITION BY sm.parent_id ORDER BY sm.id) AS child_number \
+                     FROM sitemaps sm JOIN sites s ON s.id = sm.site_id \
+                     LEFT JOIN downloads d ON d.id = (SELECT d2.id FROM downloads d2 \
+                     WHERE d2.sitemap_id = sm.id AND d2.status <> 'unchanged' \
+                     ORDER BY d2.downloaded_at DESC, d2.id DESC LIMIT 1) WHERE ("
+                ));
+                query.push_bind(actor.is_admin).push(" OR s.owner_id = ").push_bind(actor.user_id).push(") AND sm.parent_id IN (");
+                let mut ids = query.separated(", ");
+                for id in parent_ids {
+                    ids.push_bind(*id);
+                }
+                query.push(")) x WHERE x.child_number <= ").push_bind(per_parent.clamp(1, 10_000)).push(" ORDER BY x.parent_id, x.id");
+                Ok(query.build_query_as().fetch_all(&self.pool).await?)
+            }
+
+            async fn finding_examples(&self, actor: Actor, q: &FindingQuery) -> Result<Vec<FindingExample>> {
+                self.site(actor, q.site_id).await?;
+                let per_rule = q.per_rule.clamp(1, 1000);
+                let offset = q.offset.max(0);
+                Ok(sqlx::query_as(
+                    "WITH latest AS (SELECT sm.id AS sid, sm.url AS surl, \
+                     (SELECT d.id FROM downloads d WHERE d.sitemap_id = sm.id AND d.status <> 'unchanged' \
+                      ORDER BY d.downloaded_at DESC, d.id DESC LIMIT 1) AS did \
+                     FROM sitemaps sm WHERE sm.site_id = $1 AND ($2 OR sm.id = $3) AND (sm.removed_at IS NULL OR sm.id = $3)) \
+                     SELECT x.rule, x.severity, x.line, x.col, x.loc, x.message, x.rule_count, x.sitemap_id, x.sitemap_url FROM \
+                     (SELECT f.rule, f.severity, f.line, f.col, f.loc, f.message, l.sid AS sitemap_id, l.surl AS sitemap_url, \
+                      ROW_NUMBER() OVER (PARTITION BY f.rule ORDER BY f.id) AS rn, \
+                      COUNT(*) OVER (PARTITION BY f.rule) AS rule_count \
+                      FROM findings f JOIN latest l ON f.download_id = l.did \
+                      WHERE ($4 OR f.rule = $5) AND ($6 OR f.severity = $7)) x \
+                     WHERE x.rn > $8 AND x.rn <= $9 ORDER BY x.rule, x.rn",
+                )
+                .bind(q.site_id)
+                .bind(q.sitemap_id.is_none())
+                .bind(q.sitemap_id.unwrap_or(0))
+                .bind(q.rule.is_none())
+                .bind(q.rule.as_deref().unwrap_or(""))
+                .bind(q.severity.is_none())
+                .bind(q.severity.as_deref().unwrap_or(""))
+                .bind(offset)
+                .bind(offset + per_rule)
+                .fetch_all(&self.pool)
+                .await?)
             }
 
             async fn search_sitemap_urls(
@@ -1035,14 +1112,17 @@ macro_rules! impl_store {
                 let limit = limit.clamp(1, 10_000);
                 let pattern = format!("%{}%", like_escape(&contains.to_ascii_lowercase()));
                 let items: Vec<UrlRow> = sqlx::query_as(concat!(
+                    // Driven by the link table's key (sitemap, url) in URL order, so a page costs
+                    // its rows, not a scan of the site's URLs (PostgreSQL otherwise walks `urls`).
                     "SELECT ", url_cols!(), " FROM sitemap_urls su JOIN urls u ON u.id = su.url_id \
-                     WHERE su.sitemap_id = $1 AND u.id > $2 AND u.removed_at IS NULL \
-                     AND LOWER(u.loc) LIKE $3 ESCAPE '\\' ORDER BY u.id LIMIT $4"
+                     WHERE su.sitemap_id = $1 AND su.url_id > $2 AND u.removed_at IS NULL \
+                     AND ($5 OR LOWER(u.loc) LIKE $3 ESCAPE '\\') ORDER BY su.url_id LIMIT $4"
                 ))
                 .bind(sitemap_id)
                 .bind(after)
                 .bind(pattern)
                 .bind(limit + 1)
+                .bind(contains.is_empty())
                 .fetch_all(&self.pool)
                 .await?;
                 Ok(Page::from_one_extra(items, limit, |u| u.id))
@@ -1168,21 +1248,30 @@ macro_rules! impl_store {
                 Ok(Page::from_one_extra(items, limit, |s| s.id))
             }
 
-            async fn list_url_failures(&self, actor: Actor, site_id: i64, after: i64, limit: i64) -> Result<Page<UrlFailure>> {
+            async fn list_url_failures(
+                &self,
+                actor: Actor,
+                site_id: i64,
+                kind: Option<&str>,
+                after: i64,
+                limit: i64,
+            ) -> Result<Page<UrlFailure>> {
                 self.site(actor, site_id).await?;
                 let limit = limit.clamp(1, 1000);
-                let items: Vec<UrlFailure> = sqlx::query_as(
-                    "SELECT c.url_id, u.loc, c.status, c.rule, c.message, c.checked_at, \
+                let items: Vec<UrlFailure> = sqlx::query_as(concat!(
+                    "SELECT c.url_id, u.loc, c.status, c.rule, c.message, c.checked_at, ", failure_kind!(), " AS kind, \
                      (SELECT MIN(su.sitemap_id) FROM sitemap_urls su WHERE su.url_id = c.url_id) AS sitemap_id, \
                      (SELECT sm.url FROM sitemaps sm WHERE sm.id = \
                       (SELECT MIN(su.sitemap_id) FROM sitemap_urls su WHERE su.url_id = c.url_id)) AS sitemap_url \
                      FROM url_checks c JOIN urls u ON u.id = c.url_id \
                      WHERE c.site_id = $1 AND c.rule IS NOT NULL AND u.removed_at IS NULL AND c.url_id > $2 \
-                     ORDER BY c.url_id LIMIT $3",
-                )
+                     AND ($4 OR ", failure_kind!(), " = $5) ORDER BY c.url_id LIMIT $3"
+                ))
                 .bind(site_id)
                 .bind(after)
                 .bind(limit + 1)
+                .bind(kind.is_none())
+                .bind(kind.unwrap_or(""))
                 .fetch_all(&self.pool)
                 .await?;
                 Ok(Page::from_one_extra(items, limit, |f| f.url_id))
@@ -1233,6 +1322,55 @@ macro_rules! impl_store {
                         now.saturating_sub(policy.unverified_site_max_age)
                     ),
                 })
+            }
+
+            async fn url_failure_kinds(&self, actor: Actor, site_id: i64) -> Result<Vec<FailureKindCount>> {
+                self.site(actor, site_id).await?;
+                Ok(sqlx::query_as(concat!(
+                    "SELECT x.kind, COUNT(*) AS count FROM (SELECT ", failure_kind!(), " AS kind \
+                     FROM url_checks c JOIN urls u ON u.id = c.url_id \
+                     WHERE c.site_id = $1 AND c.rule IS NOT NULL AND u.removed_at IS NULL) x GROUP BY x.kind ORDER BY x.kind"
+                ))
+                .bind(site_id)
+                .fetch_all(&self.pool)
+                .await?)
+            }
+
+            async fn record_site_snapshot(&self, site_id: i64, now: Timestamp) -> Result<SiteSnapshot> {
+                let mut tx = self.begin_write().await?;
+                let snapshot: SiteSnapshot = sqlx::query_as(
+                    "INSERT INTO site_snapshots (site_id, taken_at, live_urls, failing_urls) VALUES ($1, $2, \
+                     (SELECT COUNT(*) FROM urls WHERE site_id = $1 AND removed_at IS NULL), \
+                     (SELECT COUNT(*) FROM url_checks c JOIN urls u ON u.id = c.url_id \
+                      WHERE c.site_id = $1 AND c.rule IS NOT NULL AND u.removed_at IS NULL)) \
+                     ON CONFLICT (site_id, taken_at) DO UPDATE SET live_urls = excluded.live_urls, \
+                     failing_urls = excluded.failing_urls RETURNING taken_at, live_urls, failing_urls",
+                )
+                .bind(site_id)
+                .bind(now)
+                .fetch_one(&mut *tx)
+                .await?;
+                sqlx::query("DELETE FROM site_snapshots WHERE site_id = $1 AND taken_at < $2")
+                    .bind(site_id)
+                    .bind(now - 400 * 86_400)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                Ok(snapshot)
+            }
+
+            async fn list_site_snapshots(&self, actor: Actor, site_id: i64, limit: i64) -> Result<Vec<SiteSnapshot>> {
+                self.site(actor, site_id).await?;
+                let mut rows: Vec<SiteSnapshot> = sqlx::query_as(
+                    "SELECT taken_at, live_urls, failing_urls FROM site_snapshots WHERE site_id = $1 \
+                     ORDER BY taken_at DESC LIMIT $2",
+                )
+                .bind(site_id)
+                .bind(limit.clamp(1, 10_000))
+                .fetch_all(&self.pool)
+                .await?;
+                rows.reverse();
+                Ok(rows)
             }
         }
     };

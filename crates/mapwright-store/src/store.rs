@@ -278,9 +278,23 @@ pub trait Store: Send + Sync + 'static {
 
     // --- console ---
 
-    /// A page of the actor's sitemaps that are not removed and not an index's children, by id,
-    /// with their site's origin and the counts of their last download: the console's table.
+    /// A page of the actor's sitemaps that are not an index's children (removed ones included,
+    /// so the table can offer to restore them), by id, with their site's origin and the counts
+    /// of their last download that read the file: the console's table.
     async fn list_sitemap_summaries(&self, actor: Actor, after: i64, limit: i64) -> Result<Page<SitemapSummary>>;
+
+    /// The children of these indexes (of sites of the actor), removed ones included, up to
+    /// `per_parent` of each by id, summarised as the table's rows are.
+    async fn list_child_summaries(
+        &self,
+        actor: Actor,
+        parent_ids: &[i64],
+        per_parent: i64,
+    ) -> Result<Vec<SitemapSummary>>;
+
+    /// Findings of the last reads of a site's live sitemaps (or of one sitemap), the first
+    /// `per_rule` of each rule after `offset`, each with its rule's total; grouped by the caller.
+    async fn finding_examples(&self, actor: Actor, query: &FindingQuery) -> Result<Vec<FindingExample>>;
 
     /// A page of the live URLs a sitemap of the actor lists, by id; `contains` (if not empty)
     /// keeps those whose URL contains it, ignoring ASCII case.
@@ -329,8 +343,25 @@ pub trait Store: Send + Sync + 'static {
         limit: i64,
     ) -> Result<Page<Sitemap>>;
 
-    /// A page of the live URLs of a site of the actor that failed their last check, by URL id.
-    async fn list_url_failures(&self, actor: Actor, site_id: i64, after: i64, limit: i64) -> Result<Page<UrlFailure>>;
+    /// A page of the live URLs of a site of the actor that failed their last check, by URL id;
+    /// of one kind (see [`UrlFailure::kind`]) or all.
+    async fn list_url_failures(
+        &self,
+        actor: Actor,
+        site_id: i64,
+        kind: Option<&str>,
+        after: i64,
+        limit: i64,
+    ) -> Result<Page<UrlFailure>>;
+
+    /// How many live URLs of a site of the actor failed their last check, per kind.
+    async fn url_failure_kinds(&self, actor: Actor, site_id: i64) -> Result<Vec<FailureKindCount>>;
+
+    /// Records the site's live and failing URLs now (after a checker run); keeps 400 days.
+    async fn record_site_snapshot(&self, site_id: i64, now: Timestamp) -> Result<SiteSnapshot>;
+
+    /// The last `limit` snapshots of a site of the actor, oldest first.
+    async fn list_site_snapshots(&self, actor: Actor, site_id: i64, limit: i64) -> Result<Vec<SiteSnapshot>>;
 
     // --- retention ---
 

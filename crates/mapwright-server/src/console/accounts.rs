@@ -160,13 +160,26 @@ pub(crate) async fn sign_out(
     Ok(response)
 }
 
-/// `GET /account`.
+/// The cookie that carries a new token's secret through the redirect after its creation, to
+/// be shown once (HttpOnly, only sent to `/account`, cleared by the page that shows it).
+const SECRET_COOKIE: &str = "mapwright_new_token";
+
+/// `GET /account`; right after a token's creation, shows its secret once.
 pub(crate) async fn account(
     State(state): State<AppState>,
     session: Session,
+    headers: HeaderMap,
     Query(q): Query<TokensPage>,
 ) -> PageResult {
-    account_page(&state, &session, q.tokens, None, None).await
+    let secret = csrf::cookie_value(&headers, SECRET_COOKIE).filter(|s| !s.is_empty() && s.len() <= 128);
+    let mut response = account_page(&state, &session, q.tokens, secret, None).await?;
+    if secret.is_some() {
+        let clear = format!("{SECRET_COOKIE}=; Path=/account; HttpOnly; SameSite=Strict; Max-Age=0");
+        if let Ok(v) = axum::http::HeaderValue::from_str(&clear) {
+            response.headers_mut().append(SET_COOKIE, v);
+        }
+    }
+    Ok(response)
 }
 
 /// `?tokens=OFFSET`.
@@ -208,17 +221,17 @@ async fn account_page(
         @if shown.is_empty() {
             p { "No tokens." }
         } @else {
-            div class="scroll" tabindex="0" role="region" aria-label="Table, scrolls sideways on narrow screens" {
-                table {
+            div {
+                table class="cards" {
                     caption class="visually-hidden" { "Your API tokens" }
                     thead { tr { th scope="col" { "Name" } th scope="col" { "Created" } th scope="col" { "Last used" } th scope="col" { "Action" } } }
                     tbody {
                         @for t in &shown {
                             tr {
-                                td { (t.name) }
-                                td { (super::format::time(t.created_at, now)) }
-                                td { (time_or(t.last_used_at, now, "never")) }
-                                td { (button_form(&format!("/account/tokens/{}/revoke", t.id), &session.csrf, "Revoke", "danger")) }
+                                td data-label="Name" { (t.name) }
+                                td data-label="Created" { (super::format::time(t.created_at, now)) }
+                                td data-label="Last used" { (time_or(t.last_used_at, now, "never")) }
+                                td data-label="Action" { a class="button danger" href=(format!("/account/tokens/{}/revoke", t.id)) { "Revoke" } }
                             }
                         }
                     }
@@ -237,7 +250,8 @@ pub(crate) struct TokenForm {
     name: String,
 }
 
-/// `POST /account/tokens`: the account page with the new secret, shown once.
+/// `POST /account/tokens`: creates the token and redirects to the account page, which shows
+/// its secret once (a reload shows it no more and creates nothing).
 pub(crate) async fn create_token(
     State(state): State<AppState>,
     session: Session,
@@ -251,7 +265,28 @@ pub(crate) async fn create_token(
         return Ok(response);
     }
     let (_, secret) = state.store.create_api_token(session.actor(), name, now()).await?;
-    account_page(&state, &session, 0, Some(&secret), None).await
+    let secure = if state.secure_cookies { "; Secure" } else { "" };
+    let cookie = format!("{SECRET_COOKIE}={secret}; Path=/account; HttpOnly; SameSite=Strict; Max-Age=300{secure}");
+    let mut response = redirect_with("/account", &format!("Created the token {name}."), &state);
+    if let Ok(v) = axum::http::HeaderValue::from_str(&cookie) {
+        response.headers_mut().append(SET_COOKIE, v);
+    }
+    Ok(response)
+}
+
+/// `GET /account/tokens/{id}/revoke`: the confirmation step.
+pub(crate) async fn revoke_confirm(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> PageResult {
+    let tokens = state.store.list_api_tokens(session.actor()).await?;
+    let token = tokens.iter().find(|t| t.id == id && t.revoked_at.is_none()).ok_or(AppError::NotFound)?;
+    let body = html! {
+        h1 { "Revoke this token?" }
+        p { "Scripts that use the token " strong { (token.name) } " stop working at once. This cannot be undone." }
+        div class="row" {
+            (button_form(&format!("/account/tokens/{id}/revoke"), &session.csrf, "Revoke token", "danger"))
+            a class="button secondary" href="/account" { "Cancel" }
+        }
+    };
+    Ok(page(&session, "Revoke a token", body))
 }
 
 /// `POST /account/tokens/{id}/revoke`.

@@ -10,6 +10,8 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mapwright_fetch::check::{CheckConfig, UrlToCheck, check_urls};
@@ -54,11 +56,36 @@ pub struct CheckSummary {
     pub failing: usize,
 }
 
-/// Checks up to the budget of the site's live URLs now and records the outcome.
+/// URLs per round of a run: the progress a running check shows moves in these steps.
+const STEP: usize = 50;
+
+/// Checks up to the budget of the site's live URLs now and records the outcome. Call it
+/// through [`Jobs::start`] (or the periodic task) so that a site is never checked twice at once.
 pub async fn check_site(state: &AppState, site_id: i64, config: &CheckerConfig) -> Result<CheckSummary, AppError> {
+    check_site_with(state, site_id, config, &Progress::default()).await
+}
+
+/// How far a run is: URLs to check, and checked so far.
+#[derive(Debug, Default)]
+pub struct Progress {
+    total: AtomicUsize,
+    done: AtomicUsize,
+}
+
+async fn check_site_with(
+    state: &AppState,
+    site_id: i64,
+    config: &CheckerConfig,
+    progress: &Progress,
+) -> Result<CheckSummary, AppError> {
     let urls = state.store.urls_to_check(site_id, config.budget).await?;
-    let to_check = urls.iter().map(|(_, loc)| UrlToCheck { loc: loc.clone(), position: None }).collect();
-    let findings = check_urls(&state.fetcher, to_check, &config.check).await;
+    progress.total.store(urls.len(), Ordering::Relaxed);
+    let mut findings = Vec::new();
+    for step in urls.chunks(STEP) {
+        let to_check = step.iter().map(|(_, loc)| UrlToCheck { loc: loc.clone(), position: None }).collect();
+        findings.extend(check_urls(&state.fetcher, to_check, &config.check).await);
+        progress.done.fetch_add(step.len(), Ordering::Relaxed);
+    }
     let mut by_loc: HashMap<&str, &mapwright_core::Finding> = HashMap::new();
     for f in &findings {
         if let Some(loc) = f.loc.as_deref() {
@@ -77,9 +104,143 @@ pub async fn check_site(state: &AppState, site_id: i64, config: &CheckerConfig) 
             None => UrlCheckRecord { url_id: *id, status: None, rule: None, message: None },
         })
         .collect();
-    state.store.record_url_checks(site_id, &records, now()).await?;
+    let at = now();
+    state.store.record_url_checks(site_id, &records, at).await?;
+    state.store.record_site_snapshot(site_id, at).await?;
     let failing = records.iter().filter(|r| r.rule.is_some()).count();
     Ok(CheckSummary { checked: records.len(), failing })
+}
+
+/// The checks of this process, one per site at a time: "Check now" and the periodic task both
+/// start theirs here, so however often the button is pressed a site gets one run's requests.
+/// A user runs at most [`Jobs::per_user`] at once, and a site checked by hand waits
+/// [`Jobs::cooldown`] before the next. Finished runs stay (one entry per site) for the last
+/// result the site page shows.
+#[derive(Debug)]
+pub struct Jobs {
+    /// The configuration of the runs "Check now" starts.
+    pub config: CheckerConfig,
+    /// Runs a user may have going at once.
+    pub per_user: usize,
+    /// Pause after a run before the owner may start another.
+    pub cooldown: Duration,
+    runs: Mutex<HashMap<i64, Run>>,
+}
+
+impl Default for Jobs {
+    fn default() -> Self {
+        Jobs::new(CheckerConfig::default())
+    }
+}
+
+#[derive(Debug)]
+struct Run {
+    user_id: Option<i64>,
+    started_at: i64,
+    progress: Arc<Progress>,
+    finished: Option<(i64, Result<CheckSummary, String>)>,
+}
+
+/// What the site page shows of a site's check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunView {
+    /// When it started.
+    pub started_at: i64,
+    /// URLs to check.
+    pub total: usize,
+    /// Checked so far.
+    pub done: usize,
+    /// When it ended and how: the counts, or why it failed.
+    pub finished: Option<(i64, Result<CheckSummary, String>)>,
+}
+
+/// Why "Check now" did not start a run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// The site's check is running.
+    #[error("a check of this site is running already")]
+    Running,
+    /// The user's limit of runs at once.
+    #[error("you have {0} checks running already: wait for one to finish")]
+    UserLimit(usize),
+    /// Checked by hand too recently.
+    #[error("this site was checked moments ago: you can check it again in {0} seconds")]
+    TooSoon(i64),
+}
+
+impl Jobs {
+    /// Runs with this configuration, two per user, five minutes apart per site.
+    pub fn new(config: CheckerConfig) -> Jobs {
+        Jobs { config, per_user: 2, cooldown: Duration::from_secs(300), runs: Mutex::default() }
+    }
+
+    /// The site's current or last run.
+    pub fn view(&self, site_id: i64) -> Option<RunView> {
+        let runs = self.runs.lock().expect("jobs");
+        runs.get(&site_id).map(|r| RunView {
+            started_at: r.started_at,
+            total: r.progress.total.load(Ordering::Relaxed),
+            done: r.progress.done.load(Ordering::Relaxed),
+            finished: r.finished.clone(),
+        })
+    }
+
+    /// Claims the site for a run: refused while one runs, over the user's limit, or (for a
+    /// user's run) within the cooldown of the last one.
+    fn claim(&self, site_id: i64, user_id: Option<i64>, now: i64) -> Result<Arc<Progress>, Refusal> {
+        let mut runs = self.runs.lock().expect("jobs");
+        if let Some(run) = runs.get(&site_id) {
+            match &run.finished {
+                None => return Err(Refusal::Running),
+                Some((at, _)) if user_id.is_some() => {
+                    let wait = *at + self.cooldown.as_secs() as i64 - now;
+                    if wait > 0 {
+                        return Err(Refusal::TooSoon(wait));
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+        if let Some(user) = user_id {
+            let running = runs.values().filter(|r| r.user_id == Some(user) && r.finished.is_none()).count();
+            if running >= self.per_user {
+                return Err(Refusal::UserLimit(running));
+            }
+        }
+        let progress = Arc::new(Progress::default());
+        runs.insert(site_id, Run { user_id, started_at: now, progress: progress.clone(), finished: None });
+        Ok(progress)
+    }
+
+    fn finish(&self, site_id: i64, outcome: Result<CheckSummary, String>) {
+        if let Some(run) = self.runs.lock().expect("jobs").get_mut(&site_id) {
+            run.finished = Some((now(), outcome));
+        }
+    }
+
+    /// Starts a user's check of a site in the background and returns at once.
+    pub fn start(state: &AppState, site_id: i64, user_id: i64) -> Result<(), Refusal> {
+        let progress = state.checks.claim(site_id, Some(user_id), now())?;
+        let state = state.clone();
+        tokio::spawn(async move {
+            let config = state.checks.config.clone();
+            let outcome = check_site_with(&state, site_id, &config, &progress).await.map_err(|e| e.to_string());
+            state.checks.finish(site_id, outcome);
+        });
+        Ok(())
+    }
+
+    /// Runs the periodic check of a site here, unless a run of it is going.
+    async fn run_periodic(
+        state: &AppState,
+        site_id: i64,
+        config: &CheckerConfig,
+    ) -> Option<Result<CheckSummary, AppError>> {
+        let progress = state.checks.claim(site_id, None, now()).ok()?;
+        let outcome = check_site_with(state, site_id, config, &progress).await;
+        state.checks.finish(site_id, outcome.as_ref().map(|s| *s).map_err(|e| e.to_string()));
+        Some(outcome)
+    }
 }
 
 /// The HTTP status a `url-status` message names ("... answers 404", "... (status 301 there)").
@@ -104,7 +265,7 @@ pub fn spawn(
             match state.store.sites_due_for_url_check(now().saturating_sub(period), config.sites_per_round).await {
                 Ok(sites) => {
                     for site in sites {
-                        if let Err(e) = check_site(&state, site.id, &config).await {
+                        if let Some(Err(e)) = Jobs::run_periodic(&state, site.id, &config).await {
                             tracing::warn!(site = site.id, error = %e, "URL check failed");
                         }
                     }
@@ -127,6 +288,8 @@ mod tests {
     fn statuses_from_messages() {
         assert_eq!(status_of("https://a.example/x answers 404"), Some(404));
         assert_eq!(status_of("https://a.example/x redirects to https://a.example/y (status 200 there)"), Some(200));
+        let first_hop = "https://a.example/x redirects to https://a.example/y (answers 301; status 200 there)";
+        assert_eq!(status_of(first_hop), Some(301), "the redirect's own status");
         assert_eq!(status_of("https://a.example/x cannot be fetched: timeout"), None);
         assert_eq!(status_of("https://a.example/x is disallowed by its robots.txt"), None);
     }

@@ -1,7 +1,29 @@
 //! How the console shows times and numbers: relative times with the exact UTC time on hover,
 //! and counts with thousands separators.
 
-use maud::{Markup, html};
+use maud::{Markup, PreEscaped, html};
+
+/// A URL as text that a narrow screen may break after each `/`, `?` and `&` of its path and
+/// query (a `<wbr>` there; never inside `https://host`) and nowhere else unless a piece alone
+/// is wider than the screen.
+pub(crate) fn url(text: &str) -> Markup {
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    // The origin ends at the first `/` after `://`.
+    let origin_end = text.find("://").map_or(0, |s| text[s + 3..].find('/').map_or(text.len(), |e| s + 3 + e));
+    for (i, c) in text.char_indices() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c => out.push(c),
+        }
+        if i >= origin_end && matches!(c, '/' | '?' | '&') {
+            out.push_str("<wbr>");
+        }
+    }
+    PreEscaped(out)
+}
 
 /// A time as "4 hours ago", in a `<time>` whose `datetime` and `title` give the exact UTC time.
 pub(crate) fn time(at: i64, now: i64) -> Markup {
@@ -68,6 +90,14 @@ pub(crate) fn thousands(n: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn urls_break_after_slashes_and_question_marks() {
+        let markup = url("https://a.example/p?q=<1>&r").into_string();
+        assert_eq!(markup, "https://a.example/<wbr>p?<wbr>q=&lt;1&gt;&amp;<wbr>r");
+        assert_eq!(url("https://a.example").into_string(), "https://a.example");
+        assert_eq!(url("/relative/x").into_string(), "/<wbr>relative/<wbr>x");
+    }
 
     #[test]
     fn numbers() {

@@ -5,21 +5,27 @@
 //! 404 page.
 //!
 //! Pages: `/` (the "My sitemaps" table, also at `/sitemaps`), `/sitemaps/add`,
-//! `/sitemaps/{id}`, `/sites/{id}`, `/account`, `/signin`, `/signup`; `POST /signout`.
+//! `/sitemaps/{id}` (and its `/findings`), `/sites/{id}` (and its `/findings`, `/failing.csv`,
+//! `/delete`), `/account`, `/signin`, `/signup`; `POST /signout`. Every answer of these routes is
+//! an HTML page, errors included ([`html_errors`]), and unknown paths get a 404 page.
 
 mod accounts;
 pub mod checker;
 pub mod csrf;
+mod findings;
 mod format;
 mod sitemap_page;
 mod sitemaps;
 mod sites;
+mod status;
+mod svg;
 
 use axum::Router;
-use axum::extract::FromRequestParts;
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, SET_COOKIE};
+use axum::extract::{FromRequestParts, Request};
+use axum::http::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE, RETRY_AFTER, SET_COOKIE};
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use mapwright_store::{Actor, User};
@@ -44,18 +50,100 @@ pub fn routes() -> Router<AppState> {
         .route("/sitemaps", get(sitemaps::table))
         .route("/sitemaps/add", get(sitemaps::add_form).post(sitemaps::add))
         .route("/sitemaps/{id}", get(sitemap_page::show))
+        .route("/sitemaps/{id}/findings", get(findings::of_sitemap))
         .route("/sitemaps/{id}/resubmit", post(sitemaps::resubmit))
         .route("/sitemaps/{id}/remove", get(sitemaps::remove_confirm).post(sitemaps::remove))
         .route("/sites/{id}", get(sites::show))
+        .route("/sites/{id}/findings", get(findings::of_site))
+        .route("/sites/{id}/failing.csv", get(sites::failing_csv))
         .route("/sites/{id}/verify", post(sites::verify_now))
         .route("/sites/{id}/check", post(sites::check_now))
+        .route("/sites/{id}/delete", get(sites::delete_confirm).post(sites::delete))
         .route("/account", get(accounts::account))
         .route("/account/tokens", post(accounts::create_token))
-        .route("/account/tokens/{id}/revoke", post(accounts::revoke_token))
+        .route("/account/tokens/{id}/revoke", get(accounts::revoke_confirm).post(accounts::revoke_token))
         .route("/signin", get(accounts::sign_in_form).post(accounts::sign_in))
         .route("/signup", get(accounts::sign_up_form).post(accounts::sign_up))
         .route("/signout", post(accounts::sign_out))
         .route("/static/style.css", get(style))
+        .fallback(not_found)
+        .layer(axum::middleware::from_fn(html_errors))
+}
+
+/// Paths of the JSON API and the service's machine endpoints: their errors stay theirs.
+fn is_machine_path(path: &str) -> bool {
+    path.starts_with("/api/") || path == "/api" || ["/healthz", "/ping", "/metrics", "/indexnow"].contains(&path)
+}
+
+/// Unknown paths: a 404 page for people, the API's own error under `/api/`.
+async fn not_found(request: Request) -> Response {
+    if is_machine_path(request.uri().path()) {
+        return AppError::NotFound.into_response();
+    }
+    error_page(StatusCode::NOT_FOUND, "There is no page at this address.", request.headers())
+}
+
+/// Turns every error answer of a console route that is not a page (an extractor's plain-text
+/// rejection, a bare 405) into an HTML page with the same status and the navigation.
+async fn html_errors(request: Request, next: Next) -> Response {
+    let path = request.uri().path().to_owned();
+    let method = request.method().clone();
+    let headers = request.headers().clone();
+    let response = next.run(request).await;
+    let status = response.status();
+    let html =
+        response.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|c| c.starts_with("text/html"));
+    if status.as_u16() < 400 || html || is_machine_path(&path) {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 4096).await.unwrap_or_default();
+    let text = String::from_utf8_lossy(&text).trim().to_owned();
+    let message = match status {
+        StatusCode::NOT_FOUND => "There is no page at this address.".to_owned(),
+        StatusCode::METHOD_NOT_ALLOWED => {
+            let verb = if method == Method::POST { "a form sent to it" } else { "this kind of request" };
+            format!("This address does not take {verb}.")
+        }
+        _ if text.is_empty() => "The request could not be handled.".to_owned(),
+        _ => format!("The request could not be handled: {}", text.chars().take(300).collect::<String>()),
+    };
+    let mut page = error_page(status, &message, &headers);
+    for name in [ALLOW, RETRY_AFTER] {
+        if let Some(v) = parts.headers.get(&name) {
+            page.headers_mut().insert(name, v.clone());
+        }
+    }
+    page
+}
+
+/// An error page: the status's title, the message, the navigation of a signed-in visitor (a
+/// session cookie is enough to show links that lead to sign-in when it is stale).
+fn error_page(status: StatusCode, message: &str, headers: &HeaderMap) -> Response {
+    let title = title_of(status);
+    let signed_in = session_cookie(headers).is_some();
+    (status, error_layout(title, message, signed_in)).into_response()
+}
+
+fn title_of(status: StatusCode) -> &'static str {
+    match status {
+        StatusCode::NOT_FOUND => "Page not found",
+        StatusCode::METHOD_NOT_ALLOWED => "Not possible here",
+        StatusCode::FORBIDDEN => "Forbidden",
+        StatusCode::TOO_MANY_REQUESTS => "Too many requests",
+        StatusCode::PAYLOAD_TOO_LARGE => "Too large",
+        s if s.is_client_error() => "Request not understood",
+        _ => "Something went wrong",
+    }
+}
+
+fn error_layout(title: &str, message: &str, signed_in: bool) -> Markup {
+    let body = html! {
+        h1 { (title) }
+        p { (message) }
+        @if signed_in { p { a href="/" { "Back to My sitemaps" } } } @else { p { a href="/signin" { "Sign in" } } }
+    };
+    layout_with(title, None, signed_in, body)
 }
 
 async fn style() -> Response {
@@ -71,7 +159,13 @@ async fn style() -> Response {
 pub(crate) struct Session {
     pub user: User,
     pub csrf: String,
-    pub flash: Option<String>,
+    pub flash: Option<Flash>,
+}
+
+/// A one-time message: news, or an error that says what went wrong.
+pub(crate) struct Flash {
+    pub text: String,
+    pub error: bool,
 }
 
 impl Session {
@@ -98,13 +192,25 @@ impl FromRequestParts<AppState> for Session {
     }
 }
 
-fn decode_flash(value: &str) -> Option<String> {
+fn decode_flash(value: &str) -> Option<Flash> {
     let text: String = url::form_urlencoded::parse(format!("m={value}").as_bytes()).next()?.1.into_owned();
-    (!text.is_empty()).then_some(text)
+    match text.strip_prefix('!') {
+        Some(error) => Some(Flash { text: error.to_owned(), error: true }),
+        None => (!text.is_empty()).then_some(Flash { text, error: false }),
+    }
 }
 
 /// A redirect that shows `message` on the next page.
 pub(crate) fn redirect_with(to: &str, message: &str, state: &AppState) -> Response {
+    flash_redirect(to, message.trim_start_matches('!'), state)
+}
+
+/// A redirect that shows `message` as an error on the next page.
+pub(crate) fn redirect_error(to: &str, message: &str, state: &AppState) -> Response {
+    flash_redirect(to, &format!("!{message}"), state)
+}
+
+fn flash_redirect(to: &str, message: &str, state: &AppState) -> Response {
     let value: String = url::form_urlencoded::byte_serialize(message.as_bytes()).collect();
     let secure = if state.secure_cookies { "; Secure" } else { "" };
     let cookie = format!("{FLASH_COOKIE}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=60{secure}");
@@ -134,6 +240,11 @@ pub(crate) fn plain_page(title: &str, message: &str) -> Markup {
 
 /// The HTML around every page: skip link, header with navigation, main, the stylesheet.
 pub(crate) fn layout(title: &str, session: Option<&Session>, body: Markup) -> Markup {
+    layout_with(title, session, false, body)
+}
+
+/// [`layout`]; `links` shows the navigation's links without a session (error pages).
+fn layout_with(title: &str, session: Option<&Session>, links: bool, body: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -147,21 +258,27 @@ pub(crate) fn layout(title: &str, session: Option<&Session>, body: Markup) -> Ma
                 a class="skip" href="#main" { "Skip to content" }
                 header {
                     a class="brand" href="/" { "mapwright" }
-                    @if let Some(s) = session {
+                    @if session.is_some() || links {
                         nav aria-label="Main" {
                             a href="/" { "My sitemaps" }
                             a href="/sitemaps/add" { "Add a sitemap" }
                             a href="/account" { "Account" }
-                            form method="post" action="/signout" class="inline" {
-                                (csrf_field(&s.csrf))
-                                button type="submit" class="link" { "Sign out " span class="muted" { (s.user.email) } }
+                            @if let Some(s) = session {
+                                form method="post" action="/signout" class="inline" {
+                                    (csrf_field(&s.csrf))
+                                    button type="submit" class="link" { "Sign out " span class="muted" { (s.user.email) } }
+                                }
                             }
                         }
                     }
                 }
                 main id="main" {
-                    @if let Some(message) = session.and_then(|s| s.flash.as_deref()) {
-                        div class="flash" role="status" { (message) }
+                    @if let Some(flash) = session.and_then(|s| s.flash.as_ref()) {
+                        @if flash.error {
+                            div class="error" role="alert" id="flash-error" { (flash.text) }
+                        } @else {
+                            div class="flash" role="status" { (flash.text) }
+                        }
                     }
                     (body)
                 }
@@ -234,13 +351,15 @@ impl IntoResponse for ConsoleError {
         if matches!(self.0, AppError::Unauthorized) {
             return Redirect::to("/signin").into_response();
         }
-        let message = self.0.to_string();
+        let message = match &self.0 {
+            AppError::NotFound => "There is no such page, or it is not yours.".to_owned(),
+            e => e.to_string(),
+        };
         let plain = self.0.into_response();
         let status = plain.status();
-        let title = if status == StatusCode::NOT_FOUND { "Not found" } else { "Something went wrong" };
-        let mut response = (status, plain_page(title, &message)).into_response();
+        let mut response = (status, error_layout(title_of(status), &message, true)).into_response();
         for (name, value) in plain.headers() {
-            if name == axum::http::header::RETRY_AFTER {
+            if name == RETRY_AFTER {
                 response.headers_mut().insert(name, value.clone());
             }
         }

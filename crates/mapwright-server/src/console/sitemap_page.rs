@@ -1,19 +1,17 @@
-//! A sitemap's page: its summary, the findings of its last download with the rule
-//! explanations, the download history, its children when it is an index, and its URLs with
-//! search and paging.
+//! A sitemap's page: its summary (status rolled up for an index, type, a link to the file),
+//! the findings of its last read grouped by rule, its children when it is an index, pictures
+//! of its history, its downloads, and its URLs with search and paging.
 
 use axum::extract::{Path, Query, State};
-use mapwright_core::Rule;
-use mapwright_core::validate::explain;
-use mapwright_store::{Download, FindingRecord, Sitemap, UrlRow};
+use mapwright_store::{Download, FindingQuery, Sitemap, SitemapSummary, UrlRow};
 use maud::{Markup, html};
 use serde::Deserialize;
 
-use super::format::{thousands, time, time_or};
-use super::{PAGE, PageResult, Session, button_form, page, pager};
+use super::format::{thousands, time, time_or, url};
+use super::{PAGE, PageResult, Session, button_form, findings, page, pager, status, svg};
 use crate::{AppState, now};
 
-/// The page's paging and search parameters.
+/// The page's paging, filter and search parameters.
 #[derive(Deserialize, Default)]
 pub(crate) struct Params {
     /// URL search text.
@@ -21,15 +19,18 @@ pub(crate) struct Params {
     q: String,
     #[serde(default)]
     urls_after: i64,
-    /// Offset in the findings of the last download.
+    /// The findings' severity filter.
     #[serde(default)]
-    findings: i64,
+    severity: String,
     /// How many downloads to show.
     #[serde(default)]
     downloads: i64,
     #[serde(default)]
     children_after: i64,
 }
+
+/// Full reads drawn in the history picture.
+const HISTORY: i64 = 100;
 
 /// `GET /sitemaps/{id}`.
 pub(crate) async fn show(
@@ -42,120 +43,124 @@ pub(crate) async fn show(
     let sitemap = state.store.sitemap(actor, id).await?;
     let site = state.store.site(actor, sitemap.site_id).await?;
     let shown_downloads = p.downloads.clamp(10, 1000);
-    let downloads = state.store.list_downloads(actor, id, shown_downloads + 1).await?;
+    let downloads = state.store.list_downloads(actor, id, shown_downloads.max(HISTORY * 2) + 1).await?;
     let latest = downloads.iter().find(|d| d.status != "unchanged");
-    let findings = match latest {
-        Some(d) => state.store.list_findings_page(actor, d.id, p.findings.max(0), PAGE + 1).await?,
-        None => Vec::new(),
+    let filter = findings::severity(p.severity.trim());
+    let query = FindingQuery {
+        site_id: site.id,
+        sitemap_id: Some(id),
+        severity: filter.map(str::to_owned),
+        per_rule: findings::EXAMPLES,
+        ..FindingQuery::default()
     };
+    let examples = state.store.finding_examples(actor, &query).await?;
     let children = state.store.page_sitemaps(actor, sitemap.site_id, Some(id), None, p.children_after, PAGE).await?;
+    let child_ids: Vec<i64> = children.items.iter().map(|c| c.id).collect();
+    let child_rows =
+        if child_ids.is_empty() { Vec::new() } else { state.store.list_child_summaries(actor, &[id], 1000).await? };
     let urls = state.store.search_sitemap_urls(actor, id, p.q.trim(), p.urls_after, PAGE).await?;
-    let removed = sitemap.removed_at.is_some();
+    let summary = SitemapSummary {
+        sitemap: sitemap.clone(),
+        origin: site.origin.clone(),
+        url_count: latest.map(|d| d.url_count),
+        error_count: latest.map(|d| d.error_count),
+        warning_count: latest.map(|d| d.warning_count),
+    };
+    let index = status::is_index(&summary);
+    let shown = if index { status::rolled_up(&summary, &child_rows) } else { status::own(&summary) };
+    let (type_name, badges) = status::kind(&summary);
     let now = now();
     let body = html! {
-        p class="crumbs" { a href="/" { "My sitemaps" } " › " a href=(format!("/sites/{}", site.id)) { (site.origin) } }
-        h1 class="url" { (sitemap.url) }
+        p class="crumbs" { a href="/" { "My sitemaps" } " › " a href=(format!("/sites/{}", site.id)) { (url(&site.origin)) } }
+        h1 class="url" { (url(&sitemap.url)) }
         dl class="facts" {
-            dt { "Status" } dd { (super::sitemaps::status(&sitemap)) }
-            dt { "URLs" } dd { (super::sitemaps::url_count(&sitemap)) }
+            dt { "Status" } dd { (super::sitemaps::badge(&shown)) }
+            dt { "Type" } dd { (type_name) @for b in badges { " " span class="badge tag" { (b) } } }
+            dt { "URLs" } dd { (shown.urls.map(thousands).unwrap_or_else(|| "–".into())) }
+            dt { "File" } dd { a class="url" href=(sitemap.url) rel="noopener noreferrer" { (url(&sitemap.url)) } }
             dt { "Source" } dd { (sitemap.source) }
             dt { "Submitted" } dd { (time(sitemap.submitted_at, now)) }
-            dt { "Last downloaded" } dd { (time_or(sitemap.last_downloaded_at, now, "not yet")) }
-            dt { "Next download" } dd { @if sitemap.removed_at.is_some() { "never (removed)" } @else { (time(sitemap.next_fetch_at, now)) } }
+            dt { "Last read" } dd { (time_or(sitemap.last_downloaded_at, now, "not yet")) }
+            dt { "Next read" } dd { @if sitemap.removed_at.is_some() { "never (removed)" } @else { (time(sitemap.next_fetch_at, now)) } }
         }
         div class="row" {
-            @if removed {
+            @if sitemap.removed_at.is_some() {
                 (button_form(&format!("/sitemaps/{id}/resubmit"), &session.csrf, "Restore", "secondary"))
             } @else {
                 (button_form(&format!("/sitemaps/{id}/resubmit"), &session.csrf, "Resubmit", "secondary"))
                 a class="button danger" href=(format!("/sitemaps/{id}/remove")) { "Remove" }
             }
         }
-        @if removed {
-            p { "This sitemap was removed: it is not downloaded and its URLs left the site. Restore it to read it again." }
-        } @else {
-            @if let Some(error) = latest.and_then(|d| d.error.as_deref()) { p class="error" { "Last download failed: " (error) } }
-            (findings_section(id, &findings, p.findings.max(0)))
-        }
-        (children_section(&children.items, p.children_after, children.next_after, id, now))
+        @if let Some(error) = latest.and_then(|d| d.error.as_deref()) { p class="error" { "Last download failed: " (error) } }
+        (findings::section(&format!("/sitemaps/{id}"), &examples, filter, false))
+        (children_section(&children.items, &child_rows, p.children_after, children.next_after, id, now))
+        (history(&downloads))
         (downloads_section(id, &downloads, shown_downloads, now))
         (urls_section(&sitemap, &p, &urls.items, urls.next_after))
     };
     Ok(page(&session, "Sitemap", body))
 }
 
-fn findings_section(id: i64, findings: &[FindingRecord], offset: i64) -> Markup {
-    let more = findings.len() as i64 > PAGE;
+/// URLs and errors over the sitemap's full reads (an unchanged answer repeats the read before).
+fn history(downloads: &[Download]) -> Markup {
+    let mut reads: Vec<&Download> =
+        downloads.iter().filter(|d| d.status != "unchanged" && d.status != "failed").take(HISTORY as usize).collect();
+    reads.reverse();
+    if reads.is_empty() {
+        return html! {};
+    }
+    let urls: Vec<(i64, i64)> = reads.iter().map(|d| (d.downloaded_at, d.url_count)).collect();
+    let errors: Vec<(i64, i64)> = reads.iter().map(|d| (d.downloaded_at, d.error_count)).collect();
+    let warnings: Vec<(i64, i64)> = reads.iter().map(|d| (d.downloaded_at, d.warning_count)).collect();
+    let (first, last) = (reads[0], reads[reads.len() - 1]);
+    let url_summary = format!(
+        "{} URLs at the last of {} reads shown, {} at the first.",
+        thousands(last.url_count),
+        reads.len(),
+        thousands(first.url_count)
+    );
+    let error_summary = format!(
+        "{} errors and {} warnings at the last read, {} and {} at the first.",
+        thousands(last.error_count),
+        thousands(last.warning_count),
+        thousands(first.error_count),
+        thousands(first.warning_count)
+    );
     html! {
-        h2 id="findings" { "Findings of the last download" }
-        @if findings.is_empty() && offset == 0 {
-            p { "No findings." }
-        } @else {
-            div class="scroll" tabindex="0" role="region" aria-label="Table, scrolls sideways on narrow screens" { table {
-                caption class="visually-hidden" { "Findings" }
-                thead { tr { th scope="col" { "Rule" } th scope="col" { "Severity" } th scope="col" { "Line:col" } th scope="col" { "Finding" } } }
-                tbody {
-                    @for f in findings.iter().take(PAGE as usize) {
-                        tr {
-                            td { code { (f.rule) } }
-                            td { span class=(format!("badge {}", severity_class(&f.severity))) { (f.severity) } }
-                            td class="num" { (position(f)) }
-                            td {
-                                (f.message)
-                                @if let Some(loc) = &f.loc { br; span class="url muted" { (loc) } }
-                                @if let Some(rule) = Rule::from_name(&f.rule) {
-                                    @let x = explain(rule);
-                                    details {
-                                        summary { "About " (f.rule) }
-                                        p { strong { "Checks: " } (x.checks) }
-                                        p { strong { "Why: " } (x.why) }
-                                        p { strong { "Fix: " } (x.fix) }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            } }
-            nav class="pager" aria-label="Pages of findings" {
-                @if offset > 0 { a href=(format!("/sitemaps/{id}?findings={}#findings", (offset - PAGE).max(0))) { "Previous findings" } }
-                @if more { a href=(format!("/sitemaps/{id}?findings={}#findings", offset + PAGE)) { "Next findings" } }
-            }
+        h2 id="history" { "History" }
+        div class="charts" {
+            (svg::line_chart("urls-chart", "URLs per read", &url_summary, &[svg::Series { label: "URLs", class: "line-a", points: urls }]))
+            (svg::line_chart("errors-chart", "Errors and warnings per read", &error_summary, &[
+                svg::Series { label: "Errors", class: "line-bad", points: errors },
+                svg::Series { label: "Warnings", class: "line-warn", points: warnings },
+            ]))
         }
     }
 }
 
-fn severity_class(severity: &str) -> &'static str {
-    match severity {
-        "error" => "bad",
-        "warning" => "warn",
-        _ => "pending",
-    }
-}
-
-fn position(f: &FindingRecord) -> String {
-    match (f.line, f.col) {
-        (Some(l), Some(c)) => format!("{l}:{c}"),
-        (Some(l), None) => l.to_string(),
-        _ => "–".into(),
-    }
-}
-
-fn children_section(children: &[Sitemap], after: i64, next: Option<i64>, id: i64, now: i64) -> Markup {
+fn children_section(
+    children: &[Sitemap],
+    rows: &[SitemapSummary],
+    after: i64,
+    next: Option<i64>,
+    id: i64,
+    now: i64,
+) -> Markup {
     html! {
         @if !children.is_empty() || after > 0 {
             h2 id="children" { "Sitemaps in this index" }
-            ul {
-                @for c in children {
-                    li {
-                        a class="url" href=(format!("/sitemaps/{}", c.id)) { (c.url) }
-                        @if c.removed_at.is_some() {
-                            " · removed by you (the index still lists it)"
-                        } @else {
-                            " · " (c.rollup_status.as_deref().unwrap_or("pending"))
-                            " · " (super::sitemaps::url_count(c)) " URLs"
+            table class="cards" {
+                caption class="visually-hidden" { "Sitemaps in this index" }
+                thead { tr { th scope="col" { "Sitemap" } th scope="col" { "Status" } th scope="col" class="num" { "URLs" } th scope="col" { "Last read" } } }
+                tbody {
+                    @for c in children {
+                        @let shown = rows.iter().find(|r| r.sitemap.id == c.id).map(status::own);
+                        tr {
+                            td data-label="Sitemap" class="url" { a href=(format!("/sitemaps/{}", c.id)) { (url(&c.url)) } }
+                            td data-label="Status" { @if let Some(s) = &shown { (super::sitemaps::badge(s)) } }
+                            td data-label="URLs" class="num" { (shown.and_then(|s| s.urls).map(thousands).unwrap_or_else(|| "–".into())) }
+                            td data-label="Last read" { (time_or(c.last_downloaded_at, now, "not yet")) }
                         }
-                        " · downloaded " (time_or(c.last_downloaded_at, now, "not yet"))
                     }
                 }
             }
@@ -170,7 +175,7 @@ fn downloads_section(id: i64, downloads: &[Download], shown: i64, now: i64) -> M
         @if downloads.is_empty() {
             p { "Not downloaded yet." }
         } @else {
-            div class="scroll" tabindex="0" role="region" aria-label="Table, scrolls sideways on narrow screens" { table {
+            table class="cards" {
                 caption class="visually-hidden" { "Download history" }
                 thead { tr {
                     th scope="col" { "When" } th scope="col" { "Status" } th scope="col" class="num" { "HTTP" }
@@ -180,18 +185,18 @@ fn downloads_section(id: i64, downloads: &[Download], shown: i64, now: i64) -> M
                 tbody {
                     @for d in downloads.iter().take(shown as usize) {
                         tr {
-                            td { (time(d.downloaded_at, now)) }
-                            td { (d.status) }
-                            td class="num" { (d.http_status.map(|s| s.to_string()).unwrap_or_else(|| "–".into())) }
-                            td class="num" { (thousands(d.bytes)) }
-                            td class="num" { (thousands(d.url_count)) }
-                            td class="num" { (thousands(d.error_count)) }
-                            td class="num" { (thousands(d.warning_count)) }
-                            td class="num" { (thousands(d.duration_ms)) }
+                            td data-label="When" { (time(d.downloaded_at, now)) }
+                            td data-label="Status" { (d.status) }
+                            td data-label="HTTP" class="num" { (d.http_status.map(|s| s.to_string()).unwrap_or_else(|| "–".into())) }
+                            td data-label="Bytes" class="num" { (thousands(d.bytes)) }
+                            td data-label="URLs" class="num" { (thousands(d.url_count)) }
+                            td data-label="Errors" class="num" { (thousands(d.error_count)) }
+                            td data-label="Warnings" class="num" { (thousands(d.warning_count)) }
+                            td data-label="Time (ms)" class="num" { (thousands(d.duration_ms)) }
                         }
                     }
                 }
-            } }
+            }
             @if downloads.len() as i64 > shown {
                 nav class="pager" aria-label="Older downloads" {
                     a href=(format!("/sitemaps/{id}?downloads={}#downloads", shown + 50)) { "Show older downloads" }
@@ -218,20 +223,20 @@ fn urls_section(sitemap: &Sitemap, p: &Params, urls: &[UrlRow], next: Option<i64
         @if urls.is_empty() {
             p { @if p.q.trim().is_empty() { "No URLs." } @else { "No URL matches." } }
         } @else {
-            div class="scroll" tabindex="0" role="region" aria-label="Table, scrolls sideways on narrow screens" { table {
+            table class="cards" {
                 caption class="visually-hidden" { "URLs of this sitemap" }
                 thead { tr { th scope="col" { "URL" } th scope="col" { "Last modified" } th scope="col" { "Change frequency" } th scope="col" class="num" { "Priority" } } }
                 tbody {
                     @for u in urls {
                         tr {
-                            td class="url" { (u.loc) }
-                            td { (u.lastmod.as_deref().unwrap_or("–")) }
-                            td { (u.changefreq.as_deref().unwrap_or("–")) }
-                            td class="num" { (u.priority.map(|p| format!("{p:.1}")).unwrap_or_else(|| "–".into())) }
+                            td data-label="URL" class="url" { (url(&u.loc)) }
+                            td data-label="Last modified" { (u.lastmod.as_deref().unwrap_or("–")) }
+                            td data-label="Change frequency" { (u.changefreq.as_deref().unwrap_or("–")) }
+                            td data-label="Priority" class="num" { (u.priority.map(|p| format!("{p:.1}")).unwrap_or_else(|| "–".into())) }
                         }
                     }
                 }
-            } }
+            }
         }
         (pager(&base, "urls_after", p.urls_after, next))
     }

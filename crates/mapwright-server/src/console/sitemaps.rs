@@ -8,9 +8,9 @@ use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::csrf::CsrfForm;
-use super::format::{thousands, time, time_or};
-use super::{PAGE, PageResult, Session, button_form, csrf_field, offset_pager, page, pager, redirect_with};
-use crate::submission::{Added, add_sitemap, parse_sitemap_url};
+use super::format::{thousands, time, time_or, url};
+use super::{PAGE, PageResult, Session, button_form, csrf_field, offset_pager, page, pager, redirect_with, status};
+use crate::submission::{add_sitemap, parse_sitemap_url};
 use crate::{AppError, AppState, now};
 
 /// `?after=ID` of a keyset-paged list.
@@ -23,9 +23,15 @@ pub(crate) struct After {
     sites: usize,
 }
 
-/// `GET /`: one row per sitemap of the user, then the user's sites.
+/// Children listed under each index of the table; the index's page lists them all.
+const CHILDREN_SHOWN: i64 = 50;
+
+/// `GET /`: one row per sitemap of the user (an index's children beneath it, collapsed), then
+/// the user's sites.
 pub(crate) async fn table(State(state): State<AppState>, session: Session, Query(q): Query<After>) -> PageResult {
     let rows = state.store.list_sitemap_summaries(session.actor(), q.after, PAGE).await?;
+    let indexes: Vec<i64> = rows.items.iter().filter(|r| status::is_index(r)).map(|r| r.sitemap.id).collect();
+    let children = state.store.list_child_summaries(session.actor(), &indexes, CHILDREN_SHOWN).await?;
     let sites = state.store.list_sites(session.actor()).await?;
     let now = now();
     let body = html! {
@@ -36,16 +42,31 @@ pub(crate) async fn table(State(state): State<AppState>, session: Session, Query
         @if rows.items.is_empty() && q.after == 0 {
             p { "No sitemaps yet. " a href="/sitemaps/add" { "Add your first sitemap" } "." }
         } @else {
-            div class="scroll" tabindex="0" role="region" aria-label="Table, scrolls sideways on narrow screens" {
-                table class="sitemaps" {
-                    caption class="visually-hidden" { "My sitemaps" }
-                    thead { tr {
-                        th scope="col" { "Site" } th scope="col" { "Sitemap" } th scope="col" { "Type" }
-                        th scope="col" { "Submitted" } th scope="col" { "Last downloaded" } th scope="col" { "Status" }
-                        th scope="col" class="num" { "URLs" } th scope="col" { "Actions" }
-                    } }
-                    tbody {
-                        @for row in &rows.items { (table_row(row, &session.csrf, now)) }
+            table class="sitemaps cards" {
+                caption class="visually-hidden" { "My sitemaps" }
+                (head())
+                tbody {
+                    @for row in &rows.items {
+                        @let own: Vec<SitemapSummary> =
+                            children.iter().filter(|c| c.sitemap.parent_id == Some(row.sitemap.id)).cloned().collect();
+                        (table_row(row, &own, &session.csrf, now, false))
+                        @if !own.is_empty() {
+                            tr class="children" {
+                                td colspan="8" {
+                                    details {
+                                        summary { (own.len()) @if own.len() as i64 >= CHILDREN_SHOWN { "+" } " sitemaps in this index" }
+                                        table class="cards" {
+                                            caption class="visually-hidden" { "Sitemaps in " (row.sitemap.url) }
+                                            (head())
+                                            tbody { @for child in &own { (table_row(child, &[], &session.csrf, now, true)) } }
+                                        }
+                                        @if own.len() as i64 >= CHILDREN_SHOWN {
+                                            p { a href=(format!("/sitemaps/{}#children", row.sitemap.id)) { "All sitemaps of this index" } }
+                                        }
+                                    }
+                                }
+                            }
+                        }
                     }
                 }
             }
@@ -57,66 +78,55 @@ pub(crate) async fn table(State(state): State<AppState>, session: Session, Query
     Ok(page(&session, "My sitemaps", body))
 }
 
-fn table_row(row: &SitemapSummary, csrf: &str, now: i64) -> Markup {
-    let sm = &row.sitemap;
+fn head() -> Markup {
     html! {
-        tr {
-            td { a href=(format!("/sites/{}", sm.site_id)) { (row.origin) } }
-            td class="url" { a href=(format!("/sitemaps/{}", sm.id)) { (sm.url) } }
-            td { (kind(row)) }
-            td { (time(sm.submitted_at, now)) }
-            td { (time_or(sm.last_downloaded_at, now, "not yet")) }
-            td { (status(sm)) }
-            td class="num" { (url_count(sm)) }
-            td class="actions" {
-                (button_form(&format!("/sitemaps/{}/resubmit", sm.id), csrf, "Resubmit", "secondary"))
-                a class="button danger" href=(format!("/sitemaps/{}/remove", sm.id)) { "Remove" }
+        thead { tr {
+            th scope="col" { "Sitemap" } th scope="col" { "Site" } th scope="col" { "Type" }
+            th scope="col" { "Submitted" } th scope="col" { "Last read" } th scope="col" { "Status" }
+            th scope="col" class="num" { "URLs" } th scope="col" { "Actions" }
+        } }
+    }
+}
+
+/// One sitemap's row; an index's status and URLs rolled up with `children`.
+fn table_row(row: &SitemapSummary, children: &[SitemapSummary], csrf: &str, now: i64, child: bool) -> Markup {
+    let sm = &row.sitemap;
+    let shown = if status::is_index(row) { status::rolled_up(row, children) } else { status::own(row) };
+    let (type_name, badges) = status::kind(row);
+    html! {
+        tr class=[sm.removed_at.map(|_| "removed")] {
+            td data-label="Sitemap" class="url" {
+                a href=(format!("/sitemaps/{}", sm.id)) { (url(&sm.url)) }
+                " " a class="file" href=(sm.url) rel="noopener noreferrer" aria-label=(format!("The file {}", sm.url)) { "file" }
+            }
+            td data-label="Site" class="url" { a href=(format!("/sites/{}", sm.site_id)) { (url(&row.origin)) } }
+            td data-label="Type" {
+                (type_name)
+                @for b in badges { " " span class="badge tag" { (b) } }
+            }
+            td data-label="Submitted" { (time(sm.submitted_at, now)) }
+            td data-label="Last read" { (time_or(sm.last_downloaded_at, now, "not yet")) }
+            td data-label="Status" { (badge(&shown)) }
+            td data-label="URLs" class="num" { (shown.urls.map(thousands).unwrap_or_else(|| "–".into())) }
+            td data-label="Actions" class="actions" {
+                @if sm.removed_at.is_some() {
+                    (button_form(&format!("/sitemaps/{}/resubmit", sm.id), csrf, "Restore", "secondary"))
+                } @else if !child {
+                    (button_form(&format!("/sitemaps/{}/resubmit", sm.id), csrf, "Resubmit", "secondary"))
+                    a class="button danger" href=(format!("/sitemaps/{}/remove", sm.id)) { "Remove" }
+                } @else {
+                    a class="button danger" href=(format!("/sitemaps/{}/remove", sm.id)) { "Remove" }
+                }
             }
         }
     }
 }
 
-/// The Type column: the kinds of entries a sitemap has. Until the scheduler records the
-/// extensions a sitemap uses, every sitemap reads as a web sitemap.
-/// The seed's Type column: "index", or the kinds of entries the last download held ("web",
-/// "web, image", "news"...); "web" before the first download.
-fn kind(row: &SitemapSummary) -> String {
-    let kinds = row.sitemap.kinds.as_deref().filter(|k| !k.is_empty()).unwrap_or("web");
-    kinds.split(',').map(str::trim).collect::<Vec<_>>().join(", ")
-}
-
-/// The URLs a sitemap stores (an index: the distinct URLs of its children), "–" before the
-/// first read.
-pub(crate) fn url_count(sm: &Sitemap) -> String {
-    if sm.removed_at.is_some() || (sm.rollup_status.is_none() && sm.rollup_urls == 0) {
-        return "–".into();
-    }
-    thousands(sm.rollup_urls)
-}
-
-/// The roll-up (an index: the worst of its own read and its children's): "OK", the counts of
-/// errors and warnings, "Failed", "Pending" before the first download (or while a child is),
-/// or "Removed".
-pub(crate) fn status(sm: &Sitemap) -> Markup {
-    let plural = |n: i64, word: &str| format!("{} {word}{}", thousands(n), if n == 1 { "" } else { "s" });
-    let (errors, warnings) = (sm.rollup_errors, sm.rollup_warnings);
-    if sm.removed_at.is_some() {
-        return html! { span class="badge pending" { "Removed" } };
-    }
-    match sm.rollup_status.as_deref() {
-        None => html! { span class="badge pending" { "Pending" } },
-        Some("failed") => {
-            let own = sm.status.as_deref() == Some("failed");
-            let http = sm.http_status.filter(|_| own).map(|s| format!(" (HTTP {s})")).unwrap_or_default();
-            let children = if own { "" } else { " (a sitemap in this index)" };
-            html! { span class="badge bad" { "Failed" (http) (children) } }
-        }
-        _ if errors > 0 && warnings > 0 => {
-            html! { span class="badge bad" { (plural(errors, "error")) ", " (plural(warnings, "warning")) } }
-        }
-        _ if errors > 0 => html! { span class="badge bad" { (plural(errors, "error")) } },
-        _ if warnings > 0 => html! { span class="badge warn" { (plural(warnings, "warning")) } },
-        _ => html! { span class="badge ok" { "OK" } },
+/// A status as a coloured word with its numbers.
+pub(crate) fn badge(shown: &status::Shown) -> Markup {
+    html! {
+        span class=(format!("badge {}", shown.class)) { (shown.word) }
+        @if let Some(detail) = &shown.detail { " " span class="detail" { (detail) } }
     }
 }
 
@@ -211,7 +221,8 @@ pub(crate) async fn add(
     let markup = html! {
         p { (message) }
         @if let Some(site) = site.filter(|s| s.verified_at.is_none()) {
-            p { a href=(format!("/sites/{}", site.id)) { "Verify " (site.origin) } }
+            @let keep: String = url::form_urlencoded::byte_serialize(form.url.trim().as_bytes()).collect();
+            p { a href=(format!("/sites/{}?add={keep}", site.id)) { "Verify " (site.origin) } ", then the sitemap is added." }
         }
     };
     let sites = state.store.list_sites(session.actor()).await?;
@@ -245,7 +256,8 @@ pub(crate) async fn resubmit(
 ) -> PageResult {
     let sitemap = state.store.sitemap(session.actor(), id).await?;
     crate::submission::resubmit(&state, session.actor(), id).await?;
-    Ok(redirect_with("/", &format!("Resubmitted {}: it will be downloaded again shortly.", sitemap.url), &state))
+    let done = if sitemap.removed_at.is_some() { "Restored" } else { "Resubmitted" };
+    Ok(redirect_with("/", &format!("{done} {}: it will be downloaded again shortly.", sitemap.url), &state))
 }
 
 /// `GET /sitemaps/{id}/remove`: the confirmation step.

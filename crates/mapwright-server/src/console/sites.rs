@@ -1,26 +1,59 @@
-//! A site's page (the seed's "Verify" screen): how to prove ownership, "Verify now", the
-//! sitemaps its robots.txt names, and the failing-URLs report with "Check now".
+//! A site's page (the seed's "Verify" screen): how to prove ownership and "Verify now" (with
+//! the sitemap typed into "Add" kept through the detour), the sitemaps its robots.txt names, its
+//! findings across all its sitemaps, pictures of its URLs, the failing-URLs report by kind
+//! (CSV too) with "Check now" as a background run, and deleting the site.
 
+use axum::body::Body;
 use axum::extract::{Path, Query, State};
-use mapwright_store::{Site, Source, UrlFailure};
+use axum::http::HeaderValue;
+use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
+use axum::response::IntoResponse;
+use mapwright_store::{Actor, FailureKindCount, FindingQuery, Page, Site, Source, Store, UrlFailure};
 use maud::{Markup, html};
 use serde::Deserialize;
 
-use super::checker::{CheckerConfig, check_site};
+use super::checker::{Jobs, RunView};
 use super::csrf::CsrfForm;
-use super::format::{thousands, time, time_or};
-use super::{PAGE, PageResult, Session, button_form, page, pager, redirect_with};
+use super::format::{thousands, time, time_or, url};
+use super::{
+    PAGE, PageResult, Session, button_form, csrf_field, findings, page, pager, redirect_error, redirect_with, svg,
+};
 use crate::verify::{file_name, meta_tag};
-use crate::{AppState, now};
+use crate::{AppError, AppState, now};
 
-/// `?failures_after=URL_ID`.
+/// `?failures_after=URL_ID&kind=&robots_after=&severity=&add=URL`.
 #[derive(Deserialize, Default)]
 pub(crate) struct Params {
     #[serde(default)]
     failures_after: i64,
     #[serde(default)]
+    kind: String,
+    #[serde(default)]
     robots_after: i64,
+    #[serde(default)]
+    severity: String,
+    /// A sitemap URL to add once the site is verified (from the "Add" form).
+    #[serde(default)]
+    add: String,
 }
+
+/// The failing-URL kinds in the report's order, with their names.
+const KINDS: [(&str, &str); 7] = [
+    ("404", "404 Not found"),
+    ("410", "410 Gone"),
+    ("5xx", "5xx Server error"),
+    ("redirect", "Redirect"),
+    ("noindex", "noindex"),
+    ("robots", "Blocked by robots.txt"),
+    ("other", "Unreachable or other status"),
+];
+
+fn kind_name(kind: &str) -> &str {
+    KINDS.iter().find(|(k, _)| *k == kind).map_or(kind, |(_, name)| name)
+}
+
+/// Snapshots drawn in the picture of live URLs.
+const SNAPSHOTS: i64 = 90;
 
 /// `GET /sites/{id}`.
 pub(crate) async fn show(
@@ -32,35 +65,62 @@ pub(crate) async fn show(
     let actor = session.actor();
     let site = state.store.site(actor, id).await?;
     let robots = state.store.page_sitemaps(actor, id, None, Some(Source::Robots), p.robots_after, PAGE).await?;
-    let failures = state.store.list_url_failures(actor, id, p.failures_after, PAGE).await?;
+    let kind = KINDS.iter().map(|(k, _)| *k).find(|k| *k == p.kind.trim());
+    let failures = state.store.list_url_failures(actor, id, kind, p.failures_after, PAGE).await?;
+    let kinds = state.store.url_failure_kinds(actor, id).await?;
     let last_check = state.store.last_url_check(actor, id).await?;
+    let snapshots = state.store.list_site_snapshots(actor, id, SNAPSHOTS).await?;
+    let filter = findings::severity(p.severity.trim());
+    let query = FindingQuery {
+        site_id: id,
+        severity: filter.map(str::to_owned),
+        per_rule: findings::EXAMPLES,
+        ..FindingQuery::default()
+    };
+    let examples = state.store.finding_examples(actor, &query).await?;
+    let run = state.checks.view(id);
+    let running = run.as_ref().is_some_and(|r| r.finished.is_none());
     let now = now();
+    let base = format!("/sites/{id}");
     let body = html! {
         p class="crumbs" { a href="/" { "My sitemaps" } }
-        h1 { (site.origin) }
-        (verification(&site, &session.csrf, now))
+        h1 class="url" { (url(&site.origin)) }
+        (verification(&site, &session.csrf, p.add.trim(), now))
         h2 { "Sitemaps in robots.txt" }
         @if robots.items.is_empty() && p.robots_after == 0 {
-            p { "None found in " code { (site.origin) "/robots.txt" } " yet." }
+            p { "None found in " code class="url" { (url(&format!("{}/robots.txt", site.origin))) } " yet." }
         } @else {
-            ul { @for s in &robots.items { li { a class="url" href=(format!("/sitemaps/{}", s.id)) { (s.url) } } } }
-            (pager(&format!("/sites/{id}"), "robots_after", p.robots_after, robots.next_after))
+            ul { @for s in &robots.items { li { a class="url" href=(format!("/sitemaps/{}", s.id)) { (url(&s.url)) } } } }
+            (pager(&base, "robots_after", p.robots_after, robots.next_after))
         }
+        (findings::section(&base, &examples, filter, true))
+        (live_urls(&snapshots))
         h2 id="failing" { "Failing URLs" }
         p {
-            "Listed URLs are checked in the background (HTTP status, noindex, robots.txt). Last check: "
-            (time_or(last_check, now, "never")) "."
+            "Listed URLs are checked in the background (HTTP status, noindex, robots.txt), up to "
+            (thousands(state.checks.config.budget)) " per run. Last check: " (time_or(last_check, now, "never")) "."
         }
-        @if site.verified_at.is_some() {
+        (check_status(run.as_ref(), now))
+        @if site.verified_at.is_some() && !running {
             (button_form(&format!("/sites/{id}/check"), &session.csrf, "Check now", "secondary"))
         }
+        (kinds_section(id, &kinds, kind))
         (failures_table(&failures.items, now))
-        (pager(&format!("/sites/{id}"), "failures_after", p.failures_after, failures.next_after))
+        @let failing_base = match kind { Some(k) => format!("{base}?kind={k}"), None => base.clone() };
+        (pager(&failing_base, "failures_after", p.failures_after, failures.next_after))
+        h2 { "Delete this site" }
+        p { "Deleting the site removes its sitemaps, URLs and reports from mapwright. The site itself is not touched." }
+        a class="button danger" href=(format!("/sites/{id}/delete")) { "Delete site" }
     };
-    Ok(page(&session, &site.origin, body))
+    let mut response = page(&session, &site.origin, body);
+    if running {
+        // The page reloads itself while the check runs (a header: no script, no meta refresh).
+        response.headers_mut().insert("refresh", HeaderValue::from_static("3"));
+    }
+    Ok(response)
 }
 
-fn verification(site: &Site, csrf: &str, now: i64) -> Markup {
+fn verification(site: &Site, csrf: &str, add: &str, now: i64) -> Markup {
     let file = file_name(&site.verification_token);
     html! {
         h2 { "Verification" }
@@ -72,10 +132,109 @@ fn verification(site: &Site, csrf: &str, now: i64) -> Markup {
         @if let Some(at) = site.last_checked_at { p class="hint" { "Last checked " (time(at, now)) "." } }
         dl class="facts" {
             dt { "Token" } dd { code { (site.verification_token) } }
-            dt { "File" } dd { "Serve " code class="url" { (site.origin) "/" (file) } " with the token as its content." }
-            dt { "Or meta tag" } dd { "Put " code { (meta_tag(&site.verification_token)) } " in the " code { "<head>" } " of " code { (site.origin) "/" } "." }
+            dt { "File" } dd { "Serve " code class="url" { (url(&format!("{}/{file}", site.origin))) } " with the token as its content." }
+            dt { "Or meta tag" } dd { "Put " code { (meta_tag(&site.verification_token)) } " in the " code { "<head>" } " of " code class="url" { (url(&site.origin)) "/" } "." }
         }
-        (button_form(&format!("/sites/{}/verify", site.id), csrf, "Verify now", "primary"))
+        @if !add.is_empty() && site.verified_at.is_none() {
+            p { "Once verified, " span class="url" { (url(add)) } " is added." }
+        }
+        form method="post" action=(format!("/sites/{}/verify", site.id)) class="inline" {
+            (csrf_field(csrf))
+            @if !add.is_empty() { input type="hidden" name="add" value=(add); }
+            button type="submit" class="primary" { "Verify now" }
+        }
+    }
+}
+
+/// The picture of live URLs over the checker's runs.
+fn live_urls(snapshots: &[mapwright_store::SiteSnapshot]) -> Markup {
+    let Some(last) = snapshots.last() else { return html! {} };
+    let first = snapshots[0];
+    let summary = format!(
+        "{} live URLs and {} failing at the last check; {} and {} at the first of the {} checks shown.",
+        thousands(last.live_urls),
+        thousands(last.failing_urls),
+        thousands(first.live_urls),
+        thousands(first.failing_urls),
+        snapshots.len()
+    );
+    let live = snapshots.iter().map(|s| (s.taken_at, s.live_urls)).collect();
+    let failing = snapshots.iter().map(|s| (s.taken_at, s.failing_urls)).collect();
+    html! {
+        h2 id="over-time" { "URLs over time" }
+        (svg::line_chart("live-chart", "Live and failing URLs at each check", &summary, &[
+            svg::Series { label: "Live URLs", class: "line-a", points: live },
+            svg::Series { label: "Failing URLs", class: "line-bad", points: failing },
+        ]))
+    }
+}
+
+/// Progress of the running check, or the last one's result.
+fn check_status(run: Option<&RunView>, now: i64) -> Markup {
+    html! {
+        @match run {
+            Some(RunView { finished: None, total, done, started_at }) => {
+                div class="flash" role="status" id="check-progress" {
+                    "Checking: " (thousands(*done as i64)) " of " (thousands(*total as i64)) " URLs, started " (time(*started_at, now))
+                    ". This page reloads until it is done."
+                }
+            }
+            Some(RunView { finished: Some((at, Ok(summary))), .. }) => {
+                p id="check-result" {
+                    "Last run " (time(*at, now)) ": checked " (thousands(summary.checked as i64)) " URLs, "
+                    (thousands(summary.failing as i64)) " failing."
+                }
+            }
+            Some(RunView { finished: Some((at, Err(e))), .. }) => {
+                p class="error" id="check-result" { "The last run " (time(*at, now)) " stopped: " (e) }
+            }
+            None => {}
+        }
+    }
+}
+
+fn kinds_section(id: i64, kinds: &[FailureKindCount], selected: Option<&str>) -> Markup {
+    let total: i64 = kinds.iter().map(|k| k.count).sum();
+    let ordered: Vec<(String, i64)> = KINDS
+        .iter()
+        .filter_map(|(k, name)| kinds.iter().find(|c| c.kind == *k).map(|c| ((*name).to_owned(), c.count)))
+        .collect();
+    html! {
+        @if total > 0 {
+            @let summary = format!("{} failing URLs: {}.", thousands(total),
+                ordered.iter().map(|(n, c)| format!("{} {n}", thousands(*c))).collect::<Vec<_>>().join(", "));
+            (svg::bar_chart("kinds-chart", "Failing URLs by kind", &summary, &ordered))
+            nav class="kinds" aria-label="Failing URLs by kind" {
+                a href=(format!("/sites/{id}#failing")) aria-current=[selected.is_none().then_some("true")] { "All (" (thousands(total)) ")" }
+                @for (k, name) in KINDS {
+                    @if let Some(c) = kinds.iter().find(|c| c.kind == k) {
+                        a href=(format!("/sites/{id}?kind={k}#failing")) aria-current=[(selected == Some(k)).then_some("true")] {
+                            (name) " (" (thousands(c.count)) ")"
+                        }
+                    }
+                }
+                a href=(format!("/sites/{id}/failing.csv")) { "Download as CSV" }
+            }
+        }
+    }
+}
+
+/// "301 → target" for a redirect, the status for the rest.
+fn what(f: &UrlFailure) -> Markup {
+    let target =
+        f.message.as_deref().and_then(|m| m.split(" redirects to ").nth(1)).map(|t| t.split(" (").next().unwrap_or(t));
+    html! {
+        @match (f.kind.as_str(), target) {
+            ("redirect", Some(target)) => {
+                strong { (f.status.filter(|s| (300..400).contains(s)).map(|s| s.to_string()).unwrap_or_else(|| "3xx".into())) }
+                " → " span class="url" { (url(target)) }
+            }
+            _ => {
+                @if let Some(s) = f.status { strong { (s) } " " }
+                (kind_name(&f.kind))
+                @if let Some(m) = &f.message { br; span class="muted" { (m) } }
+            }
+        }
     }
 }
 
@@ -84,51 +243,138 @@ fn failures_table(failures: &[UrlFailure], now: i64) -> Markup {
         @if failures.is_empty() {
             p { "No failing URLs." }
         } @else {
-            div class="scroll" tabindex="0" role="region" aria-label="Table, scrolls sideways on narrow screens" { table {
+            table class="cards" {
                 caption class="visually-hidden" { "Failing URLs" }
-                thead { tr { th scope="col" { "URL" } th scope="col" { "Status" } th scope="col" { "Seen" } th scope="col" { "Listed in" } } }
+                thead { tr { th scope="col" { "URL" } th scope="col" { "What was found" } th scope="col" { "Seen" } th scope="col" { "Listed in" } } }
                 tbody {
                     @for f in failures {
                         tr {
-                            td class="url" { (f.loc) }
-                            td {
-                                @if let Some(s) = f.status { strong { (s) } " " }
-                                code { (f.rule) }
-                                @if let Some(m) = &f.message { br; span class="muted" { (m) } }
-                            }
-                            td { (time(f.checked_at, now)) }
-                            td class="url" {
+                            td data-label="URL" class="url" { (url(&f.loc)) }
+                            td data-label="What was found" { (what(f)) }
+                            td data-label="Seen" { (time(f.checked_at, now)) }
+                            td data-label="Listed in" class="url" {
                                 @match (f.sitemap_id, &f.sitemap_url) {
-                                    (Some(id), Some(url)) => a href=(format!("/sitemaps/{id}")) { (url) },
+                                    (Some(id), Some(u)) => a href=(format!("/sitemaps/{id}")) { (url(u)) },
                                     _ => "–",
                                 }
                             }
                         }
                     }
                 }
-            } }
+            }
         }
     }
 }
 
-/// `POST /sites/{id}/verify`: checks the proof now and shows the result.
+/// Failing URLs per round trip of the CSV export.
+const EXPORT_PAGE: i64 = 1000;
+
+/// `GET /sites/{id}/failing.csv`: every failing URL with its kind, status, what was found and
+/// a sitemap listing it, streamed a page at a time.
+pub(crate) async fn failing_csv(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> PageResult {
+    let actor = session.actor();
+    let first = state.store.list_url_failures(actor, id, None, 0, EXPORT_PAGE).await?;
+    let cursor = (state.store.clone(), actor, id, Some(first), None::<i64>, true);
+    let stream = futures_util::stream::unfold(cursor, |(store, actor, id, ready, after, first)| async move {
+        let page = match ready {
+            Some(page) => page,
+            None => match store.list_url_failures(actor, id, None, after?, EXPORT_PAGE).await {
+                Ok(page) => page,
+                Err(e) => {
+                    tracing::error!(error = %e, site = id, "failing-URL export stopped");
+                    return Some((Err(std::io::Error::other(e)), (store, actor, id, None, None, false)));
+                }
+            },
+        };
+        let chunk = csv_rows(&page, first);
+        Some((chunk, (store, actor, id, None, page.next_after, false)))
+    });
+    let disposition = format!("attachment; filename=\"site-{id}-failing-urls.csv\"");
+    Ok((
+        [(CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()), (CONTENT_DISPOSITION, disposition)],
+        Body::from_stream(stream),
+    )
+        .into_response())
+}
+
+fn csv_rows(page: &Page<UrlFailure>, header: bool) -> Result<Vec<u8>, std::io::Error> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    if header {
+        w.write_record(["url", "kind", "status", "rule", "found", "checked_at", "sitemap"])
+            .map_err(std::io::Error::other)?;
+    }
+    for f in &page.items {
+        w.write_record([
+            f.loc.as_str(),
+            f.kind.as_str(),
+            &f.status.map(|s| s.to_string()).unwrap_or_default(),
+            f.rule.as_str(),
+            f.message.as_deref().unwrap_or(""),
+            &super::format::utc(f.checked_at),
+            f.sitemap_url.as_deref().unwrap_or(""),
+        ])
+        .map_err(std::io::Error::other)?;
+    }
+    w.into_inner().map_err(|e| std::io::Error::other(e.to_string()))
+}
+
+/// The verify form: `add` is the sitemap kept from the "Add" form.
+#[derive(Deserialize, Default)]
+pub(crate) struct VerifyForm {
+    #[serde(default)]
+    add: String,
+}
+
+/// `POST /sites/{id}/verify`: checks the proof now; when verified, says which robots.txt
+/// sitemaps were added and adds the sitemap kept from "Add"; when not, says what was fetched
+/// and what was found, as an error.
 pub(crate) async fn verify_now(
     State(state): State<AppState>,
     session: Session,
     Path(id): Path<i64>,
-    CsrfForm(_): CsrfForm<serde::de::IgnoredAny>,
+    CsrfForm(form): CsrfForm<VerifyForm>,
 ) -> PageResult {
-    let site = state.store.site(session.actor(), id).await?;
+    let actor = session.actor();
+    let site = state.store.site(actor, id).await?;
+    let before = robots_sitemaps(state.store.as_ref(), actor, id).await?;
     let outcome = crate::scheduler::verify_now(&state, &site).await?;
-    let message = if outcome.verified {
-        format!("Verified: {}.", outcome.detail)
-    } else {
-        format!("Not verified. {}", outcome.detail)
-    };
+    let add = form.add.trim();
+    if !outcome.verified {
+        let back = if add.is_empty() {
+            format!("/sites/{id}")
+        } else {
+            format!("/sites/{id}?add={}", url::form_urlencoded::byte_serialize(add.as_bytes()).collect::<String>())
+        };
+        return Ok(redirect_error(&back, &format!("Not verified. {}", outcome.detail), &state));
+    }
+    let after = robots_sitemaps(state.store.as_ref(), actor, id).await?;
+    let new: Vec<&str> = after.iter().filter(|u| !before.contains(u)).map(String::as_str).collect();
+    let mut message = format!("Verified: {}.", outcome.detail);
+    match new.len() {
+        0 if after.is_empty() => message.push_str(" The site's robots.txt names no sitemap."),
+        0 => message.push_str(" The sitemaps its robots.txt names were added before."),
+        _ => message.push_str(&format!(" Added from its robots.txt: {}.", new.join(", "))),
+    }
+    if !add.is_empty() {
+        match crate::submission::add_sitemap(&state, actor, id, add).await {
+            Ok(sitemap) => message.push_str(&format!(" Added {}: it will be downloaded shortly.", sitemap.url)),
+            Err(e @ (AppError::BadRequest(_) | AppError::Rejected(_))) => {
+                message.push_str(&format!(" {add} was not added: {e}"));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
     Ok(redirect_with(&format!("/sites/{id}"), &message, &state))
 }
 
-/// `POST /sites/{id}/check`: runs the failing-URLs check of the site now.
+/// The URLs of the site's sitemaps named by robots.txt (a site names a handful).
+async fn robots_sitemaps(store: &dyn Store, actor: Actor, site_id: i64) -> Result<Vec<String>, AppError> {
+    let page = store.page_sitemaps(actor, site_id, None, Some(Source::Robots), 0, 1000).await?;
+    Ok(page.items.into_iter().map(|s| s.url).collect())
+}
+
+/// `POST /sites/{id}/check`: starts the failing-URLs check of the site in the background and
+/// returns at once; the site page shows its progress.
 pub(crate) async fn check_now(
     State(state): State<AppState>,
     session: Session,
@@ -136,11 +382,43 @@ pub(crate) async fn check_now(
     CsrfForm(_): CsrfForm<serde::de::IgnoredAny>,
 ) -> PageResult {
     let site = state.store.site(session.actor(), id).await?;
+    let back = format!("/sites/{id}#failing");
     if site.verified_at.is_none() {
-        return Ok(redirect_with(&format!("/sites/{id}"), "Verify the site before checking its URLs.", &state));
+        return Ok(redirect_error(&back, "Verify the site before checking its URLs.", &state));
     }
-    let summary = check_site(&state, id, &CheckerConfig::default()).await?;
-    let message =
-        format!("Checked {} URLs: {} failing.", thousands(summary.checked as i64), thousands(summary.failing as i64));
-    Ok(redirect_with(&format!("/sites/{id}#failing"), &message, &state))
+    match Jobs::start(&state, id, session.user.id) {
+        Ok(()) => Ok(redirect_with(&back, "The check started: this page shows its progress.", &state)),
+        Err(refusal) => Ok(redirect_error(&back, &format!("Not started: {refusal}."), &state)),
+    }
+}
+
+/// `GET /sites/{id}/delete`: the confirmation step.
+pub(crate) async fn delete_confirm(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> PageResult {
+    let site = state.store.site(session.actor(), id).await?;
+    let body = html! {
+        h1 { "Delete this site?" }
+        p class="url" { (url(&site.origin)) }
+        p { "Its sitemaps, their downloads and findings, its URLs and its reports are deleted from mapwright. "
+            "To come back you would add and verify the site again." }
+        div class="row" {
+            form method="post" action=(format!("/sites/{id}/delete")) class="inline" {
+                (csrf_field(&session.csrf))
+                button type="submit" class="danger" { "Delete site" }
+            }
+            a class="button secondary" href=(format!("/sites/{id}")) { "Cancel" }
+        }
+    };
+    Ok(page(&session, "Delete a site", body))
+}
+
+/// `POST /sites/{id}/delete`.
+pub(crate) async fn delete(
+    State(state): State<AppState>,
+    session: Session,
+    Path(id): Path<i64>,
+    CsrfForm(_): CsrfForm<serde::de::IgnoredAny>,
+) -> PageResult {
+    let site = state.store.site(session.actor(), id).await?;
+    state.store.delete_site(session.actor(), id).await?;
+    Ok(redirect_with("/", &format!("Deleted {} and everything mapwright knew of it.", site.origin), &state))
 }

@@ -312,7 +312,7 @@ async fn read_body(
     Ok(Read {
         record,
         change,
-        kinds: (status != "failed").then(|| if index { "index".to_owned() } else { pass.kinds() }),
+        kinds: (status != "failed").then(|| if index { "index".to_owned() } else { pass.kinds(outcome.format) }),
         url_count: (status != "failed").then_some(outcome.entries as i64),
         format: outcome.format.filter(|_| status != "failed").map(|f| f.as_str().to_owned()),
         contents: (status != "failed").then_some(pass.contents),
@@ -338,6 +338,8 @@ struct Pass {
     skipped: Option<FindingRecord>,
     /// URL entries in scope, and those with images, videos, news.
     contents: ContentCounts,
+    /// An entry with hreflang alternates seen.
+    hreflang: bool,
 }
 
 impl Pass {
@@ -359,6 +361,7 @@ impl Pass {
             urls_seen: 0,
             skipped: None,
             contents: ContentCounts::default(),
+            hreflang: false,
         }
     }
 
@@ -376,6 +379,7 @@ impl Pass {
                 self.contents.image += i64::from(!u.images.is_empty());
                 self.contents.video += i64::from(!u.videos.is_empty());
                 self.contents.news += i64::from(u.news.is_some());
+                self.hreflang |= !u.alternates.is_empty();
                 self.batch.push(UrlRecord {
                     loc: u.loc.as_str().to_owned(),
                     lastmod: u.lastmod.as_ref().map(|l| l.to_string()),
@@ -427,10 +431,22 @@ impl Pass {
         }
     }
 
-    fn kinds(&self) -> String {
+    /// The kinds of entries, after the format when it is a feed or a text file (the console's
+    /// Type column: "rss,web", "web,image,hreflang").
+    fn kinds(&self, format: Option<Format>) -> String {
         let c = self.contents;
-        let seen = [("web", c.web), ("image", c.image), ("video", c.video), ("news", c.news)];
-        let kinds: Vec<&str> = seen.iter().filter(|(_, n)| *n > 0).map(|(name, _)| *name).collect();
+        let seen = [
+            ("web", c.web > 0),
+            ("image", c.image > 0),
+            ("video", c.video > 0),
+            ("news", c.news > 0),
+            ("hreflang", self.hreflang),
+        ];
+        let mut kinds: Vec<&str> = match format {
+            Some(f @ (Format::Rss | Format::Atom | Format::Text)) => vec![f.as_str()],
+            _ => Vec::new(),
+        };
+        kinds.extend(seen.iter().filter(|(_, on)| *on).map(|(n, _)| *n));
         kinds.join(",")
     }
 }

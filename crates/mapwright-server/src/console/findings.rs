@@ -1,0 +1,224 @@
+//! Findings as answers: grouped by rule, worst first, each group with its severity, its count,
+//! what the rule checks and how to fix it (the core's `explain`), its first examples with
+//! line:col and URL, and a link to all of them, paged. The sitemap page shows the groups of its
+//! last read; the site page the same across all its sitemaps. A severity filter narrows both.
+
+use axum::extract::{Path, Query, State};
+use axum::response::{IntoResponse, Redirect};
+use mapwright_core::Rule;
+use mapwright_core::validate::explain;
+use mapwright_store::{FindingExample, FindingQuery};
+use maud::{Markup, html};
+use serde::Deserialize;
+
+use super::format::{thousands, url};
+use super::{PageResult, Session, page};
+use crate::AppState;
+
+/// Examples shown per rule in the groups.
+pub(crate) const EXAMPLES: i64 = 3;
+
+/// Findings per page of one rule's list.
+const PER_PAGE: i64 = 100;
+
+/// `?rule=&offset=`.
+#[derive(Deserialize, Default)]
+pub(crate) struct Params {
+    #[serde(default)]
+    rule: String,
+    #[serde(default)]
+    offset: i64,
+}
+
+/// The severity a filter names, if it names one.
+pub(crate) fn severity(value: &str) -> Option<&'static str> {
+    ["error", "warning", "info"].into_iter().find(|s| *s == value)
+}
+
+fn rank(severity: &str) -> u8 {
+    match severity {
+        "error" => 0,
+        "warning" => 1,
+        _ => 2,
+    }
+}
+
+/// The badge class of a severity.
+pub(crate) fn severity_class(severity: &str) -> &'static str {
+    match severity {
+        "error" => "bad",
+        "warning" => "warn",
+        _ => "pending",
+    }
+}
+
+/// `line:col`, the line alone, or a dash.
+pub(crate) fn position(line: Option<i64>, col: Option<i64>) -> String {
+    match (line, col) {
+        (Some(l), Some(c)) => format!("{l}:{c}"),
+        (Some(l), None) => l.to_string(),
+        _ => "–".into(),
+    }
+}
+
+/// One rule's group.
+struct Group<'a> {
+    rule: &'a str,
+    severity: &'a str,
+    count: i64,
+    examples: Vec<&'a FindingExample>,
+}
+
+fn groups(examples: &[FindingExample]) -> Vec<Group<'_>> {
+    let mut out: Vec<Group<'_>> = Vec::new();
+    for e in examples {
+        match out.last_mut() {
+            Some(g) if g.rule == e.rule => g.examples.push(e),
+            _ => out.push(Group { rule: &e.rule, severity: &e.severity, count: e.rule_count, examples: vec![e] }),
+        }
+    }
+    out.sort_by(|a, b| rank(a.severity).cmp(&rank(b.severity)).then(b.count.cmp(&a.count)).then(a.rule.cmp(b.rule)));
+    out
+}
+
+/// The findings section of a sitemap page (`base` = `/sitemaps/ID`) or a site page
+/// (`/sites/ID`, `across` = true: each example names its sitemap).
+pub(crate) fn section(base: &str, examples: &[FindingExample], filter: Option<&str>, across: bool) -> Markup {
+    let groups = groups(examples);
+    let total: i64 = groups.iter().map(|g| g.count).sum();
+    let heading = if across { "Findings across the site's sitemaps" } else { "Findings of the last read" };
+    html! {
+        h2 id="findings" { (heading) }
+        form method="get" action=(format!("{base}#findings")) class="row" {
+            label for="severity" { "Show" }
+            select id="severity" name="severity" {
+                option value="" selected[filter.is_none()] { "All severities" }
+                option value="error" selected[filter == Some("error")] { "Errors" }
+                option value="warning" selected[filter == Some("warning")] { "Warnings" }
+                option value="info" selected[filter == Some("info")] { "Notes" }
+            }
+            button type="submit" class="secondary" { "Filter" }
+        }
+        @if groups.is_empty() {
+            p { @if filter.is_some() { "No findings of this severity." } @else { "No findings." } }
+        } @else {
+            p { (thousands(total)) " finding" @if total != 1 { "s" } " of " (groups.len()) " rule" @if groups.len() != 1 { "s" } ", worst first." }
+            @for g in &groups {
+                section class="group" aria-labelledby=(format!("rule-{}", g.rule)) {
+                    h3 id=(format!("rule-{}", g.rule)) {
+                        code class="rule" { (g.rule) }
+                        " "
+                        span class=(format!("badge {}", severity_class(g.severity))) { (g.severity) }
+                        " "
+                        span class="count" { (thousands(g.count)) " " @if g.count == 1 { "finding" } @else { "findings" } }
+                    }
+                    @if let Some(rule) = Rule::from_name(g.rule) {
+                        @let x = explain(rule);
+                        p { (x.checks) " " (x.why) }
+                        p { strong { "How to fix: " } (x.fix) }
+                    }
+                    ul class="examples" {
+                        @for e in &g.examples {
+                            li {
+                                span class="pos" { (position(e.line, e.col)) }
+                                " " (e.message)
+                                @if let Some(loc) = &e.loc { " " span class="url muted" { (url(loc)) } }
+                                @if across { " in " a class="url" href=(format!("/sitemaps/{}", e.sitemap_id)) { (url(&e.sitemap_url)) } }
+                            }
+                        }
+                    }
+                    @if g.count > g.examples.len() as i64 {
+                        p { a href=(format!("{base}/findings?rule={}", g.rule)) { "All " (thousands(g.count)) " findings of " (g.rule) } }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `GET /sitemaps/{id}/findings?rule=`: every finding of one rule in the sitemap's last read.
+pub(crate) async fn of_sitemap(
+    State(state): State<AppState>,
+    session: Session,
+    Path(id): Path<i64>,
+    Query(p): Query<Params>,
+) -> PageResult {
+    let sitemap = state.store.sitemap(session.actor(), id).await?;
+    list(&state, &session, sitemap.site_id, Some(id), &sitemap.url, p).await
+}
+
+/// `GET /sites/{id}/findings?rule=`: every finding of one rule across the site's sitemaps.
+pub(crate) async fn of_site(
+    State(state): State<AppState>,
+    session: Session,
+    Path(id): Path<i64>,
+    Query(p): Query<Params>,
+) -> PageResult {
+    let site = state.store.site(session.actor(), id).await?;
+    list(&state, &session, id, None, &site.origin, p).await
+}
+
+async fn list(
+    state: &AppState,
+    session: &Session,
+    site_id: i64,
+    sitemap_id: Option<i64>,
+    name: &str,
+    p: Params,
+) -> PageResult {
+    let base = match sitemap_id {
+        Some(id) => format!("/sitemaps/{id}"),
+        None => format!("/sites/{site_id}"),
+    };
+    let Some(rule) = Rule::from_name(p.rule.trim()) else {
+        return Ok(Redirect::to(&format!("{base}#findings")).into_response());
+    };
+    let offset = p.offset.max(0);
+    let query = FindingQuery {
+        site_id,
+        sitemap_id,
+        rule: Some(rule.as_str().to_owned()),
+        severity: None,
+        offset,
+        per_rule: PER_PAGE + 1,
+    };
+    let rows = state.store.finding_examples(session.actor(), &query).await?;
+    let more = rows.len() as i64 > PER_PAGE;
+    let count = rows.first().map_or(0, |r| r.rule_count);
+    let x = explain(rule);
+    let body = html! {
+        p class="crumbs" { a href=(base) { (url(name)) } }
+        h1 { "Findings of " code class="rule" { (rule.as_str()) } }
+        p { (x.checks) " " (x.why) }
+        p { strong { "How to fix: " } (x.fix) }
+        @if rows.is_empty() {
+            p { "No findings of this rule." }
+        } @else {
+            p { (thousands(count)) " findings; " (thousands(offset + 1)) " to " (thousands(offset + rows.len().min(PER_PAGE as usize) as i64)) " below." }
+            table class="cards" {
+                caption class="visually-hidden" { "Findings of " (rule.as_str()) }
+                thead { tr {
+                    th scope="col" { "Line:col" } th scope="col" { "Finding" } th scope="col" { "URL" }
+                    @if sitemap_id.is_none() { th scope="col" { "Sitemap" } }
+                } }
+                tbody {
+                    @for e in rows.iter().take(PER_PAGE as usize) {
+                        tr {
+                            td data-label="Line:col" class="num" { (position(e.line, e.col)) }
+                            td data-label="Finding" { (e.message) }
+                            td data-label="URL" class="url" { (e.loc.as_deref().map(url).unwrap_or_else(|| html! { "–" })) }
+                            @if sitemap_id.is_none() {
+                                td data-label="Sitemap" class="url" { a href=(format!("/sitemaps/{}", e.sitemap_id)) { (url(&e.sitemap_url)) } }
+                            }
+                        }
+                    }
+                }
+            }
+            nav class="pager" aria-label="Pages of findings" {
+                @if offset > 0 { a href=(format!("{base}/findings?rule={}&offset={}", rule.as_str(), (offset - PER_PAGE).max(0))) { "Previous page" } }
+                @if more { a href=(format!("{base}/findings?rule={}&offset={}", rule.as_str(), offset + PER_PAGE)) { "Next page" } }
+            }
+        }
+    };
+    Ok(page(session, &format!("Findings of {}", rule.as_str()), body))
+}
