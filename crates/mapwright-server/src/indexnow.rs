@@ -102,15 +102,61 @@ pub(crate) fn body_limit() -> DefaultBodyLimit {
     DefaultBodyLimit::max(MAX_URLS * (MAX_URL_LEN + 8) + 64 * 1024)
 }
 
-/// `POST /indexnow` body.
-#[derive(Deserialize)]
-struct Submission {
+/// `POST /indexnow` body, or the query of a GET.
+#[derive(Debug, Deserialize)]
+pub struct Submission {
     host: Option<String>,
     key: Option<String>,
     #[serde(rename = "keyLocation")]
     key_location: Option<String>,
     #[serde(rename = "urlList")]
     url_list: Option<Vec<String>>,
+}
+
+/// A submission that passed every check needing neither the store nor a fetch.
+#[derive(Debug)]
+pub struct Checked {
+    /// The key, trimmed, of the protocol's schema.
+    pub key: String,
+    /// `host` or `host:port`, lower case: every URL is on it.
+    pub host: String,
+    /// 1 to [`MAX_URLS`] absolute http(s) URLs.
+    pub urls: Vec<Url>,
+    /// The key file to fetch: keyLocation (on the host, every URL under its folder) or
+    /// `<key>.txt` at the first URL's root.
+    pub key_file: String,
+}
+
+impl Submission {
+    /// A `POST /indexnow` body: a JSON object with a non-blank host. The one parser of
+    /// untrusted bytes in the receiver (fuzzed with [`Submission::check`]).
+    pub fn from_json(body: &[u8]) -> Result<Submission, AppError> {
+        let submission = serde_json::from_slice::<Submission>(body)
+            .map_err(|e| AppError::BadRequest(format!("the body is not an IndexNow JSON object: {e}")))?;
+        if submission.host.as_deref().is_none_or(|h| h.trim().is_empty()) {
+            return Err(AppError::BadRequest("the body has no host".into()));
+        }
+        Ok(submission)
+    }
+
+    /// The protocol's checks, in its order, that need no I/O: the key is there (400), the
+    /// URLs are absolute http(s) and not too many (400), the key matches the schema (422),
+    /// every URL is on the host (422), keyLocation is on the host and above every URL (422).
+    pub fn check(self) -> Result<Checked, AppError> {
+        let key = self.key.as_deref().map(str::trim).filter(|k| !k.is_empty());
+        let key = key.ok_or_else(|| AppError::BadRequest("missing the key".into()))?;
+        let urls = parse_urls(self.url_list.unwrap_or_default())?;
+        check_key_schema(key)?;
+        let host = match self.host.as_deref() {
+            Some(h) => h.trim().to_ascii_lowercase(),
+            None => authority(&urls[0]),
+        };
+        if let Some(stray) = urls.iter().find(|u| !on_host(u, &host)) {
+            return Err(AppError::Rejected(format!("{stray} does not belong to the host {host}")));
+        }
+        let key_file = key_file(key, self.key_location.as_deref(), &urls, &host)?;
+        Ok(Checked { key: key.to_owned(), host, urls, key_file })
+    }
 }
 
 /// `GET /indexnow?url=&key=[&keyLocation=]`: one URL.
@@ -131,14 +177,10 @@ pub(crate) async fn get(
 /// `POST /indexnow` with a JSON body (any content type: the protocol's is
 /// `application/json; charset=utf-8`).
 pub(crate) async fn post(State(state): State<AppState>, ClientAddr(client): ClientAddr, body: Bytes) -> Response {
-    let submission = match serde_json::from_slice::<Submission>(&body) {
-        Ok(s) => s,
-        Err(e) => return answer(Err(AppError::BadRequest(format!("the body is not an IndexNow JSON object: {e}")))),
-    };
-    if submission.host.as_deref().is_none_or(|h| h.trim().is_empty()) {
-        return answer(Err(AppError::BadRequest("the body has no host".into())));
+    match Submission::from_json(&body) {
+        Ok(submission) => answer(receive(&state, &client, submission).await),
+        Err(e) => answer(Err(e)),
     }
-    answer(receive(&state, &client, submission).await)
 }
 
 /// What a submission came to: a status and a sentence.
@@ -154,18 +196,8 @@ fn answer(outcome: Outcome) -> Response {
 /// Checks a submission in the protocol's order and stores what it may.
 async fn receive(state: &AppState, client: &str, s: Submission) -> Outcome {
     state.indexnow.per_client.check(client).map_err(AppError::TooManyRequests)?;
-    let key = s.key.as_deref().map(str::trim).filter(|k| !k.is_empty());
-    let key = key.ok_or_else(|| AppError::BadRequest("missing the key".into()))?;
-    let urls = parse_urls(s.url_list.unwrap_or_default())?;
-    check_key_schema(key)?;
-    let host = match s.host.as_deref() {
-        Some(h) => h.trim().to_ascii_lowercase(),
-        None => authority(&urls[0]),
-    };
-    if let Some(stray) = urls.iter().find(|u| !on_host(u, &host)) {
-        return Err(AppError::Rejected(format!("{stray} does not belong to the host {host}")));
-    }
-    let key_file = key_file(key, s.key_location.as_deref(), &urls, &host)?;
+    let Checked { key, host, urls, key_file } = s.check()?;
+    let key = key.as_str();
     state.indexnow.per_host.check(&host).map_err(AppError::TooManyRequests)?;
 
     let mut by_origin: BTreeMap<String, Vec<String>> = BTreeMap::new();

@@ -1,11 +1,19 @@
 //! Site ownership, the seed's "Verify": the service gives a token, and the site proves it holds
-//! it with a file `SITE/mapwright-<token>.html` that contains the token, or with a
-//! `<meta name="mapwright-site-verification" content="<token>">` on its home page.
+//! it with a file `SITE/mapwright-<token>.html` whose content is the token, or with a
+//! `<meta name="mapwright-site-verification" content="<token>">` in its home page's head.
 //!
 //! [`verify_site`] checks both and records the result; the API's "Verify now", the console's
 //! button and the periodic re-check all go through it, so verification is lost the first time
 //! the proof is found gone.
 
+use std::borrow::Cow;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use html5ever::tendril::StrTendril;
+use html5ever::tree_builder::{ElementFlags, NodeOrText, QuirksMode, TreeSink};
+use html5ever::{Attribute, QualName, local_name, ns};
 use mapwright_fetch::{Error as FetchError, Fetched, Fetcher};
 use mapwright_store::Site;
 use serde::Serialize;
@@ -62,32 +70,51 @@ pub async fn verify_site(state: &AppState, site: &Site) -> Result<Verification, 
 }
 
 /// Looks for the proof without recording anything.
+///
+/// The file must hold exactly the token (blank space and a byte-order mark around it aside):
+/// a site whose "not found" page answers 200 and echoes the path holds the token among other
+/// text, and must not count as proof. The meta tag counts only in the home page's `<head>`
+/// as a browser builds it (see [`head_verification_contents`]): a comment, a script, a title
+/// or the body that merely contains the tag's text is no proof either.
+///
+/// What went wrong is told as "could not fetch" or the HTTP status, nothing more: a user
+/// chooses the origin, so connection refused, timeout or TLS failure told apart would make
+/// the service a port scanner of whatever it can reach. The cause is logged for the operator.
 pub async fn check(fetcher: &Fetcher, origin: &str, token: &str) -> Verification {
     let file_url = format!("{origin}/{}", file_name(token));
     let file = match body(fetcher, &file_url, FILE_LIMIT).await {
-        Ok(bytes) if contains(&bytes, token.as_bytes()) => {
+        Ok(bytes) if file_holds_token(&bytes, token) => {
             return Verification {
                 verified: true,
                 method: Some(Method::File),
-                detail: format!("{file_url} contains the token"),
+                detail: format!("{file_url} holds the token"),
             };
         }
-        Ok(_) => format!("{file_url} does not contain the token"),
-        Err(e) => e.to_string(),
+        Ok(_) => format!("{file_url} does not hold exactly the token"),
+        Err(e) => fetch_failure(&file_url, &e),
     };
     let home = format!("{origin}/");
     let meta = match body(fetcher, &home, PAGE_LIMIT).await {
-        Ok(bytes) if has_meta(&bytes, token) => {
+        Ok(bytes) if head_has_meta(&bytes, token) => {
             return Verification {
                 verified: true,
                 method: Some(Method::Meta),
-                detail: format!("{home} has the {META_NAME} meta tag"),
+                detail: format!("{home} has the {META_NAME} meta tag in its head"),
             };
         }
-        Ok(_) => format!("{home} has no {META_NAME} meta tag with the token"),
-        Err(e) => e.to_string(),
+        Ok(_) => format!("{home} has no {META_NAME} meta tag with the token in its head"),
+        Err(e) => fetch_failure(&home, &e),
     };
     Verification { verified: false, method: None, detail: format!("not verified: {file}; {meta}") }
+}
+
+/// The one sentence a failed fetch becomes: its HTTP status, or "could not fetch".
+fn fetch_failure(url: &str, error: &FetchError) -> String {
+    tracing::debug!(url, %error, "verification fetch failed");
+    match error {
+        FetchError::Status { status, .. } => format!("{url} answered HTTP {status}"),
+        _ => format!("could not fetch {url}"),
+    }
 }
 
 async fn body(fetcher: &Fetcher, url: &str, limit: usize) -> Result<Vec<u8>, FetchError> {
@@ -97,58 +124,173 @@ async fn body(fetcher: &Fetcher, url: &str, limit: usize) -> Result<Vec<u8>, Fet
     }
 }
 
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
+/// Whether a verification file's body is the token and nothing else, around it blank space
+/// and a UTF-8 byte-order mark at most.
+pub fn file_holds_token(body: &[u8], token: &str) -> bool {
+    let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
+    !token.is_empty() && body.trim_ascii() == token.as_bytes()
 }
 
-/// Whether some `<meta>` tag has `name="mapwright-site-verification"` and `content` equal to
-/// the token (attribute names and the name's value case-insensitive, any quoting).
-fn has_meta(html: &[u8], token: &str) -> bool {
-    let text = String::from_utf8_lossy(html);
-    let lower = text.to_ascii_lowercase();
-    let mut from = 0;
-    while let Some(at) = lower[from..].find("<meta") {
-        let start = from + at + 5;
-        let end = lower[start..].find('>').map_or(lower.len(), |e| start + e);
-        let attrs = attributes(&text[start..end]);
-        let get = |name: &str| attrs.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.trim());
-        if get("name").is_some_and(|n| n.eq_ignore_ascii_case(META_NAME)) && get("content") == Some(token) {
-            return true;
+/// Whether the page's head has our meta tag with `content` equal to the token (blank space
+/// around it aside).
+pub fn head_has_meta(html: &[u8], token: &str) -> bool {
+    !token.is_empty() && head_verification_contents(html).iter().any(|c| c.trim() == token)
+}
+
+/// The `content` of every `<meta name="mapwright-site-verification">` (the name's value in
+/// any case) that is a child of the document's `<head>`, as the HTML standard's tree
+/// construction builds it: html5ever's tree builder, with a sink that keeps no tree, only
+/// which element is the head and the attributes of `<meta>` elements until they are placed.
+///
+/// Text in comments, `<script>`, `<style>`, `<title>` or `<noscript>` is not markup, and a
+/// `<meta>` after anything that ends the head (text, a `<p>`, `<body>`) lands in the body: all
+/// ignored, which is what makes a page that shows what strangers typed no proof. Reading
+/// stops when the body starts (nothing after it can be in the head), so a long page costs
+/// only its head; bytes that are not UTF-8 are replaced, the token being ASCII.
+pub fn head_verification_contents(html: &[u8]) -> Vec<String> {
+    use html5ever::tendril::{Tendril, TendrilSink};
+    let found = Rc::new(HeadSink::default());
+    let mut parser = html5ever::parse_document(SharedSink(found.clone()), Default::default()).from_utf8();
+    for chunk in html.chunks(8 * 1024) {
+        parser.process(Tendril::from_slice(chunk));
+        if found.body_started.get() {
+            break;
         }
-        from = end;
     }
-    false
+    if !found.body_started.get() {
+        parser.finish();
+    }
+    found.contents.take()
 }
 
-/// The attributes of a start tag's inside: `a="x" b='y' c=z d`.
-fn attributes(tag: &str) -> Vec<(&str, &str)> {
-    let mut out = Vec::new();
-    let mut rest = tag.trim_start_matches('/');
-    loop {
-        rest = rest.trim_start_matches(|c: char| c.is_ascii_whitespace() || c == '/');
-        if rest.is_empty() {
-            return out;
+/// A handle of [`HeadSink`]: an index into its node names (0 is the document).
+type Node = usize;
+
+/// What [`head_verification_contents`] keeps while html5ever builds the tree.
+#[derive(Default)]
+struct HeadSink {
+    /// The name of every node so far, by handle (`None`: the document, comments, fragments).
+    names: RefCell<Vec<Option<QualName>>>,
+    /// Attributes of `<meta name="mapwright-site-verification">` elements not yet placed.
+    metas: RefCell<HashMap<Node, String>>,
+    /// The head element, once made.
+    head: Cell<Option<Node>>,
+    /// A `<body>` or `<frameset>` was made: the head is complete.
+    body_started: Cell<bool>,
+    /// `content` of our meta tags placed in the head.
+    contents: RefCell<Vec<String>>,
+}
+
+impl HeadSink {
+    fn add(&self, name: Option<QualName>) -> Node {
+        let mut names = self.names.borrow_mut();
+        if names.is_empty() {
+            names.push(None); // the document
         }
-        let name_end = rest.find(|c: char| c.is_ascii_whitespace() || c == '=' || c == '/').unwrap_or(rest.len());
-        let name = &rest[..name_end];
-        rest = rest[name_end..].trim_start();
-        let Some(after_eq) = rest.strip_prefix('=') else {
-            out.push((name, ""));
-            continue;
-        };
-        rest = after_eq.trim_start();
-        let (value, next) = match rest.chars().next() {
-            Some(q @ ('"' | '\'')) => match rest[1..].find(q) {
-                Some(e) => (&rest[1..1 + e], &rest[2 + e..]),
-                None => (&rest[1..], ""),
-            },
-            _ => {
-                let e = rest.find(|c: char| c.is_ascii_whitespace()).unwrap_or(rest.len());
-                (&rest[..e], &rest[e..])
+        names.push(name);
+        names.len() - 1
+    }
+}
+
+/// The sink given to html5ever (which takes it by value) sharing the state read afterwards.
+struct SharedSink(Rc<HeadSink>);
+
+/// The name of an element handle: html5ever asks only for elements it made.
+#[derive(Debug)]
+struct Name(QualName);
+
+impl html5ever::tree_builder::ElemName for Name {
+    fn ns(&self) -> &html5ever::Namespace {
+        &self.0.ns
+    }
+    fn local_name(&self) -> &html5ever::LocalName {
+        &self.0.local
+    }
+}
+
+impl TreeSink for SharedSink {
+    type Handle = Node;
+    type Output = ();
+    type ElemName<'a> = Name;
+
+    fn finish(self) {}
+    fn parse_error(&self, _msg: Cow<'static, str>) {}
+    fn get_document(&self) -> Node {
+        0
+    }
+    fn elem_name<'a>(&'a self, target: &'a Node) -> Name {
+        let names = self.0.names.borrow();
+        // The tree builder asks only about elements; anything else reads as an unknown one.
+        let name = names.get(*target).cloned().flatten();
+        Name(name.unwrap_or_else(|| QualName::new(None, ns!(html), local_name!(""))))
+    }
+    fn create_element(&self, name: QualName, attrs: Vec<Attribute>, flags: ElementFlags) -> Node {
+        let html = name.ns == ns!(html);
+        let (is_head, is_body, is_meta) = (
+            html && name.local == local_name!("head"),
+            html && matches!(name.local, local_name!("body") | local_name!("frameset")),
+            html && name.local == local_name!("meta"),
+        );
+        let id = self.0.add(Some(name));
+        if flags.template {
+            // Its contents, a document fragment, are the next handle.
+            self.0.add(None);
+        }
+        if is_head && self.0.head.get().is_none() {
+            self.0.head.set(Some(id));
+        }
+        if is_body {
+            self.0.body_started.set(true);
+        }
+        if is_meta {
+            let attr = |n: &str| attrs.iter().find(|a| a.name.ns == ns!() && &*a.name.local == n);
+            if attr("name").is_some_and(|a| a.value.trim().eq_ignore_ascii_case(META_NAME)) {
+                let content = attr("content").map(|a| a.value.to_string()).unwrap_or_default();
+                self.0.metas.borrow_mut().insert(id, content);
             }
-        };
-        out.push((name, value));
-        rest = next;
+        }
+        id
+    }
+    fn create_comment(&self, _text: StrTendril) -> Node {
+        self.0.add(None)
+    }
+    fn create_pi(&self, _target: StrTendril, _data: StrTendril) -> Node {
+        self.0.add(None)
+    }
+    fn append(&self, parent: &Node, child: NodeOrText<Node>) {
+        if let NodeOrText::AppendNode(child) = child {
+            let meta = self.0.metas.borrow_mut().remove(&child);
+            if let Some(content) = meta.filter(|_| self.0.head.get() == Some(*parent)) {
+                self.0.contents.borrow_mut().push(content);
+            }
+        }
+    }
+    fn append_based_on_parent_node(&self, _element: &Node, _prev: &Node, child: NodeOrText<Node>) {
+        // Foster parenting (misplaced table content): never in the head.
+        self.drop_meta(child);
+    }
+    fn append_doctype_to_document(&self, _name: StrTendril, _public: StrTendril, _system: StrTendril) {}
+    fn get_template_contents(&self, target: &Node) -> Node {
+        target + 1
+    }
+    fn same_node(&self, x: &Node, y: &Node) -> bool {
+        x == y
+    }
+    fn set_quirks_mode(&self, _mode: QuirksMode) {}
+    fn append_before_sibling(&self, _sibling: &Node, child: NodeOrText<Node>) {
+        // Also foster parenting only.
+        self.drop_meta(child);
+    }
+    fn add_attrs_if_missing(&self, _target: &Node, _attrs: Vec<Attribute>) {}
+    fn remove_from_parent(&self, _target: &Node) {}
+    fn reparent_children(&self, _node: &Node, _new_parent: &Node) {}
+}
+
+impl SharedSink {
+    fn drop_meta(&self, child: NodeOrText<Node>) {
+        if let NodeOrText::AppendNode(child) = child {
+            self.0.metas.borrow_mut().remove(&child);
+        }
     }
 }
 
@@ -157,20 +299,63 @@ mod tests {
     use super::*;
 
     fn check(html: &str, expected: bool) {
-        assert_eq!(has_meta(html.as_bytes(), "tok123"), expected, "{html}");
+        assert_eq!(head_has_meta(html.as_bytes(), "tok123"), expected, "{html}");
+    }
+
+    const TAG: &str = r#"<meta name="mapwright-site-verification" content="tok123">"#;
+
+    #[test]
+    fn meta_tag_forms_in_the_head() {
+        check(&format!("<head>{TAG}</head>"), true);
+        check(r#"<META CONTENT='tok123' NAME='Mapwright-Site-Verification' />"#, true);
+        check(r#"<!doctype html><meta name=mapwright-site-verification content=tok123>"#, true);
+        check(r#"<meta charset="utf-8"><meta name="mapwright-site-verification" content=" tok123 ">"#, true);
+        check(r#"<html><head><title>t</title><meta name="mapwright-site-verification" content="&#116;ok123">"#, true);
+        // After </head> but before the body, the standard still puts a meta in the head.
+        check(&format!("<html><head></head>{TAG}<body></body>"), true);
+        check(r#"<meta name="mapwright-site-verification" content="tok1234">"#, false);
+        check(r#"<meta name="other" content="tok123">"#, false);
+        check(r#"<meta name="mapwright-site-verification" content="tok123"#, false);
+        check("", false);
+    }
+
+    /// Text that only looks like the tag, or a tag outside the head, is no proof: what a site
+    /// echoes back of its visitors' input lands in the body, a title, a comment or a script.
+    #[test]
+    fn the_tag_counts_only_as_a_child_of_the_head() {
+        check(r#"<p>mapwright-site-verification tok123</p>"#, false);
+        check(&format!("<html><head></head><body>{TAG}</body>"), false);
+        check(&format!("<head><title>Search: {TAG}</title></head>"), false);
+        check(&format!("<head><!-- {TAG} --></head>"), false);
+        check(&format!("<head><script>var q = '{TAG}';</script></head>"), false);
+        check(&format!("<head><style>/* {TAG} */</style></head>"), false);
+        check(&format!("<head><noscript>{TAG}</noscript></head>"), false);
+        check(&format!("<head><template>{TAG}</template></head>"), false);
+        check(&format!("<head><textarea>{TAG}</textarea></head>"), false);
+        // Text or a <p> ends the head: what follows is in the body.
+        check(&format!("<head><p>echo: {TAG}</p></head>"), false);
+        check(&format!("Not found: /x {TAG}"), false);
+        check(&format!("<html><body><p>hi</p></body></html><head>{TAG}</head>"), false);
+        check(&format!("<table><tr>{TAG}</tr></table>"), false);
+        check(&format!("<svg><desc>{TAG}</desc></svg>"), false);
     }
 
     #[test]
-    fn meta_tag_forms() {
-        check(r#"<head><meta name="mapwright-site-verification" content="tok123"></head>"#, true);
-        check(r#"<META CONTENT='tok123' NAME='Mapwright-Site-Verification' />"#, true);
-        check(r#"<meta name=mapwright-site-verification content=tok123>"#, true);
-        check(r#"<meta charset="utf-8"><meta name="mapwright-site-verification" content=" tok123 ">"#, true);
-        check(r#"<meta name="mapwright-site-verification" content="tok1234">"#, false);
-        check(r#"<meta name="other" content="tok123">"#, false);
-        check(r#"<meta name="mapwright-site-verification" content="tok123"#, true);
-        check(r#"<p>mapwright-site-verification tok123</p>"#, false);
-        check("", false);
+    fn contents_are_read_up_to_the_body_only() {
+        let page =
+            format!("<head>{TAG}<meta name=MAPWRIGHT-SITE-VERIFICATION content=b></head><body>{}", "x".repeat(1 << 20));
+        assert_eq!(head_verification_contents(page.as_bytes()), ["tok123", "b"]);
+        assert!(head_verification_contents(&[0xff, 0xfe, 0, b'<']).is_empty());
+    }
+
+    #[test]
+    fn the_file_holds_exactly_the_token() {
+        assert!(file_holds_token(b"tok123", "tok123"));
+        assert!(file_holds_token(b"\xEF\xBB\xBF tok123\r\n", "tok123"));
+        assert!(!file_holds_token(b"tok1234", "tok123"));
+        assert!(!file_holds_token(b"mapwright-site-verification: tok123", "tok123"));
+        assert!(!file_holds_token(b"<p>No page at /mapwright-tok123.html</p>", "tok123"));
+        assert!(!file_holds_token(b"", ""));
     }
 
     #[test]
