@@ -112,6 +112,15 @@ mod tests {
         check("", &[], &[("http://a/", true)]);
     }
 
+    /// A line whose 9th byte falls inside a character panicked on the `Site-map:` check
+    /// (found by the `robots` fuzz target).
+    #[test]
+    fn a_character_across_the_ninth_byte_is_no_panic() {
+        let body = "User-agent: *\nCr\u{924}l-delay\u{fffd}r-agent\n12345678\u{924}\nSite-map: /a.xml\n";
+        let r = Robots::parse_at("mapwright", body.as_bytes(), "https://example.com/robots.txt");
+        assert_eq!(r.sitemaps, ["https://example.com/a.xml"]);
+    }
+
     #[test]
     fn crawl_delay_and_listing() {
         let r = Robots::parse("mapwright", b"User-agent: *\nCrawl-delay: 2\nSitemap: http://A/s.xml\n");

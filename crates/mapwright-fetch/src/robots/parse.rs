@@ -53,7 +53,8 @@ impl Robots {
         let text = String::from_utf8_lossy(body);
         for line in text.lines() {
             let line = line.trim_start_matches('\u{feff}').trim();
-            if line.len() > 9 && line[..9].eq_ignore_ascii_case("site-map:") {
+            // `get`: the 9th byte may fall inside a character (found by the fuzz target).
+            if line.get(..9).is_some_and(|p| p.eq_ignore_ascii_case("site-map:")) {
                 r.sitemaps.push(line[9..].trim().to_string());
             }
         }
