@@ -336,7 +336,7 @@ fn set_files_pass_the_official_schemas() {
         w.write(&e).unwrap();
     }
     let s = w.finish().unwrap();
-    assert_eq!(s.files, ["sitemap-1.xml.gz", "sitemap-2.xml.gz", "sitemap-3.xml.gz", "sitemap.xml"]);
+    assert_eq!(unhashed(&s.files), ["sitemap-1.xml.gz", "sitemap-2.xml.gz", "sitemap-3.xml.gz", "sitemap.xml"]);
     for f in &s.files[..3] {
         xmllint(&dir.path().join(f), "sitemap.xsd");
     }
@@ -364,10 +364,12 @@ fn stale_parts_are_removed() {
     let first = run(35);
     assert_eq!(first.files.len(), 5);
     let second = run(15);
-    assert_eq!(second.removed, ["sitemap-3.xml", "sitemap-4.xml"]);
+    // Part 1 holds the same URLs in both runs, so it keeps its name; part 2 changed.
+    assert_eq!(second.files[0], first.files[0]);
+    assert_eq!(unhashed(&second.removed), ["sitemap-2.xml", "sitemap-3.xml", "sitemap-4.xml"]);
     let third = run(5);
     assert_eq!(third.files, ["sitemap.xml"]);
-    assert_eq!(third.removed, ["sitemap-1.xml", "sitemap-2.xml"]);
+    assert_eq!(third.removed, &second.files[..2]);
     let mut names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     names.sort();
     assert_eq!(names, ["robots.txt", "sitemap-news.xml", "sitemap.xml"]);
@@ -410,12 +412,12 @@ fn namespaces_are_declared_from_the_part_that_needs_them() {
         w.write(&e).unwrap();
     }
     let s = w.finish().unwrap();
-    assert_eq!(s.files, ["sitemap-1.xml", "sitemap-2.xml", "sitemap.xml"]);
-    let one = std::fs::read_to_string(dir.path().join("sitemap-1.xml")).unwrap();
-    let two = std::fs::read_to_string(dir.path().join("sitemap-2.xml")).unwrap();
+    assert_eq!(unhashed(&s.files), ["sitemap-1.xml", "sitemap-2.xml", "sitemap.xml"]);
+    let one = std::fs::read_to_string(dir.path().join(&s.files[0])).unwrap();
+    let two = std::fs::read_to_string(dir.path().join(&s.files[1])).unwrap();
     assert!(!one.contains("xmlns:") && one.matches("<url>").count() == 2, "{one}");
     assert!(two.contains("xmlns:xhtml=\"http://www.w3.org/1999/xhtml\"") && !two.contains("xmlns:image"), "{two}");
-    for f in ["sitemap-1.xml", "sitemap-2.xml"] {
+    for f in &s.files[..2] {
         let out = std::process::Command::new("xmllint").arg("--noout").arg(dir.path().join(f)).output().unwrap();
         assert!(out.status.success(), "{f}: {}", String::from_utf8_lossy(&out.stderr));
     }
@@ -441,4 +443,80 @@ fn an_abandoned_gzip_set_leaves_nothing() {
     drop(w);
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert!(left.iter().all(|n| !n.to_string_lossy().ends_with(".tmp")), "{left:?}");
+}
+
+/// Part names without their content hash: `sitemap-2-<16 hex digits>.xml` -> `sitemap-2.xml`.
+fn unhashed(names: &[String]) -> Vec<String> {
+    names
+        .iter()
+        .map(|name| {
+            let dot = name.find('.').unwrap_or(name.len());
+            let (stem, ext) = name.split_at(dot);
+            match stem.len().checked_sub(17).map(|i| stem.split_at(i)) {
+                Some((base, hash)) if hash.starts_with('-') && hash[1..].bytes().all(|b| b.is_ascii_hexdigit()) => {
+                    format!("{base}{ext}")
+                }
+                _ => name.clone(),
+            }
+        })
+        .collect()
+}
+
+/// Symlinks planted in the folder, pointing outside it, at every name a run could write: the
+/// temporary names earlier versions used (`.sitemap.<pid>-<n>.tmp`, the pid being known), the
+/// parts' and the index's names (learnt from a run elsewhere). Some point at files, some
+/// nowhere. The run replaces the links it meets; nothing outside the folder changes.
+#[cfg(unix)]
+#[test]
+fn planted_symlinks_are_replaced_never_followed() {
+    for gzip in [None, Some(1)] {
+        let write_set = |dir: &Path| {
+            let mut cfg = SetConfig::new(dir, Loc::parse("https://example.com/").unwrap());
+            cfg.max_urls = 10;
+            cfg.gzip = gzip;
+            let mut w = SitemapSetWriter::new(cfg).unwrap();
+            for i in 0..35 {
+                w.write(&UrlEntry::new(Loc::parse(&format!("https://example.com/{i}")).unwrap())).unwrap();
+            }
+            w.finish().unwrap()
+        };
+        let scratch = tempfile::tempdir().unwrap();
+        let names = write_set(scratch.path()).files;
+        let outside = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut planted: Vec<String> = (1..=60).map(|n| format!(".sitemap.{}-{n}.tmp", std::process::id())).collect();
+        planted.extend((1..=6).flat_map(|n| [format!("sitemap-{n}.xml"), format!("sitemap-{n}.xml.gz")]));
+        planted.extend(names.iter().cloned());
+        for (k, name) in planted.iter().enumerate() {
+            let target = outside.path().join(format!("victim-{k}"));
+            if k % 2 == 0 {
+                std::fs::write(&target, "precious").unwrap();
+            }
+            std::os::unix::fs::symlink(&target, dir.path().join(name)).unwrap();
+        }
+        let before = snapshot(outside.path());
+        let summary = write_set(dir.path());
+        assert_eq!(summary.files, names, "the same set is written");
+        assert_eq!(snapshot(outside.path()), before, "nothing outside the folder changed (gzip {gzip:?})");
+        for name in &summary.files {
+            let meta = std::fs::symlink_metadata(dir.path().join(name)).unwrap();
+            assert!(meta.file_type().is_file(), "{name} is a file of ours, not the planted link");
+            if name != "sitemap.xml" {
+                let (ours, scratch) = (dir.path().join(name), scratch.path().join(name));
+                assert_eq!(std::fs::read(ours).unwrap(), std::fs::read(scratch).unwrap(), "{name}");
+            }
+        }
+    }
+}
+
+/// Every file of a folder and its content.
+#[cfg(unix)]
+fn snapshot(dir: &Path) -> Vec<(std::ffi::OsString, Vec<u8>)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .map(|e| (e.file_name(), std::fs::read(e.path()).unwrap()))
+        .collect();
+    files.sort();
+    files
 }

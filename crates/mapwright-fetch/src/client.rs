@@ -4,7 +4,7 @@
 use crate::body::BodyReader;
 use crate::{Config, Error};
 use reqwest::header::{self, HeaderMap, HeaderValue};
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -124,7 +124,10 @@ impl Fetcher {
                 .redirect(policy)
                 .pool_max_idle_per_host(16);
             if !config.allow_private_networks {
-                builder = builder.dns_resolver(Arc::new(PublicOnlyResolver));
+                // Through a proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, which reqwest reads by
+                // default) the proxy resolves and connects, so no address check of ours would see
+                // what is reached: with private networks refused, requests go direct, always.
+                builder = builder.dns_resolver(Arc::new(PublicOnlyResolver)).no_proxy();
             }
             builder.build().map_err(|e| Error::Http { url: String::new(), message: e.to_string() })
         };
@@ -258,28 +261,71 @@ pub(crate) fn retry_after(h: &HeaderMap) -> Option<Duration> {
     Some(when.duration_since(std::time::SystemTime::now()).unwrap_or(Duration::ZERO))
 }
 
-/// Whether an address is on the public Internet (not loopback, private, link-local...).
+/// IPv4 ranges that are not the public Internet (IANA's special-purpose registry, RFC 6890
+/// and later): (first address, prefix length, what it is).
+const V4_NOT_PUBLIC: &[(Ipv4Addr, u8, &str)] = &[
+    (Ipv4Addr::new(0, 0, 0, 0), 8, "this network"),
+    (Ipv4Addr::new(10, 0, 0, 0), 8, "private"),
+    (Ipv4Addr::new(100, 64, 0, 0), 10, "shared address space (carrier-grade NAT)"),
+    (Ipv4Addr::new(127, 0, 0, 0), 8, "loopback"),
+    (Ipv4Addr::new(169, 254, 0, 0), 16, "link-local"),
+    (Ipv4Addr::new(172, 16, 0, 0), 12, "private"),
+    (Ipv4Addr::new(192, 0, 0, 0), 24, "IETF protocol assignments"),
+    (Ipv4Addr::new(192, 0, 2, 0), 24, "documentation (TEST-NET-1)"),
+    (Ipv4Addr::new(192, 88, 99, 0), 24, "6to4 relay anycast"),
+    (Ipv4Addr::new(192, 168, 0, 0), 16, "private"),
+    (Ipv4Addr::new(198, 18, 0, 0), 15, "benchmarking"),
+    (Ipv4Addr::new(198, 51, 100, 0), 24, "documentation (TEST-NET-2)"),
+    (Ipv4Addr::new(203, 0, 113, 0), 24, "documentation (TEST-NET-3)"),
+    (Ipv4Addr::new(224, 0, 0, 0), 4, "multicast"),
+    (Ipv4Addr::new(240, 0, 0, 0), 4, "reserved, and broadcast"),
+];
+
+/// IPv6 ranges that are not the public Internet, inside the global unicast block 2000::/3
+/// (everything outside it is refused, NAT64 aside: see [`is_public`]).
+const V6_NOT_PUBLIC: &[(Ipv6Addr, u8, &str)] = &[
+    (Ipv6Addr::new(0x2001, 0, 0, 0, 0, 0, 0, 0), 23, "IETF protocol assignments (Teredo, ORCHID, benchmarking)"),
+    (Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 0), 32, "documentation"),
+    (Ipv6Addr::new(0x3fff, 0, 0, 0, 0, 0, 0, 0), 20, "documentation"),
+];
+
+fn v4_in(a: Ipv4Addr, (net, len, _): &(Ipv4Addr, u8, &str)) -> bool {
+    let mask = u32::MAX.checked_shl(32 - u32::from(*len)).unwrap_or(0);
+    u32::from(a) & mask == u32::from(*net) & mask
+}
+
+fn v6_in(a: Ipv6Addr, net: Ipv6Addr, len: u8) -> bool {
+    let mask = u128::MAX.checked_shl(128 - u32::from(len)).unwrap_or(0);
+    u128::from(a) & mask == u128::from(net) & mask
+}
+
+/// Whether an address is on the public Internet: the one check of every address the client
+/// may connect to when private networks are refused (IP literals in URLs and redirects, and
+/// every address a name resolves to).
+///
+/// IPv4: everything but [`V4_NOT_PUBLIC`]. IPv6: the global unicast block 2000::/3 but
+/// [`V6_NOT_PUBLIC`] and 6to4 (2002::/16) of a non-public IPv4 address, plus the well-known
+/// NAT64 prefix 64:ff9b::/96 of a public IPv4 address (what DNS64 gives for public names on
+/// an IPv6-only network); IPv4-mapped addresses are judged as their IPv4 address. So
+/// loopback, unique-local (fc00::/7), link-local, site-local (fec0::/10), multicast,
+/// IPv4-compatible (::/96, e.g. `::127.0.0.1`), local-use NAT64 (64:ff9b:1::/48) and
+/// discard-only (100::/64) are all refused: they are outside 2000::/3.
 pub fn is_public(ip: IpAddr) -> bool {
     match ip {
-        IpAddr::V4(a) => {
-            !(a.is_loopback()
-                || a.is_private()
-                || a.is_link_local()
-                || a.is_unspecified()
-                || a.is_broadcast()
-                || a.is_multicast()
-                || a.octets()[0] == 100 && (a.octets()[1] & 0xc0) == 64)
-        }
+        IpAddr::V4(a) => !V4_NOT_PUBLIC.iter().any(|range| v4_in(a, range)),
         IpAddr::V6(a) => {
             if let Some(v4) = a.to_ipv4_mapped() {
                 return is_public(IpAddr::V4(v4));
             }
-            let seg0 = a.segments()[0];
-            !(a.is_loopback()
-                || a.is_unspecified()
-                || a.is_multicast()
-                || (seg0 & 0xfe00) == 0xfc00
-                || (seg0 & 0xffc0) == 0xfe80)
+            let bits = u128::from(a);
+            if v6_in(a, Ipv6Addr::new(0x64, 0xff9b, 0, 0, 0, 0, 0, 0), 96) {
+                return is_public(IpAddr::V4(Ipv4Addr::from(bits as u32)));
+            }
+            if v6_in(a, Ipv6Addr::new(0x2002, 0, 0, 0, 0, 0, 0, 0), 16) {
+                return is_public(IpAddr::V4(Ipv4Addr::from((bits >> 80) as u32)));
+            }
+            v6_in(a, Ipv6Addr::new(0x2000, 0, 0, 0, 0, 0, 0, 0), 3)
+                && !V6_NOT_PUBLIC.iter().any(|&(net, len, _)| v6_in(a, net, len))
         }
     }
 }
@@ -308,6 +354,138 @@ mod tests {
 
     fn urls(list: &[&str]) -> Vec<url::Url> {
         list.iter().map(|u| url::Url::parse(u).unwrap()).collect()
+    }
+
+    /// Every range of the special-purpose registries, its edges, and public neighbours.
+    #[test]
+    fn public_addresses_table() {
+        let table: &[(&str, bool)] = &[
+            // IPv4
+            ("0.0.0.0", false),
+            ("0.1.2.3", false),
+            ("10.0.0.1", false),
+            ("10.255.255.255", false),
+            ("11.0.0.1", true),
+            ("100.63.255.255", true),
+            ("100.64.0.0", false),
+            ("100.127.255.255", false),
+            ("100.128.0.0", true),
+            ("127.0.0.1", false),
+            ("127.255.255.254", false),
+            ("169.254.169.254", false),
+            ("172.15.255.255", true),
+            ("172.16.0.1", false),
+            ("172.31.255.255", false),
+            ("172.32.0.0", true),
+            ("192.0.0.8", false),
+            ("192.0.2.1", false),
+            ("192.0.3.1", true),
+            ("192.88.99.1", false),
+            ("192.168.1.1", false),
+            ("198.17.255.255", true),
+            ("198.18.0.1", false),
+            ("198.19.255.255", false),
+            ("198.20.0.0", true),
+            ("198.51.100.7", false),
+            ("203.0.113.9", false),
+            ("203.0.114.1", true),
+            ("224.0.0.1", false),
+            ("239.255.255.250", false),
+            ("240.0.0.1", false),
+            ("255.255.255.255", false),
+            ("8.8.8.8", true),
+            ("93.184.216.34", true),
+            // IPv6
+            ("::", false),
+            ("::1", false),
+            ("::127.0.0.1", false),
+            ("::8.8.8.8", false),
+            ("::ffff:127.0.0.1", false),
+            ("::ffff:10.0.0.1", false),
+            ("::ffff:8.8.8.8", true),
+            ("64:ff9b::7f00:1", false),
+            ("64:ff9b::a00:1", false),
+            ("64:ff9b::808:808", true),
+            ("64:ff9b:1::808:808", false),
+            ("100::1", false),
+            ("2001::1", false),
+            ("2001:0:4136:e378:8000:63bf:3fff:fdd2", false),
+            ("2001:2::1", false),
+            ("2001:db8::1", false),
+            ("2001:db8:ffff::1", false),
+            ("2002:7f00:1::1", false),
+            ("2002:c0a8:101::1", false),
+            ("2002:808:808::1", true),
+            ("3fff::1", false),
+            ("3fff:fff::1", false),
+            ("5f00::1", false),
+            ("fc00::1", false),
+            ("fd12:3456::1", false),
+            ("fe80::1", false),
+            ("febf::1", false),
+            ("fec0::1", false),
+            ("feff::1", false),
+            ("ff02::1", false),
+            ("2606:2800:220:1::", true),
+            ("2a00:1450:4001::1", true),
+            ("2001:4860:4860::8888", true),
+            ("3ffe::1", true),
+        ];
+        for (text, public) in table {
+            let ip: IpAddr = text.parse().unwrap();
+            assert_eq!(is_public(ip), *public, "{text}");
+        }
+    }
+
+    /// HTTP_PROXY, HTTPS_PROXY and ALL_PROXY pointing at a "proxy" on loopback: a fetcher
+    /// refusing private networks never talks to it (the proxy would reach what our resolver
+    /// refuses). The variables are read when a client is built, so the test runs itself again
+    /// in a child process with them set, leaving this process's environment alone.
+    #[test]
+    fn proxy_variables_are_ignored_when_private_networks_are_refused() {
+        const CHILD: &str = "MAPWRIGHT_PROXY_TEST_CHILD";
+        if std::env::var_os(CHILD).is_some() {
+            return proxy_child();
+        }
+        let proxy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
+        proxy.set_nonblocking(true).unwrap();
+        let exe = std::env::current_exe().unwrap();
+        let out = std::process::Command::new(exe)
+            .args(["--exact", "client::tests::proxy_variables_are_ignored_when_private_networks_are_refused"])
+            .args(["--nocapture", "--test-threads=1"])
+            .env(CHILD, "1")
+            .env("HTTP_PROXY", &proxy_url)
+            .env("http_proxy", &proxy_url)
+            .env("HTTPS_PROXY", &proxy_url)
+            .env("ALL_PROXY", &proxy_url)
+            .env_remove("NO_PROXY")
+            .env_remove("no_proxy")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(stdout.contains("1 passed"), "the child ran the test: {stdout}");
+        assert!(proxy.accept().is_err(), "the proxy was never connected to");
+    }
+
+    /// The child's half: a name that does not resolve, fetched through the proxy variables.
+    /// Direct, it fails to resolve; through the proxy it would reach whatever the proxy can.
+    fn proxy_child() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let config = Config {
+                allow_private_networks: false,
+                retries: 0,
+                timeout: std::time::Duration::from_secs(3),
+                ..Config::default()
+            };
+            let fetcher = Fetcher::new(config).unwrap();
+            for url in ["http://mapwright-proxy-test.invalid/s.xml", "https://mapwright-proxy-test.invalid/s.xml"] {
+                let err = fetcher.get(url, None).await.err().expect("not fetched");
+                assert!(!err.to_string().contains("status"), "{err}");
+            }
+        });
     }
 
     #[test]

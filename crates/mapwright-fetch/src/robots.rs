@@ -5,98 +5,13 @@ use crate::client::Fetched;
 use crate::{Error, Fetcher};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 use tokio::sync::OnceCell;
+
+mod parse;
+pub use parse::Robots;
 
 /// Bytes of robots.txt parsed; the rest is ignored (Google's limit is 500 KiB).
 pub const MAX_ROBOTS_BYTES: usize = 512 * 1024;
-
-/// A parsed robots.txt, for one user agent.
-#[derive(Debug, Default)]
-pub struct Robots {
-    /// `Sitemap:` URLs, in file order (any case, anywhere in the file).
-    pub sitemaps: Vec<String>,
-    /// Crawl-delay for our agent.
-    pub crawl_delay: Option<Duration>,
-    /// Why there are no rules, when the file was missing or unusable.
-    pub note: Option<String>,
-    /// The file was longer than [`MAX_ROBOTS_BYTES`] and was cut.
-    pub truncated: bool,
-    robot: Option<texting_robots::Robot>,
-}
-
-impl Robots {
-    /// Parses robots.txt text for `agent`. An HTML page (a soft 404) has no rules and no
-    /// sitemaps: everything is allowed.
-    pub fn parse(agent: &str, body: &[u8]) -> Robots {
-        let head = String::from_utf8_lossy(&body[..body.len().min(512)]).trim_start().to_ascii_lowercase();
-        if head.starts_with("<!doctype") || head.starts_with("<html") || head.starts_with("<?xml") {
-            return Robots { note: Some("robots.txt is an HTML page, not a robots.txt".into()), ..Robots::default() };
-        }
-        // The agent token is the product name (before the `/`), as robots.txt groups name it.
-        let token = agent.split(['/', ' ']).next().unwrap_or(agent);
-        match texting_robots::Robot::new(token, body) {
-            Ok(r) => Robots {
-                sitemaps: r.sitemaps.clone(),
-                crawl_delay: r
-                    .delay
-                    .filter(|d| d.is_finite() && *d >= 0.0)
-                    .map(|d| Duration::from_secs_f32(d.min(3600.0))),
-                note: None,
-                truncated: false,
-                robot: Some(r),
-            },
-            Err(e) => Robots { note: Some(format!("robots.txt unreadable: {e}")), ..Robots::default() },
-        }
-    }
-
-    /// Like [`Robots::parse`], for the robots.txt at `robots_url`: relative `Sitemap:` URLs are
-    /// resolved against it, duplicates removed (first kept), and Google's tolerated misspelling
-    /// `Site-map:` read too.
-    pub fn parse_at(agent: &str, body: &[u8], robots_url: &str) -> Robots {
-        let mut r = Robots::parse(agent, body);
-        if r.robot.is_none() {
-            return r;
-        }
-        let text = String::from_utf8_lossy(body);
-        for line in text.lines() {
-            let line = line.trim_start_matches('\u{feff}').trim();
-            if line.len() > 9 && line[..9].eq_ignore_ascii_case("site-map:") {
-                r.sitemaps.push(line[9..].trim().to_string());
-            }
-        }
-        let base = url::Url::parse(robots_url).ok();
-        let mut seen = std::collections::HashSet::new();
-        r.sitemaps = std::mem::take(&mut r.sitemaps)
-            .into_iter()
-            .filter_map(|s| {
-                let s = s.trim();
-                let absolute = match url::Url::parse(s) {
-                    Ok(_) => s.to_string(),
-                    Err(url::ParseError::RelativeUrlWithoutBase) => base.as_ref()?.join(s).ok()?.to_string(),
-                    Err(_) => return None,
-                };
-                seen.insert(normalise(&absolute)).then_some(absolute)
-            })
-            .collect();
-        r
-    }
-
-    /// Whether our agent may fetch `url` (always true without rules).
-    pub fn allowed(&self, url: &str) -> bool {
-        self.robot.as_ref().is_none_or(|r| r.allowed(url))
-    }
-
-    /// Whether a `Sitemap:` line names `sitemap_url` (compared after URL normalisation).
-    pub fn lists_sitemap(&self, sitemap_url: &str) -> bool {
-        let want = normalise(sitemap_url);
-        self.sitemaps.iter().any(|s| normalise(s) == want)
-    }
-}
-
-fn normalise(u: &str) -> String {
-    url::Url::parse(u.trim()).map(|u| u.to_string()).unwrap_or_else(|_| u.trim().to_string())
-}
 
 /// `scheme://host[:port]/robots.txt` for any URL of that origin.
 pub fn robots_url(url: &str) -> Result<String, Error> {
@@ -175,6 +90,7 @@ impl RobotsCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn check(txt: &str, sitemaps: &[&str], allowed: &[(&str, bool)]) {
         let r = Robots::parse("mapwright/0.1", txt.as_bytes());
@@ -194,6 +110,15 @@ mod tests {
         check("User-agent: mapwright\nDisallow: /\n\nUser-agent: *\nAllow: /\n", &[], &[("http://a/z", false)]);
         check("<!DOCTYPE html><html><body>Sitemap: http://a/s.xml</body></html>", &[], &[("http://a/z", true)]);
         check("", &[], &[("http://a/", true)]);
+    }
+
+    /// A line whose 9th byte falls inside a character panicked on the `Site-map:` check
+    /// (found by the `robots` fuzz target).
+    #[test]
+    fn a_character_across_the_ninth_byte_is_no_panic() {
+        let body = "User-agent: *\nCr\u{924}l-delay\u{fffd}r-agent\n12345678\u{924}\nSite-map: /a.xml\n";
+        let r = Robots::parse_at("mapwright", body.as_bytes(), "https://example.com/robots.txt");
+        assert_eq!(r.sitemaps, ["https://example.com/a.xml"]);
     }
 
     #[test]

@@ -27,17 +27,13 @@ use axum::extract::{DefaultBodyLimit, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use mapwright_fetch::Fetched;
-use serde::Deserialize;
-use url::Url;
+
+mod check;
+use check::MAX_URL_LEN;
+pub use check::{Checked, MAX_URLS, Refusal, Submission};
 
 use crate::ping::ClientAddr;
 use crate::{AppError, AppState, RateLimiter, now};
-
-/// The most URLs one POST may carry (the protocol's limit).
-pub const MAX_URLS: usize = 10_000;
-
-/// The longest URL accepted (the sitemap protocol's limit on a `<loc>`).
-const MAX_URL_LEN: usize = 2048;
 
 /// A good key file is trusted this long per (key file, key): a burst of POSTs costs one fetch.
 const GOOD_KEY_TTL: Duration = Duration::from_secs(600);
@@ -103,17 +99,6 @@ pub(crate) fn body_limit() -> DefaultBodyLimit {
     DefaultBodyLimit::max(MAX_URLS * (MAX_URL_LEN + 8) + 64 * 1024)
 }
 
-/// `POST /indexnow` body.
-#[derive(Deserialize)]
-struct Submission {
-    host: Option<String>,
-    key: Option<String>,
-    #[serde(rename = "keyLocation")]
-    key_location: Option<String>,
-    #[serde(rename = "urlList")]
-    url_list: Option<Vec<String>>,
-}
-
 /// `GET /indexnow?url=&key=[&keyLocation=]`: one URL.
 pub(crate) async fn get(
     State(state): State<AppState>,
@@ -144,14 +129,10 @@ pub(crate) async fn post(
         }
         Err(_) => return answer(Err(AppError::BadRequest("the body could not be read".into()))),
     };
-    let submission = match serde_json::from_slice::<Submission>(&body) {
-        Ok(s) => s,
-        Err(e) => return answer(Err(AppError::BadRequest(format!("the body is not an IndexNow JSON object: {e}")))),
-    };
-    if submission.host.as_deref().is_none_or(|h| h.trim().is_empty()) {
-        return answer(Err(AppError::BadRequest("the body has no host".into())));
+    match Submission::from_json(&body) {
+        Ok(submission) => answer(receive(&state, &client, submission).await),
+        Err(e) => answer(Err(e.into())),
     }
-    answer(receive(&state, &client, submission).await)
 }
 
 /// What a submission came to: a status and a sentence.
@@ -168,18 +149,8 @@ fn answer(outcome: Outcome) -> Response {
 /// Checks a submission in the protocol's order and stores what it may.
 async fn receive(state: &AppState, client: &str, s: Submission) -> Outcome {
     state.indexnow.per_client.check(client).map_err(AppError::TooManyRequests)?;
-    let key = s.key.as_deref().map(str::trim).filter(|k| !k.is_empty());
-    let key = key.ok_or_else(|| AppError::BadRequest("missing the key".into()))?;
-    let urls = parse_urls(s.url_list.unwrap_or_default())?;
-    check_key_schema(key)?;
-    let host = match s.host.as_deref() {
-        Some(h) => h.trim().to_ascii_lowercase(),
-        None => authority(&urls[0]),
-    };
-    if let Some(stray) = urls.iter().find(|u| !on_host(u, &host)) {
-        return Err(AppError::Rejected(format!("{stray} does not belong to the host {host}")));
-    }
-    let key_file = key_file(key, s.key_location.as_deref(), &urls, &host)?;
+    let Checked { key, host, urls, key_file } = s.check()?;
+    let key = key.as_str();
     state.indexnow.per_host.check(&host).map_err(AppError::TooManyRequests)?;
 
     let mut by_origin: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -205,73 +176,6 @@ async fn receive(state: &AppState, client: &str, s: Submission) -> Outcome {
     Ok((StatusCode::OK, format!("{} URLs accepted", urls.len())))
 }
 
-/// Absolute http(s) URLs, 1 to [`MAX_URLS`] of them.
-fn parse_urls(list: Vec<String>) -> Result<Vec<Url>, AppError> {
-    if list.is_empty() {
-        return Err(AppError::BadRequest("no URL: give url= or a non-empty urlList".into()));
-    }
-    if list.len() > MAX_URLS {
-        return Err(AppError::BadRequest(format!("{} URLs: at most {MAX_URLS} per request", list.len())));
-    }
-    list.iter()
-        .map(|text| {
-            let bad = |why: &str| AppError::BadRequest(format!("{text:?} {why}"));
-            if text.len() > MAX_URL_LEN {
-                return Err(bad(&format!("is longer than {MAX_URL_LEN} bytes")));
-            }
-            let url = Url::parse(text.trim()).map_err(|e| bad(&format!("is not an absolute URL ({e})")))?;
-            if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
-                return Err(bad("is not an http or https URL"));
-            }
-            Ok(url)
-        })
-        .collect()
-}
-
-/// 8 to 128 characters of `a-z A-Z 0-9 -`, else 422 (the protocol's "key not matching the
-/// schema").
-fn check_key_schema(key: &str) -> Result<(), AppError> {
-    let ok = (8..=128).contains(&key.len()) && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
-    if ok {
-        Ok(())
-    } else {
-        Err(AppError::Rejected("the key must be 8 to 128 characters of a-z, A-Z, 0-9 and -".into()))
-    }
-}
-
-/// `host` or `host:port` (an explicit non-default port is part of the host's identity).
-fn authority(url: &Url) -> String {
-    let host = url.host_str().unwrap_or_default();
-    match url.port() {
-        Some(port) => format!("{host}:{port}"),
-        None => host.to_owned(),
-    }
-}
-
-fn on_host(url: &Url, host: &str) -> bool {
-    authority(url) == host || (url.port().is_none() && url.host_str() == Some(host))
-}
-
-/// The key file's URL: keyLocation (on the host, and every URL under its folder, as the
-/// protocol scopes a key to its file's location), else `<key>.txt` at the first URL's root.
-fn key_file(key: &str, location: Option<&str>, urls: &[Url], host: &str) -> Result<String, AppError> {
-    let Some(location) = location.map(str::trim).filter(|l| !l.is_empty()) else {
-        return Ok(format!("{}/{key}.txt", urls[0].origin().ascii_serialization()));
-    };
-    let url = Url::parse(location)
-        .ok()
-        .filter(|u| matches!(u.scheme(), "http" | "https"))
-        .ok_or_else(|| AppError::BadRequest(format!("keyLocation {location:?} is not an absolute http(s) URL")))?;
-    if !on_host(&url, host) {
-        return Err(AppError::Rejected(format!("keyLocation {url} is not on the host {host}")));
-    }
-    let folder = &url.as_str()[..url.as_str().rfind('/').map_or(0, |i| i + 1)];
-    if let Some(outside) = urls.iter().find(|u| !u.as_str().starts_with(folder)) {
-        return Err(AppError::Rejected(format!("{outside} is outside {folder}, the folder of the key file")));
-    }
-    Ok(url.to_string())
-}
-
 /// Whether the key file holds the key (cached, see [`GOOD_KEY_TTL`]); `Err` says why not.
 async fn check_key_file(state: &AppState, file: &str, key: &str) -> Result<(), String> {
     match state.indexnow.cached(file, key) {
@@ -292,44 +196,11 @@ async fn check_key_file(state: &AppState, file: &str, key: &str) -> Result<(), S
     result
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn urls(list: &[&str]) -> Vec<Url> {
-        list.iter().map(|u| Url::parse(u).unwrap()).collect()
-    }
-
-    #[test]
-    fn key_schema() {
-        assert!(check_key_schema("abcd-1234").is_ok());
-        assert!(check_key_schema(&"a".repeat(128)).is_ok());
-        for bad in ["short", "has space1", "under_score", "ümlautsss", &"a".repeat(129)] {
-            assert!(check_key_schema(bad).is_err(), "{bad}");
+impl From<Refusal> for AppError {
+    fn from(refusal: Refusal) -> Self {
+        match refusal {
+            Refusal::BadRequest(why) => AppError::BadRequest(why),
+            Refusal::Rejected(why) => AppError::Rejected(why),
         }
-    }
-
-    #[test]
-    fn key_file_location() {
-        let list = urls(&["https://example.com/blog/a", "https://example.com/blog/b"]);
-        let file = key_file("k1234567", None, &list, "example.com").unwrap();
-        assert_eq!(file, "https://example.com/k1234567.txt");
-        let file = key_file("k1234567", Some("https://example.com/blog/k.txt"), &list, "example.com").unwrap();
-        assert_eq!(file, "https://example.com/blog/k.txt");
-        let outside = key_file("k1234567", Some("https://example.com/shop/k.txt"), &list, "example.com");
-        assert!(matches!(outside, Err(AppError::Rejected(_))));
-        let other_host = key_file("k1234567", Some("https://evil.example/k.txt"), &list, "example.com");
-        assert!(matches!(other_host, Err(AppError::Rejected(_))));
-        assert!(matches!(key_file("k1234567", Some("/k.txt"), &list, "example.com"), Err(AppError::BadRequest(_))));
-    }
-
-    #[test]
-    fn hosts_with_ports() {
-        let url = Url::parse("http://127.0.0.1:8080/a").unwrap();
-        assert!(on_host(&url, "127.0.0.1:8080"));
-        assert!(!on_host(&url, "127.0.0.1"));
-        let url = Url::parse("https://Example.com/a").unwrap();
-        assert!(on_host(&url, "example.com"));
-        assert!(!on_host(&url, "www.example.com"));
     }
 }

@@ -1,6 +1,6 @@
 //! Site ownership, the seed's "Verify": the service gives a token, and the site proves it holds
-//! it with a file `SITE/mapwright-<token>.html` that contains the token, or with a
-//! `<meta name="mapwright-site-verification" content="<token>">` on its home page.
+//! it with a file `SITE/mapwright-<token>.html` whose content is the token, or with a
+//! `<meta name="mapwright-site-verification" content="<token>">` in its home page's head.
 //!
 //! [`verify_site`] checks both and records the result; the API's "Verify now", the console's
 //! button and the periodic re-check all go through it, so verification is lost the first time
@@ -12,8 +12,8 @@ use serde::Serialize;
 
 use crate::{AppError, AppState, now};
 
-/// The meta tag's `name`.
-pub const META_NAME: &str = "mapwright-site-verification";
+mod head;
+pub use head::{META_NAME, head_has_meta, head_verification_contents};
 
 /// Bytes of the verification file read: the token fits many times over.
 const FILE_LIMIT: usize = 64 * 1024;
@@ -62,32 +62,51 @@ pub async fn verify_site(state: &AppState, site: &Site) -> Result<Verification, 
 }
 
 /// Looks for the proof without recording anything.
+///
+/// The file must hold exactly the token (blank space and a byte-order mark around it aside):
+/// a site whose "not found" page answers 200 and echoes the path holds the token among other
+/// text, and must not count as proof. The meta tag counts only in the home page's `<head>`
+/// as a browser builds it (see [`head_verification_contents`]): a comment, a script, a title
+/// or the body that merely contains the tag's text is no proof either.
+///
+/// What went wrong is told as "could not fetch" or the HTTP status, nothing more: a user
+/// chooses the origin, so connection refused, timeout or TLS failure told apart would make
+/// the service a port scanner of whatever it can reach. The cause is logged for the operator.
 pub async fn check(fetcher: &Fetcher, origin: &str, token: &str) -> Verification {
     let file_url = format!("{origin}/{}", file_name(token));
     let file = match body(fetcher, &file_url, FILE_LIMIT).await {
-        Ok(bytes) if contains(&bytes, token.as_bytes()) => {
+        Ok(bytes) if file_holds_token(&bytes, token) => {
             return Verification {
                 verified: true,
                 method: Some(Method::File),
-                detail: format!("{file_url} contains the token"),
+                detail: format!("{file_url} holds the token"),
             };
         }
-        Ok(_) => format!("{file_url} does not contain the token"),
-        Err(e) => e.to_string(),
+        Ok(_) => format!("{file_url} does not hold exactly the token"),
+        Err(e) => fetch_failure(&file_url, &e),
     };
     let home = format!("{origin}/");
     let meta = match body(fetcher, &home, PAGE_LIMIT).await {
-        Ok(bytes) if has_meta(&bytes, token) => {
+        Ok(bytes) if head_has_meta(&bytes, token) => {
             return Verification {
                 verified: true,
                 method: Some(Method::Meta),
-                detail: format!("{home} has the {META_NAME} meta tag"),
+                detail: format!("{home} has the {META_NAME} meta tag in its head"),
             };
         }
-        Ok(_) => format!("{home} has no {META_NAME} meta tag with the token"),
-        Err(e) => e.to_string(),
+        Ok(_) => format!("{home} has no {META_NAME} meta tag with the token in its head"),
+        Err(e) => fetch_failure(&home, &e),
     };
     Verification { verified: false, method: None, detail: format!("not verified: {file}; {meta}") }
+}
+
+/// The one sentence a failed fetch becomes: its HTTP status, or "could not fetch".
+fn fetch_failure(url: &str, error: &FetchError) -> String {
+    tracing::debug!(url, %error, "verification fetch failed");
+    match error {
+        FetchError::Status { status, .. } => format!("{url} answered HTTP {status}"),
+        _ => format!("could not fetch {url}"),
+    }
 }
 
 async fn body(fetcher: &Fetcher, url: &str, limit: usize) -> Result<Vec<u8>, FetchError> {
@@ -97,59 +116,11 @@ async fn body(fetcher: &Fetcher, url: &str, limit: usize) -> Result<Vec<u8>, Fet
     }
 }
 
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
-}
-
-/// Whether some `<meta>` tag has `name="mapwright-site-verification"` and `content` equal to
-/// the token (attribute names and the name's value case-insensitive, any quoting).
-fn has_meta(html: &[u8], token: &str) -> bool {
-    let text = String::from_utf8_lossy(html);
-    let lower = text.to_ascii_lowercase();
-    let mut from = 0;
-    while let Some(at) = lower[from..].find("<meta") {
-        let start = from + at + 5;
-        let end = lower[start..].find('>').map_or(lower.len(), |e| start + e);
-        let attrs = attributes(&text[start..end]);
-        let get = |name: &str| attrs.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.trim());
-        if get("name").is_some_and(|n| n.eq_ignore_ascii_case(META_NAME)) && get("content") == Some(token) {
-            return true;
-        }
-        from = end;
-    }
-    false
-}
-
-/// The attributes of a start tag's inside: `a="x" b='y' c=z d`.
-fn attributes(tag: &str) -> Vec<(&str, &str)> {
-    let mut out = Vec::new();
-    let mut rest = tag.trim_start_matches('/');
-    loop {
-        rest = rest.trim_start_matches(|c: char| c.is_ascii_whitespace() || c == '/');
-        if rest.is_empty() {
-            return out;
-        }
-        let name_end = rest.find(|c: char| c.is_ascii_whitespace() || c == '=' || c == '/').unwrap_or(rest.len());
-        let name = &rest[..name_end];
-        rest = rest[name_end..].trim_start();
-        let Some(after_eq) = rest.strip_prefix('=') else {
-            out.push((name, ""));
-            continue;
-        };
-        rest = after_eq.trim_start();
-        let (value, next) = match rest.chars().next() {
-            Some(q @ ('"' | '\'')) => match rest[1..].find(q) {
-                Some(e) => (&rest[1..1 + e], &rest[2 + e..]),
-                None => (&rest[1..], ""),
-            },
-            _ => {
-                let e = rest.find(|c: char| c.is_ascii_whitespace()).unwrap_or(rest.len());
-                (&rest[..e], &rest[e..])
-            }
-        };
-        out.push((name, value));
-        rest = next;
-    }
+/// Whether a verification file's body is the token and nothing else, around it blank space
+/// and a UTF-8 byte-order mark at most.
+pub fn file_holds_token(body: &[u8], token: &str) -> bool {
+    let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
+    !token.is_empty() && body.trim_ascii() == token.as_bytes()
 }
 
 #[cfg(test)]
@@ -157,20 +128,63 @@ mod tests {
     use super::*;
 
     fn check(html: &str, expected: bool) {
-        assert_eq!(has_meta(html.as_bytes(), "tok123"), expected, "{html}");
+        assert_eq!(head_has_meta(html.as_bytes(), "tok123"), expected, "{html}");
+    }
+
+    const TAG: &str = r#"<meta name="mapwright-site-verification" content="tok123">"#;
+
+    #[test]
+    fn meta_tag_forms_in_the_head() {
+        check(&format!("<head>{TAG}</head>"), true);
+        check(r#"<META CONTENT='tok123' NAME='Mapwright-Site-Verification' />"#, true);
+        check(r#"<!doctype html><meta name=mapwright-site-verification content=tok123>"#, true);
+        check(r#"<meta charset="utf-8"><meta name="mapwright-site-verification" content=" tok123 ">"#, true);
+        check(r#"<html><head><title>t</title><meta name="mapwright-site-verification" content="&#116;ok123">"#, true);
+        // After </head> but before the body, the standard still puts a meta in the head.
+        check(&format!("<html><head></head>{TAG}<body></body>"), true);
+        check(r#"<meta name="mapwright-site-verification" content="tok1234">"#, false);
+        check(r#"<meta name="other" content="tok123">"#, false);
+        check(r#"<meta name="mapwright-site-verification" content="tok123"#, false);
+        check("", false);
+    }
+
+    /// Text that only looks like the tag, or a tag outside the head, is no proof: what a site
+    /// echoes back of its visitors' input lands in the body, a title, a comment or a script.
+    #[test]
+    fn the_tag_counts_only_as_a_child_of_the_head() {
+        check(r#"<p>mapwright-site-verification tok123</p>"#, false);
+        check(&format!("<html><head></head><body>{TAG}</body>"), false);
+        check(&format!("<head><title>Search: {TAG}</title></head>"), false);
+        check(&format!("<head><!-- {TAG} --></head>"), false);
+        check(&format!("<head><script>var q = '{TAG}';</script></head>"), false);
+        check(&format!("<head><style>/* {TAG} */</style></head>"), false);
+        check(&format!("<head><noscript>{TAG}</noscript></head>"), false);
+        check(&format!("<head><template>{TAG}</template></head>"), false);
+        check(&format!("<head><textarea>{TAG}</textarea></head>"), false);
+        // Text or a <p> ends the head: what follows is in the body.
+        check(&format!("<head><p>echo: {TAG}</p></head>"), false);
+        check(&format!("Not found: /x {TAG}"), false);
+        check(&format!("<html><body><p>hi</p></body></html><head>{TAG}</head>"), false);
+        check(&format!("<table><tr>{TAG}</tr></table>"), false);
+        check(&format!("<svg><desc>{TAG}</desc></svg>"), false);
     }
 
     #[test]
-    fn meta_tag_forms() {
-        check(r#"<head><meta name="mapwright-site-verification" content="tok123"></head>"#, true);
-        check(r#"<META CONTENT='tok123' NAME='Mapwright-Site-Verification' />"#, true);
-        check(r#"<meta name=mapwright-site-verification content=tok123>"#, true);
-        check(r#"<meta charset="utf-8"><meta name="mapwright-site-verification" content=" tok123 ">"#, true);
-        check(r#"<meta name="mapwright-site-verification" content="tok1234">"#, false);
-        check(r#"<meta name="other" content="tok123">"#, false);
-        check(r#"<meta name="mapwright-site-verification" content="tok123"#, true);
-        check(r#"<p>mapwright-site-verification tok123</p>"#, false);
-        check("", false);
+    fn contents_are_read_up_to_the_body_only() {
+        let page =
+            format!("<head>{TAG}<meta name=MAPWRIGHT-SITE-VERIFICATION content=b></head><body>{}", "x".repeat(1 << 20));
+        assert_eq!(head_verification_contents(page.as_bytes()), ["tok123", "b"]);
+        assert!(head_verification_contents(&[0xff, 0xfe, 0, b'<']).is_empty());
+    }
+
+    #[test]
+    fn the_file_holds_exactly_the_token() {
+        assert!(file_holds_token(b"tok123", "tok123"));
+        assert!(file_holds_token(b"\xEF\xBB\xBF tok123\r\n", "tok123"));
+        assert!(!file_holds_token(b"tok1234", "tok123"));
+        assert!(!file_holds_token(b"mapwright-site-verification: tok123", "tok123"));
+        assert!(!file_holds_token(b"<p>No page at /mapwright-tok123.html</p>", "tok123"));
+        assert!(!file_holds_token(b"", ""));
     }
 
     #[test]

@@ -7,6 +7,12 @@ use mapwright_server::verify::{Method, verify_site};
 use mapwright_server::{AppError, AppState};
 use mapwright_store::Actor;
 
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Response};
+
 use crate::support::each_backend;
 
 /// The test site of the server tests (see `sitehost.rs`).
@@ -34,7 +40,11 @@ async fn a_file_verifies_and_its_removal_unverifies() {
         web.put(&file, "something else");
         assert!(!verify_site(&app.state, &site).await.unwrap().verified);
 
+        // The token among other text is no proof (an echoing page holds it too).
         web.put(&file, &format!("mapwright-site-verification: {}\n", site.verification_token));
+        assert!(!verify_site(&app.state, &site).await.unwrap().verified);
+
+        web.put(&file, &format!("{}\n", site.verification_token));
         let v = verify_site(&app.state, &site).await.unwrap();
         assert_eq!((v.verified, v.method), (true, Some(Method::File)));
         assert!(app.store.site(actor, site.id).await.unwrap().verified_at.is_some());
@@ -60,6 +70,84 @@ async fn a_meta_tag_verifies() {
     .await;
 }
 
+/// A site whose every path answers 200 with a page that shows the path asked for (`echo` 1; 2:
+/// the body is the file name and nothing else; 0: 404), and, on its home page, the last
+/// comment a visitor left, unescaped: both hold the token for anyone who asks, and neither is
+/// proof.
+#[derive(Clone, Default)]
+struct EchoingSite {
+    comment: Arc<Mutex<String>>,
+    head: Arc<Mutex<String>>,
+    echo: Arc<AtomicU8>,
+}
+
+impl EchoingSite {
+    async fn start(&self) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let origin = format!("http://{}", listener.local_addr().unwrap());
+        let router = axum::Router::new().fallback(echo).with_state(self.clone());
+        tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+        origin
+    }
+}
+
+async fn echo(axum::extract::State(site): axum::extract::State<EchoingSite>, uri: axum::http::Uri) -> Response {
+    let path = uri.path();
+    let name = path.trim_start_matches('/');
+    if path == "/" {
+        let comment = site.comment.lock().unwrap().clone();
+        let head = site.head.lock().unwrap().clone();
+        return Html(format!(
+            "<!doctype html><html><head><title>Home</title>{head}</head>\
+             <body><h1>Welcome</h1><p>Latest comment: {comment}</p></body></html>"
+        ))
+        .into_response();
+    }
+    match site.echo.load(Ordering::SeqCst) {
+        0 => (StatusCode::NOT_FOUND, "not found").into_response(),
+        1 => Html(format!(
+            "<!doctype html><html><head><title>Not found: {name}</title></head>\
+             <body><p>No page at {path}</p></body></html>"
+        ))
+        .into_response(),
+        _ => name.to_owned().into_response(),
+    }
+}
+
+#[tokio::test]
+async fn an_echoing_page_verifies_nobody() {
+    each_backend(false, |app| async move {
+        let web = EchoingSite::default();
+        let origin = web.start().await;
+        let (actor, site) = user_site(&app.state, "mallory@example.com", &origin).await;
+        let tag = mapwright_server::verify::meta_tag(&site.verification_token);
+        let home = format!("{origin}/");
+        // Each case alone verified the site before: the file's echoed, the tag's in the body.
+        for (echo, comment) in [
+            (1, String::new()),
+            (2, String::new()),
+            (0, tag.clone()),
+            (0, format!("<title>{tag}</title>")),
+            (0, format!("<!-- {tag} -->")),
+            (0, format!("<script>let q = '{tag}';</script>")),
+        ] {
+            *web.comment.lock().unwrap() = comment.clone();
+            web.echo.store(echo, Ordering::SeqCst);
+            let v = verify_site(&app.state, &site).await.unwrap();
+            assert!(!v.verified, "{echo} {comment:?}: {v:?}");
+            let file = if echo == 0 { "answered HTTP 404" } else { "does not hold exactly the token" };
+            assert!(v.detail.contains(file), "{}", v.detail);
+            assert!(v.detail.contains(&format!("{home} has no mapwright-site-verification meta")), "{}", v.detail);
+            assert_eq!(app.store.site(actor, site.id).await.unwrap().verified_at, None);
+        }
+        // The same page with the tag in its head is proof: the check above could succeed.
+        *web.head.lock().unwrap() = tag;
+        let v = verify_site(&app.state, &site).await.unwrap();
+        assert_eq!((v.verified, v.method), (true, Some(Method::Meta)), "{v:?}");
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn the_default_fetcher_refuses_loopback_sites() {
     each_backend(false, |app| async move {
@@ -69,7 +157,9 @@ async fn the_default_fetcher_refuses_loopback_sites() {
         let strict = AppState::new(app.store.clone(), false);
         let v = verify_site(&strict, &site).await.unwrap();
         assert!(!v.verified);
-        assert!(v.detail.contains("private"), "{}", v.detail);
+        // Refused before any connection, and told like any other failure.
+        let file = format!("{}/mapwright-{}.html", web.origin, site.verification_token);
+        assert!(v.detail.contains(&format!("could not fetch {file}")), "{}", v.detail);
     })
     .await;
 }
@@ -108,4 +198,73 @@ async fn sitemaps_are_admitted_on_a_verified_site_or_through_robots_txt() {
         assert_eq!(listed, [own, foreign]);
     })
     .await;
+}
+
+/// Connection refused, a server that never answers, one that answers something other than
+/// HTTP, a TLS failure and a refused private address all read "could not fetch": a user
+/// chooses the origin, and a detail that told them apart would scan ports for them. A status
+/// is told.
+#[tokio::test]
+async fn fetch_failures_read_the_same_whatever_their_cause() {
+    use mapwright_server::verify::check;
+    use std::time::Duration;
+    use tokio::io::AsyncWriteExt;
+
+    let config = mapwright_fetch::Config {
+        connect_timeout: Duration::from_millis(500),
+        timeout: Duration::from_secs(1),
+        read_timeout: Duration::from_millis(500),
+        retries: 0,
+        allow_private_networks: true,
+        ..mapwright_fetch::Config::default()
+    };
+    let fetcher = mapwright_fetch::Fetcher::new(config.clone()).unwrap();
+    let strict =
+        mapwright_fetch::Fetcher::new(mapwright_fetch::Config { allow_private_networks: false, ..config }).unwrap();
+
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", listener.local_addr().unwrap())
+    };
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let silent_origin = format!("http://{}", silent.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = silent.accept().await {
+            held.push(socket);
+        }
+    });
+    let garbage = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let garbage_origin = format!("http://{}", garbage.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = garbage.accept().await {
+            let _ = socket.write_all(b"SSH-2.0-OpenSSH_9.6\r\n").await;
+        }
+    });
+    let web = TestSite::start().await;
+    let tls = web.origin.replace("http://", "https://");
+
+    let token = "tok12345";
+    let expected = format!("not verified: could not fetch ORIGIN/mapwright-{token}.html; could not fetch ORIGIN/");
+    for (origin, fetcher) in [
+        (&closed, &fetcher),
+        (&silent_origin, &fetcher),
+        (&garbage_origin, &fetcher),
+        (&tls, &fetcher),
+        (&web.origin, &strict),
+    ] {
+        let v = check(fetcher, origin, token).await;
+        assert!(!v.verified);
+        assert_eq!(v.detail.replace(origin.as_str(), "ORIGIN"), expected, "{origin}");
+    }
+    web.put("/", "<p>home</p>");
+    let v = check(&fetcher, &web.origin, token).await;
+    let o = &web.origin;
+    assert_eq!(
+        v.detail,
+        format!(
+            "not verified: {o}/mapwright-{token}.html answered HTTP 404; \
+             {o}/ has no mapwright-site-verification meta tag with the token in its head"
+        )
+    );
 }

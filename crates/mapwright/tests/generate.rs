@@ -1,5 +1,5 @@
 //! `mapwright generate`: the 120,001-URL split, list formats, scope, config rules, dir, logs,
-//! `--robots` idempotence and the atomic-write guarantee.
+//! `--robots` idempotence, the atomic-write guarantee and a run killed mid-write.
 
 use super::{crawl_data, mapwright, ok, xmllint};
 use mapwright_core::read::read_all;
@@ -29,6 +29,23 @@ fn read_set(dir: &Path, entry: &str) -> Vec<Entry> {
     all
 }
 
+/// File names with the parts' content hash cut out: `sitemap-2-<16 hex digits>.xml` ->
+/// `sitemap-2.xml`; other names as they are.
+fn parts(names: &[String]) -> Vec<String> {
+    names
+        .iter()
+        .map(|name| {
+            let (stem, ext) = name.split_at(name.find('.').unwrap_or(name.len()));
+            match stem.rsplit_once('-') {
+                Some((base, hash)) if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                    format!("{base}{ext}")
+                }
+                _ => name.clone(),
+            }
+        })
+        .collect()
+}
+
 fn files(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> =
         std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
@@ -48,8 +65,9 @@ fn splits_120001_urls_into_three_parts_and_an_index() {
     assert_eq!(stdout, "https://example.com/sitemap.xml\n");
     assert!(stderr.contains("120,001 URLs"), "{stderr}");
     let out = dir.path().join("out");
-    assert_eq!(files(&out), ["sitemap-1.xml", "sitemap-2.xml", "sitemap-3.xml", "sitemap.xml"]);
-    for part in ["sitemap-1.xml", "sitemap-2.xml", "sitemap-3.xml"] {
+    let first = files(&out);
+    assert_eq!(parts(&first), ["sitemap-1.xml", "sitemap-2.xml", "sitemap-3.xml", "sitemap.xml"]);
+    for part in &first[..3] {
         xmllint(&out.join(part), "sitemap.xsd");
     }
     xmllint(&out.join("sitemap.xml"), "siteindex.xsd");
@@ -75,15 +93,13 @@ fn splits_120001_urls_into_three_parts_and_an_index() {
         input.as_bytes(),
         dir.path(),
     );
-    assert!(
-        stderr.contains("removed parts of an earlier run: sitemap-1.xml, sitemap-2.xml, sitemap-3.xml"),
-        "{stderr}"
-    );
+    assert!(stderr.contains(&format!("removed parts of an earlier run: {}", first[..3].join(", "))), "{stderr}");
+    let second = files(&out);
     assert_eq!(
-        files(&out),
+        parts(&second),
         ["sitemap-1.xml.gz", "sitemap-2.xml.gz", "sitemap-3.xml.gz", "sitemap-4.xml.gz", "sitemap.xml"]
     );
-    xmllint(&out.join("sitemap-4.xml.gz"), "sitemap.xsd");
+    xmllint(&out.join(&second[3]), "sitemap.xsd");
     assert_eq!(read_set(&out, "sitemap.xml").len(), 120_001);
 }
 
@@ -347,4 +363,55 @@ fn an_entry_too_large_for_max_bytes_is_left_out_with_a_message() {
     assert!(stderr.contains("left out: 1 larger than --max-bytes"), "{stderr}");
     let xml = std::fs::read_to_string(dir.path().join("o/sitemap.xml")).unwrap();
     assert_eq!(xml.matches("<url>").count(), 1);
+}
+
+/// `generate` killed with SIGKILL at several points while it replaces a set: each time the set
+/// in place is the previous one, whole (the index unchanged, every part it lists there with
+/// the bytes the first run wrote). A later run completes, and removes the killed runs'
+/// temporary files and parts.
+#[cfg(unix)]
+#[test]
+fn a_run_killed_mid_write_leaves_the_previous_set_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let args = ["generate", "list", "urls.txt", "--base-url", "https://example.com/", "--out", "out"];
+    let old: String = (0..20_000).map(|i| format!("https://example.com/old/{i}\n")).collect();
+    write(dir.path(), "urls.txt", &old);
+    ok(&[&args[..], &["--max-urls", "1000"]].concat(), b"", dir.path());
+    let before: Vec<(String, Vec<u8>)> =
+        files(&out).into_iter().map(|f| (f.clone(), std::fs::read(out.join(f)).unwrap())).collect();
+    assert_eq!(before.len(), 21);
+
+    let new: String = (0..400_000).map(|i| format!("https://example.com/new/{i}\n")).collect();
+    write(dir.path(), "urls.txt", &new);
+    for new_files in [1, 2, 4, 12, 40] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mapwright"))
+            .args(args)
+            .args(["--max-urls", "1000"])
+            .current_dir(dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let known = files(&out);
+        let started = std::time::Instant::now();
+        while files(&out).iter().filter(|f| !known.contains(f)).count() < new_files {
+            assert!(started.elapsed().as_secs() < 60, "no progress");
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+        assert!(child.try_wait().unwrap().is_none(), "the run ended before the kill: the test proves nothing");
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        for (name, bytes) in &before {
+            assert_eq!(&std::fs::read(out.join(name)).unwrap(), bytes, "{name} after a kill at {new_files} new files");
+        }
+        assert_eq!(read_set(&out, "sitemap.xml").len(), 20_000);
+        assert!(files(&out).len() > before.len(), "the killed run had written something");
+    }
+    let (_, stderr) = ok(&[&args[..], &["--max-urls", "1000"]].concat(), b"", dir.path());
+    assert!(stderr.contains("400,000 URLs"), "{stderr}");
+    let after = files(&out);
+    assert_eq!(after.len(), 401, "400 parts and the index, no temporary file or stray part: {after:?}");
+    assert!(after.iter().all(|f| !f.starts_with('.')));
+    assert_eq!(read_set(&out, "sitemap.xml").len(), 400_000);
 }

@@ -20,7 +20,7 @@ const CHUNK: usize = 1 << 20;
 const QUEUE: usize = 4;
 
 enum Msg {
-    Start(PathBuf),
+    Start(File, PathBuf),
     Data(Vec<u8>),
     End,
     Rename(PathBuf, PathBuf),
@@ -59,9 +59,9 @@ impl GzWorker {
         }
     }
 
-    /// Begins a part in file `tmp`.
-    pub(crate) fn start(&mut self, tmp: PathBuf) -> Result<(), Error> {
-        self.send(Msg::Start(tmp))
+    /// Begins a part in `file`, already created (exclusively) at `tmp`.
+    pub(crate) fn start(&mut self, file: File, tmp: PathBuf) -> Result<(), Error> {
+        self.send(Msg::Start(file, tmp))
     }
 
     /// Appends bytes to the current part.
@@ -111,10 +111,7 @@ fn run(rx: Receiver<Msg>, free: SyncSender<Vec<u8>>, level: Compression) -> Resu
     let mut current: Option<(GzEncoder<File>, PathBuf)> = None;
     for msg in rx {
         match msg {
-            Msg::Start(tmp) => {
-                let f = File::create(&tmp).map_err(|e| file_err(&tmp, e))?;
-                current = Some((GzEncoder::new(f, level), tmp));
-            }
+            Msg::Start(f, tmp) => current = Some((GzEncoder::new(f, level), tmp)),
             Msg::Data(mut v) => {
                 if let Some((enc, tmp)) = &mut current {
                     enc.write_all(&v).map_err(|e| file_err(tmp, e))?;

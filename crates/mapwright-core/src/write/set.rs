@@ -1,10 +1,21 @@
-//! [`SitemapSetWriter`]: a stream of entries into `sitemap.xml`, or into `sitemap-1.xml`,
-//! `sitemap-2.xml`, ... and their index `sitemap.xml`, never past the protocol's limits.
+//! [`SitemapSetWriter`]: a stream of entries into `sitemap.xml`, or into parts
+//! `sitemap-1-HASH.xml`, `sitemap-2-HASH.xml`, ... and their index `sitemap.xml`, never past
+//! the protocol's limits.
 //!
 //! This is the core's one piece of file-system code (the issue asks for the splitter in the
-//! core): each file is written under a temporary name and renamed into place when complete,
-//! the index last, so whoever reads the folder meanwhile sees whole files only; parts of an
-//! earlier, larger run that the new index no longer lists are removed, nothing else.
+//! core), written for a folder that others may write to and for a run that may be killed:
+//!
+//! - Every file is first written to a temporary file created exclusively (`O_EXCL`, by the
+//!   tempfile crate) under an unpredictable name in the folder, so nothing is ever written
+//!   through a symlink planted there; it is renamed into place when complete, and a rename
+//!   replaces a planted symlink rather than following it.
+//! - A part's name carries a hash of its content (`HASH`: xxh3-64 of its uncompressed bytes,
+//!   16 hex digits), so a part that changes gets a new name: the parts of a run are placed
+//!   first and the index renamed over the old one last, and until that rename the old index
+//!   lists only files of the old set, which are still there. A run killed at any point leaves
+//!   the previous set whole; an unchanged part keeps its name (and its URL, for caches).
+//! - Once the new index is in place, parts it does not list (an earlier run's, or a killed
+//!   run's) and temporary files older than this run are removed; nothing else is touched.
 
 use super::gz::GzWorker;
 use super::{Namespaces, text, xml};
@@ -15,6 +26,8 @@ use crate::model::{SitemapEntry, UrlEntry};
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+use xxhash_rust::xxh3::Xxh3;
 
 /// The kind of files a set is made of.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -101,6 +114,8 @@ enum Sink {
 struct Part {
     sink: Sink,
     tmp: PathBuf,
+    /// Of the uncompressed bytes: the part's name is derived from it.
+    hash: Xxh3,
     urls: usize,
     bytes: u64,
     ns: Namespaces,
@@ -117,10 +132,11 @@ pub struct SitemapSetWriter {
     seen: Namespaces,
     urls: u64,
     bytes: u64,
-    tmp_seq: u32,
     gz: Option<GzWorker>,
     /// Every temporary file made, removed on drop if still there (after an error).
     tmps: Vec<PathBuf>,
+    /// When the writer was made: temporary files older than this are a killed run's.
+    started: SystemTime,
 }
 
 /// The most parts one index may list.
@@ -143,9 +159,9 @@ impl SitemapSetWriter {
             seen: Namespaces::NONE,
             urls: 0,
             bytes: 0,
-            tmp_seq: 0,
             gz: None,
             tmps: Vec::new(),
+            started: SystemTime::now(),
         })
     }
 
@@ -202,6 +218,7 @@ impl SitemapSetWriter {
             self.open_part()?;
         }
         let p = self.open.as_mut().expect("a part is open");
+        p.hash.update(&self.buf);
         match &mut p.sink {
             Sink::Plain(w) => w.write_all(&self.buf).map_err(|err| file_err(&p.tmp, err))?,
             Sink::Gz => self.gz.as_mut().expect("gzip worker").write(&self.buf)?,
@@ -216,17 +233,16 @@ impl SitemapSetWriter {
         if self.done.len() >= MAX_PARTS {
             return Err(Error::TooManyParts { limit: MAX_PARTS });
         }
-        self.tmp_seq += 1;
-        let tmp = self.cfg.dir.join(format!(".{}.{}-{}.tmp", self.cfg.name, std::process::id(), self.tmp_seq));
-        self.tmps.push(tmp.clone());
+        let (f, tmp) = self.temp_file()?;
         let ns = self.cfg.namespaces.union(self.seen);
         let mut head = Vec::new();
         if self.cfg.format == SetFormat::Xml {
             xml::urlset_start(&mut head, ns);
         }
+        let mut hash = Xxh3::new();
+        hash.update(&head);
         let sink = match self.cfg.gzip {
             None => {
-                let f = File::create(&tmp).map_err(|e| file_err(&tmp, e))?;
                 let mut w = BufWriter::with_capacity(128 * 1024, f);
                 w.write_all(&head).map_err(|e| file_err(&tmp, e))?;
                 Sink::Plain(w)
@@ -236,19 +252,36 @@ impl SitemapSetWriter {
                     self.gz = Some(GzWorker::new(level)?);
                 }
                 let gz = self.gz.as_mut().expect("gzip worker");
-                gz.start(tmp.clone())?;
+                gz.start(f, tmp.clone())?;
                 gz.write(&head)?;
                 Sink::Gz
             }
         };
-        self.open = Some(Part { sink, tmp, urls: 0, bytes: head.len() as u64, ns });
+        self.open = Some(Part { sink, tmp, hash, urls: 0, bytes: head.len() as u64, ns });
         Ok(())
+    }
+
+    /// A new empty file in the folder, created exclusively under an unpredictable name
+    /// `.NAME.<random>.tmp`: never an existing file, never through a symlink.
+    fn temp_file(&mut self) -> Result<(File, PathBuf), Error> {
+        let (file, path) = tempfile::Builder::new()
+            .prefix(&format!(".{}.", self.cfg.name))
+            .suffix(".tmp")
+            .rand_bytes(12)
+            .tempfile_in(&self.cfg.dir)
+            .map_err(|e| file_err(&self.cfg.dir, e))?
+            .into_parts();
+        // Removed by this writer itself: on drop when still there, else renamed into place.
+        let path = path.keep().map_err(|e| file_err(&self.cfg.dir, e.error))?;
+        self.tmps.push(path.clone());
+        Ok((file, path))
     }
 
     /// Closes the open part; from the second part on, renames both into place as `NAME-N`.
     fn close_part(&mut self) -> Result<(), Error> {
-        let Some(p) = self.open.take() else { return Ok(()) };
+        let Some(mut p) = self.open.take() else { return Ok(()) };
         let end = self.end();
+        p.hash.update(end);
         match p.sink {
             Sink::Plain(mut w) => {
                 w.write_all(end).and_then(|()| w.flush()).map_err(|e| file_err(&p.tmp, e))?;
@@ -260,7 +293,7 @@ impl SitemapSetWriter {
             }
         }
         self.bytes += p.bytes + end.len() as u64;
-        let name = format!("{}-{}{}", self.cfg.name, self.done.len() + 1, self.cfg.ext());
+        let name = format!("{}-{}-{:016x}{}", self.cfg.name, self.done.len() + 1, p.hash.digest(), self.cfg.ext());
         self.done.push((name, Lastmod::W3c(now_utc()), p.tmp));
         // The first part waits: if it stays alone it becomes the entry point itself.
         if self.done.len() == 2 || self.cfg.gzip.is_some() {
@@ -326,10 +359,9 @@ impl SitemapSetWriter {
             }
             index.extend_from_slice(xml::INDEX_END);
             let entry = format!("{}.xml", self.cfg.name);
-            self.tmp_seq += 1;
-            let tmp = dir.join(format!(".{}.{}-{}.tmp", self.cfg.name, std::process::id(), self.tmp_seq));
-            self.tmps.push(tmp.clone());
-            fs::write(&tmp, &index).map_err(|e| file_err(&tmp, e))?;
+            let (mut file, tmp) = self.temp_file()?;
+            file.write_all(&index).and_then(|()| file.flush()).map_err(|e| file_err(&tmp, e))?;
+            drop(file);
             fs::rename(&tmp, dir.join(&entry)).map_err(|e| file_err(&dir.join(&entry), e))?;
             summary.bytes = self.bytes + index.len() as u64;
             summary.files.push(entry.clone());
@@ -340,16 +372,24 @@ impl SitemapSetWriter {
         Ok(summary)
     }
 
-    /// Removes `NAME-N.xml[.gz]` / `NAME-N.txt[.gz]` files not in `keep`.
+    /// Removes parts ([`is_part_name`]) not in `keep`, and temporary files `.NAME.*.tmp` last
+    /// changed before this writer was made (a killed run's: a run going on at the same time
+    /// in the same folder would keep changing its own). Says which parts went.
     fn remove_stale(&self, keep: &[String]) -> Result<Vec<String>, Error> {
         let mut removed = Vec::new();
         let rd = fs::read_dir(&self.cfg.dir).map_err(|e| file_err(&self.cfg.dir, e))?;
         for entry in rd.flatten() {
             let Ok(name) = entry.file_name().into_string() else { continue };
+            let path = entry.path();
             if is_part_name(&name, &self.cfg.name) && !keep.contains(&name) {
-                let path = entry.path();
                 fs::remove_file(&path).map_err(|e| file_err(&path, e))?;
                 removed.push(name);
+            } else if is_temp_name(&name, &self.cfg.name) && !self.tmps.contains(&path) {
+                // symlink_metadata: a planted link's own time, never its target's.
+                let old = fs::symlink_metadata(&path).and_then(|m| m.modified()).is_ok_and(|t| t < self.started);
+                if old {
+                    fs::remove_file(&path).map_err(|e| file_err(&path, e))?;
+                }
             }
         }
         removed.sort();
@@ -371,11 +411,31 @@ impl Drop for SitemapSetWriter {
     }
 }
 
-/// Whether `name` is `STEM-<digits>.xml`, `.txt`, `.xml.gz` or `.txt.gz`.
+/// Whether `name` is a part of the set `stem`: `STEM-<digits>-<16 hex digits>` (or, as
+/// earlier versions named them, `STEM-<digits>`) then `.xml`, `.txt`, `.xml.gz` or `.txt.gz`.
 pub fn is_part_name(name: &str, stem: &str) -> bool {
     let Some(rest) = name.strip_prefix(stem).and_then(|r| r.strip_prefix('-')) else { return false };
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    digits > 0 && matches!(&rest[digits..], ".xml" | ".txt" | ".xml.gz" | ".txt.gz")
+    if digits == 0 {
+        return false;
+    }
+    let mut rest = &rest[digits..];
+    if let Some(hash) = rest.strip_prefix('-') {
+        let hex = hash.bytes().take_while(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')).count();
+        if hex != 16 {
+            return false;
+        }
+        rest = &hash[16..];
+    }
+    matches!(rest, ".xml" | ".txt" | ".xml.gz" | ".txt.gz")
+}
+
+/// Whether `name` is one of the set's temporary files: `.STEM.<anything>.tmp`.
+fn is_temp_name(name: &str, stem: &str) -> bool {
+    name.strip_prefix('.')
+        .and_then(|r| r.strip_prefix(stem))
+        .and_then(|r| r.strip_prefix('.'))
+        .is_some_and(|r| r.len() > ".tmp".len() && r.ends_with(".tmp"))
 }
 
 fn file_err(path: &Path, source: io::Error) -> Error {
@@ -391,6 +451,12 @@ mod tests {
         for (name, yes) in [
             ("sitemap-1.xml", true),
             ("sitemap-12.xml.gz", true),
+            ("sitemap-2-0123456789abcdef.xml", true),
+            ("sitemap-2-0123456789abcdef.txt.gz", true),
+            ("sitemap-2-0123456789ABCDEF.xml", false),
+            ("sitemap-2-0123456789abcde.xml", false),
+            ("sitemap-2-0123456789abcdef0.xml", false),
+            ("sitemap-2-.xml", false),
             ("sitemap-3.txt", true),
             ("sitemap.xml", false),
             ("sitemap-.xml", false),
@@ -399,6 +465,17 @@ mod tests {
             ("other-1.xml", false),
         ] {
             assert_eq!(is_part_name(name, "sitemap"), yes, "{name}");
+        }
+        for (name, yes) in [
+            (".sitemap.Ab3xZ9qQ0pLm.tmp", true),
+            (".sitemap.1234-5.tmp", true),
+            (".sitemap..tmp", false),
+            (".sitemap.tmp", false),
+            ("sitemap.x.tmp", false),
+            (".sitemaps.x.tmp", false),
+            (".sitemap.x.tmp.bak", false),
+        ] {
+            assert_eq!(is_temp_name(name, "sitemap"), yes, "{name}");
         }
     }
 }

@@ -10,7 +10,7 @@ use std::path::PathBuf;
     mapwright generate dir public --base-url https://example.com/ --out public --robots public/robots.txt\n  \
     mapwright generate dir site --base-url https://example.com/ --out site --lastmod git --clean-urls --alternates\n  \
     mapwright generate logs /var/log/nginx/access.log* --base-url https://example.com/ --out www --strip-query\n\n\
-    Output: OUT/sitemap.xml, or OUT/sitemap-1.xml, sitemap-2.xml... and their index OUT/sitemap.xml when one \
+    Output: OUT/sitemap.xml, or OUT/sitemap-1-HASH.xml, sitemap-2-HASH.xml... and their index OUT/sitemap.xml when one \
     file would pass 50,000 URLs or 52,428,800 bytes. The URL to announce is printed on standard output.")]
 pub struct GenerateArgs {
     #[command(subcommand)]
