@@ -37,11 +37,15 @@ pub enum AppError {
     Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
+/// Retry-After of a 503 while the database is unreachable.
+const UNAVAILABLE_RETRY_SECONDS: u64 = 5;
+
 impl From<mapwright_store::Error> for AppError {
     fn from(err: mapwright_store::Error) -> Self {
         match err {
             mapwright_store::Error::NotFound { .. } => AppError::NotFound,
             mapwright_store::Error::Conflict(what) => AppError::Conflict(what),
+            other if other.is_unavailable() => AppError::Unavailable(other),
             other => AppError::Internal(Box::new(other)),
         }
     }
@@ -65,7 +69,12 @@ impl IntoResponse for AppError {
             _ => {}
         }
         let mut response = (status, format!("{self}\n")).into_response();
-        if let AppError::TooManyRequests(seconds) = self {
+        let retry_after = match self {
+            AppError::TooManyRequests(seconds) => Some(seconds),
+            AppError::Unavailable(_) => Some(UNAVAILABLE_RETRY_SECONDS),
+            _ => None,
+        };
+        if let Some(seconds) = retry_after {
             response.headers_mut().insert(axum::http::header::RETRY_AFTER, seconds.into());
         }
         response

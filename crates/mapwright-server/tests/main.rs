@@ -3,8 +3,10 @@
 
 mod accounts;
 mod api;
+mod connections;
 mod console;
 mod e2e;
+mod hardening;
 mod ping;
 mod scheduler;
 mod sitehost;
