@@ -81,9 +81,11 @@ pub(crate) fn cookie(state: &AppState, value: &str, max_age: i64) -> HeaderValue
 /// `openapi.yaml` allow there, so that the spec and the checks agree to the character.
 const BLANKS: [char; 4] = [' ', '\t', '\r', '\n'];
 
-/// `local@domain`, both parts non-empty, no blank inside and one `@`, at most 254 characters
-/// (blanks around trimmed); a password of 10 to 1024 characters.
-fn check_credentials(c: &Credentials) -> Result<(), AppError> {
+/// The credentials' e-mail in its one normal form (`local@domain`, both parts non-empty, no
+/// blank inside and one `@`, at most 254 characters, blanks around trimmed; then lower case,
+/// as `mapwright_store::normalize_email` compares it everywhere), or why they cannot make an
+/// account; a password of 10 to 1024 characters, not all blank.
+fn check_credentials(c: &Credentials) -> Result<String, AppError> {
     let email = c.email.trim_matches(BLANKS);
     let parts = email.split_once('@');
     let valid = c.email.chars().count() <= 254
@@ -92,19 +94,18 @@ fn check_credentials(c: &Credentials) -> Result<(), AppError> {
     if !valid {
         return Err(AppError::BadRequest("the e-mail address is not valid: give name@domain".into()));
     }
+    let email = mapwright_store::normalize_email(email).map_err(|e| AppError::BadRequest(e.to_string()))?;
     let length = c.password.chars().count();
     if length < 10 {
         return Err(AppError::BadRequest("the password needs at least 10 characters".into()));
     }
+    if c.password.trim().is_empty() {
+        return Err(AppError::BadRequest("the password needs more than blank space".into()));
+    }
     if length > 1024 {
         return Err(AppError::BadRequest("the password is longer than 1024 characters".into()));
     }
-    Ok(())
-}
-
-/// Runs argon2 off the async workers: it takes tens of milliseconds of CPU by design.
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, AppError> {
-    tokio::task::spawn_blocking(f).await.map_err(|e| AppError::Internal(Box::new(e)))
+    Ok(email)
 }
 
 async fn signed_in(state: &AppState, user: User, status: StatusCode) -> Result<Response, AppError> {
@@ -117,20 +118,22 @@ async fn signed_in(state: &AppState, user: User, status: StatusCode) -> Result<R
 /// `POST /api/v1/signup` `{"email", "password"}`: 201 with the user and a session cookie.
 pub(crate) async fn sign_up(
     State(state): State<AppState>,
+    ClientAddr(client): ClientAddr,
     JsonBody(c): JsonBody<Credentials>,
 ) -> Result<Response, AppError> {
-    let user = register(&state, c).await?;
+    let user = register(&state, &client, c).await?;
     signed_in(&state, user, StatusCode::CREATED).await
 }
 
-/// Checks sign-up credentials and creates the user (the API's and the console's sign-up).
-pub(crate) async fn register(state: &AppState, c: Credentials) -> Result<User, AppError> {
-    check_credentials(&c)?;
+/// Checks sign-up credentials and creates the user (the API's and the console's sign-up),
+/// under the per-client limit, hashing in the bounded pool. Never an admin: an anonymous
+/// sign-up must not be able to claim an address named by `serve --admin` before its owner.
+pub(crate) async fn register(state: &AppState, client: &str, c: Credentials) -> Result<User, AppError> {
+    state.limits.sign_up_per_client.check(client).map_err(AppError::TooManyRequests)?;
+    let email = check_credentials(&c)?;
     let password = c.password;
-    let hash = blocking(move || secret::hash_password(&password)).await??;
-    let email = c.email.trim_matches(BLANKS).to_lowercase();
-    let is_admin = state.admins.contains(&email);
-    Ok(state.store.create_user(&email, &hash, is_admin, now()).await?)
+    let hash = state.hashing.run(move || secret::hash_password(&password)).await??;
+    Ok(state.store.create_user(&email, &hash, false, now()).await?)
 }
 
 /// `POST /api/v1/signin` `{"email", "password"}`: 200 with the user and a session cookie.
@@ -143,34 +146,54 @@ pub(crate) async fn sign_in(
     signed_in(&state, user, StatusCode::OK).await
 }
 
-/// Checks sign-in credentials under the rate limits (the API's and the console's sign-in).
+/// Checks sign-in credentials under the limits (the API's and the console's sign-in): per
+/// client address, and per address and e-mail together with a growing wait after a few
+/// failures, so a stranger's guesses never lock the owner out from elsewhere. An e-mail that
+/// fails from many addresses takes the slow path: each attempt waits a second first.
 pub(crate) async fn authenticate(state: &AppState, client: &str, c: Credentials) -> Result<User, AppError> {
-    let email = c.email.trim().to_lowercase();
-    state.limits.sign_in_per_client.check(client).map_err(AppError::TooManyRequests)?;
-    state.limits.sign_in_per_email.check(&email).map_err(AppError::TooManyRequests)?;
+    let email = mapwright_store::normalize_email(&c.email).unwrap_or_else(|_| c.email.trim().to_lowercase());
+    let limits = &state.limits;
+    limits.sign_in_per_client.check(client).map_err(AppError::TooManyRequests)?;
+    let pair = format!("{client} {email}");
+    limits.sign_in_failures.check(&pair).map_err(AppError::TooManyRequests)?;
+    if limits.sign_in_failures_per_email.failures(&email) >= SLOW_PATH_AFTER {
+        tokio::time::sleep(SLOW_PATH_DELAY).await;
+    }
     let found = state.store.user_credentials(&email).await?;
     // An unknown address still costs one argon2 verification, so timing reveals no account.
     let (user, hash) = match found {
-        Some((user, hash)) => (Some(user), hash),
-        None => (None, dummy_hash()?),
+        Some((user, hash)) => (Some(user), Some(hash)),
+        None => (None, None),
     };
     let password = c.password;
-    let ok = blocking(move || secret::verify_password(&password, &hash)).await?;
+    let ok = state
+        .hashing
+        .run(move || secret::verify_password(&password, hash.as_deref().unwrap_or_else(|| dummy_hash())))
+        .await?;
     match user {
-        Some(user) if ok => Ok(user),
-        _ => Err(AppError::BadCredentials),
+        Some(user) if ok => {
+            limits.sign_in_failures.succeeded(&pair);
+            Ok(user)
+        }
+        _ => {
+            limits.sign_in_failures.failed(&pair);
+            limits.sign_in_failures_per_email.failed(&email);
+            Err(AppError::BadCredentials)
+        }
     }
 }
 
+/// Failures of one e-mail (from any addresses) after which its sign-ins take the slow path.
+const SLOW_PATH_AFTER: u32 = 20;
+
+/// The pause of the slow path.
+const SLOW_PATH_DELAY: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// An argon2id hash of a random password nobody knows, made once with the same parameters
-/// as real hashes so that checking it costs the same.
-fn dummy_hash() -> Result<String, AppError> {
+/// as real hashes so that checking it costs the same (made in the hashing pool, like them).
+fn dummy_hash() -> &'static str {
     static DUMMY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    if let Some(hash) = DUMMY.get() {
-        return Ok(hash.clone());
-    }
-    let hash = secret::hash_password(&secret::new_token())?;
-    Ok(DUMMY.get_or_init(|| hash).clone())
+    DUMMY.get_or_init(|| secret::hash_password(&secret::new_token()).unwrap_or_default())
 }
 
 /// `POST /api/v1/signout`: ends the session and clears the cookie.

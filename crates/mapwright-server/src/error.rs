@@ -56,12 +56,16 @@ pub enum AppError {
     Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
+/// Retry-After of a 503 while the database is unreachable.
+const UNAVAILABLE_RETRY_SECONDS: u64 = 5;
+
 impl From<mapwright_store::Error> for AppError {
     fn from(err: mapwright_store::Error) -> Self {
         match err {
             mapwright_store::Error::NotFound { .. } => AppError::NotFound,
             mapwright_store::Error::Conflict(what) => AppError::Conflict(what),
             mapwright_store::Error::Quota(why) => AppError::Rejected(why),
+            other if other.is_unavailable() => AppError::Unavailable(other),
             other => AppError::Internal(Box::new(other)),
         }
     }
@@ -94,7 +98,12 @@ impl IntoResponse for AppError {
             _ => {}
         }
         let mut response = problem(self.status(), &self.to_string());
-        if let AppError::TooManyRequests(seconds) = self {
+        let retry_after = match self {
+            AppError::TooManyRequests(seconds) => Some(seconds),
+            AppError::Unavailable(_) => Some(UNAVAILABLE_RETRY_SECONDS),
+            _ => None,
+        };
+        if let Some(seconds) = retry_after {
             response.headers_mut().insert(RETRY_AFTER, seconds.into());
         }
         response

@@ -11,7 +11,9 @@ pub mod api;
 mod auth;
 pub mod console;
 mod error;
+pub mod hashing;
 pub mod indexnow;
+pub mod listen;
 pub mod metrics;
 mod ping;
 mod ratelimit;
@@ -22,11 +24,13 @@ pub mod verify;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::http::{HeaderName, HeaderValue};
 use mapwright_fetch::Fetcher;
 use mapwright_store::Store;
+use tower_http::set_header::SetResponseHeaderLayer;
 
 pub use error::AppError;
-pub use ratelimit::RateLimiter;
+pub use ratelimit::{Backoff, RateLimiter};
 
 /// What every handler shares.
 #[derive(Clone)]
@@ -42,9 +46,8 @@ pub struct AppState {
     /// private, loopback and link-local addresses unless [`AppState::allow_private_networks`]
     /// was called: a user must not make the service fetch from its own network (SSRF).
     pub fetcher: Fetcher,
-    /// E-mail addresses (lower case) whose accounts are admins, who see and change every
-    /// user's sites: given at sign-up, and granted at start to existing accounts (`serve --admin`).
-    pub admins: Arc<[String]>,
+    /// Password hashing, at most one per core at once (see [`hashing`]).
+    pub hashing: Arc<hashing::HashPool>,
     /// The IndexNow receiver's rate limits and key-file cache.
     pub indexnow: Arc<indexnow::IndexNow>,
     /// Shared with the scheduler's workers (their wake-up call).
@@ -61,17 +64,11 @@ impl AppState {
             secure_cookies,
             limits: Arc::new(Limits::default()),
             fetcher: fetcher(false),
-            admins: Arc::new([]),
+            hashing: Arc::new(hashing::HashPool::for_this_machine()),
             indexnow: Arc::default(),
             scheduler: Arc::default(),
             checks: Arc::default(),
         }
-    }
-
-    /// Makes these e-mail addresses admins when they sign up (see [`AppState::admins`]).
-    pub fn with_admins(mut self, emails: &[String]) -> Self {
-        self.admins = emails.iter().map(|e| e.trim().to_lowercase()).collect();
-        self
     }
 
     /// Lets outbound requests reach private and loopback addresses: for tests and for a
@@ -88,7 +85,7 @@ fn fetcher(allow_private_networks: bool) -> Fetcher {
     Fetcher::new(config).expect("the TLS backend initialises")
 }
 
-/// The rate limits of the public and sign-in endpoints; over a limit the answer is 429 with
+/// The rate limits of the public and account endpoints; over a limit the answer is 429 with
 /// Retry-After.
 #[derive(Debug)]
 pub struct Limits {
@@ -96,23 +93,44 @@ pub struct Limits {
     pub ping_per_client: RateLimiter,
     /// Pings per sitemap URL (default 6 a minute: a sitemap changing faster gains nothing).
     pub ping_per_sitemap: RateLimiter,
-    /// Sign-in attempts per client address (default 20 a minute).
+    /// Sign-up attempts per client address (default 10 a minute).
+    pub sign_up_per_client: RateLimiter,
+    /// Sign-in attempts per client address, whatever the e-mail (default 20 a minute).
     pub sign_in_per_client: RateLimiter,
-    /// Sign-in attempts per e-mail address (default 10 a minute), against password guessing
-    /// from many addresses.
-    pub sign_in_per_email: RateLimiter,
+    /// Failed sign-ins per client address and e-mail together: 5 free, then a wait of 1 s
+    /// doubling up to a minute, forgotten after 15 minutes or a success. Keyed by both, a
+    /// stranger's guesses slow down the stranger, never the owner elsewhere.
+    pub sign_in_failures: Backoff,
+    /// Failed sign-ins per e-mail from any address, counted for the slow path (a pause before
+    /// each attempt once many addresses failed), never a refusal.
+    pub sign_in_failures_per_email: Backoff,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        let minute = std::time::Duration::from_secs(60);
+        let (second, minute) = (std::time::Duration::from_secs(1), std::time::Duration::from_secs(60));
         Limits {
             ping_per_client: RateLimiter::new(60, minute),
             ping_per_sitemap: RateLimiter::new(6, minute),
+            sign_up_per_client: RateLimiter::new(10, minute),
             sign_in_per_client: RateLimiter::new(20, minute),
-            sign_in_per_email: RateLimiter::new(10, minute),
+            sign_in_failures: Backoff::new(5, second, minute, 15 * minute),
+            sign_in_failures_per_email: Backoff::new(u32::MAX, second, minute, 15 * minute),
         }
     }
+}
+
+/// Makes the existing accounts with these e-mail addresses admins (`serve --admin`, at start);
+/// returns the addresses that have no account. Sign-up never makes an admin: a stranger must
+/// not claim an admin's address before its owner signs up.
+pub async fn grant_admins(store: &dyn Store, emails: &[String]) -> Result<Vec<String>, mapwright_store::Error> {
+    let mut missing = Vec::new();
+    for email in emails {
+        if !store.grant_admin(email).await? {
+            missing.push(email.clone());
+        }
+    }
+    Ok(missing)
 }
 
 /// How long a session lasts: 30 days.
@@ -121,9 +139,37 @@ pub const SESSION_SECONDS: i64 = 30 * 24 * 3600;
 /// The name of the session cookie.
 pub const SESSION_COOKIE: &str = "mapwright_session";
 
-/// The service's routes: those of [`api::ROUTES`] (documented by `openapi.yaml`) and the
-/// console's.
+/// The largest request body read by any route but `POST /indexnow` (which has its own): every
+/// JSON body and form of the service fits many times.
+pub const MAX_BODY: usize = 64 * 1024;
+
+/// Headers on every response. No page runs a script, so the policy allows none; no page may
+/// be framed (clickjacking); types are not sniffed; other sites are not told our URLs.
+const SECURITY_HEADERS: [(&str, &str); 4] = [
+    (
+        "content-security-policy",
+        "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; \
+         frame-ancestors 'none'; base-uri 'none'",
+    ),
+    ("x-content-type-options", "nosniff"),
+    ("referrer-policy", "same-origin"),
+    ("x-frame-options", "DENY"),
+];
+
+/// The service's routes, with the security headers and the body limit on every one.
 pub fn app(state: AppState) -> Router {
+    let mut router = routes(state).layer(axum::extract::DefaultBodyLimit::max(MAX_BODY));
+    for (name, value) in SECURITY_HEADERS {
+        router = router.layer(SetResponseHeaderLayer::if_not_present(
+            HeaderName::from_static(name),
+            HeaderValue::from_static(value),
+        ));
+    }
+    router
+}
+
+fn routes(state: AppState) -> Router {
+    // The API's routes are those of [`api::ROUTES`] (documented by `openapi.yaml`).
     Router::new().merge(api::router()).merge(console::routes()).with_state(state)
 }
 

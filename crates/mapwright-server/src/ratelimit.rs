@@ -54,9 +54,106 @@ impl RateLimiter {
     }
 }
 
+/// Failures per key, forgiven a few, then answered with a growing wait rather than a lock:
+/// after `free` failures the next attempt must wait `base`, doubling with each further failure
+/// up to `max`; a success forgets the key, and so does `forget_after` without a failure.
+///
+/// Keyed by client address and e-mail together for sign-in, a stranger's guesses slow down
+/// only the stranger: the owner signing in from another address is not touched.
+#[derive(Debug)]
+pub struct Backoff {
+    free: u32,
+    base: Duration,
+    max: Duration,
+    forget_after: Duration,
+    /// Key -> (failures, time of the last one).
+    failures: Mutex<HashMap<String, (u32, Instant)>>,
+}
+
+impl Backoff {
+    /// `free` failures without a wait, then `base` doubling up to `max`; forgotten after
+    /// `forget_after` without a failure.
+    pub fn new(free: u32, base: Duration, max: Duration, forget_after: Duration) -> Self {
+        Backoff { free, base, max, forget_after, failures: Mutex::new(HashMap::new()) }
+    }
+
+    /// `Ok` when an attempt for `key` may go ahead now, else `Err(seconds)` to wait.
+    pub fn check(&self, key: &str) -> Result<(), u64> {
+        self.check_at(key, Instant::now())
+    }
+
+    fn check_at(&self, key: &str, now: Instant) -> Result<(), u64> {
+        let failures = self.lock();
+        let Some(&(count, last)) = failures.get(key) else { return Ok(()) };
+        let since = now.duration_since(last);
+        if count < self.free || since >= self.forget_after {
+            return Ok(());
+        }
+        let wait = self.base.saturating_mul(1 << (count - self.free).min(20)).min(self.max);
+        match wait.checked_sub(since) {
+            Some(left) if !left.is_zero() => Err(left.as_secs_f64().ceil().max(1.0) as u64),
+            _ => Ok(()),
+        }
+    }
+
+    /// How many failures `key` has on record (0 once forgotten).
+    pub fn failures(&self, key: &str) -> u32 {
+        let now = Instant::now();
+        self.lock().get(key).filter(|(_, last)| now.duration_since(*last) < self.forget_after).map_or(0, |e| e.0)
+    }
+
+    /// Records a failure of `key`.
+    pub fn failed(&self, key: &str) {
+        self.failed_at(key, Instant::now());
+    }
+
+    fn failed_at(&self, key: &str, now: Instant) {
+        let mut failures = self.lock();
+        if failures.len() >= SWEEP_AT && !failures.contains_key(key) {
+            let forget_after = self.forget_after;
+            failures.retain(|_, (_, last)| now.duration_since(*last) < forget_after);
+        }
+        let entry = failures.entry(key.to_owned()).or_insert((0, now));
+        if now.duration_since(entry.1) >= self.forget_after {
+            entry.0 = 0;
+        }
+        *entry = (entry.0.saturating_add(1), now);
+    }
+
+    /// Forgets `key` (a successful sign-in).
+    pub fn succeeded(&self, key: &str) {
+        self.lock().remove(key);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (u32, Instant)>> {
+        self.failures.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn backoff_doubles_after_the_free_failures_and_forgets() {
+        let s = Duration::from_secs;
+        let backoff = Backoff::new(2, s(1), s(4), s(60));
+        let t0 = Instant::now();
+        backoff.failed_at("k", t0);
+        backoff.failed_at("k", t0);
+        assert_eq!(backoff.check_at("k", t0), Err(1), "two free failures, then a wait of 1 s");
+        assert_eq!(backoff.check_at("k", t0 + s(1)), Ok(()));
+        assert_eq!(backoff.check_at("other", t0), Ok(()), "per key");
+        backoff.failed_at("k", t0 + s(1));
+        assert_eq!(backoff.check_at("k", t0 + s(1)), Err(2));
+        for _ in 0..10 {
+            backoff.failed_at("k", t0 + s(2));
+        }
+        assert_eq!(backoff.check_at("k", t0 + s(2)), Err(4), "capped at max: slower, never locked");
+        assert_eq!(backoff.check_at("k", t0 + s(62)), Ok(()), "forgotten");
+        backoff.succeeded("k");
+        assert_eq!(backoff.failures("k"), 0);
+    }
 
     #[test]
     fn limits_per_key_and_window() {

@@ -3,10 +3,12 @@
 
 mod accounts;
 mod api;
+mod connections;
 mod console;
 mod console_answers;
 mod e2e;
 mod life;
+mod hardening;
 mod ping;
 mod scheduler;
 mod sharing;

@@ -16,7 +16,8 @@ use crate::support::each_backend;
 const WORKER: &str = "test-worker";
 
 async fn verified_site(state: &AppState, origin: &str) -> (Actor, Site) {
-    let user = state.store.create_user(&format!("owner@{}", origin.replace([':', '/'], "")), "h", false, 0).await;
+    let user =
+        state.store.create_user(&format!("owner@{}.example", origin.replace([':', '/'], "")), "h", false, 0).await;
     let actor = Actor::from(&user.unwrap());
     let site = state.store.create_site(actor, origin, 0).await.unwrap();
     state.store.record_verification(site.id, true, 0).await.unwrap();

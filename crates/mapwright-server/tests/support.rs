@@ -51,6 +51,11 @@ impl TestApp {
         TestApp { store, state, guard: Arc::new((dir, None)) }
     }
 
+    /// Over a store the test opened itself (kept with `dir` until the app drops).
+    pub fn with_state(store: Arc<dyn Store>, state: AppState, dir: tempfile::TempDir) -> TestApp {
+        TestApp { store, state, guard: Arc::new((dir, None)) }
+    }
+
     /// Sends a request; returns status, headers and the body as text.
     pub async fn send(&self, request: Request<Body>) -> (StatusCode, HeaderMap, String) {
         let response = app(self.state.clone()).oneshot(request).await.unwrap();

@@ -46,9 +46,37 @@ pub enum Error {
         /// Why.
         source: std::io::Error,
     },
+    /// An e-mail address with no normal form ([`crate::normalize_email`]).
+    #[error(transparent)]
+    InvalidEmail(#[from] crate::InvalidEmail),
+    /// The SQLite file is not a sound database (empty, damaged, or another kind of file); it
+    /// is left as it is, never replaced.
+    #[error(
+        "{path} is not a sound mapwright database ({detail}); it was left untouched: restore it from a backup, or move it away to start with an empty database"
+    )]
+    Corrupt {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What the check found.
+        detail: String,
+    },
     /// Hashing a password failed (never for valid input; kept to avoid a panic).
     #[error("password hashing failed: {0}")]
     Password(String),
+}
+
+impl Error {
+    /// Whether the database is unreachable or overloaded rather than refusing the statement:
+    /// the caller answers "try again shortly" (503 with Retry-After), not an internal error.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            Error::Database(e) => matches!(
+                e,
+                sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) | sqlx::Error::Tls(_)
+            ),
+            _ => false,
+        }
+    }
 }
 
 /// The store's result type.

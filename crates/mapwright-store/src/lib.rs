@@ -18,6 +18,7 @@
 
 #[macro_use]
 mod sql;
+mod email;
 mod error;
 mod model;
 mod postgres;
@@ -30,6 +31,7 @@ pub mod testing;
 use std::path::Path;
 use std::sync::Arc;
 
+pub use email::{InvalidEmail, normalize_email};
 pub use error::{Error, Result};
 pub use model::*;
 pub use postgres::PgStore;

@@ -9,6 +9,10 @@ use crate::secret;
 use crate::sql::{URL_CHUNK, clean, found, like_escape, loc_hash};
 use crate::{Error, Result};
 
+/// How long an operation waits for a pooled connection (or a new one) before failing with
+/// an error for which [`crate::Error::is_unavailable`] holds.
+pub const ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// A store in a PostgreSQL database.
 #[derive(Debug, Clone)]
 pub struct PgStore {
@@ -21,7 +25,10 @@ impl PgStore {
     /// Several processes may open the same database at once: sqlx's migrator takes an
     /// advisory lock, so only one applies a migration.
     pub async fn open(url: &str) -> Result<Self> {
-        let pool = PgPoolOptions::new().max_connections(16).connect(url).await?;
+        // A request waits at most a few seconds for a connection: while the database is down
+        // the service answers 503 with Retry-After quickly rather than hanging for sqlx's
+        // default 30 s.
+        let pool = PgPoolOptions::new().max_connections(16).acquire_timeout(ACQUIRE_TIMEOUT).connect(url).await?;
         let store = PgStore { pool };
         crate::Store::migrate(&store).await?;
         Ok(store)

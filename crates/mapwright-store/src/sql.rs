@@ -148,6 +148,7 @@ macro_rules! impl_store {
             }
 
             async fn create_user(&self, email: &str, password_hash: &str, is_admin: bool, now: Timestamp) -> Result<User> {
+                let email = &$crate::normalize_email(email)?;
                 let id: i64 = sqlx::query_scalar(
                     "INSERT INTO users (email, password_hash, is_admin, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
                 )
@@ -162,6 +163,7 @@ macro_rules! impl_store {
             }
 
             async fn grant_admin(&self, email: &str) -> Result<bool> {
+                let email = $crate::normalize_email(email)?;
                 let done = sqlx::query("UPDATE users SET is_admin = $1 WHERE email = $2")
                     .bind(true)
                     .bind(email)
@@ -171,6 +173,7 @@ macro_rules! impl_store {
             }
 
             async fn user_credentials(&self, email: &str) -> Result<Option<(User, String)>> {
+                let Ok(email) = $crate::normalize_email(email) else { return Ok(None) };
                 let row: Option<(i64, String, bool, i64, String)> = sqlx::query_as(
                     "SELECT id, email, is_admin, created_at, password_hash FROM users WHERE email = $1",
                 )

@@ -32,6 +32,11 @@ impl SqliteStore {
     }
 
     async fn open_with(options: SqliteConnectOptions) -> Result<Self> {
+        let path = options.get_filename().to_owned();
+        let on_disk = !path.as_os_str().is_empty() && path != Path::new(":memory:");
+        if on_disk {
+            prepare_file(&path).await?;
+        }
         // WAL lets readers run beside the one writer; NORMAL sync is durable at every
         // checkpoint and safe against corruption in WAL mode. The busy timeout makes a second
         // writer wait for the first rather than fail.
@@ -41,7 +46,16 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Normal)
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(10));
-        let pool = SqlitePoolOptions::new().max_connections(8).connect_with(options).await?;
+        let pool = match SqlitePoolOptions::new().max_connections(8).connect_with(options).await {
+            Ok(pool) => pool,
+            Err(e) if on_disk && corrupt_file(&e) => {
+                return Err(Error::Corrupt { path, detail: e.to_string() });
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if on_disk {
+            quick_check(&pool, &path).await?;
+        }
         let store = SqliteStore { pool };
         // sqlx's SQLite migrator takes no lock (PostgreSQL's takes an advisory one), so two
         // processes opening a new file at once race: the loser's migration transaction fails
@@ -65,6 +79,57 @@ impl SqliteStore {
     async fn begin_write(&self) -> Result<Transaction<'static, Sqlite>> {
         Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
     }
+}
+
+/// Creates a missing database file readable by its owner only (0600: it holds password hashes
+/// and every user's sites; SQLite gives its `-wal` and `-shm` files the same mode), and refuses
+/// an existing file of zero bytes, which SQLite would silently take for a new database.
+async fn prepare_file(path: &Path) -> Result<()> {
+    let mut create = std::fs::OpenOptions::new();
+    create.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut create, 0o600);
+    match create.open(path) {
+        Ok(_) => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(source) => return Err(Error::DataDir { path: path.to_owned(), source }),
+    }
+    // Another process opening a new directory at the same moment created the file an instant
+    // ago and is about to write its header: give it two seconds before calling the file empty.
+    for _ in 0..40 {
+        let len = std::fs::metadata(path).map_err(|source| Error::DataDir { path: path.to_owned(), source })?.len();
+        if len > 0 {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Err(Error::Corrupt { path: path.to_owned(), detail: "the file is empty (0 bytes)".into() })
+}
+
+/// A connection refused because the file is not an SQLite database or is damaged
+/// (SQLITE_NOTADB, SQLITE_CORRUPT).
+fn corrupt_file(err: &sqlx::Error) -> bool {
+    match err {
+        sqlx::Error::Database(db) => {
+            matches!(db.code().as_deref(), Some("26" | "11"))
+                || db.message().contains("not a database")
+                || db.message().contains("malformed")
+        }
+        _ => false,
+    }
+}
+
+/// `PRAGMA quick_check` before anything is written: a damaged file is refused with what the
+/// check found, never repaired or replaced.
+async fn quick_check(pool: &SqlitePool, path: &Path) -> Result<()> {
+    let found: Vec<String> = match sqlx::query_scalar("PRAGMA quick_check(5)").fetch_all(pool).await {
+        Ok(rows) => rows,
+        Err(e) => return Err(Error::Corrupt { path: path.to_owned(), detail: e.to_string() }),
+    };
+    if found.len() == 1 && found[0] == "ok" {
+        return Ok(());
+    }
+    Err(Error::Corrupt { path: path.to_owned(), detail: found.join("; ") })
 }
 
 impl_store!(SqliteStore, backend = "sqlite", migrations = "migrations/sqlite", lock = "");

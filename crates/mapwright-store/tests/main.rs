@@ -2,6 +2,7 @@
 
 mod accounts;
 mod lease;
+mod opening;
 mod ownership;
 mod pushed;
 mod sharing;

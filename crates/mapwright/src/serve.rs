@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use mapwright_server::{AppState, Limits, RateLimiter, app, scheduler};
+use mapwright_server::{AppState, Limits, RateLimiter, app, grant_admins, listen, scheduler};
 
 pub use settings::Settings;
 
@@ -108,10 +108,29 @@ pub struct ServeArgs {
     /// How long a site never verified, with no sitemap, is kept [default: 7d].
     #[arg(long, env = "MAPWRIGHT_UNVERIFIED_SITE_RETENTION", value_name = "DURATION", value_parser = duration_arg)]
     pub unverified_site_retention: Option<Duration>,
-    /// Make the account with this e-mail an admin, who sees and changes every user's sites
-    /// (granted at start, or at sign-up); repeatable, comma-separated in the variable.
+    /// Make the existing account with this e-mail an admin, who sees and changes every user's
+    /// sites; granted at start only, never by a sign-up (sign up first, then restart); repeatable,
+    /// comma-separated in the variable.
     #[arg(long = "admin", env = "MAPWRIGHT_ADMINS", value_name = "EMAIL", value_delimiter = ',')]
     pub admins: Vec<String>,
+    /// Sign-ups accepted per minute per client address [default: 10]; raise it for a load test
+    /// from one address.
+    #[arg(long, env = "MAPWRIGHT_SIGN_UP_LIMIT_PER_MINUTE", value_name = "N")]
+    pub sign_up_limit_per_minute: Option<u32>,
+    /// Connections open at once; at the cap a new one replaces the one idle the longest
+    /// [default: 1024, lowered to fit the open-file limit].
+    #[arg(long, env = "MAPWRIGHT_MAX_CONNECTIONS", value_name = "N")]
+    pub max_connections: Option<usize>,
+    /// Time a client has to send a request's headers, also the HTTP/1.1 keep-alive idle time
+    /// and the longest pause inside a request body [default: 10s].
+    #[arg(long, env = "MAPWRIGHT_HEADER_TIMEOUT", value_name = "DURATION", value_parser = duration_arg)]
+    pub header_timeout: Option<Duration>,
+    /// A connection with no request in flight for this long is closed [default: 60s].
+    #[arg(long, env = "MAPWRIGHT_IDLE_TIMEOUT", value_name = "DURATION", value_parser = duration_arg)]
+    pub idle_timeout: Option<Duration>,
+    /// Time to read a request and make its response (408 after) [default: 120s].
+    #[arg(long, env = "MAPWRIGHT_REQUEST_TIMEOUT", value_name = "DURATION", value_parser = duration_arg)]
+    pub request_timeout: Option<Duration>,
 }
 
 impl ServeArgs {
@@ -142,6 +161,11 @@ impl ServeArgs {
             ping_retention: self.ping_retention,
             removed_url_retention: self.removed_url_retention,
             unverified_site_retention: self.unverified_site_retention,
+            sign_up_limit_per_minute: self.sign_up_limit_per_minute,
+            max_connections: self.max_connections,
+            header_timeout: self.header_timeout,
+            idle_timeout: self.idle_timeout,
+            request_timeout: self.request_timeout,
         };
         settings::resolve(given, file, default_data_dir)
     }
@@ -181,18 +205,19 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         tracing::warn!("outbound fetches may reach private networks (--allow-private-networks)");
         state = state.allow_private_networks();
     }
-    state = state.with_admins(&settings.admins);
-    for email in state.admins.iter() {
-        if !store.grant_admin(email).await.context("cannot grant an admin")? {
-            tracing::info!(email, "no account yet: an admin from its sign-up");
-        }
+    for email in grant_admins(store.as_ref(), &settings.admins).await.context("cannot grant an admin")? {
+        tracing::warn!(email, "--admin names no account: sign-up never makes an admin; sign up with it, then restart");
     }
+    let minute = Duration::from_secs(60);
+    let mut limits = Limits::default();
     if let Some(n) = settings.ping_limit_per_minute {
-        let minute = Duration::from_secs(60);
-        let (per_client, per_sitemap) = (RateLimiter::new(n, minute), RateLimiter::new(n, minute));
-        state.limits =
-            Arc::new(Limits { ping_per_client: per_client, ping_per_sitemap: per_sitemap, ..Limits::default() });
+        limits.ping_per_client = RateLimiter::new(n, minute);
+        limits.ping_per_sitemap = RateLimiter::new(n, minute);
     }
+    if let Some(n) = settings.sign_up_limit_per_minute {
+        limits.sign_up_per_client = RateLimiter::new(n, minute);
+    }
+    state.limits = Arc::new(limits);
     let (stop, shutdown) = tokio::sync::watch::channel(false);
     let config = scheduler::Config {
         workers: settings.workers,
@@ -215,12 +240,17 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         let _ = checker_stop.wait_for(|stopping| *stopping).await;
     });
     tracing::info!(%addr, backend = store.backend(), workers = settings.workers, "listening on http://{addr}");
-    let service = app(state).into_make_service_with_connect_info::<SocketAddr>();
+    let limits = listen::Config {
+        max_connections: listen::fit_to_file_limit(settings.max_connections),
+        header_timeout: settings.header_timeout,
+        idle_timeout: settings.idle_timeout,
+        request_timeout: settings.request_timeout,
+    };
     let mut http_stop = shutdown.clone();
-    let server = axum::serve(listener, service).with_graceful_shutdown(async move {
+    let stopped = async move {
         let _ = http_stop.wait_for(|stopping| *stopping).await;
-    });
-    let server = tokio::spawn(async move { server.await });
+    };
+    let server = tokio::spawn(listen::serve(listener, app(state), limits, stopped, settings.shutdown_grace));
     shutdown_signal().await;
     let _ = stop.send(true);
     // The workers finish or release their jobs within the grace period; a little more for
@@ -228,7 +258,7 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
     if tokio::time::timeout(settings.shutdown_grace + Duration::from_secs(5), workers).await.is_err() {
         tracing::warn!("workers did not stop in time");
     }
-    server.await.context("the server task failed")?.context("the server failed")?;
+    server.await.context("the server task failed")?;
     let _ = tokio::time::timeout(Duration::from_secs(5), checker).await;
     store.close().await;
     tracing::info!("stopped");

@@ -108,11 +108,12 @@ pub(crate) async fn sign_in(
 /// `POST /signup`: the account, a session and a redirect to the table.
 pub(crate) async fn sign_up(
     State(state): State<AppState>,
+    ClientAddr(client): ClientAddr,
     headers: HeaderMap,
     CsrfForm(form): CsrfForm<CredentialsForm>,
 ) -> Response {
     let email = form.email.clone();
-    let result = register(&state, Credentials { email: form.email, password: form.password }).await;
+    let result = register(&state, &client, Credentials { email: form.email, password: form.password }).await;
     finish(Kind::SignUp, result, &headers, &state, &email).await
 }
 

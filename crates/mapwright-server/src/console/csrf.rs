@@ -67,16 +67,22 @@ pub(crate) struct CsrfForm<T>(pub T);
 impl<T: DeserializeOwned> FromRequest<AppState> for CsrfForm<T> {
     type Rejection = Response;
 
-    async fn from_request(req: Request, _state: &AppState) -> Result<Self, Response> {
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, Response> {
         if cross_site(req.headers()) {
             return Err(forbidden("this form was sent from another site"));
         }
         let mut expected = Vec::new();
+        let mut signed_in = false;
         if let Some(session) = session_cookie(req.headers()) {
             expected.push(session_token(session));
+            // A store that cannot answer counts as signed in: only the session's token then.
+            signed_in = !matches!(state.store.session_user(session, crate::now()).await, Ok(None));
         }
-        if let Some(pre) = pre_session_token(req.headers()) {
-            expected.push(pre);
+        // Once signed in, only the session's token: a pre-session cookie can be planted by
+        // whoever controls a sibling subdomain or a network path, so it must not open the
+        // forms of a signed-in user. Before (or with an expired session), the double submit.
+        if !signed_in {
+            expected.extend(pre_session_token(req.headers()));
         }
         let body = axum::body::to_bytes(req.into_body(), MAX_FORM)
             .await

@@ -29,6 +29,15 @@ pub struct Settings {
     pub ping_limit_per_minute: Option<u32>,
     /// E-mail addresses of the admin accounts.
     pub admins: Vec<String>,
+    /// Sign-ups accepted per minute per client address; `None` keeps the default (10).
+    pub sign_up_limit_per_minute: Option<u32>,
+    pub max_connections: usize,
+    #[serde(serialize_with = "as_text")]
+    pub header_timeout: Duration,
+    #[serde(serialize_with = "as_text")]
+    pub idle_timeout: Duration,
+    #[serde(serialize_with = "as_text")]
+    pub request_timeout: Duration,
     /// Fairness, quotas and retention (issue 14).
     #[serde(flatten)]
     pub sharing: Sharing,
@@ -83,6 +92,11 @@ pub struct FileSettings {
     pub ping_retention: Option<DurationValue>,
     pub removed_url_retention: Option<DurationValue>,
     pub unverified_site_retention: Option<DurationValue>,
+    pub sign_up_limit_per_minute: Option<u32>,
+    pub max_connections: Option<usize>,
+    pub header_timeout: Option<DurationValue>,
+    pub idle_timeout: Option<DurationValue>,
+    pub request_timeout: Option<DurationValue>,
 }
 
 /// A duration in a TOML file: seconds as a number, or text with a unit (`500ms`, `30s`,
@@ -126,6 +140,11 @@ pub struct Given {
     pub ping_retention: Option<Duration>,
     pub removed_url_retention: Option<Duration>,
     pub unverified_site_retention: Option<Duration>,
+    pub sign_up_limit_per_minute: Option<u32>,
+    pub max_connections: Option<usize>,
+    pub header_timeout: Option<Duration>,
+    pub idle_timeout: Option<Duration>,
+    pub request_timeout: Option<Duration>,
 }
 
 /// Reads the TOML file, saying which file and line is wrong.
@@ -185,6 +204,11 @@ pub fn resolve(
                 7 * DAY,
             )?,
         },
+        sign_up_limit_per_minute: given.sign_up_limit_per_minute.or(file.sign_up_limit_per_minute),
+        max_connections: given.max_connections.or(file.max_connections).unwrap_or(1024),
+        header_timeout: duration(given.header_timeout, &file.header_timeout, "header_timeout", 10)?,
+        idle_timeout: duration(given.idle_timeout, &file.idle_timeout, "idle_timeout", 60)?,
+        request_timeout: duration(given.request_timeout, &file.request_timeout, "request_timeout", 120)?,
     };
     let sharing = &settings.sharing;
     if sharing.jobs_per_origin < 1 || sharing.jobs_per_user < 1 || sharing.keep_downloads < 1 || sharing.url_quota < 1 {
@@ -203,8 +227,23 @@ pub fn resolve(
     if settings.ping_limit_per_minute == Some(0) {
         bail!("ping_limit_per_minute must be at least 1");
     }
-    if let Some(bad) = settings.admins.iter().find(|e| !e.contains('@')) {
-        bail!("admin {bad:?} is not an e-mail address");
+    let mut admins = Vec::new();
+    for email in &settings.admins {
+        match mapwright_store::normalize_email(email) {
+            Ok(normal) => admins.push(normal),
+            Err(e) => bail!("admin {email:?}: {e}"),
+        }
+    }
+    let mut settings = Settings { admins, ..settings };
+    settings.admins.dedup();
+    if settings.sign_up_limit_per_minute == Some(0) {
+        bail!("sign_up_limit_per_minute must be at least 1");
+    }
+    if settings.max_connections == 0 {
+        bail!("max_connections must be at least 1");
+    }
+    if settings.header_timeout.is_zero() || settings.idle_timeout.is_zero() || settings.request_timeout.is_zero() {
+        bail!("header_timeout, idle_timeout and request_timeout must be more than zero");
     }
     if settings.lease_seconds < 1 {
         bail!("lease_seconds must be at least 1, not {}", settings.lease_seconds);

@@ -2,6 +2,7 @@
 //! answers /healthz, /ping and sign-up, and stops cleanly on SIGTERM.
 
 mod crash;
+mod limits;
 mod process;
 mod settings;
 

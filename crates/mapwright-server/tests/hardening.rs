@@ -1,0 +1,275 @@
+//! Issue 14 items 1, 2, 8 (sign-in) and 13 through the router: sign-up limits and the bounded
+//! hashing pool, one normal form of e-mail addresses and no admin from a sign-up, sign-in
+//! limits a stranger cannot turn against the owner, security headers, the CSRF token once
+//! signed in, blank passwords, and 503 with Retry-After while PostgreSQL is down.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::{HeaderMap, Request, StatusCode};
+use mapwright_server::hashing::HashPool;
+use mapwright_server::{AppState, Limits, RateLimiter, grant_admins};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+
+use crate::console::{csrf_of, post_form};
+use crate::support::{Auth, TestApp, each_backend, set_cookie};
+
+/// `POST uri` with a JSON body from the client address `client`.
+async fn post_from(app: &TestApp, client: &str, uri: &str, body: Value) -> (StatusCode, HeaderMap, String) {
+    let addr: SocketAddr = format!("{client}:40000").parse().unwrap();
+    let request = Request::post(uri)
+        .header("content-type", "application/json")
+        .extension(ConnectInfo(addr))
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    app.send(request).await
+}
+
+fn credentials(email: &str, password: &str) -> Value {
+    json!({"email": email, "password": password})
+}
+
+#[tokio::test]
+async fn sign_up_is_limited_per_client() {
+    let app = TestApp::new(false).await;
+    for n in 0..10 {
+        let body = credentials(&format!("u{n}@example.com"), "a long passphrase");
+        let (status, _, text) = post_from(&app, "203.0.113.9", "/api/v1/signup", body).await;
+        assert_eq!(status, StatusCode::CREATED, "{text}");
+    }
+    let (status, headers, _) =
+        post_from(&app, "203.0.113.9", "/api/v1/signup", credentials("u10@example.com", "a long passphrase")).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "the 11th sign-up in a minute from one address");
+    assert!(headers.contains_key("retry-after"));
+    assert!(app.store.user_credentials("u10@example.com").await.unwrap().is_none(), "nothing was created");
+    let (status, _, _) =
+        post_from(&app, "198.51.100.7", "/api/v1/signup", credentials("v@example.com", "a long passphrase")).await;
+    assert_eq!(status, StatusCode::CREATED, "another address is not limited");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn password_hashing_is_bounded_and_the_excess_is_answered_at_once() {
+    let mut app = TestApp::new(false).await;
+    let pool = Arc::new(HashPool::new(1));
+    app.state.hashing = pool.clone();
+    app.state.limits =
+        Arc::new(Limits { sign_up_per_client: RateLimiter::new(10_000, Duration::from_secs(60)), ..Limits::default() });
+    let app = Arc::new(app);
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for n in 0..60 {
+        let app = app.clone();
+        tasks.push(tokio::spawn(async move {
+            let body = credentials(&format!("flood{n}@example.com"), "a long passphrase");
+            let t = Instant::now();
+            let (status, headers, _) = post_from(&app, "203.0.113.9", "/api/v1/signup", body).await;
+            (status, headers.contains_key("retry-after"), t.elapsed())
+        }));
+    }
+    let (mut created, mut refused) = (0, 0);
+    for task in tasks {
+        let (status, retry_after, took) = task.await.unwrap();
+        match status {
+            StatusCode::CREATED => created += 1,
+            StatusCode::TOO_MANY_REQUESTS => {
+                assert!(retry_after, "a refusal says when to retry");
+                refused += 1;
+                assert!(took < Duration::from_secs(3), "refused without waiting long: {took:?}");
+            }
+            other => panic!("unexpected {other}"),
+        }
+    }
+    assert_eq!(pool.peak(), 1, "never more than the pool's size of hashes at once");
+    assert!(created >= 1 && refused >= 40, "created {created}, refused {refused}");
+    assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn addresses_have_one_normal_form_and_sign_up_never_makes_an_admin() {
+    each_backend(false, |app| async move {
+        // The operator names an admin whose account does not exist yet...
+        let missing = grant_admins(app.store.as_ref(), &["boss@example.com".to_owned()]).await.unwrap();
+        assert_eq!(missing, ["boss@example.com"]);
+        // ...and a stranger signs up with that address in another spelling first.
+        let (status, headers, body) =
+            app.post_json("/api/v1/signup", Auth::None, credentials(" Boss@Example.COM. ", "a long passphrase")).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let user: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(user["email"], "boss@example.com");
+        assert_eq!(user["is_admin"], false, "an anonymous sign-up is never an admin");
+        let (cookie, _) = set_cookie(&headers);
+        assert_eq!(
+            serde_json::from_str::<Value>(&app.get("/api/v1/me", Auth::Cookie(&cookie)).await.2).unwrap()["is_admin"],
+            false
+        );
+        for spelling in ["boss@example.com", "BOSS@EXAMPLE.COM", "boss@Example.com."] {
+            let (status, _, body) =
+                app.post_json("/api/v1/signup", Auth::None, credentials(spelling, "another passphrase")).await;
+            assert_eq!(status, StatusCode::CONFLICT, "{spelling}: one account per address: {body}");
+        }
+        let (status, _, _) =
+            app.post_json("/api/v1/signin", Auth::None, credentials("BOSS@example.COM", "a long passphrase")).await;
+        assert_eq!(status, StatusCode::OK, "sign-in in any spelling");
+        // Granted at the next start, to the account that exists then.
+        assert!(grant_admins(app.store.as_ref(), &["Boss@Example.com".to_owned()]).await.unwrap().is_empty());
+        assert_eq!(
+            serde_json::from_str::<Value>(&app.get("/api/v1/me", Auth::Cookie(&cookie)).await.2).unwrap()["is_admin"],
+            true
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_strangers_failed_sign_ins_do_not_lock_the_owner_out() {
+    each_backend(false, |app| async move {
+        app.post_json("/api/v1/signup", Auth::None, credentials("ann@example.com", "a long passphrase")).await;
+        let wrong = credentials("ann@example.com", "guess guess guess");
+        let mut statuses = Vec::new();
+        let mut retry_after = None;
+        for _ in 0..30 {
+            let (status, headers, _) = post_from(&app, "203.0.113.9", "/api/v1/signin", wrong.clone()).await;
+            statuses.push(status.as_u16());
+            if status == StatusCode::TOO_MANY_REQUESTS {
+                retry_after = headers.get("retry-after").map(|v| v.to_str().unwrap().parse::<u64>().unwrap());
+            }
+        }
+        assert_eq!(&statuses[..5], [401; 5], "five free failures");
+        assert!(statuses[5..].iter().all(|&s| s == 429), "then the stranger waits: {statuses:?}");
+        assert!(retry_after.is_some_and(|s| (1..=60).contains(&s)), "a wait, not a lock: {retry_after:?}");
+        // The owner, from their own address, signs in at once.
+        let started = Instant::now();
+        let right = credentials("ann@example.com", "a long passphrase");
+        let (status, _, body) = post_from(&app, "198.51.100.7", "/api/v1/signin", right.clone()).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert!(started.elapsed() < Duration::from_secs(3));
+        // The stranger's address with the right password waits too: the key is the pair.
+        assert_eq!(post_from(&app, "203.0.113.9", "/api/v1/signin", right).await.0, StatusCode::TOO_MANY_REQUESTS);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn every_response_carries_the_security_headers() {
+    let app = TestApp::new(false).await;
+    for uri in ["/", "/signin", "/healthz", "/api/v1/me", "/static/style.css", "/no/such/page", "/ping"] {
+        let (_, headers, _) = app.get(uri, Auth::None).await;
+        let header = |name: &str| headers.get(name).map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default();
+        let csp = header("content-security-policy");
+        assert!(csp.contains("default-src 'none'") && csp.contains("frame-ancestors 'none'"), "{uri}: {csp:?}");
+        assert!(!csp.contains("unsafe-inline") && !csp.contains("script-src"), "{uri}: no script allowed: {csp}");
+        assert_eq!(header("x-content-type-options"), "nosniff", "{uri}");
+        assert!(!header("referrer-policy").is_empty(), "{uri}");
+    }
+}
+
+#[tokio::test]
+async fn a_planted_csrf_cookie_is_not_accepted_once_signed_in() {
+    each_backend(false, |app| async move {
+        let (_, headers, _) =
+            app.post_json("/api/v1/signup", Auth::None, credentials("ann@example.com", "a long passphrase")).await;
+        let (session, _) = set_cookie(&headers);
+        let planted = "ab".repeat(32);
+        let cookies = format!("{session}; mapwright_csrf={planted}");
+        let (status, _, _) =
+            post_form(&app, "/account/tokens", &cookies, &format!("name=stolen&csrf={planted}"), &[]).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "the planted double-submit pair opens no signed-in form");
+        let (_, _, tokens) = app.get("/api/v1/tokens", Auth::Cookie(&session)).await;
+        assert_eq!(tokens, "[]");
+        // The session's own token works, with or without the planted cookie.
+        let (_, _, page) = app.get("/account", Auth::Cookie(&session)).await;
+        let csrf = csrf_of(&page).unwrap();
+        let (status, _, _) = post_form(&app, "/account/tokens", &cookies, &format!("name=mine&csrf={csrf}"), &[]).await;
+        assert_eq!(status, StatusCode::OK);
+        // With an expired session, the sign-in form (double submit) still works.
+        let stale = format!("mapwright_session={}; mapwright_csrf={planted}", "0".repeat(64));
+        let body = format!("csrf={planted}&email=ann%40example.com&password=a+long+passphrase");
+        assert_eq!(post_form(&app, "/signin", &stale, &body, &[]).await.0, StatusCode::SEE_OTHER);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_password_needs_more_than_blank_space() {
+    let app = TestApp::new(false).await;
+    for blank in
+        ["            ", "\t\t\t\t\t\t\t\t\t\t\t", "\u{a0}\u{a0}\u{a0}\u{a0}\u{a0}\u{a0}\u{a0}\u{a0}\u{a0}\u{a0}"]
+    {
+        let (status, _, body) =
+            app.post_json("/api/v1/signup", Auth::None, credentials("ann@example.com", blank)).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{blank:?}: {body}");
+    }
+    let (status, _, _) =
+        app.post_json("/api/v1/signup", Auth::None, credentials("ann@example.com", "  spaced  out  ")).await;
+    assert_eq!(status, StatusCode::CREATED, "blank space inside a password is fine");
+}
+
+/// A TCP proxy to PostgreSQL that the test can take down: the listener closes (new connections
+/// are refused) and every proxied connection is cut.
+struct PgProxy {
+    port: u16,
+    down: tokio::sync::watch::Sender<bool>,
+}
+
+impl PgProxy {
+    async fn start(target: SocketAddr) -> PgProxy {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (down, watch) = tokio::sync::watch::channel(false);
+        let mut stop = watch.clone();
+        tokio::spawn(async move {
+            loop {
+                let (mut inbound, _) = tokio::select! {
+                    accepted = listener.accept() => accepted.unwrap(),
+                    _ = stop.wait_for(|d| *d) => return,
+                };
+                let mut cut = watch.clone();
+                tokio::spawn(async move {
+                    let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await else { return };
+                    tokio::select! {
+                        _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
+                        _ = cut.wait_for(|d| *d) => {}
+                    }
+                });
+            }
+        });
+        PgProxy { port, down }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn while_postgres_is_down_the_api_answers_503_with_retry_after_quickly() {
+    let Some(pg) = mapwright_store::testing::PgDatabase::create("mapwright_test_down").await else { return };
+    let url = url::Url::parse(&pg.url).unwrap();
+    let target: SocketAddr = format!("{}:{}", url.host_str().unwrap(), url.port().unwrap_or(5432)).parse().unwrap();
+    let proxy = PgProxy::start(target).await;
+    let mut via = url.clone();
+    via.set_port(Some(proxy.port)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = mapwright_store::open(Some(via.as_str()), dir.path()).await.unwrap();
+    let state = AppState::new(store.clone(), false);
+    let app = TestApp::with_state(store.clone(), state, dir);
+    let (status, headers, _) =
+        app.post_json("/api/v1/signup", Auth::None, credentials("ann@example.com", "a long passphrase")).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (session, _) = set_cookie(&headers);
+    assert_eq!(app.get("/api/v1/me", Auth::Cookie(&session)).await.0, StatusCode::OK);
+
+    proxy.down.send(true).unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    for uri in ["/api/v1/me", "/api/v1/sites", "/healthz"] {
+        for _ in 0..2 {
+            let started = Instant::now();
+            let (status, headers, body) = app.get(uri, Auth::Cookie(&session)).await;
+            let took = started.elapsed();
+            assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{uri}: {body}");
+            assert!(headers.contains_key("retry-after"), "{uri}");
+            assert!(took < Duration::from_secs(6), "{uri} answered after {took:?}");
+        }
+    }
+    drop(pg);
+}
