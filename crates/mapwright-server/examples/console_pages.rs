@@ -58,8 +58,12 @@ async fn run(store: Arc<dyn Store>) -> Result<(), Box<dyn std::error::Error>> {
         for l in &leased {
             if l.id != big.id {
                 let kinds = if l.id == index.id { "index" } else { "web" };
-                let summary =
-                    FetchSummary { kinds: Some(kinds.into()), url_count: Some(50), fetch_interval: 3600, failures: 0 };
+                let summary = FetchSummary {
+                    kinds: Some(kinds.into()),
+                    url_count: Some(50),
+                    fetch_interval: 3600,
+                    ..FetchSummary::default()
+                };
                 store.record_fetch_summary("bench", l.id, &summary).await?;
                 let d = DownloadRecord { downloaded_at: now, status: "ok".into(), url_count: 50, ..Default::default() };
                 store.complete("bench", l.id, &d, now + 10 * 365 * 86_400).await?;
@@ -85,7 +89,7 @@ async fn run(store: Arc<dyn Store>) -> Result<(), Box<dyn std::error::Error>> {
                 kinds: Some("web,image".into()),
                 url_count: Some(URLS as i64),
                 fetch_interval: 3600,
-                failures: 0,
+                ..FetchSummary::default()
             };
             store.record_fetch_summary("bench", l.id, &summary).await?;
             let d = DownloadRecord {

@@ -57,6 +57,14 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// Wakes idle scheduler workers now, after something became due (a ping, a resubmit, a new
+    /// sitemap), instead of at their next poll. It lives here, not in `scheduler`, so that the
+    /// modules that make work due (submission, ping, recheck) need not import the scheduler
+    /// that imports them.
+    pub fn wake_workers(&self) {
+        self.scheduler.wake.notify_waiters();
+    }
+
     /// State with the default [`Limits`] and a fetcher that refuses private networks.
     pub fn new(store: Arc<dyn Store>, secure_cookies: bool) -> Self {
         AppState {

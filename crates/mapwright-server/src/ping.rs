@@ -36,7 +36,7 @@ pub(crate) async fn ping(
     let sitemap = parse_sitemap(params.text("sitemap")?)?;
     state.limits.ping_per_sitemap.check(sitemap.as_str()).map_err(AppError::TooManyRequests)?;
     if state.store.record_ping(sitemap.as_str(), &client, now()).await?.scheduled > 0 {
-        crate::scheduler::wake(&state);
+        state.wake_workers();
     }
     Ok(format!("Sitemap notification received: {sitemap}\n"))
 }

@@ -54,7 +54,7 @@ pub async fn add_sitemap(state: &AppState, actor: Actor, site_id: i64, url: &str
         return Ok(Added::AlreadySubmitted(sitemap.clone()));
     }
     let sitemap = state.store.add_sitemap(actor, site.id, url.as_str(), Source::Api, now()).await?;
-    crate::scheduler::wake(state);
+    state.wake_workers();
     Ok(if existing.is_some() { Added::Restored(sitemap) } else { Added::New(sitemap) })
 }
 
@@ -62,7 +62,7 @@ pub async fn add_sitemap(state: &AppState, actor: Actor, site_id: i64, url: &str
 /// woken, so the download starts at once. The API's and the console's Resubmit both end here.
 pub async fn resubmit(state: &AppState, actor: Actor, sitemap_id: i64) -> Result<(), AppError> {
     state.store.resubmit_sitemap(actor, sitemap_id, now()).await?;
-    crate::scheduler::wake(state);
+    state.wake_workers();
     Ok(())
 }
 

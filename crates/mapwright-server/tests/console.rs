@@ -129,7 +129,9 @@ async fn pages_show_the_table_the_sitemap_the_site_and_the_account() {
         assert!(headers["content-type"].to_str().unwrap().starts_with("text/html"));
         // The URLs the sitemap stores (the seed stores 3), not the 1,234 entries its download read.
         assert!(html.contains(r#"data-label="URLs" class="num">3<"#), "the table shows the stored URLs: {html}");
-        for expected in ["https://ann.example/sitemap.xml", "Has errors", "1 error", "4 hours ago", "Resubmit", "Remove"] {
+        for expected in
+            ["https://ann.example/sitemap.xml", "Has errors", "1 error", "4 hours ago", "Resubmit", "Remove"]
+        {
             assert!(page.contains(expected), "table lacks {expected:?}: {page}");
         }
         assert!(html.contains("<time datetime=\""), "{html}");

@@ -48,8 +48,14 @@ async fn read(app: &TestApp, id: i64, status: &str, url_count: i64, kinds: Optio
         }
     }
     assert!(leased.iter().any(|l| l.id == id), "sitemap {id} not leased");
-    let summary =
-        FetchSummary { kinds: kinds.map(str::to_owned), url_count: Some(url_count), fetch_interval: 3600, failures: 0 };
+    let summary = FetchSummary {
+        kinds: kinds.map(str::to_owned),
+        url_count: Some(url_count),
+        fetch_interval: 3600,
+        failures: 0,
+        format: None,
+        contents: None,
+    };
     store.record_fetch_summary("test", id, &summary).await.unwrap();
     let record = DownloadRecord {
         downloaded_at: now(),

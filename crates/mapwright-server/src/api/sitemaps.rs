@@ -4,7 +4,7 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use mapwright_store::{Actor, ContentCounts, Download, FindingRecord, Sitemap, Store};
+use mapwright_store::{Actor, ContentCounts, Download, FindingRecord, Sitemap};
 use serde::{Deserialize, Serialize};
 
 use super::extract::{Id, JsonBody, Params};
@@ -85,7 +85,7 @@ fn type_name(format: &str) -> Option<&'static str> {
 }
 
 /// The API's view of a stored sitemap.
-async fn view(state: &AppState, actor: Actor, sitemap: Sitemap) -> Result<SitemapView, AppError> {
+fn view(sitemap: Sitemap) -> SitemapView {
     // Counts of the last read, once there was one (a 304 keeps those of the read it stands for).
     let read = sitemap.status.is_some();
     let contents = sitemap.web_count.map(|web| ContentCounts {
@@ -96,7 +96,7 @@ async fn view(state: &AppState, actor: Actor, sitemap: Sitemap) -> Result<Sitema
     });
     let pending =
         sitemap.removed_at.is_none() && (sitemap.last_downloaded_at.is_none() || sitemap.next_fetch_at <= now());
-    Ok(SitemapView {
+    SitemapView {
         pending,
         is_index: sitemap.is_index,
         r#type: sitemap.format.as_deref().and_then(type_name),
@@ -126,7 +126,7 @@ async fn view(state: &AppState, actor: Actor, sitemap: Sitemap) -> Result<Sitema
         url_count: sitemap.url_count,
         fetch_interval: sitemap.fetch_interval,
         failures: sitemap.failures,
-    })
+    }
 }
 
 /// `POST /api/v1/sites/{id}/sitemaps` `{"url"}`: 201 with the sitemap, due at once; 200 with
@@ -140,7 +140,7 @@ pub(crate) async fn add(
     let actor = Actor::from(&user);
     let added = submission::add_sitemap(&state, actor, site_id, &body.url).await?;
     let status = if matches!(added, submission::Added::New(_)) { StatusCode::CREATED } else { StatusCode::OK };
-    Ok((status, Json(view(&state, actor, Sitemap::clone(&added)).await?)))
+    Ok((status, Json(view(Sitemap::clone(&added)))))
 }
 
 /// `GET /api/v1/sites/{id}/sitemaps`: removed ones included (their `removed_at` is set).
@@ -152,7 +152,7 @@ pub(crate) async fn list(
     let actor = Actor::from(&user);
     let mut views = Vec::new();
     for sitemap in state.store.list_sitemaps(actor, site_id).await? {
-        views.push(view(&state, actor, sitemap).await?);
+        views.push(view(sitemap));
     }
     Ok(Json(views))
 }
@@ -166,7 +166,7 @@ pub(crate) async fn show(
     let actor = Actor::from(&user);
     let sitemap = state.store.sitemap(actor, id).await?;
     let last_download = state.store.list_downloads(actor, id, 1).await?.into_iter().next();
-    Ok(Json(SitemapStatus { sitemap: view(&state, actor, sitemap).await?, last_download }))
+    Ok(Json(SitemapStatus { sitemap: view(sitemap), last_download }))
 }
 
 /// `POST /api/v1/sitemaps/{id}/resubmit`: 202, fetched again as soon as a worker is free (a
@@ -179,7 +179,7 @@ pub(crate) async fn resubmit(
     let actor = Actor::from(&user);
     crate::submission::resubmit(&state, actor, id).await?;
     let sitemap = state.store.sitemap(actor, id).await?;
-    Ok((StatusCode::ACCEPTED, Json(view(&state, actor, sitemap).await?)))
+    Ok((StatusCode::ACCEPTED, Json(view(sitemap))))
 }
 
 /// `DELETE /api/v1/sitemaps/{id}`: Remove. No more fetches; its URLs leave the site unless

@@ -3,14 +3,14 @@
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use mapwright_store::{Site, Sitemap, SitemapSummary};
+use mapwright_store::{Site, SitemapSummary};
 use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::csrf::CsrfForm;
 use super::format::{thousands, time, time_or, url};
 use super::{PAGE, PageResult, Session, button_form, csrf_field, offset_pager, page, pager, redirect_with, status};
-use crate::submission::{add_sitemap, parse_sitemap_url};
+use crate::submission::{Added, add_sitemap, parse_sitemap_url};
 use crate::{AppError, AppState, now};
 
 /// `?after=ID` of a keyset-paged list.

@@ -127,7 +127,6 @@ mod tests {
     use mapwright_store::Sitemap;
 
     fn row(status: Option<&str>, errors: i64, warnings: i64, urls: Option<i64>, kinds: Option<&str>) -> SitemapSummary {
-
         SitemapSummary {
             sitemap: Sitemap {
                 id: 1,

@@ -155,12 +155,6 @@ impl HostLimits {
     }
 }
 
-/// Wakes idle workers now, after something became due (a ping, a resubmit, a new sitemap),
-/// instead of at their next poll.
-pub fn wake(state: &AppState) {
-    state.scheduler.wake.notify_waiters();
-}
-
 /// Starts the dispatcher, the re-check task and the retention task. They stop when `shutdown`
 /// turns true (or its sender is dropped): no new leases, jobs in flight get
 /// [`Config::grace`] to finish, the rest are released, and every lease of this process is
@@ -294,8 +288,14 @@ async fn fail_job(state: &AppState, worker: &str, job: &LeasedSitemap, why: &str
     let result = async {
         let sitemap = state.store.sitemap_by_id(job.id).await?;
         let schedule = policy::next(sitemap.fetch_interval, sitemap.failures, policy::Change::Failed);
-        let summary =
-            FetchSummary { kinds: None, url_count: None, fetch_interval: schedule.period, failures: schedule.failures };
+        let summary = FetchSummary {
+            kinds: None,
+            url_count: None,
+            fetch_interval: schedule.period,
+            failures: schedule.failures,
+            format: None,
+            contents: None,
+        };
         state.store.record_fetch_summary(worker, job.id, &summary).await?;
         let at = now();
         let record = DownloadRecord {

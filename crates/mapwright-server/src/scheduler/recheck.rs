@@ -8,7 +8,7 @@ use tokio::sync::watch;
 
 use mapwright_store::{Site, Source};
 
-use super::{Config, stopping, wake};
+use super::{Config, stopping};
 use crate::{AppError, AppState, now, submission, verify};
 
 /// Sites re-checked per pass.
@@ -30,7 +30,7 @@ pub async fn after_verified(state: &AppState, site: &Site) -> Result<usize, AppE
         named += 1;
     }
     if named > 0 {
-        wake(state);
+        state.wake_workers();
     }
     Ok(named)
 }
