@@ -392,7 +392,7 @@ async fn the_add_form_explains_refusals_and_links_to_verification() {
         assert_eq!(status, StatusCode::SEE_OTHER);
         let flash = headers.get("set-cookie").unwrap().to_str().unwrap().split(';').next().unwrap().to_owned();
         let (_, headers, page) = app.get(&verify, Auth::Cookie(&format!("{}; {flash}", s.cookie))).await;
-        assert!(page.contains("Verified: ") && page.contains("contains the token"), "{page}");
+        assert!(page.contains("Verified: ") && page.contains("holds the token"), "{page}");
         assert!(headers.get("set-cookie").unwrap().to_str().unwrap().contains("Max-Age=0"), "the message shows once");
         let (status, headers, _) = post_form(&app, "/sitemaps/add", &s.cookie, &body, &[]).await;
         assert_eq!((status, location(&headers)), (StatusCode::SEE_OTHER, "/"));

@@ -57,6 +57,17 @@ async fn read(app: &TestApp, id: i64, status: &str, url_count: i64, kinds: Optio
         contents: None,
     };
     store.record_fetch_summary("test", id, &summary).await.unwrap();
+    // The read stores what it counts: the console shows stored URLs, never entries it dropped.
+    let site = store.site_by_id(sm.site_id).await.unwrap();
+    let urls: Vec<UrlRecord> = (0..url_count)
+        .map(|n| UrlRecord {
+            loc: format!("{}/{id}/{n}", site.origin),
+            lastmod: None,
+            changefreq: None,
+            priority: None,
+        })
+        .collect();
+    store.upsert_urls(site.id, id, &urls, now()).await.unwrap();
     let record = DownloadRecord {
         downloaded_at: now(),
         status: status.into(),

@@ -184,7 +184,7 @@ async fn a_planted_csrf_cookie_is_not_accepted_once_signed_in() {
         let (_, _, page) = app.get("/account", Auth::Cookie(&session)).await;
         let csrf = csrf_of(&page).unwrap();
         let (status, _, _) = post_form(&app, "/account/tokens", &cookies, &format!("name=mine&csrf={csrf}"), &[]).await;
-        assert_eq!(status, StatusCode::OK);
+        assert_eq!(status, StatusCode::SEE_OTHER, "created, then redirected (post-redirect-get)");
         // With an expired session, the sign-in form (double submit) still works.
         let stale = format!("mapwright_session={}; mapwright_csrf={planted}", "0".repeat(64));
         let body = format!("csrf={planted}&email=ann%40example.com&password=a+long+passphrase");

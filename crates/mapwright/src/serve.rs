@@ -227,6 +227,8 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         grace: settings.shutdown_grace,
         per_origin: settings.sharing.jobs_per_origin,
         per_owner: settings.sharing.jobs_per_user,
+        // Requests to one host from this process: the same bound as jobs of one origin.
+        per_host: usize::try_from(settings.sharing.jobs_per_origin.max(1)).unwrap_or(usize::MAX),
         min_fetch_interval: settings.sharing.min_fetch_interval,
         url_quota: settings.sharing.url_quota,
         retention: Some(retention(&settings.sharing)),

@@ -86,7 +86,11 @@ pub(crate) fn rolled_up(index: &SitemapSummary, children: &[SitemapSummary]) -> 
     let live: Vec<Shown> = children.iter().filter(|c| c.sitemap.removed_at.is_none()).map(own).collect();
     let detail = if rank(word) > rank(mine.word) && !live.is_empty() {
         let bad = live.iter().filter(|c| c.word == word).count() as i64;
-        Some(format!("{} of {} in the index", thousands(bad), plural(live.len() as i64, "sitemap")))
+        let which = format!("{} of {} in the index", thousands(bad), plural(live.len() as i64, "sitemap"));
+        Some(match counts(sm.rollup_errors, sm.rollup_warnings) {
+            Some(counts) => format!("{counts}: {which}"),
+            None => which,
+        })
     } else if word == "Couldn't fetch" {
         mine.detail
     } else {

@@ -17,8 +17,19 @@ async fn sigkill_while_leased_loses_nothing() {
     let (actor, sitemaps) = submit(store.as_ref(), &site, 12).await;
 
     // Workers lease four at a time: twelve sitemaps keep three workers busy, each on its
-    // first job, held open by the site. Leases of 10 s outlive the checks below.
-    let args = ["--allow-private-networks", "--workers", "4", "--poll-interval", "100ms"];
+    // first job, held open by the site. Leases of 10 s outlive the checks below. The caps per
+    // origin and per user (2 by default) are raised so that one test site can fill them.
+    let args = [
+        "--allow-private-networks",
+        "--workers",
+        "4",
+        "--jobs-per-origin",
+        "4",
+        "--jobs-per-user",
+        "3",
+        "--poll-interval",
+        "100ms",
+    ];
     let data_arg = data.to_str().unwrap();
     let first_args = [&args[..], &["--data-dir", data_arg, "--lease-seconds", "10"]].concat();
     let first = Server::start(&first_args, &dir.path().join("first.log"));
@@ -35,10 +46,8 @@ async fn sigkill_while_leased_loses_nothing() {
     let depth = store.queue_depth(unix_now()).await.unwrap();
     assert!(depth < 12, "the killed process's leases are still in the table: {depth} due");
     for s in &sitemaps {
-        assert!(
-            store.list_downloads(actor, s.id, 10).await.unwrap().is_empty(),
-            "nothing was downloaded before the kill"
-        );
+        let downloads = store.list_downloads(actor, s.id, 10).await.unwrap();
+        assert!(downloads.is_empty(), "nothing was downloaded before the kill: {downloads:?}");
     }
 
     site.hold.store(false, Ordering::SeqCst);
