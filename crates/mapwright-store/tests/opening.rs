@@ -27,7 +27,7 @@ async fn an_empty_database_file_is_refused_not_replaced() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mapwright.db");
     std::fs::write(&path, b"").unwrap();
-    let err = SqliteStore::open_dir(dir.path()).await.err().expect("an empty file is refused");
+    let Err(err) = SqliteStore::open_dir(dir.path()).await else { panic!("an empty file is refused") };
     assert!(matches!(err, Error::Corrupt { .. }), "{err}");
     let message = err.to_string();
     assert!(message.contains("mapwright.db") && message.contains("empty"), "{message}");
@@ -40,7 +40,7 @@ async fn a_damaged_database_file_is_refused_not_replaced() {
     let path = dir.path().join("mapwright.db");
     // Not a database at all.
     std::fs::write(&path, vec![b'x'; 8192]).unwrap();
-    let err = SqliteStore::open_dir(dir.path()).await.err().expect("a file of garbage is refused");
+    let Err(err) = SqliteStore::open_dir(dir.path()).await else { panic!("a file of garbage is refused") };
     assert!(matches!(err, Error::Corrupt { .. }), "{err}");
     assert_eq!(std::fs::read(&path).unwrap(), vec![b'x'; 8192], "left as it was");
 
@@ -63,7 +63,7 @@ async fn a_damaged_database_file_is_refused_not_replaced() {
         *b = 0xA5;
     }
     std::fs::write(&path, &bytes).unwrap();
-    let err = SqliteStore::open_dir(dir.path()).await.err().expect("a damaged file is refused");
+    let Err(err) = SqliteStore::open_dir(dir.path()).await else { panic!("a damaged file is refused") };
     assert!(matches!(err, Error::Corrupt { .. }), "{err}");
     assert_eq!(std::fs::read(&path).unwrap(), bytes, "left as it was");
 }

@@ -27,7 +27,7 @@ pub enum Command {
     /// Generate a sitemap set from a list of URLs, a static web root or access logs.
     Generate(Box<crate::generate::GenerateArgs>),
     /// Run the sitemap service: the JSON API and the public ping, on SQLite or PostgreSQL.
-    Serve(crate::serve::ServeArgs),
+    Serve(Box<crate::serve::ServeArgs>),
     /// Print shell completions.
     #[command(after_help = "Example:\n  mapwright completions zsh > ~/.zfunc/_mapwright")]
     Completions {

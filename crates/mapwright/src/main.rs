@@ -22,7 +22,7 @@ fn main() -> ExitCode {
         cli::Command::Submit(args) => submit::run(args),
         cli::Command::Validate(args) => validate::run(args),
         cli::Command::Generate(args) => generate::run(*args),
-        cli::Command::Serve(args) => serve::run(args),
+        cli::Command::Serve(args) => serve::run(*args),
         cli::Command::Completions { shell } => {
             cli::completions(shell);
             Ok(ExitCode::SUCCESS)
