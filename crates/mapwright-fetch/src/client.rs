@@ -303,8 +303,8 @@ fn v6_in(a: Ipv6Addr, net: Ipv6Addr, len: u8) -> bool {
 /// may connect to when private networks are refused (IP literals in URLs and redirects, and
 /// every address a name resolves to).
 ///
-/// IPv4: everything but [`V4_NOT_PUBLIC`]. IPv6: the global unicast block 2000::/3 but
-/// [`V6_NOT_PUBLIC`] and 6to4 (2002::/16) of a non-public IPv4 address, plus the well-known
+/// IPv4: everything but `V4_NOT_PUBLIC`. IPv6: the global unicast block 2000::/3 but
+/// `V6_NOT_PUBLIC` and 6to4 (2002::/16) of a non-public IPv4 address, plus the well-known
 /// NAT64 prefix 64:ff9b::/96 of a public IPv4 address (what DNS64 gives for public names on
 /// an IPv6-only network); IPv4-mapped addresses are judged as their IPv4 address. So
 /// loopback, unique-local (fc00::/7), link-local, site-local (fec0::/10), multicast,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import gzip
+import re
 import json
 
 import pytest
@@ -95,15 +96,20 @@ def test_write_entries_from_read_split_into_index_gzip(tmp_path):
     src = urlset(*[f"https://example.com/p{i}" for i in range(25)])
     summary = mapwright.write(mapwright.read(src), tmp_path, base_url="https://example.com/maps/", gzip=True, max_urls=10)
     assert summary["entry_point"] == "sitemap.xml"
-    assert summary["files"] == ["sitemap-1.xml.gz", "sitemap-2.xml.gz", "sitemap-3.xml.gz", "sitemap.xml"]
+    # Parts are named by their number and a hash of their content (an old index never points
+    # at a new part after a crash): sitemap-1-<16 hex>.xml.gz.
+    parts = summary["files"][:-1]
+    assert summary["files"][-1] == "sitemap.xml" and len(parts) == 3
+    for i, name in enumerate(parts, 1):
+        assert re.fullmatch(rf"sitemap-{i}-[0-9a-f]{{16}}\.xml\.gz", name), name
     children = [e.loc for e in mapwright.read(tmp_path / "sitemap.xml")]
-    assert children == [f"https://example.com/maps/sitemap-{i}.xml.gz" for i in (1, 2, 3)]
-    assert gzip.decompress((tmp_path / "sitemap-1.xml.gz").read_bytes()).startswith(b"<?xml")
-    locs = [e.loc for i in (1, 2, 3) for e in mapwright.read(tmp_path / f"sitemap-{i}.xml.gz")]
+    assert children == [f"https://example.com/maps/{name}" for name in parts]
+    assert gzip.decompress((tmp_path / parts[0]).read_bytes()).startswith(b"<?xml")
+    locs = [e.loc for name in parts for e in mapwright.read(tmp_path / name)]
     assert locs == [f"https://example.com/p{i}" for i in range(25)]
     # A second, smaller run removes the stale parts.
     again = mapwright.write([{"loc": "https://example.com/"}], tmp_path, base_url="https://example.com/maps/")
-    assert sorted(again["removed"]) == ["sitemap-1.xml.gz", "sitemap-2.xml.gz", "sitemap-3.xml.gz"]
+    assert sorted(again["removed"]) == parts
 
 
 def test_write_text_format_and_extensions(tmp_path):

@@ -52,7 +52,7 @@ pub struct Summary {
     pub files: u64,
     /// Entries read in all files.
     pub entries: u64,
-    /// Error findings (counted even where [`super::Config::max_findings`] dropped them).
+    /// Error findings (counted even where [`super::Config::max_findings_per_rule`] dropped them).
     pub errors: u64,
     /// Warning findings.
     pub warnings: u64,

@@ -9,7 +9,7 @@
 //! [`ROUTES`] is the one list of the routes `openapi.yaml` documents (health, ping, IndexNow,
 //! accounts and this module's): [`router`] is built from it, and the tests compare it to the
 //! paths of `openapi.yaml`. Every error of these routes is an RFC 9457 problem
-//! (`application/problem+json`), bad input included: the handlers take [`extract`]'s
+//! (`application/problem+json`), bad input included: the handlers take `extract`'s
 //! extractors, not axum's, and a path under `/api/v1` that is no route is a problem 404, a
 //! method a route does not take a problem 405 with `Allow`.
 

@@ -7,7 +7,7 @@
 //! Pages: `/` (the "My sitemaps" table, also at `/sitemaps`), `/sitemaps/add`,
 //! `/sitemaps/{id}` (and its `/findings`), `/sites/{id}` (and its `/findings`, `/failing.csv`,
 //! `/delete`), `/account`, `/signin`, `/signup`; `POST /signout`. Every answer of these routes is
-//! an HTML page, errors included ([`html_errors`]), and unknown paths get a 404 page.
+//! an HTML page, errors included (`html_errors`), and unknown paths get a 404 page.
 
 mod accounts;
 pub mod checker;

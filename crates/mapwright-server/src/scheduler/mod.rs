@@ -8,7 +8,7 @@
 //! keeps two processes off the same job. The lease is fair ([`LeasePolicy`]): a few jobs per
 //! origin and per owner at once, owners in turn, and never a fetch sooner than the minimum
 //! interval after the last, so one user's stalled or endless sites leave workers free for the
-//! others. The dispatcher polls when idle and wakes at once on [`wake`] (a ping, a resubmit, a
+//! others. The dispatcher polls when idle and wakes at once on [`AppState::wake_workers`](crate::AppState::wake_workers) (a ping, a resubmit, a
 //! new index child) or when a job ends.
 
 mod fetch;
@@ -112,7 +112,7 @@ impl Config {
 /// What the scheduler shares with the handlers through [`AppState`].
 #[derive(Debug)]
 pub struct Shared {
-    /// Wakes idle workers (see [`wake`]).
+    /// Wakes idle workers (see [`AppState::wake_workers`](crate::AppState::wake_workers)).
     pub wake: Notify,
     /// The counters `/metrics` serves.
     pub metrics: crate::metrics::Metrics,
