@@ -96,54 +96,33 @@ pub fn open(py: Python<'_>, kind: &str, source: &Bound<'_, PyAny>, max_bytes: Op
         }
         "url" => {
             let url: String = source.extract()?;
-            let remote = open_url(py, &url, max_bytes)?;
-            let final_url = remote.final_url.clone();
-            Ok(Opened { input: Box::new(remote), name: url, final_url: Some(final_url) })
+            let (body, final_url) = open_url(py, &url, max_bytes)?;
+            Ok(Opened { input: Box::new(body), name: url, final_url: Some(final_url) })
         }
         other => Err(PyTypeError::new_err(format!("unknown source kind {other:?}"))),
     }
 }
 
-/// A remote body as a blocking reader.
-pub struct Remote {
-    reader: BodyReader,
-    /// The URL after redirects.
-    pub final_url: String,
-}
-
-impl Read for Remote {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.reader.read(buf)
-    }
-}
-
-impl BufRead for Remote {
-    fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        self.reader.fill_buf()
-    }
-    fn consume(&mut self, amt: usize) {
-        self.reader.consume(amt)
-    }
-}
-
-/// GETs `url` (without the GIL) and returns its body as a blocking reader.
-pub fn open_url(py: Python<'_>, url: &str, max_bytes: Option<u64>) -> PyResult<Remote> {
+/// GETs `url` (without the GIL) and returns its body as a blocking reader, and the URL after
+/// redirects.
+pub fn open_url(py: Python<'_>, url: &str, max_bytes: Option<u64>) -> PyResult<(BodyReader, String)> {
     let rt = runtime()?;
     let fetcher = fetcher(py, max_bytes, None)?;
     py.detach(|| fetch_blocking(rt, &fetcher, url)).map_err(|e| errors::fetch_error(py, &e))
 }
 
-/// GETs `url` on `rt` from a thread outside it; an error status is an `Err`.
+/// GETs `url` on `rt` from a thread outside it: the body (already a `BufRead`) and the URL
+/// after redirects; an error status is an `Err`.
 pub fn fetch_blocking(
     rt: &tokio::runtime::Runtime,
     fetcher: &Fetcher,
     url: &str,
-) -> Result<Remote, mapwright_fetch::Error> {
+) -> Result<(BodyReader, String), mapwright_fetch::Error> {
     match rt.block_on(fetcher.get(url, None))? {
         Fetched::Body(resp) => {
             let final_url = resp.meta.final_url.clone();
             let _guard = rt.enter();
-            Ok(Remote { reader: resp.into_reader(), final_url })
+            Ok((resp.into_reader(), final_url))
         }
         Fetched::NotModified(meta) => Err(mapwright_fetch::Error::Status { url: meta.final_url, status: 304 }),
     }

@@ -20,7 +20,7 @@ struct HttpResolver<'a> {
 impl Resolver for HttpResolver<'_> {
     fn open(&mut self, url: &Loc) -> io::Result<Child<'_>> {
         match fetch_blocking(self.rt, &self.fetcher, url.as_str()) {
-            Ok(r) => Ok(Child::Source { name: url.to_string(), input: Box::new(r) }),
+            Ok((body, _)) => Ok(Child::Source { name: url.to_string(), input: Box::new(body) }),
             Err(e) => Err(io::Error::other(e.to_string())),
         }
     }
