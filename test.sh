@@ -44,7 +44,9 @@ fi
 failed=()
 
 # --- Rust: every test of the workspace, to the end ---------------------------------------------
-cargo test --workspace --locked --no-fail-fast || failed+=("cargo test")
+# --timings leaves cargo's build report in target/cargo-timings/: on a first run the build is
+# most of the time, and the report says which crates it went to.
+cargo test --workspace --locked --no-fail-fast --timings || failed+=("cargo test")
 
 # --- Python: the package crates/mapwright-py, built by maturin, tested by pytest ---------------
 # In a venv inside cargo's target folder, so nothing global changes; the extension is built
