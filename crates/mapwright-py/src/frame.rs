@@ -1,7 +1,9 @@
 //! The columns of `to_pandas` / `to_polars`, built here from whole batches: numbers and dates
-//! as packed buffers (one `bytes` per column, read by numpy without a copy per row), text as
-//! lists of `str`, repeated text (`sitemap`, `changefreq`) as category codes. No Python
-//! object is made per entry, and the reader keeps parsing while a batch is converted.
+//! as packed buffers (one `bytes` per column, read by numpy without a copy per row), `loc` as
+//! an Arrow string column's two buffers (offsets and UTF-8 bytes, which pyarrow wraps without
+//! a copy; pandas and polars take the array as it is) or, without pyarrow, a list of `str`,
+//! repeated text (`sitemap`, `changefreq`) as category codes. No Python object is made per
+//! entry when pyarrow is there, and the reader keeps parsing while a batch is converted.
 
 use crate::convert::{PyEntry, priority_f64};
 use crate::discover::Discovery;
@@ -24,6 +26,16 @@ fn lastmod_ns(l: &Lastmod) -> i64 {
         return NAT;
     }
     secs * 1_000_000_000 + i64::from(v.nanos)
+}
+
+/// A column of numbers as the bytes numpy's `frombuffer` (or pyarrow's buffers) read: native
+/// byte order, one copy.
+fn ne_bytes<T: Copy, const N: usize>(values: &[T], to: fn(T) -> [u8; N]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(values.len() * N);
+    for &v in values {
+        out.extend_from_slice(&to(v));
+    }
+    out
 }
 
 /// A text column whose values are lists joined by `@@` (advertools' separator for several values).
@@ -55,10 +67,29 @@ impl Multi {
     }
 }
 
+/// The `loc` column: an Arrow `large_string` array's offsets and bytes, or a list of `str`.
+enum Text<'py> {
+    Arrow { offsets: Vec<i64>, data: Vec<u8> },
+    List(Bound<'py, PyList>),
+}
+
+impl Text<'_> {
+    fn push(&mut self, s: &str) -> PyResult<()> {
+        match self {
+            Text::Arrow { offsets, data } => {
+                data.extend_from_slice(s.as_bytes());
+                offsets.push(data.len() as i64);
+                Ok(())
+            }
+            Text::List(list) => list.append(s),
+        }
+    }
+}
+
 struct Builder<'py> {
     py: Python<'py>,
     rows: usize,
-    loc: Bound<'py, PyList>,
+    loc: Text<'py>,
     lastmod: Vec<i64>,
     changefreq: Vec<i8>,
     priority: Vec<f64>,
@@ -74,11 +105,11 @@ struct Builder<'py> {
 }
 
 impl<'py> Builder<'py> {
-    fn new(py: Python<'py>) -> Self {
+    fn new(py: Python<'py>, arrow: bool) -> Self {
         Builder {
             py,
             rows: 0,
-            loc: PyList::empty(py),
+            loc: if arrow { Text::Arrow { offsets: vec![0], data: Vec::new() } } else { Text::List(PyList::empty(py)) },
             lastmod: Vec::new(),
             changefreq: Vec::new(),
             priority: Vec::new(),
@@ -96,7 +127,7 @@ impl<'py> Builder<'py> {
 
     fn push(&mut self, e: &Entry, sitemap: Option<&Arc<str>>) -> PyResult<()> {
         self.rows += 1;
-        self.loc.append(e.loc().as_str())?;
+        self.loc.push(e.loc().as_str())?;
         self.lastmod.push(e.lastmod().map_or(NAT, lastmod_ns));
         let code = match sitemap {
             None => -1,
@@ -145,12 +176,18 @@ impl<'py> Builder<'py> {
         let packed = |bytes: &[u8]| PyBytes::new(py, bytes);
         let d = PyDict::new(py);
         d.set_item("rows", self.rows)?;
-        d.set_item("loc", self.loc)?;
-        d.set_item("lastmod", packed(&self.lastmod.iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>()))?;
+        match self.loc {
+            Text::Arrow { offsets, data } => {
+                d.set_item("loc_offsets", packed(&ne_bytes(&offsets, i64::to_ne_bytes)))?;
+                d.set_item("loc_data", packed(&data))?;
+            }
+            Text::List(list) => d.set_item("loc", list)?,
+        }
+        d.set_item("lastmod", packed(&ne_bytes(&self.lastmod, i64::to_ne_bytes)))?;
         d.set_item("changefreq", packed(&self.changefreq.iter().map(|&c| c as u8).collect::<Vec<u8>>()))?;
         d.set_item("changefreq_categories", ChangeFreq::ALL.iter().map(|c| c.as_str()).collect::<Vec<_>>())?;
-        d.set_item("priority", packed(&self.priority.iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>()))?;
-        d.set_item("sitemap", packed(&self.sitemap.iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>()))?;
+        d.set_item("priority", packed(&ne_bytes(&self.priority, f64::to_ne_bytes)))?;
+        d.set_item("sitemap", packed(&ne_bytes(&self.sitemap, i32::to_ne_bytes)))?;
         d.set_item("sitemap_categories", self.sitemaps.iter().map(|s| &**s).collect::<Vec<_>>())?;
         d.set_item("index_rows", self.kind_sitemap)?;
         let extra = PyDict::new(py);
@@ -171,10 +208,12 @@ impl<'py> Builder<'py> {
 }
 
 /// The columns of every entry `source` yields: a `Reader`, a `Discovery`, or any iterable of
-/// `Entry`. An error of the source is raised after nothing was returned.
+/// `Entry`. An error of the source is raised after nothing was returned. With `arrow`, `loc`
+/// comes as `loc_offsets` (int64) and `loc_data` (UTF-8) for pyarrow, else as a list of `str`.
 #[pyfunction]
-pub fn columns<'py>(py: Python<'py>, source: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
-    let mut b = Builder::new(py);
+#[pyo3(signature = (source, arrow=false))]
+pub fn columns<'py>(py: Python<'py>, source: &Bound<'py, PyAny>, arrow: bool) -> PyResult<Bound<'py, PyDict>> {
+    let mut b = Builder::new(py, arrow);
     if let Ok(reader) = source.cast::<Reader>() {
         let mut r = reader.borrow_mut();
         let sitemap = r.sitemap();

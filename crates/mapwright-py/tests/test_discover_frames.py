@@ -126,3 +126,22 @@ def test_to_polars():
     assert df["lastmod"].to_list()[1] is None
     assert df["changefreq"].cast(pl.String).to_list() == ["weekly", None]
     assert df["priority"].to_list()[0] == pytest.approx(0.3) and df["priority"].to_list()[1] is None
+
+
+@pytest.mark.parametrize("library", ["pandas", "polars"])
+def test_frames_are_the_same_with_and_without_pyarrow(monkeypatch, library):
+    # With pyarrow, `loc` travels as an Arrow array Rust built (offsets and bytes); without,
+    # as a list of str. Both must give the same frame, non-ASCII and empty-text rows included.
+    pytest.importorskip("pyarrow")
+    pytest.importorskip(library)
+    locs = [f"https://example.com/{i}" for i in range(3000)] + ["https://例え.jp/ページ?q=ü", "https://example.com/é"]
+    xml = urlset(*locs)
+    convert = mapwright.to_pandas if library == "pandas" else mapwright.to_polars
+    with_arrow = convert(xml)
+    monkeypatch.setattr(mapwright, "_pyarrow", lambda: None)
+    without = convert(xml)
+    assert list(with_arrow["loc"]) == list(without["loc"])
+    if library == "pandas":
+        assert with_arrow["loc"].dtype == without["loc"].dtype
+    assert with_arrow.equals(without)
+    assert len(with_arrow) == len(locs)

@@ -162,8 +162,24 @@ def test_max_bytes_limit_raises_too_large():
 
 
 def _run_measured(code: str) -> tuple[dict, int]:
-    """Runs `code` in a fresh interpreter; returns its printed JSON and peak RSS in KiB."""
-    script = textwrap.dedent(code) + "\nimport resource, json\nprint(json.dumps({'rss': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, **OUT}))\n"
+    """Runs `code` in a fresh interpreter; returns its printed JSON and peak RSS in KiB.
+
+    The peak is the interpreter's own (VmHWM): Linux carries `ru_maxrss` over from the forking
+    process across exec, so pytest's size (pandas, pyarrow and polars loaded by other tests)
+    would count as the child's."""
+    script = textwrap.dedent(code) + textwrap.dedent("""
+        import json, resource
+        def _peak_kib():
+            try:
+                with open("/proc/self/status") as f:
+                    for line in f:
+                        if line.startswith("VmHWM:"):
+                            return int(line.split()[1])
+            except OSError:
+                pass
+            return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        print(json.dumps({'rss': _peak_kib(), **OUT}))
+    """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     data = json.loads(out.stdout.strip().splitlines()[-1])
     return data, data["rss"]

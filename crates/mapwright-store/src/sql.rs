@@ -110,9 +110,16 @@ macro_rules! lease_sql {
     };
 }
 
-/// Implements [`crate::Store`] for a type with a `pool` field and a `begin_write` method.
+/// Implements [`crate::Store`] for a type with a `pool` field and `begin_write` and `pacer`
+/// methods; `lock` is the lease query's row lock, `loc_lower` the URL search's lower-cased `loc`.
 macro_rules! impl_store {
-    ($ty:ty, backend = $name:literal, migrations = $migrations:literal, lock = $lock:literal) => {
+    (
+        $ty:ty,
+        backend = $name:literal,
+        migrations = $migrations:literal,
+        lock = $lock:literal,
+        loc_lower = $loc_lower:literal
+    ) => {
         #[async_trait::async_trait]
         impl $crate::Store for $ty {
             fn backend(&self) -> &'static str {
@@ -763,56 +770,66 @@ macro_rules! impl_store {
                 now: Timestamp,
             ) -> Result<ChildSync> {
                 let mut sync = ChildSync::default();
-                let mut tx = self.begin_write().await?;
                 let mut listed = std::collections::HashSet::with_capacity(children.len());
-                for child in children {
-                    if !listed.insert(child.url.as_str()) {
-                        continue;
-                    }
-                    type Known = (i64, Option<i64>, String, Option<String>, Option<i64>, bool);
-                    let known: Option<Known> = sqlx::query_as(
-                        "SELECT id, parent_id, source, index_lastmod, removed_at, removed_by_user FROM sitemaps \
-                         WHERE site_id = $1 AND url = $2",
-                    )
-                    .bind(site_id)
-                    .bind(&child.url)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-                    match known {
-                        None => {
-                            sqlx::query(
-                                "INSERT INTO sitemaps (site_id, url, source, parent_id, submitted_at, next_fetch_at, index_lastmod) \
-                                 VALUES ($1, $2, 'index', $3, $4, $4, $5)",
-                            )
-                            .bind(site_id)
-                            .bind(&child.url)
-                            .bind(parent_id)
-                            .bind(now)
-                            .bind(&child.lastmod)
-                            .execute(&mut *tx)
-                            .await?;
-                            sync.added += 1;
+                // An index may list 50,000 children: they are added in transactions of
+                // CHILD_CHUNK, so that on SQLite another user's write waits for one chunk, not
+                // for the whole index. Each chunk is whole on its own; the removal of what the
+                // index no longer lists comes last, once every listed child is there.
+                let mut pacer = self.pacer();
+                for chunk in children.chunks(CHILD_CHUNK) {
+                    pacer.between().await;
+                    let mut tx = self.begin_write().await?;
+                    for child in chunk {
+                        if !listed.insert(child.url.as_str()) {
+                            continue;
                         }
-                        // A child the user removed stays removed while the index lists it.
-                        Some((_, _, _, _, _, true)) => {}
-                        Some((id, parent, source, lastmod, removed, false)) => {
-                            let ours = id != parent_id && source == "index" && parent.is_none_or(|p| p == parent_id);
-                            if ours && (removed.is_some() || lastmod != child.lastmod) {
+                        type Known = (i64, Option<i64>, String, Option<String>, Option<i64>, bool);
+                        let known: Option<Known> = sqlx::query_as(
+                            "SELECT id, parent_id, source, index_lastmod, removed_at, removed_by_user FROM sitemaps \
+                             WHERE site_id = $1 AND url = $2",
+                        )
+                        .bind(site_id)
+                        .bind(&child.url)
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                        match known {
+                            None => {
                                 sqlx::query(
-                                    "UPDATE sitemaps SET index_lastmod = $1, parent_id = $2, removed_at = NULL, \
-                                     next_fetch_at = CASE WHEN next_fetch_at > $3 THEN $3 ELSE next_fetch_at END WHERE id = $4",
+                                    "INSERT INTO sitemaps (site_id, url, source, parent_id, submitted_at, next_fetch_at, index_lastmod) \
+                                     VALUES ($1, $2, 'index', $3, $4, $4, $5)",
                                 )
-                                .bind(&child.lastmod)
+                                .bind(site_id)
+                                .bind(&child.url)
                                 .bind(parent_id)
                                 .bind(now)
-                                .bind(id)
+                                .bind(&child.lastmod)
                                 .execute(&mut *tx)
                                 .await?;
-                                sync.brought_forward += 1;
+                                sync.added += 1;
+                            }
+                            // A child the user removed stays removed while the index lists it.
+                            Some((_, _, _, _, _, true)) => {}
+                            Some((id, parent, source, lastmod, removed, false)) => {
+                                let ours = id != parent_id && source == "index" && parent.is_none_or(|p| p == parent_id);
+                                if ours && (removed.is_some() || lastmod != child.lastmod) {
+                                    sqlx::query(
+                                        "UPDATE sitemaps SET index_lastmod = $1, parent_id = $2, removed_at = NULL, \
+                                         next_fetch_at = CASE WHEN next_fetch_at > $3 THEN $3 ELSE next_fetch_at END WHERE id = $4",
+                                    )
+                                    .bind(&child.lastmod)
+                                    .bind(parent_id)
+                                    .bind(now)
+                                    .bind(id)
+                                    .execute(&mut *tx)
+                                    .await?;
+                                    sync.brought_forward += 1;
+                                }
                             }
                         }
                     }
+                    tx.commit().await?;
                 }
+                let mut tx = self.begin_write().await?;
                 let live: Vec<(i64, String)> = sqlx::query_as(
                     "SELECT id, url FROM sitemaps WHERE parent_id = $1 AND source = 'index' AND removed_at IS NULL",
                 )
@@ -858,7 +875,9 @@ macro_rules! impl_store {
                 let mut write = UrlWrite::default();
                 // The site's URL rows, counted once, when the first new URL meets a quota.
                 let mut rows: Option<i64> = None;
+                let mut pacer = self.pacer();
                 for chunk in unique.chunks(URL_CHUNK) {
+                    pacer.between().await;
                     let mut tx = self.begin_write().await?;
                     let mut take: Vec<usize> = chunk.to_vec();
                     if quota < i64::MAX {
@@ -1113,21 +1132,35 @@ macro_rules! impl_store {
             ) -> Result<Page<UrlRow>> {
                 self.sitemap(actor, sitemap_id).await?;
                 let limit = limit.clamp(1, 10_000);
-                let pattern = format!("%{}%", like_escape(&contains.to_ascii_lowercase()));
-                let items: Vec<UrlRow> = sqlx::query_as(concat!(
+                // Two statements, not one with `($n OR ...)`: a prepared statement's generic plan
+                // could not use PostgreSQL's trigram index (migration 0010) through the OR.
+                let items: Vec<UrlRow> = if contains.is_empty() {
                     // Driven by the link table's key (sitemap, url) in URL order, so a page costs
                     // its rows, not a scan of the site's URLs (PostgreSQL otherwise walks `urls`).
-                    "SELECT ", url_cols!(), " FROM sitemap_urls su JOIN urls u ON u.id = su.url_id \
-                     WHERE su.sitemap_id = $1 AND su.url_id > $2 AND u.removed_at IS NULL \
-                     AND ($5 OR LOWER(u.loc) LIKE $3 ESCAPE '\\') ORDER BY su.url_id LIMIT $4"
-                ))
-                .bind(sitemap_id)
-                .bind(after)
-                .bind(pattern)
-                .bind(limit + 1)
-                .bind(contains.is_empty())
-                .fetch_all(&self.pool)
-                .await?;
+                    sqlx::query_as(concat!(
+                        "SELECT ", url_cols!(), " FROM sitemap_urls su JOIN urls u ON u.id = su.url_id \
+                         WHERE su.sitemap_id = $1 AND su.url_id > $2 AND u.removed_at IS NULL \
+                         ORDER BY su.url_id LIMIT $3"
+                    ))
+                    .bind(sitemap_id)
+                    .bind(after)
+                    .bind(limit + 1)
+                    .fetch_all(&self.pool)
+                    .await?
+                } else {
+                    let pattern = format!("%{}%", like_escape(&contains.to_ascii_lowercase()));
+                    sqlx::query_as(concat!(
+                        "SELECT ", url_cols!(), " FROM sitemap_urls su JOIN urls u ON u.id = su.url_id \
+                         WHERE su.sitemap_id = $1 AND su.url_id > $2 AND u.removed_at IS NULL \
+                         AND ", $loc_lower, " LIKE $3 ESCAPE '\\' ORDER BY su.url_id LIMIT $4"
+                    ))
+                    .bind(sitemap_id)
+                    .bind(after)
+                    .bind(pattern)
+                    .bind(limit + 1)
+                    .fetch_all(&self.pool)
+                    .await?
+                };
                 Ok(Page::from_one_extra(items, limit, |u| u.id))
             }
 
@@ -1482,26 +1515,44 @@ macro_rules! refresh_rollups {
 /// holds) and is pending until then. `$ids` are the sitemaps removed by the caller.
 macro_rules! forget_removed {
     ($tx:ident, $ids:expr, $now:expr) => {{
-        for id in $ids {
-            let descendants: Vec<i64> = sqlx::query_scalar(
-                "WITH RECURSIVE d(id) AS (SELECT id FROM sitemaps WHERE parent_id = $1 AND id <> $1 \
-                 AND source = 'index' AND removed_at IS NULL UNION SELECT c.id FROM sitemaps c JOIN d \
-                 ON c.parent_id = d.id WHERE c.source = 'index' AND c.removed_at IS NULL) SELECT id FROM d",
-            )
-            .bind(id)
-            .fetch_all(&mut *$tx)
-            .await?;
-            for gone in std::iter::once(id).chain(descendants) {
-                sqlx::query(
-                    "UPDATE sitemaps SET removed_at = COALESCE(removed_at, $1), lease_owner = NULL, \
-                     lease_expires_at = NULL, etag = NULL, last_modified = NULL, content_hash = NULL, \
-                     status = NULL, http_status = NULL, errors = 0, warnings = 0, url_count = NULL WHERE id = $2",
-                )
-                .bind($now)
-                .bind(gone)
-                .execute(&mut *$tx)
-                .await?;
-                sqlx::query("DELETE FROM sitemap_urls WHERE sitemap_id = $1").bind(gone).execute(&mut *$tx).await?;
+        // In chunks with IN lists, not three statements per sitemap: an index that drops
+        // 20,000 children is a few dozen statements (it was a minute on PostgreSQL).
+        let ids: Vec<i64> = $ids.into_iter().collect();
+        for chunk in ids.chunks($crate::sql::CHILD_CHUNK) {
+            let mut query = sqlx::QueryBuilder::new(
+                "WITH RECURSIVE d(id) AS (SELECT id FROM sitemaps WHERE source = 'index' \
+                 AND removed_at IS NULL AND parent_id IN (",
+            );
+            let mut list = query.separated(", ");
+            for id in chunk {
+                list.push_bind(*id);
+            }
+            query.push(
+                ") UNION SELECT c.id FROM sitemaps c JOIN d ON c.parent_id = d.id \
+                 WHERE c.source = 'index' AND c.removed_at IS NULL) SELECT id FROM d",
+            );
+            let descendants: Vec<i64> = query.build_query_scalar().fetch_all(&mut *$tx).await?;
+            let gone: Vec<i64> = chunk.iter().copied().chain(descendants).collect();
+            for part in gone.chunks($crate::sql::CHILD_CHUNK) {
+                let mut update = sqlx::QueryBuilder::new("UPDATE sitemaps SET removed_at = COALESCE(removed_at, ");
+                update.push_bind($now).push(
+                    "), lease_owner = NULL, lease_expires_at = NULL, etag = NULL, last_modified = NULL, \
+                     content_hash = NULL, status = NULL, http_status = NULL, errors = 0, warnings = 0, \
+                     url_count = NULL WHERE id IN (",
+                );
+                let mut list = update.separated(", ");
+                for id in part {
+                    list.push_bind(*id);
+                }
+                update.push(")");
+                update.build().execute(&mut *$tx).await?;
+                let mut delete = sqlx::QueryBuilder::new("DELETE FROM sitemap_urls WHERE sitemap_id IN (");
+                let mut list = delete.separated(", ");
+                for id in part {
+                    list.push_bind(*id);
+                }
+                delete.push(")");
+                delete.build().execute(&mut *$tx).await?;
             }
         }
     }};
@@ -1512,7 +1563,9 @@ macro_rules! forget_removed {
 macro_rules! delete_in_batches {
     ($self:expr, $batch:expr, $sql:literal, $arg:expr) => {{
         let mut total = 0_u64;
+        let mut pacer = $self.pacer();
         loop {
+            pacer.between().await;
             let mut tx = $self.begin_write().await?;
             let done = sqlx::query($sql).bind($arg).bind($batch).execute(&mut *tx).await?.rows_affected();
             tx.commit().await?;
@@ -1573,6 +1626,42 @@ pub(crate) fn clean(text: &str) -> std::borrow::Cow<'_, str> {
 /// URLs per multi-row upsert: 8 parameters each stays far below both backends' limits
 /// (32,766 on SQLite, 65,535 on PostgreSQL).
 pub(crate) const URL_CHUNK: usize = 500;
+
+/// Paces a long write made of many short transactions (a big sitemap's URLs, a huge index's
+/// children, retention's deletions) on SQLite, whose one write lock other writers wait for by
+/// polling (its busy handler retries every 100 ms at most): a writer that begins its next
+/// transaction the instant it committed the last would win every time and starve them until
+/// their busy timeout fails. After [`WRITE_SLICE`] of back-to-back transactions it pauses for
+/// [`WRITE_GAP`], longer than that poll, so a waiting writer gets in within a slice and a gap.
+/// PostgreSQL locks rows, not the database: its pacer never pauses.
+pub(crate) struct Pacer {
+    enabled: bool,
+    since: std::time::Instant,
+}
+
+/// How long a long SQLite write holds the lock, transaction after transaction, before a pause.
+pub(crate) const WRITE_SLICE: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// The pause: longer than SQLite's longest busy-handler sleep (100 ms).
+pub(crate) const WRITE_GAP: std::time::Duration = std::time::Duration::from_millis(120);
+
+impl Pacer {
+    pub(crate) fn new(enabled: bool) -> Self {
+        Pacer { enabled, since: std::time::Instant::now() }
+    }
+
+    /// Before each transaction of the long write.
+    pub(crate) async fn between(&mut self) {
+        if self.enabled && self.since.elapsed() >= WRITE_SLICE {
+            tokio::time::sleep(WRITE_GAP).await;
+            self.since = std::time::Instant::now();
+        }
+    }
+}
+
+/// Index children synchronised per transaction (two statements each): a few milliseconds of
+/// SQLite's write lock, so a 50,000-child index never makes other writers wait for long.
+pub(crate) const CHILD_CHUNK: usize = 500;
 
 /// Escapes `%`, `_` and the backslash for a `LIKE ... ESCAPE` pattern whose escape is the backslash.
 pub(crate) fn like_escape(text: &str) -> String {

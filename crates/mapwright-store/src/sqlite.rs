@@ -10,7 +10,7 @@ use sqlx::{Sqlite, SqlitePool, Transaction};
 use crate::error::conflict;
 use crate::model::*;
 use crate::secret;
-use crate::sql::{URL_CHUNK, clean, found, like_escape, loc_hash};
+use crate::sql::{CHILD_CHUNK, Pacer, URL_CHUNK, clean, found, like_escape, loc_hash};
 use crate::{Error, Result};
 
 /// A store in an SQLite database file.
@@ -79,6 +79,11 @@ impl SqliteStore {
     async fn begin_write(&self) -> Result<Transaction<'static, Sqlite>> {
         Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
     }
+
+    /// Long writes pause now and then for other writers (see [`Pacer`]).
+    fn pacer(&self) -> Pacer {
+        Pacer::new(true)
+    }
 }
 
 /// Creates a missing database file readable by its owner only (0600: it holds password hashes
@@ -132,4 +137,11 @@ async fn quick_check(pool: &SqlitePool, path: &Path) -> Result<()> {
     Err(Error::Corrupt { path: path.to_owned(), detail: found.join("; ") })
 }
 
-impl_store!(SqliteStore, backend = "sqlite", migrations = "migrations/sqlite", lock = "");
+impl_store!(
+    SqliteStore,
+    backend = "sqlite",
+    migrations = "migrations/sqlite",
+    lock = "",
+    // SQLite's LIKE ignores ASCII case already (as its LOWER only folds ASCII): no LOWER per row.
+    loc_lower = "u.loc"
+);

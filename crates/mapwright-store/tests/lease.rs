@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use mapwright_store::{DownloadRecord, Error, FindingRecord, Source, Store};
+use mapwright_store::{DownloadRecord, Error, FindingRecord, IndexChild, Source, Store};
 
 use crate::support::{T0, each_backend, each_backend_pair, user, verified_site};
 
@@ -246,6 +246,61 @@ async fn two_processes_on_one_database_share_the_work() {
         for id in all {
             assert_eq!(two.list_downloads(admin, id, 10).await.unwrap().len(), 1);
         }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_index_is_synchronised_in_short_transactions() {
+    each_backend(|store| async move {
+        let ann = user(&*store, "ann@example.com", false).await;
+        let site = verified_site(&*store, ann, "https://ann.example").await;
+        let index = store.add_sitemap(ann, site, "https://ann.example/index.xml", Source::Api, T0).await.unwrap();
+        let bob = user(&*store, "bob@example.com", false).await;
+        let bobs = verified_site(&*store, bob, "https://bob.example").await;
+
+        // A big index (20,000 children: on SQLite, seconds of writing) synchronised while
+        // another user writes: every write of the other user succeeds, and none waits for the
+        // whole index, only for a slice of it.
+        const CHILDREN: usize = 20_000;
+        let children: Vec<IndexChild> = (0..CHILDREN)
+            .map(|i| IndexChild { url: format!("https://ann.example/part-{i}.xml"), lastmod: None })
+            .collect();
+        let syncing = {
+            let store = store.clone();
+            let children = children.clone();
+            tokio::spawn(async move { store.sync_index_children(site, index.id, &children, T0 + 1).await })
+        };
+        let mut slowest = std::time::Duration::ZERO;
+        let mut writes = 0;
+        let sync_started = std::time::Instant::now();
+        while !syncing.is_finished() {
+            let started = std::time::Instant::now();
+            let url = format!("https://bob.example/s-{writes}.xml");
+            store.add_sitemap(bob, bobs, &url, Source::Api, T0 + 1).await.unwrap();
+            slowest = slowest.max(started.elapsed());
+            writes += 1;
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        let sync = syncing.await.unwrap().unwrap();
+        eprintln!("{}: synchronised in {:?}", store.backend(), sync_started.elapsed());
+        eprintln!(
+            "{}: {writes} writes of another user during the synchronisation, the slowest {slowest:?}",
+            store.backend()
+        );
+        assert_eq!((sync.added, sync.brought_forward, sync.removed), (CHILDREN as u64, 0, 0));
+        assert!(writes > 1, "the other user wrote {writes} times during the synchronisation");
+        assert!(slowest < std::time::Duration::from_millis(1500), "a write of the other user waited {slowest:?}");
+
+        // Listing a subset again removes the rest, and a duplicate URL is one child.
+        let mut kept: Vec<IndexChild> = children[..1_234].to_vec();
+        kept.push(children[0].clone());
+        let started = std::time::Instant::now();
+        let sync = store.sync_index_children(site, index.id, &kept, T0 + 2).await.unwrap();
+        eprintln!("{}: the removal took {:?}", store.backend(), started.elapsed());
+        assert_eq!((sync.added, sync.removed), (0, CHILDREN as u64 - 1_234));
+        let live = store.list_sitemaps(ann, site).await.unwrap().into_iter().filter(|s| s.removed_at.is_none()).count();
+        assert_eq!(live, 1 + 1_234);
     })
     .await;
 }
