@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import pathlib
+import re
 import socket
 import statistics
 import subprocess
@@ -41,6 +42,7 @@ ap.add_argument("--port", type=int, default=8799, help="loopback port of the cor
 ap.add_argument("--runs", type=int, default=3, help="timed runs per fast case (slow ones run once)")
 ap.add_argument("--skip-slow", action="store_true", help="skip USP and advertools on the 1M-URL index")
 ap.add_argument("--out", help="write the Markdown table here too")
+ap.add_argument("--only", help="run only the cases whose 'library what corpus' matches this regular expression")
 a = ap.parse_args()
 
 BASE = f"http://127.0.0.1:{a.port}"
@@ -148,6 +150,8 @@ def main() -> None:
         rows = []
         for peer, what, corpus, expected, slow, setup, code in CASES:
             if slow and a.skip_slow:
+                continue
+            if a.only and not re.search(a.only, f"{peer} {what} {corpus}"):
                 continue
             results = [run_case(setup, code) for _ in range(1 if slow or corpus == "1M index" else a.runs)]
             ok = [r for r in results if "error" not in r]

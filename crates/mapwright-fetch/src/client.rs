@@ -103,6 +103,9 @@ pub struct Fetcher {
 impl Fetcher {
     /// Builds the client. Fails only if TLS cannot be set up.
     pub fn new(config: Config) -> Result<Fetcher, Error> {
+        // reqwest takes the process's rustls provider: ring (see the workspace's Cargo.toml).
+        // Already installed (a second client, or the embedding program chose one) is fine.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let max = config.max_redirects;
         let allow_private = config.allow_private_networks;
         let policy = reqwest::redirect::Policy::custom(move |attempt| {

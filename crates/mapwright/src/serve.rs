@@ -182,10 +182,26 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
+    return_big_blocks_to_the_system();
     let runtime =
         tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")?;
     runtime.block_on(serve(settings))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Fixes glibc's threshold above which an allocation gets its own mapping (returned to the
+/// system when freed) at 1 MiB. Left alone, glibc raises the threshold to the size of each big
+/// block freed, so after the first argon2 hashes (19 MiB each) every later one comes from a
+/// heap that never shrinks: the attack bench's sign-up flood left the server at 381 MB
+/// (peak and after) with it, 58 MB peak and 20 MB after without.
+fn return_big_blocks_to_the_system() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[allow(unsafe_code)]
+    // SAFETY: mallopt only sets an allocator parameter; it is called before any other thread
+    // of the process starts.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+    }
 }
 
 async fn serve(settings: Settings) -> anyhow::Result<()> {
