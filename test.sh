@@ -56,6 +56,9 @@ python_tests() {
   local target venv
   target=$(cargo metadata --format-version 1 --no-deps --locked | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])') || return 1
   venv="$target/py-venv"
+  # A venv whose scripts no longer run (the target folder was moved: their #! names the old
+  # path) is made again.
+  if [ -x "$venv/bin/maturin" ] && ! "$venv/bin/maturin" --version >/dev/null 2>&1; then rm -rf "$venv"; fi
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv" || return 1
   "$venv/bin/python" -m pip install -q --disable-pip-version-check -r crates/mapwright-py/tests/requirements.txt || return 1
   (cd crates/mapwright-py && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$target" \
@@ -75,6 +78,7 @@ schemathesis_run() {
   local target venv dir port server token status=0
   target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])') || return 1
   venv="$target/schemathesis-$SCHEMATHESIS_VERSION"
+  if [ -x "$venv/bin/schemathesis" ] && ! "$venv/bin/schemathesis" --version >/dev/null 2>&1; then rm -rf "$venv"; fi
   if [ ! -x "$venv/bin/schemathesis" ]; then
     python3 -m venv "$venv" && "$venv/bin/pip" install -q "schemathesis==$SCHEMATHESIS_VERSION" || return 1
   fi
