@@ -1083,12 +1083,9 @@ macro_rules! impl_store {
                      WHERE d2.sitemap_id = sm.id AND d2.status <> 'unchanged' \
                      ORDER BY d2.downloaded_at DESC, d2.id DESC LIMIT 1) WHERE ("
                 ));
-                query.push_bind(actor.is_admin).push(" OR s.owner_id = ").push_bind(actor.user_id).push(") AND sm.parent_id IN (");
-                let mut ids = query.separated(", ");
-                for id in parent_ids {
-                    ids.push_bind(*id);
-                }
-                query.push(")) x WHERE x.child_number <= ").push_bind(per_parent.clamp(1, 10_000)).push(" ORDER BY x.parent_id, x.id");
+                query.push_bind(actor.is_admin).push(" OR s.owner_id = ").push_bind(actor.user_id).push(") AND sm.parent_id IN ");
+                $crate::sql::push_id_list(&mut query, parent_ids);
+                query.push(") x WHERE x.child_number <= ").push_bind(per_parent.clamp(1, 10_000)).push(" ORDER BY x.parent_id, x.id");
                 Ok(query.build_query_as().fetch_all(&self.pool).await?)
             }
 
@@ -1521,14 +1518,11 @@ macro_rules! forget_removed {
         for chunk in ids.chunks($crate::sql::CHILD_CHUNK) {
             let mut query = sqlx::QueryBuilder::new(
                 "WITH RECURSIVE d(id) AS (SELECT id FROM sitemaps WHERE source = 'index' \
-                 AND removed_at IS NULL AND parent_id IN (",
+                 AND removed_at IS NULL AND parent_id IN ",
             );
-            let mut list = query.separated(", ");
-            for id in chunk {
-                list.push_bind(*id);
-            }
+            $crate::sql::push_id_list(&mut query, chunk);
             query.push(
-                ") UNION SELECT c.id FROM sitemaps c JOIN d ON c.parent_id = d.id \
+                " UNION SELECT c.id FROM sitemaps c JOIN d ON c.parent_id = d.id \
                  WHERE c.source = 'index' AND c.removed_at IS NULL) SELECT id FROM d",
             );
             let descendants: Vec<i64> = query.build_query_scalar().fetch_all(&mut *$tx).await?;
@@ -1538,20 +1532,12 @@ macro_rules! forget_removed {
                 update.push_bind($now).push(
                     "), lease_owner = NULL, lease_expires_at = NULL, etag = NULL, last_modified = NULL, \
                      content_hash = NULL, status = NULL, http_status = NULL, errors = 0, warnings = 0, \
-                     url_count = NULL WHERE id IN (",
+                     url_count = NULL WHERE id IN ",
                 );
-                let mut list = update.separated(", ");
-                for id in part {
-                    list.push_bind(*id);
-                }
-                update.push(")");
+                $crate::sql::push_id_list(&mut update, part);
                 update.build().execute(&mut *$tx).await?;
-                let mut delete = sqlx::QueryBuilder::new("DELETE FROM sitemap_urls WHERE sitemap_id IN (");
-                let mut list = delete.separated(", ");
-                for id in part {
-                    list.push_bind(*id);
-                }
-                delete.push(")");
+                let mut delete = sqlx::QueryBuilder::new("DELETE FROM sitemap_urls WHERE sitemap_id IN ");
+                $crate::sql::push_id_list(&mut delete, part);
                 delete.build().execute(&mut *$tx).await?;
             }
         }
@@ -1657,6 +1643,21 @@ impl Pacer {
             self.since = std::time::Instant::now();
         }
     }
+}
+
+/// Pushes `(id, id, ...)` as bound parameters: the IN list of a statement built with
+/// `QueryBuilder` (the same on both backends, which share no array type).
+pub(crate) fn push_id_list<DB>(query: &mut sqlx::QueryBuilder<DB>, ids: &[i64])
+where
+    DB: sqlx::Database,
+    for<'t> i64: sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+{
+    query.push("(");
+    let mut list = query.separated(", ");
+    for id in ids {
+        list.push_bind(*id);
+    }
+    query.push(")");
 }
 
 /// Index children synchronised per transaction (two statements each): a few milliseconds of
