@@ -6,7 +6,7 @@ use axum::http::header::{AUTHORIZATION, COOKIE, SET_COOKIE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use mapwright_store::{Actor, ApiToken, User, secret};
+use mapwright_store::{Actor, ApiToken, SignupRequest, User, secret};
 use serde::{Deserialize, Serialize};
 
 use crate::api::extract::{Id, JsonBody};
@@ -95,17 +95,10 @@ fn check_credentials(c: &Credentials) -> Result<String, AppError> {
         return Err(AppError::BadRequest("the e-mail address is not valid: give name@domain".into()));
     }
     let email = mapwright_store::normalize_email(email).map_err(|e| AppError::BadRequest(e.to_string()))?;
-    let length = c.password.chars().count();
-    if length < 10 {
-        return Err(AppError::BadRequest("the password needs at least 10 characters".into()));
+    match crate::password_problem(&c.password) {
+        Some(problem) => Err(AppError::BadRequest(problem.into())),
+        None => Ok(email),
     }
-    if c.password.trim().is_empty() {
-        return Err(AppError::BadRequest("the password needs more than blank space".into()));
-    }
-    if length > 1024 {
-        return Err(AppError::BadRequest("the password is longer than 1024 characters".into()));
-    }
-    Ok(email)
 }
 
 async fn signed_in(state: &AppState, user: User, status: StatusCode) -> Result<Response, AppError> {
@@ -115,25 +108,122 @@ async fn signed_in(state: &AppState, user: User, status: StatusCode) -> Result<R
     Ok(response)
 }
 
-/// `POST /api/v1/signup` `{"email", "password"}`: 201 with the user and a session cookie.
+/// How long a sign-up's confirmation link holds: a day.
+pub const SIGN_UP_LINK_SECONDS: i64 = 24 * 3600;
+
+/// What every sign-up request answers, whether the address has an account or not: only the
+/// mail (a link, or a note that the account exists) differs, and only the owner reads it.
+pub(crate) const SIGN_UP_SENT: &str = "If this address can be used for a new account, a link to confirm it is on its way \
+there; it holds for 24 hours. Follow it and give the same password to finish signing up.";
+
+/// `POST /api/v1/signup` answer.
+#[derive(Serialize)]
+pub(crate) struct SignUpAnswer {
+    message: &'static str,
+}
+
+/// `POST /api/v1/signup` `{"email", "password"}`: 202, the same for every address (see
+/// [`request_sign_up`]); the account comes with `POST /api/v1/signup/confirm`.
 pub(crate) async fn sign_up(
     State(state): State<AppState>,
     ClientAddr(client): ClientAddr,
     JsonBody(c): JsonBody<Credentials>,
-) -> Result<Response, AppError> {
-    let user = register(&state, &client, c).await?;
-    signed_in(&state, user, StatusCode::CREATED).await
+) -> Result<(StatusCode, Json<SignUpAnswer>), AppError> {
+    request_sign_up(&state, &client, c).await?;
+    Ok((StatusCode::ACCEPTED, Json(SignUpAnswer { message: SIGN_UP_SENT })))
 }
 
-/// Checks sign-up credentials and creates the user (the API's and the console's sign-up),
-/// under the per-client limit, hashing in the bounded pool. Never an admin: an anonymous
-/// sign-up must not be able to claim an address named by `serve --admin` before its owner.
-pub(crate) async fn register(state: &AppState, client: &str, c: Credentials) -> Result<User, AppError> {
+/// Checks sign-up credentials and mails the address (the API's and the console's sign-up),
+/// under the per-client limit, hashing in the bounded pool. The answer is the same whether the
+/// address has an account or not, and costs the same (the hash is made either way, the mail
+/// goes in the background): a free address gets a link that makes the account, a taken one a
+/// note to its owner. So sign-up tells a stranger nothing about who has an account, and
+/// signing in with the password of such a request fails alike for both until the link is
+/// followed. Mail per address is limited, silently, so nobody can flood an inbox through it.
+/// Never an admin: `serve --admin` and `serve admin create` make those.
+pub(crate) async fn request_sign_up(state: &AppState, client: &str, c: Credentials) -> Result<(), AppError> {
+    let Some(mailer) = state.mail.clone() else {
+        return Err(AppError::Forbidden(
+            "this server takes no sign-ups: its operator makes the accounts (mapwright serve user create)".into(),
+        ));
+    };
     state.limits.sign_up_per_client.check(client).map_err(AppError::TooManyRequests)?;
     let email = check_credentials(&c)?;
     let password = c.password;
     let hash = state.hashing.run(move || secret::hash_password(&password)).await??;
-    Ok(state.store.create_user(&email, &hash, false, now()).await?)
+    let request = state.store.request_signup(&email, &hash, now(), SIGN_UP_LINK_SECONDS).await?;
+    if state.limits.mail_per_address.check(&email).is_err() {
+        tracing::info!(email, "sign-up mail not sent: this address had its share of mail this hour");
+        return Ok(());
+    }
+    let base = mailer.public_url().to_owned();
+    match request {
+        SignupRequest::Pending(token) => {
+            let body = format!(
+                "Someone, probably you, asked for a mapwright account with this address at {base}.\n\n\
+                 To make it, open this link within 24 hours and give the password you chose:\n\n\
+                 {base}/signup/confirm?token={token}\n\n\
+                 If it was not you, ignore this message: no account is made without the link.\n"
+            );
+            mailer.send_later(email, "Confirm your mapwright account", body);
+        }
+        SignupRequest::Taken => {
+            let body = format!(
+                "Someone, probably you, asked to sign up at {base} with this address, which has an \
+                 account already. Nothing was changed.\n\n\
+                 To use your account, sign in at {base}/signin\n\n\
+                 If it was not you, ignore this message: your account and password are as they were.\n"
+            );
+            mailer.send_later(email, "You already have a mapwright account", body);
+        }
+    }
+    Ok(())
+}
+
+/// `POST /api/v1/signup/confirm` body: the token of the mailed link and the sign-up's password.
+#[derive(Deserialize)]
+pub(crate) struct Confirmation {
+    pub(crate) token: String,
+    pub(crate) password: String,
+}
+
+/// `POST /api/v1/signup/confirm` `{"token", "password"}`: 201 with the new user and a session.
+pub(crate) async fn confirm_sign_up(
+    State(state): State<AppState>,
+    ClientAddr(client): ClientAddr,
+    JsonBody(c): JsonBody<Confirmation>,
+) -> Result<Response, AppError> {
+    let user = confirm(&state, &client, c).await?;
+    signed_in(&state, user, StatusCode::CREATED).await
+}
+
+/// Makes the account of a pending sign-up: its link's token and the password given at
+/// sign-up (so that a stranger who asked first for someone else's address, with a password of
+/// their own, cannot have the owner confirm an account the stranger can sign in to).
+pub(crate) async fn confirm(state: &AppState, client: &str, c: Confirmation) -> Result<User, AppError> {
+    state.limits.sign_in_per_client.check(client).map_err(AppError::TooManyRequests)?;
+    let invalid = || {
+        AppError::BadRequest(
+            "this confirmation link is not valid: it was used already, replaced by a newer sign-up, or is more than \
+             24 hours old; sign up again"
+                .into(),
+        )
+    };
+    let token = c.token.trim();
+    if token.is_empty() || token.len() > 128 {
+        return Err(invalid());
+    }
+    if c.password.len() > 4 * 1024 {
+        return Err(AppError::BadRequest("the password is longer than 1024 characters".into()));
+    }
+    let Some((_, hash)) = state.store.pending_signup(token, now()).await? else { return Err(invalid()) };
+    let password = c.password;
+    if !state.hashing.run(move || secret::verify_password(&password, &hash)).await? {
+        return Err(AppError::BadRequest(
+            "this is not the password given when signing up: give that one, or sign up again".into(),
+        ));
+    }
+    state.store.confirm_signup(token, now()).await?.ok_or_else(invalid)
 }
 
 /// `POST /api/v1/signin` `{"email", "password"}`: 200 with the user and a session cookie.

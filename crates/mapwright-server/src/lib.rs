@@ -14,6 +14,7 @@ mod error;
 pub mod hashing;
 pub mod indexnow;
 pub mod listen;
+pub mod mail;
 pub mod metrics;
 mod ping;
 mod ratelimit;
@@ -54,6 +55,9 @@ pub struct AppState {
     pub scheduler: Arc<scheduler::Shared>,
     /// The console's URL checks running in this process (one per site, a few per user).
     pub checks: Arc<console::checker::Jobs>,
+    /// How the service mails sign-up links; `None`: it takes no sign-ups (the operator makes
+    /// the accounts). See [`AppState::with_mail`].
+    pub mail: Option<Arc<mail::Mailer>>,
 }
 
 impl AppState {
@@ -76,7 +80,16 @@ impl AppState {
             indexnow: Arc::default(),
             scheduler: Arc::default(),
             checks: Arc::default(),
+            mail: None,
         }
+    }
+
+    /// Takes sign-ups, confirmed by a link mailed through `mailer`: a sign-up must not tell a
+    /// stranger which addresses have accounts, so the account is made only by the address's
+    /// owner following the link.
+    pub fn with_mail(mut self, mailer: mail::Mailer) -> Self {
+        self.mail = Some(Arc::new(mailer));
+        self
     }
 
     /// Lets outbound requests reach private and loopback addresses: for tests and for a
@@ -103,6 +116,9 @@ pub struct Limits {
     pub ping_per_sitemap: RateLimiter,
     /// Sign-up attempts per client address (default 10 a minute).
     pub sign_up_per_client: RateLimiter,
+    /// Sign-up mail per address (default 3 an hour): past it, a sign-up still answers the
+    /// same, but no mail goes (nobody floods an inbox through the service).
+    pub mail_per_address: RateLimiter,
     /// Sign-in attempts per client address, whatever the e-mail (default 20 a minute).
     pub sign_in_per_client: RateLimiter,
     /// Failed sign-ins per client address and e-mail together: 5 free, then a wait of 1 s
@@ -121,6 +137,7 @@ impl Default for Limits {
             ping_per_client: RateLimiter::new(60, minute),
             ping_per_sitemap: RateLimiter::new(6, minute),
             sign_up_per_client: RateLimiter::new(10, minute),
+            mail_per_address: RateLimiter::new(3, 60 * minute),
             sign_in_per_client: RateLimiter::new(20, minute),
             sign_in_failures: Backoff::new(5, second, minute, 15 * minute),
             sign_in_failures_per_email: Backoff::new(u32::MAX, second, minute, 15 * minute),
@@ -139,6 +156,21 @@ pub async fn grant_admins(store: &dyn Store, emails: &[String]) -> Result<Vec<St
         }
     }
     Ok(missing)
+}
+
+/// Why a password cannot be an account's (10 to 1024 characters, not all blank), or `None`:
+/// the one rule of sign-up and of the operator's `serve user create`.
+pub fn password_problem(password: &str) -> Option<&'static str> {
+    let length = password.chars().count();
+    if length < 10 {
+        Some("the password needs at least 10 characters")
+    } else if password.trim().is_empty() {
+        Some("the password needs more than blank space")
+    } else if length > 1024 {
+        Some("the password is longer than 1024 characters")
+    } else {
+        None
+    }
 }
 
 /// How long a session lasts: 30 days.

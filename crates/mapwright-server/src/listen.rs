@@ -5,6 +5,10 @@
 //!   request in flight: a keep-alive connection, or one still sending its headers); when every
 //!   connection has a request in flight, the new one is answered 503 and closed. So idle and
 //!   slow connections can never keep a new client, or `/healthz`, out.
+//! - **Connections are capped per client** ([`Config::max_connections_per_client`], keyed as
+//!   the rate limits are: an IPv4 address, an IPv6 /64): a client at its cap gives up its own
+//!   connection idle the longest, or is answered 503 when all its connections are busy, so one
+//!   client cannot take the places of everyone else's connections.
 //! - **Headers must arrive in time** ([`Config::header_timeout`], HTTP/1: counted from when
 //!   the connection starts waiting for a request, so it is also the keep-alive idle time), and
 //!   a request body may not pause longer than that between chunks.
@@ -42,6 +46,8 @@ use tower_http::timeout::TimeoutLayer;
 pub struct Config {
     /// Connections open at once.
     pub max_connections: usize,
+    /// Connections open at once from one client (an IPv4 address, an IPv6 /64).
+    pub max_connections_per_client: usize,
     /// Time to receive a request's headers (and the longest pause inside a request body).
     pub header_timeout: Duration,
     /// A connection without a request in flight for this long is closed.
@@ -54,6 +60,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             max_connections: 1024,
+            max_connections_per_client: 64,
             header_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
             request_timeout: Duration::from_secs(120),
@@ -103,7 +110,7 @@ pub async fn serve(
     builder.http1().timer(TokioTimer::new()).header_read_timeout(config.header_timeout);
     builder.http2().timer(TokioTimer::new()).max_concurrent_streams(32);
     let builder = Arc::new(builder);
-    let registry = Arc::new(Registry::new(config.max_connections));
+    let registry = Arc::new(Registry::new(config.max_connections, config.max_connections_per_client));
     let (stop, stopping) = watch::channel(false);
     let mut connections = tokio::task::JoinSet::new();
     tokio::pin!(shutdown);
@@ -123,7 +130,7 @@ pub async fn serve(
                 continue;
             }
         };
-        let Some(conn) = registry.admit() else {
+        let Some(conn) = registry.admit(crate::ratelimit::client_key(remote.ip())) else {
             refuse(stream);
             continue;
         };
@@ -206,6 +213,7 @@ async fn serve_connection<S>(
 /// The open connections, to cap them and pick the one to close at the cap.
 struct Registry {
     max: usize,
+    per_client: usize,
     next_id: AtomicU64,
     open: Mutex<HashMap<u64, Arc<Conn>>>,
     epoch: Instant,
@@ -214,6 +222,8 @@ struct Registry {
 /// One open connection.
 struct Conn {
     id: u64,
+    /// The client's key (see [`crate::ratelimit::client_key`]).
+    client: String,
     /// Requests whose response is not yet fully sent.
     in_flight: AtomicUsize,
     /// When the last response ended (or the connection opened), in ms since the epoch.
@@ -238,32 +248,42 @@ impl Conn {
 }
 
 impl Registry {
-    fn new(max: usize) -> Self {
+    fn new(max: usize, per_client: usize) -> Self {
         Registry {
             max: max.max(1),
+            per_client: per_client.max(1),
             next_id: AtomicU64::new(0),
             open: Mutex::new(HashMap::new()),
             epoch: Instant::now(),
         }
     }
 
-    /// A place for a new connection: free, or taken from the connection idle the longest
-    /// (told to close); `None` when every connection has a request in flight.
-    fn admit(&self) -> Option<Arc<Conn>> {
+    /// A place for a new connection of `client`: free, or taken from the connection idle the
+    /// longest (told to close), the client's own when it is at its cap; `None` when every
+    /// connection that could give way has a request in flight.
+    fn admit(&self, client: String) -> Option<Arc<Conn>> {
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        if open.len() >= self.max {
-            let victim = open
-                .values()
+        let idle_longest = |only: Option<&str>| {
+            open.values()
+                .filter(|c| only.is_none_or(|client| c.client == client))
                 .filter(|c| c.in_flight.load(Ordering::Acquire) == 0)
                 .min_by_key(|c| c.last_active_ms.load(Ordering::Acquire))
-                .map(|c| c.id)?;
-            if let Some(victim) = open.remove(&victim) {
-                victim.close.notify_one();
-            }
+                .map(|c| c.id)
+        };
+        let victim = if open.values().filter(|c| c.client == client).count() >= self.per_client {
+            Some(idle_longest(Some(&client))?)
+        } else if open.len() >= self.max {
+            Some(idle_longest(None)?)
+        } else {
+            None
+        };
+        if let Some(victim) = victim.and_then(|id| open.remove(&id)) {
+            victim.close.notify_one();
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let conn = Arc::new(Conn {
             id,
+            client,
             in_flight: AtomicUsize::new(0),
             last_active_ms: AtomicU64::new(self.epoch.elapsed().as_millis() as u64),
             epoch: self.epoch,

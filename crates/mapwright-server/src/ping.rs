@@ -14,7 +14,7 @@ use crate::{AppError, AppState, now};
 /// The longest sitemap URL a ping may name (the protocol's limit on a `<loc>`).
 const MAX_URL: usize = 2048;
 
-/// The client's address, or "unknown" when the server was not given connection info (tests
+/// The client's key ([`crate::ratelimit::client_key`]: an IPv4 address or an IPv6 /64), or "unknown" when the server was not given connection info (tests
 /// that call the router directly).
 pub(crate) struct ClientAddr(pub String);
 
@@ -22,7 +22,10 @@ impl<S: Send + Sync> FromRequestParts<S> for ClientAddr {
     type Rejection = std::convert::Infallible;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        let addr = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(a)| a.ip().to_string());
+        let addr = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|ConnectInfo(a)| crate::ratelimit::client_key(a.ip()));
         Ok(ClientAddr(addr.unwrap_or_else(|| "unknown".into())))
     }
 }

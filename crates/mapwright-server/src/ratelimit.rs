@@ -7,8 +7,25 @@
 //! control, which is all these limits are for.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// The key of a client for every per-client bound (rate limits, connections): its IPv4
+/// address, or its IPv6 /64. One IPv6 host commonly holds a whole /64, so keying by the full
+/// address would let it take a new key for every request; an IPv4-mapped address is its IPv4.
+pub fn client_key(ip: IpAddr) -> String {
+    match ip {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => {
+                let s = v6.segments();
+                format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+            }
+        },
+    }
+}
 
 /// At most `limit` events per key per `window`.
 #[derive(Debug)]
@@ -133,6 +150,16 @@ impl Backoff {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_client_is_an_ipv4_address_or_an_ipv6_slash_64() {
+        let key = |text: &str| client_key(text.parse().unwrap());
+        assert_eq!(key("203.0.113.9"), "203.0.113.9");
+        assert_eq!(key("::ffff:203.0.113.9"), "203.0.113.9");
+        assert_eq!(key("2001:db8:1:2:aaaa::1"), "2001:db8:1:2::/64");
+        assert_eq!(key("2001:db8:1:2:ffff:ffff:ffff:ffff"), key("2001:db8:1:2::9"), "one /64, one client");
+        assert_ne!(key("2001:db8:1:3::1"), key("2001:db8:1:2::1"));
+    }
 
     #[test]
     fn backoff_doubles_after_the_free_failures_and_forgets() {

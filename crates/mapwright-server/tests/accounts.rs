@@ -6,14 +6,11 @@ use serde_json::{Value, json};
 use crate::support::{Auth, TestApp, each_backend, set_cookie};
 
 async fn sign_up(app: &TestApp, email: &str) -> String {
-    let (status, headers, body) =
-        app.post_json("/api/v1/signup", Auth::None, json!({"email": email, "password": "a long passphrase"})).await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    set_cookie(&headers).0
+    app.sign_up(email, "a long passphrase").await
 }
 
 #[tokio::test]
-async fn sign_up_sets_a_session_cookie() {
+async fn sign_up_mails_a_link_whose_confirmation_sets_a_session_cookie() {
     each_backend(false, |app| async move {
         let (status, headers, body) = app
             .post_json(
@@ -21,6 +18,34 @@ async fn sign_up_sets_a_session_cookie() {
                 Auth::None,
                 json!({"email": "Ann@Example.com", "password": "a long passphrase"}),
             )
+            .await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+        assert!(headers.get("set-cookie").is_none(), "no session before the address is confirmed");
+        // No account yet: signing in fails as for any unknown address.
+        let (status, _, _) = app
+            .post_json(
+                "/api/v1/signin",
+                Auth::None,
+                json!({"email": "ann@example.com", "password": "a long passphrase"}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        assert!(app.store.user_credentials("ann@example.com").await.unwrap().is_none());
+
+        let mail = app.wait_for_mails(1).await.remove(0);
+        assert_eq!(mail.to, "ann@example.com");
+        assert_eq!(mail.subject, "Confirm your mapwright account");
+        assert!(mail.body.contains("http://console.test/signup/confirm?token="), "{}", mail.body);
+        let token = mail.link_token().unwrap();
+        assert_eq!(token.len(), 64);
+
+        // The link alone is not enough: the password of the sign-up is.
+        let (status, _, body) = app
+            .post_json("/api/v1/signup/confirm", Auth::None, json!({"token": token, "password": "not the password"}))
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        let (status, headers, body) = app
+            .post_json("/api/v1/signup/confirm", Auth::None, json!({"token": token, "password": "a long passphrase"}))
             .await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
         let user: Value = serde_json::from_str(&body).unwrap();
@@ -39,6 +64,13 @@ async fn sign_up_sets_a_session_cookie() {
         let (status, _, body) = app.get("/api/v1/me", Auth::Cookie(&cookie)).await;
         assert_eq!(status, StatusCode::OK);
         assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["email"], "ann@example.com");
+
+        // A link is used once.
+        let (status, _, body) = app
+            .post_json("/api/v1/signup/confirm", Auth::None, json!({"token": token, "password": "a long passphrase"}))
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert!(body.contains("not valid"), "{body}");
     })
     .await;
 }
@@ -46,20 +78,80 @@ async fn sign_up_sets_a_session_cookie() {
 #[tokio::test]
 async fn secure_cookies_behind_tls() {
     each_backend(true, |app| async move {
-        let (_, headers, _) = app
-            .post_json("/api/v1/signup", Auth::None, json!({"email": "a@example.com", "password": "a long passphrase"}))
+        let cookie_line = {
+            app.post_json(
+                "/api/v1/signup",
+                Auth::None,
+                json!({"email": "a@example.com", "password": "a long passphrase"}),
+            )
             .await;
-        assert!(set_cookie(&headers).1.ends_with("; Secure"));
+            let token = app.wait_for_mails(1).await.remove(0).link_token().unwrap();
+            let (_, headers, _) = app
+                .post_json(
+                    "/api/v1/signup/confirm",
+                    Auth::None,
+                    json!({"token": token, "password": "a long passphrase"}),
+                )
+                .await;
+            set_cookie(&headers).1
+        };
+        assert!(cookie_line.ends_with("; Secure"), "{cookie_line}");
     })
     .await;
 }
 
 #[tokio::test]
-async fn sign_up_refuses_bad_input_and_taken_addresses() {
+async fn sign_up_refuses_bad_input_and_says_nothing_of_taken_addresses() {
     each_backend(false, |app| async move {
         sign_up(&app, "ann@example.com").await;
+        let taken = app
+            .post_json(
+                "/api/v1/signup",
+                Auth::None,
+                json!({"email": "ANN@example.com ", "password": "another passphrase"}),
+            )
+            .await;
+        let free = app
+            .post_json(
+                "/api/v1/signup",
+                Auth::None,
+                json!({"email": "bob@example.com", "password": "another passphrase"}),
+            )
+            .await;
+        assert_eq!(taken.0, StatusCode::ACCEPTED);
+        assert_eq!((taken.0, &taken.2), (free.0, &free.2), "a taken and a free address get the same answer");
+        let names = |h: &axum::http::HeaderMap| {
+            let mut n: Vec<_> = h.keys().map(|k| k.as_str().to_owned()).collect();
+            n.sort();
+            n
+        };
+        assert_eq!(names(&taken.1), names(&free.1));
+        // The stranger's password opened nothing, and the owner's still works.
+        let (status, _, _) = app
+            .post_json(
+                "/api/v1/signin",
+                Auth::None,
+                json!({"email": "ann@example.com", "password": "another passphrase"}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        let (status, _, _) = app
+            .post_json(
+                "/api/v1/signin",
+                Auth::None,
+                json!({"email": "ann@example.com", "password": "a long passphrase"}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK);
+        // Only the mail differs, and only the owner of each address reads it.
+        let mails = app.wait_for_mails(3).await;
+        let to_ann = mails.iter().rfind(|m| m.to == "ann@example.com").unwrap();
+        assert_eq!(to_ann.subject, "You already have a mapwright account");
+        assert!(to_ann.link_token().is_none() && to_ann.body.contains("http://console.test/signin"), "{to_ann:?}");
+        let to_bob = mails.iter().find(|m| m.to == "bob@example.com").unwrap();
+        assert!(to_bob.link_token().is_some());
+
         let cases = [
-            (json!({"email": "ann@example.com", "password": "another passphrase"}), StatusCode::CONFLICT),
             (json!({"email": "not-an-address", "password": "a long passphrase"}), StatusCode::BAD_REQUEST),
             (json!({"email": "bob@example.com", "password": "short"}), StatusCode::BAD_REQUEST),
             (json!({"email": "bob@example.com"}), StatusCode::UNPROCESSABLE_ENTITY),
@@ -70,6 +162,59 @@ async fn sign_up_refuses_bad_input_and_taken_addresses() {
         }
     })
     .await;
+}
+
+/// A stranger asks first for the owner's address with a password of their own: the owner's
+/// later sign-up replaces the stranger's (one link per address, the newest), and the owner's
+/// password, not the stranger's, is what confirms; the stranger's old link is dead.
+#[tokio::test]
+async fn a_strangers_earlier_sign_up_cannot_take_the_owners_account() {
+    each_backend(false, |app| async move {
+        let ask = |password: &'static str| {
+            let app = &app;
+            async move {
+                let body = json!({"email": "ann@example.com", "password": password});
+                assert_eq!(app.post_json("/api/v1/signup", Auth::None, body).await.0, StatusCode::ACCEPTED);
+            }
+        };
+        ask("the strangers password").await;
+        let strangers = app.wait_for_mails(1).await.remove(0).link_token().unwrap();
+        ask("the owners passphrase").await;
+        let owners = app.wait_for_mails(2).await.remove(1).link_token().unwrap();
+        assert_ne!(strangers, owners);
+        for (token, password) in [(&strangers, "the strangers password"), (&owners, "the strangers password")] {
+            let body = json!({"token": token, "password": password});
+            assert_eq!(app.post_json("/api/v1/signup/confirm", Auth::None, body).await.0, StatusCode::BAD_REQUEST);
+        }
+        let body = json!({"token": owners, "password": "the owners passphrase"});
+        assert_eq!(app.post_json("/api/v1/signup/confirm", Auth::None, body).await.0, StatusCode::CREATED);
+    })
+    .await;
+}
+
+/// Nobody floods an inbox through sign-up: three messages an hour per address, then the
+/// answer stays the same and no mail goes.
+#[tokio::test]
+async fn sign_up_mail_is_limited_per_address() {
+    let app = TestApp::new(false).await;
+    for n in 0..6 {
+        let body = json!({"email": "victim@example.com", "password": "a long passphrase"});
+        let (status, _, text) = app.post_json("/api/v1/signup", Auth::None, body).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "request {n}: {text}");
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert_eq!(app.wait_for_mails(3).await.len(), 3);
+}
+
+/// Without a mailer the server takes no sign-ups: accounts come from its operator.
+#[tokio::test]
+async fn a_server_without_mail_takes_no_sign_ups() {
+    let mut app = TestApp::new(false).await;
+    app.state.mail = None;
+    let body = json!({"email": "ann@example.com", "password": "a long passphrase"});
+    let (status, _, text) = app.post_json("/api/v1/signup", Auth::None, body).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{text}");
+    assert!(text.contains("serve user create"), "{text}");
 }
 
 #[tokio::test]

@@ -60,6 +60,8 @@ async fn closed_by_server(stream: &mut TcpStream, within: Duration) -> bool {
 fn small(max_connections: usize) -> Config {
     Config {
         max_connections,
+        // One client (127.0.0.1) here: its cap is the server's, tested on its own below.
+        max_connections_per_client: max_connections,
         header_timeout: Duration::from_millis(700),
         idle_timeout: Duration::from_secs(1),
         request_timeout: Duration::from_secs(3),
@@ -152,4 +154,32 @@ async fn request_bodies_are_limited_in_size_and_in_time() {
     let head = String::from_utf8_lossy(&response);
     assert!(head.starts_with("HTTP/1.1 408") || head.starts_with("HTTP/1.1 400"), "{head}");
     assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+}
+
+/// A connection from `source` (another loopback address: another client) to `addr`.
+async fn connect_from(source: &str, addr: SocketAddr) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{source}:0").parse().unwrap()).unwrap();
+    socket.connect(addr).await.unwrap()
+}
+
+/// One client opening connection after connection takes the places of its own connections,
+/// never another client's: the other client's keep-alive connection still answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_client_cannot_take_the_places_of_another_clients_connections() {
+    let config = Config { max_connections_per_client: 4, idle_timeout: Duration::from_secs(30), ..small(20) };
+    let (addr, _app) = start(Config { header_timeout: Duration::from_secs(30), ..config }).await;
+    let mut other = connect_from("127.0.0.2", addr).await;
+    let mut flood = Vec::new();
+    for _ in 0..200 {
+        flood.push(connect_from("127.0.0.1", addr).await);
+    }
+    // The flood's oldest connections were closed to make room for its newer ones...
+    assert!(closed_by_server(&mut flood[0], Duration::from_secs(3)).await, "the flood's first connection is open");
+    assert!(!closed_by_server(&mut flood[199], Duration::from_millis(300)).await, "its newest is open");
+    // ...and the other client's connection was never touched.
+    other.write_all(b"GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").await.unwrap();
+    let mut answer = String::new();
+    tokio::time::timeout(Duration::from_secs(5), other.read_to_string(&mut answer)).await.unwrap().unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 }

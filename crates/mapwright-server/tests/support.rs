@@ -35,7 +35,7 @@ where
         let dir = tempfile::tempdir().unwrap();
         let store = mapwright_store::open(Some(&pg.url), dir.path()).await.unwrap();
         assert_eq!(store.backend(), "postgres");
-        let state = AppState::new(store.clone(), secure_cookies).allow_private_networks();
+        let state = with_outbox(AppState::new(store.clone(), secure_cookies).allow_private_networks(), &dir);
         let guard = Arc::new((dir, Some(pg)));
         body(TestApp { store: store.clone(), state, guard: guard.clone() }).await;
         drop(guard);
@@ -47,8 +47,40 @@ impl TestApp {
     pub async fn new(secure_cookies: bool) -> TestApp {
         let dir = tempfile::tempdir().unwrap();
         let store = mapwright_store::open(None, dir.path()).await.unwrap();
-        let state = AppState::new(store.clone(), secure_cookies).allow_private_networks();
+        let state = with_outbox(AppState::new(store.clone(), secure_cookies).allow_private_networks(), &dir);
         TestApp { store, state, guard: Arc::new((dir, None)) }
+    }
+
+    /// The messages in the outbox so far, oldest first.
+    pub fn mails(&self) -> Vec<Mail> {
+        read_outbox(&self.guard.0.path().join("outbox"))
+    }
+
+    /// Waits (up to 5 s: mail goes in the background) until the outbox holds `n` messages.
+    pub async fn wait_for_mails(&self, n: usize) -> Vec<Mail> {
+        for _ in 0..100 {
+            let mails = self.mails();
+            if mails.len() >= n {
+                return mails;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!("expected {n} mails, the outbox has {:?}", self.mails());
+    }
+
+    /// Signs up through the API as a user would: the request, the mailed link's token, then
+    /// the confirmation with the same password; returns the session cookie (`name=value`).
+    pub async fn sign_up(&self, email: &str, password: &str) -> String {
+        let before = self.mails().len();
+        let body = serde_json::json!({"email": email, "password": password});
+        let (status, _, text) = self.post_json("/api/v1/signup", Auth::None, body).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{text}");
+        let mail = self.wait_for_mails(before + 1).await.pop().unwrap();
+        let token = mail.link_token().unwrap_or_else(|| panic!("no link in {mail:?}"));
+        let body = serde_json::json!({"token": token, "password": password});
+        let (status, headers, text) = self.post_json("/api/v1/signup/confirm", Auth::None, body).await;
+        assert_eq!(status, StatusCode::CREATED, "{text}");
+        set_cookie(&headers).0
     }
 
     /// Over a store the test opened itself (kept with `dir` until the app drops).
@@ -77,6 +109,57 @@ impl TestApp {
         let request = auth.apply(Request::post(uri)).header("content-type", "application/json");
         self.send(request.body(Body::from(json.to_string())).unwrap()).await
     }
+}
+
+/// Sign-up mail written to the test's outbox folder; links start with `http://console.test`.
+fn with_outbox(state: AppState, dir: &tempfile::TempDir) -> AppState {
+    let outbox = dir.path().join("outbox");
+    state.with_mail(
+        mapwright_server::mail::Mailer::outbox(&outbox, "mapwright <mapwright@localhost>", "http://console.test")
+            .unwrap(),
+    )
+}
+
+/// One message of the outbox.
+#[derive(Debug, Clone)]
+pub struct Mail {
+    pub to: String,
+    pub subject: String,
+    pub body: String,
+}
+
+impl Mail {
+    /// The `token` of the confirmation link in the body.
+    pub fn link_token(&self) -> Option<String> {
+        let (_, rest) = self.body.split_once("/signup/confirm?token=")?;
+        Some(rest.chars().take_while(char::is_ascii_hexdigit).collect())
+    }
+}
+
+/// The `.eml` files of `dir`, oldest first, as lettre wrote them (headers, a blank line, the
+/// body in 7 bits).
+pub fn read_outbox(dir: &std::path::Path) -> Vec<Mail> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut files: Vec<_> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "eml"))
+        .map(|e| (e.metadata().and_then(|m| m.modified()).unwrap(), e.path()))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|(_, path)| {
+            let text = std::fs::read_to_string(&path).unwrap().replace("\r\n", "\n");
+            let (head, body) = text.split_once("\n\n").unwrap_or((&text, ""));
+            let header = |name: &str| {
+                head.lines()
+                    .find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(": ")))
+                    .unwrap_or_default()
+                    .to_owned()
+            };
+            Mail { to: header("To"), subject: header("Subject"), body: body.to_owned() }
+        })
+        .collect()
 }
 
 /// How a request authenticates.

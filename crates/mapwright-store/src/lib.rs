@@ -42,6 +42,27 @@ pub use store::Store;
 /// period, so a stranger must not add them without end. Stale ones expire (see [`Retention`]).
 pub const MAX_UNVERIFIED_SITES: i64 = 20;
 
+/// Sites a user may have in all, verified or not: each may hold its URL quota and its
+/// sitemaps, so what one account can make the service store and fetch is bounded.
+pub const MAX_SITES_PER_USER: i64 = 100;
+
+/// Sitemaps one site may have, submitted, named by robots.txt or listed by its indexes (removed
+/// ones count until the site is deleted): room for a full index of the protocol's 50,000
+/// sitemaps and more beside it, but nested indexes must not make the service fetch and store
+/// without end. Children an index lists past it are not added, and the read says so.
+pub const MAX_SITEMAPS_PER_SITE: i64 = 60_000;
+
+/// API tokens a user may hold, revoked ones included until retention deletes them (a week
+/// after their revocation): creating and revoking in a loop must not grow the table without end.
+pub const MAX_API_TOKENS: i64 = 1_000;
+
+/// Sessions kept per user: signing in once more ends the oldest past this many.
+pub const MAX_SESSIONS_PER_USER: i64 = 100;
+
+/// Sign-ups waiting for confirmation, all addresses together (one row per address): past it, a
+/// sign-up is refused until some expire, so a flood of made-up addresses cannot fill the table.
+pub const MAX_PENDING_SIGNUPS: i64 = 10_000;
+
 /// Opens the store the settings name, migrated and ready.
 ///
 /// `database`: `postgres://...` or `postgresql://...` for PostgreSQL, `sqlite://...` for an

@@ -409,6 +409,8 @@ pub struct IndexChild {
 pub struct ChildSync {
     /// Children seen for the first time (due at once).
     pub added: u64,
+    /// New children not added: the site holds [`MAX_SITEMAPS_PER_SITE`](crate::MAX_SITEMAPS_PER_SITE).
+    pub refused: u64,
     /// Known children whose index lastmod changed, or that came back (due at once).
     pub brought_forward: u64,
     /// Children that left the index (marked removed).
@@ -519,6 +521,16 @@ pub struct Retention {
     pub batch: i64,
 }
 
+/// What a sign-up request did ([`Store::request_signup`](crate::Store::request_signup)). The
+/// caller answers both the same way, so that sign-up reveals no account; only the mail differs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SignupRequest {
+    /// No account has the address: a pending sign-up with this secret token (for the link).
+    Pending(String),
+    /// An account has the address already: nothing was stored.
+    Taken,
+}
+
 /// Rows [`Store::apply_retention`](crate::Store::apply_retention) deleted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RetentionReport {
@@ -532,6 +544,10 @@ pub struct RetentionReport {
     pub urls: u64,
     /// Stale unverified sites.
     pub sites: u64,
+    /// Sign-ups never confirmed, past their link's expiry.
+    pub signups: u64,
+    /// API tokens revoked more than a week ago.
+    pub tokens: u64,
 }
 
 /// Which findings [`Store::finding_examples`](crate::Store::finding_examples) returns: those of

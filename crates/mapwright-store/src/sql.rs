@@ -110,6 +110,36 @@ macro_rules! lease_sql {
     };
 }
 
+/// `Err(Quota)` when the site holds [`MAX_SITEMAPS_PER_SITE`](crate::MAX_SITEMAPS_PER_SITE)
+/// sitemaps and `url` is not one of them (a known one may always come back), read in the
+/// transaction `$tx` that adds it.
+macro_rules! sitemap_room {
+    ($tx:ident, $site_id:expr, $url:expr) => {{
+        let known: Option<i64> = sqlx::query_scalar("SELECT id FROM sitemaps WHERE site_id = $1 AND url = $2")
+            .bind($site_id)
+            .bind($url)
+            .fetch_optional(&mut *$tx)
+            .await?;
+        let held: i64 = if known.is_some() {
+            0
+        } else {
+            sqlx::query_scalar("SELECT COUNT(*) FROM sitemaps WHERE site_id = $1")
+                .bind($site_id)
+                .fetch_one(&mut *$tx)
+                .await?
+        };
+        if held >= $crate::MAX_SITEMAPS_PER_SITE {
+            Err(Error::Quota(format!(
+                "the site has {} sitemaps, the most a site may have: remove some before adding {}",
+                $crate::MAX_SITEMAPS_PER_SITE,
+                $url
+            )))
+        } else {
+            Ok(())
+        }
+    }};
+}
+
 /// Implements [`crate::Store`] for a type with a `pool` field and `begin_write` and `pacer`
 /// methods; `lock` is the lease query's row lock, `loc_lower` the URL search's lower-cased `loc`.
 macro_rules! impl_store {
@@ -190,15 +220,102 @@ macro_rules! impl_store {
                 Ok(row.map(|(id, email, is_admin, created_at, hash)| (User { id, email, is_admin, created_at }, hash)))
             }
 
+            async fn request_signup(
+                &self,
+                email: &str,
+                password_hash: &str,
+                now: Timestamp,
+                ttl_seconds: i64,
+            ) -> Result<SignupRequest> {
+                let email = $crate::normalize_email(email)?;
+                let mut tx = self.begin_write().await?;
+                // The cap first: when it is reached, every address gets the same refusal, so
+                // even then the answer tells no account apart.
+                let pending: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM signups WHERE expires_at > $1 AND email <> $2")
+                    .bind(now)
+                    .bind(&email)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                if pending >= $crate::MAX_PENDING_SIGNUPS {
+                    return Err(Error::Quota(
+                        "too many sign-ups are waiting for their confirmation: try again in an hour".into(),
+                    ));
+                }
+                let taken: Option<i64> =
+                    sqlx::query_scalar("SELECT id FROM users WHERE email = $1").bind(&email).fetch_optional(&mut *tx).await?;
+                if taken.is_some() {
+                    return Ok(SignupRequest::Taken);
+                }
+                let token = secret::new_token();
+                sqlx::query(
+                    "INSERT INTO signups (email, password_hash, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5) \
+                     ON CONFLICT (email) DO UPDATE SET password_hash = excluded.password_hash, \
+                     token_hash = excluded.token_hash, created_at = excluded.created_at, expires_at = excluded.expires_at",
+                )
+                .bind(&email)
+                .bind(password_hash)
+                .bind(secret::token_hash(&token))
+                .bind(now)
+                .bind(now.saturating_add(ttl_seconds))
+                .execute(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                Ok(SignupRequest::Pending(token))
+            }
+
+            async fn pending_signup(&self, token: &str, now: Timestamp) -> Result<Option<(String, String)>> {
+                Ok(sqlx::query_as("SELECT email, password_hash FROM signups WHERE token_hash = $1 AND expires_at > $2")
+                    .bind(secret::token_hash(token))
+                    .bind(now)
+                    .fetch_optional(&self.pool)
+                    .await?)
+            }
+
+            async fn confirm_signup(&self, token: &str, now: Timestamp) -> Result<Option<User>> {
+                let mut tx = self.begin_write().await?;
+                let row: Option<(String, String)> = sqlx::query_as(
+                    "DELETE FROM signups WHERE token_hash = $1 AND expires_at > $2 RETURNING email, password_hash",
+                )
+                .bind(secret::token_hash(token))
+                .bind(now)
+                .fetch_optional(&mut *tx)
+                .await?;
+                let Some((email, hash)) = row else { return Ok(None) };
+                // An account made meanwhile for the address (by the operator) wins; the link is used up.
+                let id: Option<i64> = sqlx::query_scalar(
+                    "INSERT INTO users (email, password_hash, is_admin, created_at) VALUES ($1, $2, $3, $4) \
+                     ON CONFLICT DO NOTHING RETURNING id",
+                )
+                .bind(&email)
+                .bind(&hash)
+                .bind(false)
+                .bind(now)
+                .fetch_optional(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                Ok(id.map(|id| User { id, email, is_admin: false, created_at: now }))
+            }
+
             async fn create_session(&self, user_id: i64, now: Timestamp, ttl_seconds: i64) -> Result<String> {
                 let token = secret::new_token();
+                let mut tx = self.begin_write().await?;
                 sqlx::query("INSERT INTO sessions (user_id, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4)")
                     .bind(user_id)
                     .bind(secret::token_hash(&token))
                     .bind(now)
                     .bind(now.saturating_add(ttl_seconds))
-                    .execute(&self.pool)
+                    .execute(&mut *tx)
                     .await?;
+                // The newest MAX_SESSIONS_PER_USER stay: the one at that rank and older ones go.
+                sqlx::query(
+                    "DELETE FROM sessions WHERE user_id = $1 AND id <= \
+                     (SELECT id FROM sessions WHERE user_id = $1 ORDER BY id DESC LIMIT 1 OFFSET $2)",
+                )
+                .bind(user_id)
+                .bind($crate::MAX_SESSIONS_PER_USER)
+                .execute(&mut *tx)
+                .await?;
+                tx.commit().await?;
                 Ok(token)
             }
 
@@ -228,15 +345,24 @@ macro_rules! impl_store {
 
             async fn create_api_token(&self, actor: Actor, name: &str, now: Timestamp) -> Result<(ApiToken, String)> {
                 let token = secret::new_token();
-                let id: i64 = sqlx::query_scalar(
-                    "INSERT INTO api_tokens (user_id, name, token_hash, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
+                // The count and the insert in one statement, as for sites.
+                let id: Option<i64> = sqlx::query_scalar(
+                    "INSERT INTO api_tokens (user_id, name, token_hash, created_at) SELECT $1, $2, $3, $4 \
+                     WHERE (SELECT COUNT(*) FROM api_tokens WHERE user_id = $1) < $5 RETURNING id",
                 )
                 .bind(actor.user_id)
                 .bind(name)
                 .bind(secret::token_hash(&token))
                 .bind(now)
-                .fetch_one(&self.pool)
+                .bind($crate::MAX_API_TOKENS)
+                .fetch_optional(&self.pool)
                 .await?;
+                let id = id.ok_or_else(|| {
+                    Error::Quota(format!(
+                        "you hold {} API tokens (revoked ones count for a week after): revoke some you no longer use",
+                        $crate::MAX_API_TOKENS
+                    ))
+                })?;
                 let listed = ApiToken {
                     id,
                     user_id: actor.user_id,
@@ -302,22 +428,29 @@ macro_rules! impl_store {
                 // the limit together.
                 let id: Option<i64> = sqlx::query_scalar(
                     "INSERT INTO sites (owner_id, origin, verification_token, created_at) SELECT $1, $2, $3, $4 \
-                     WHERE (SELECT COUNT(*) FROM sites WHERE owner_id = $1 AND verified_at IS NULL) < $5 RETURNING id",
+                     WHERE (SELECT COUNT(*) FROM sites WHERE owner_id = $1 AND verified_at IS NULL) < $5 \
+                     AND (SELECT COUNT(*) FROM sites WHERE owner_id = $1) < $6 RETURNING id",
                 )
                 .bind(actor.user_id)
                 .bind(origin)
                 .bind(&token)
                 .bind(now)
                 .bind($crate::MAX_UNVERIFIED_SITES)
+                .bind($crate::MAX_SITES_PER_USER)
                 .fetch_optional(&self.pool)
                 .await
                 .map_err(|e| conflict(e, format!("site {origin}")))?;
-                let id = id.ok_or_else(|| {
-                    Error::Quota(format!(
-                        "you have {} sites that are not verified: verify or delete one before adding {origin}",
-                        $crate::MAX_UNVERIFIED_SITES
-                    ))
-                })?;
+                let Some(id) = id else {
+                    let unverified = self.list_sites(actor).await?.iter().filter(|s| s.verified_at.is_none()).count();
+                    return Err(Error::Quota(if unverified as i64 >= $crate::MAX_UNVERIFIED_SITES {
+                        format!(
+                            "you have {} sites that are not verified: verify or delete one before adding {origin}",
+                            $crate::MAX_UNVERIFIED_SITES
+                        )
+                    } else {
+                        format!("you have {} sites, the most an account may have: delete one before adding {origin}", $crate::MAX_SITES_PER_USER)
+                    }));
+                };
                 Ok(Site {
                     id,
                     owner_id: actor.user_id,
@@ -393,6 +526,7 @@ macro_rules! impl_store {
             async fn add_sitemap(&self, actor: Actor, site_id: i64, url: &str, source: Source, now: Timestamp) -> Result<Sitemap> {
                 self.site(actor, site_id).await?;
                 let mut tx = self.begin_write().await?;
+                sitemap_room!(tx, site_id, url)?;
                 // A removed one comes back submitted now (and pending: removal forgot its verdict).
                 let id: i64 = sqlx::query_scalar(
                     "INSERT INTO sitemaps (site_id, url, source, submitted_at, next_fetch_at, last_submitted_at) \
@@ -432,6 +566,8 @@ macro_rules! impl_store {
                 parent_id: Option<i64>,
                 now: Timestamp,
             ) -> Result<Sitemap> {
+                let mut tx = self.begin_write().await?;
+                sitemap_room!(tx, site_id, url)?;
                 // A sitemap the user removed stays removed even if robots.txt still names it.
                 let id: i64 = sqlx::query_scalar(
                     "INSERT INTO sitemaps (site_id, url, source, parent_id, submitted_at, next_fetch_at) \
@@ -444,12 +580,13 @@ macro_rules! impl_store {
                 .bind(source.as_str())
                 .bind(parent_id)
                 .bind(now)
-                .fetch_one(&self.pool)
+                .fetch_one(&mut *tx)
                 .await
                 .map_err(|e| match &e {
                     sqlx::Error::Database(db) if db.is_foreign_key_violation() => Error::NotFound { what: "site", id: site_id },
                     _ => Error::Database(e),
                 })?;
+                tx.commit().await?;
                 Ok(sqlx::query_as(concat!("SELECT ", sitemap_cols!(), " FROM sitemaps sm WHERE sm.id = $1"))
                     .bind(id)
                     .fetch_one(&self.pool)
@@ -771,6 +908,11 @@ macro_rules! impl_store {
             ) -> Result<ChildSync> {
                 let mut sync = ChildSync::default();
                 let mut listed = std::collections::HashSet::with_capacity(children.len());
+                // Room left under the site's sitemap cap, counted once: nested indexes must
+                // not make the site's sitemaps (and their fetches) grow without end.
+                let held: i64 =
+                    sqlx::query_scalar("SELECT COUNT(*) FROM sitemaps WHERE site_id = $1").bind(site_id).fetch_one(&self.pool).await?;
+                let mut room = $crate::MAX_SITEMAPS_PER_SITE.saturating_sub(held).max(0);
                 // An index may list 50,000 children: they are added in transactions of
                 // CHILD_CHUNK, so that on SQLite another user's write waits for one chunk, not
                 // for the whole index. Each chunk is whole on its own; the removal of what the
@@ -793,7 +935,9 @@ macro_rules! impl_store {
                         .fetch_optional(&mut *tx)
                         .await?;
                         match known {
+                            None if room == 0 => sync.refused += 1,
                             None => {
+                                room -= 1;
                                 sqlx::query(
                                     "INSERT INTO sitemaps (site_id, url, source, parent_id, submitted_at, next_fetch_at, index_lastmod) \
                                      VALUES ($1, $2, 'index', $3, $4, $4, $5)",
@@ -1354,6 +1498,18 @@ macro_rules! impl_store {
                          AND s.created_at < $1 AND NOT EXISTS (SELECT 1 FROM sitemaps sm WHERE sm.site_id = s.id) LIMIT $2)",
                         now.saturating_sub(policy.unverified_site_max_age)
                     ),
+                    signups: delete_in_batches!(
+                        self,
+                        batch,
+                        "DELETE FROM signups WHERE email IN (SELECT email FROM signups WHERE expires_at <= $1 LIMIT $2)",
+                        now
+                    ),
+                    tokens: delete_in_batches!(
+                        self,
+                        batch,
+                        "DELETE FROM api_tokens WHERE id IN (SELECT id FROM api_tokens WHERE revoked_at < $1 LIMIT $2)",
+                        now.saturating_sub($crate::sql::REVOKED_TOKEN_MAX_AGE)
+                    ),
                 })
             }
 
@@ -1565,6 +1721,10 @@ macro_rules! delete_in_batches {
 
 /// Roll-up chains longer than this stop (indexes of indexes are already beyond the protocol).
 pub(crate) const MAX_ROLLUP_DEPTH: usize = 16;
+
+/// How long a revoked API token's row is kept (it counts towards
+/// [`MAX_API_TOKENS`](crate::MAX_API_TOKENS) until then): a week.
+pub(crate) const REVOKED_TOKEN_MAX_AGE: i64 = 7 * 24 * 3600;
 
 /// The rank of a status for the roll-up, worst highest (see `rank_sql!`).
 pub(crate) fn status_rank(status: Option<&str>) -> i64 {

@@ -37,7 +37,28 @@ pub trait Store: Send + Sync + 'static {
     /// The user and stored password hash for an e-mail, to check a sign-in.
     async fn user_credentials(&self, email: &str) -> Result<Option<(User, String)>>;
 
-    /// Starts a session for a user; returns the secret token for the cookie.
+    /// Records a sign-up waiting for the confirmation of its address, valid `ttl_seconds`; a
+    /// new request for the same address replaces the old one (and its link). An address that
+    /// has an account is `Taken` and nothing is stored. Past
+    /// [`MAX_PENDING_SIGNUPS`](crate::MAX_PENDING_SIGNUPS) pending ones, [`Error::Quota`](crate::Error::Quota).
+    async fn request_signup(
+        &self,
+        email: &str,
+        password_hash: &str,
+        now: Timestamp,
+        ttl_seconds: i64,
+    ) -> Result<SignupRequest>;
+
+    /// The address and password hash of the pending sign-up whose link carries this token,
+    /// while it has not expired.
+    async fn pending_signup(&self, token: &str, now: Timestamp) -> Result<Option<(String, String)>>;
+
+    /// Makes the account of a pending sign-up (its link followed and its password checked by
+    /// the caller) and forgets the sign-up; `None` when the link is unknown, used or expired.
+    async fn confirm_signup(&self, token: &str, now: Timestamp) -> Result<Option<User>>;
+
+    /// Starts a session for a user; returns the secret token for the cookie. A user keeps at
+    /// most [`MAX_SESSIONS_PER_USER`](crate::MAX_SESSIONS_PER_USER): the oldest end first.
     async fn create_session(&self, user_id: i64, now: Timestamp, ttl_seconds: i64) -> Result<String>;
 
     /// The user of a session token that has not expired.
@@ -49,7 +70,8 @@ pub trait Store: Send + Sync + 'static {
     /// Deletes expired sessions; returns how many.
     async fn delete_expired_sessions(&self, now: Timestamp) -> Result<u64>;
 
-    /// Creates an API token; returns it and its secret (shown once).
+    /// Creates an API token; returns it and its secret (shown once). Past
+    /// [`MAX_API_TOKENS`](crate::MAX_API_TOKENS), [`Error::Quota`](crate::Error::Quota).
     async fn create_api_token(&self, actor: Actor, name: &str, now: Timestamp) -> Result<(ApiToken, String)>;
 
     /// The actor's tokens (every token for an admin), newest first.
@@ -64,7 +86,8 @@ pub trait Store: Send + Sync + 'static {
     // --- sites ---
 
     /// Adds a site for the actor with a fresh verification token. A user may have at most
-    /// [`MAX_UNVERIFIED_SITES`](crate::MAX_UNVERIFIED_SITES) sites not verified: past it,
+    /// [`MAX_UNVERIFIED_SITES`](crate::MAX_UNVERIFIED_SITES) sites not verified and
+    /// [`MAX_SITES_PER_USER`](crate::MAX_SITES_PER_USER) in all: past either,
     /// [`Error::Quota`](crate::Error::Quota).
     async fn create_site(&self, actor: Actor, origin: &str, now: Timestamp) -> Result<Site>;
 
@@ -89,7 +112,8 @@ pub trait Store: Send + Sync + 'static {
     // --- sitemaps ---
 
     /// Adds a sitemap to a site of the actor, due now; adding it again brings its fetch
-    /// forward, and restores a removed one (submitted now, pending until read again).
+    /// forward, and restores a removed one (submitted now, pending until read again). A new one
+    /// past [`MAX_SITEMAPS_PER_SITE`](crate::MAX_SITEMAPS_PER_SITE) is [`Error::Quota`](crate::Error::Quota).
     async fn add_sitemap(
         &self,
         actor: Actor,

@@ -2,6 +2,7 @@
 //! beside the axum app, and on a signal stops both: no new leases, jobs in flight get the
 //! grace period, the rest are released.
 
+mod accounts;
 mod settings;
 
 use std::net::SocketAddr;
@@ -32,7 +33,7 @@ Logs go to standard error; set RUST_LOG (e.g. RUST_LOG=mapwright_server=debug) f
 )]
 pub struct ServeArgs {
     /// A TOML file of settings (see below).
-    #[arg(long, env = "MAPWRIGHT_CONFIG", value_name = "FILE")]
+    #[arg(long, global = true, env = "MAPWRIGHT_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Address and port to listen on (port 0 picks a free one; the address is logged)
     /// [default: 127.0.0.1:8080].
@@ -40,11 +41,11 @@ pub struct ServeArgs {
     pub listen: Option<SocketAddr>,
     /// A PostgreSQL URL (postgres://...) or an SQLite one (sqlite://FILE); without it, an
     /// SQLite file in the data directory. Several servers may share one PostgreSQL database.
-    #[arg(long, env = "MAPWRIGHT_DATABASE", value_name = "URL")]
+    #[arg(long, global = true, env = "MAPWRIGHT_DATABASE", value_name = "URL")]
     pub database: Option<String>,
     /// Where the SQLite database lives [default: $XDG_DATA_HOME/mapwright, or
     /// ~/.local/share/mapwright].
-    #[arg(long, env = "MAPWRIGHT_DATA_DIR", value_name = "DIR")]
+    #[arg(long, global = true, env = "MAPWRIGHT_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
     /// Mark session cookies Secure: use when clients reach the service over HTTPS.
     #[arg(long, env = "MAPWRIGHT_SECURE_COOKIES", num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
@@ -121,6 +122,11 @@ pub struct ServeArgs {
     /// [default: 1024, lowered to fit the open-file limit].
     #[arg(long, env = "MAPWRIGHT_MAX_CONNECTIONS", value_name = "N")]
     pub max_connections: Option<usize>,
+    /// Connections open at once from one client (an IPv4 address, an IPv6 /64); at it, the
+    /// client's own connection idle the longest gives way. Behind a reverse proxy every
+    /// connection comes from the proxy: raise it to --max-connections there [default: 64].
+    #[arg(long, env = "MAPWRIGHT_MAX_CONNECTIONS_PER_CLIENT", value_name = "N")]
+    pub max_connections_per_client: Option<usize>,
     /// Time a client has to send a request's headers, also the HTTP/1.1 keep-alive idle time
     /// and the longest pause inside a request body [default: 10s].
     #[arg(long, env = "MAPWRIGHT_HEADER_TIMEOUT", value_name = "DURATION", value_parser = duration_arg)]
@@ -131,6 +137,68 @@ pub struct ServeArgs {
     /// Time to read a request and make its response (408 after) [default: 120s].
     #[arg(long, env = "MAPWRIGHT_REQUEST_TIMEOUT", value_name = "DURATION", value_parser = duration_arg)]
     pub request_timeout: Option<Duration>,
+    /// Who may make an account: `confirm`, anyone, through a link mailed to the address (a
+    /// sign-up never tells whether an address has an account); `closed`, nobody but the
+    /// operator (`serve user create`) [default: confirm].
+    #[arg(long, env = "MAPWRIGHT_SIGN_UP", value_name = "MODE", value_parser = ["confirm", "closed"])]
+    pub sign_up: Option<String>,
+    /// The SMTP server that sends the sign-up links: smtp://USER:PASSWORD@HOST:PORT (user,
+    /// password and port optional; ?tls=required for STARTTLS), or smtps://... for TLS from the
+    /// start. Without it, each
+    /// message is written as an .eml file to DATA_DIR/outbox, where the operator reads it.
+    #[arg(long, env = "MAPWRIGHT_SMTP_URL", value_name = "URL")]
+    pub smtp_url: Option<String>,
+    /// The sender of the service's mail, an address or a name with the address in angle
+    /// brackets; by default the address mapwright at localhost, named mapwright.
+    #[arg(long, env = "MAPWRIGHT_MAIL_FROM", value_name = "MAILBOX")]
+    pub mail_from: Option<String>,
+    /// The address users reach the service at (its https address, behind a proxy), which links in
+    /// mail start with [default: http:// and the listening address].
+    #[arg(long, env = "MAPWRIGHT_PUBLIC_URL", value_name = "URL")]
+    pub public_url: Option<String>,
+    #[command(subcommand)]
+    pub command: Option<ServeCommand>,
+}
+
+/// What `serve` does instead of serving: the operator's account commands, on the database of
+/// the same settings (`--database`, `--data-dir`, `--config`).
+#[derive(clap::Subcommand, Debug)]
+pub enum ServeCommand {
+    /// Accounts made by the operator: the password is read from standard input.
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Admin accounts, who see and change every user's sites.
+    #[command(subcommand)]
+    Admin(AdminCommand),
+}
+
+/// `serve user ...`.
+#[derive(clap::Subcommand, Debug)]
+pub enum UserCommand {
+    /// Makes an account (no mail needed), its password read from standard input (asked for
+    /// on a terminal, without echo).
+    #[command(
+        after_help = "Example:\n  printf '%s\\n' 'a long passphrase' | mapwright serve --data-dir /var/lib/mapwright user create ann@example.com"
+    )]
+    Create {
+        /// The account's e-mail address.
+        email: String,
+        /// Make it an admin.
+        #[arg(long)]
+        admin: bool,
+    },
+}
+
+/// `serve admin ...`.
+#[derive(clap::Subcommand, Debug)]
+pub enum AdminCommand {
+    /// Makes an admin account, its password read from standard input; an account that exists
+    /// already is made an admin (no password asked). The safe way to the first admin: a sign-up
+    /// never makes one.
+    Create {
+        /// The account's e-mail address.
+        email: String,
+    },
 }
 
 impl ServeArgs {
@@ -163,9 +231,14 @@ impl ServeArgs {
             unverified_site_retention: self.unverified_site_retention,
             sign_up_limit_per_minute: self.sign_up_limit_per_minute,
             max_connections: self.max_connections,
+            max_connections_per_client: self.max_connections_per_client,
             header_timeout: self.header_timeout,
             idle_timeout: self.idle_timeout,
             request_timeout: self.request_timeout,
+            sign_up: self.sign_up.clone(),
+            smtp_url: self.smtp_url.clone(),
+            mail_from: self.mail_from.clone(),
+            public_url: self.public_url.clone(),
         };
         settings::resolve(given, file, default_data_dir)
     }
@@ -173,6 +246,9 @@ impl ServeArgs {
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let settings = args.settings()?;
+    if let Some(command) = &args.command {
+        return accounts::run(command, &settings);
+    }
     if args.print_settings {
         print!("{}", toml::to_string(&settings).context("cannot print the settings")?);
         return Ok(ExitCode::SUCCESS);
@@ -222,7 +298,10 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         state = state.allow_private_networks();
     }
     for email in grant_admins(store.as_ref(), &settings.admins).await.context("cannot grant an admin")? {
-        tracing::warn!(email, "--admin names no account: sign-up never makes an admin; sign up with it, then restart");
+        tracing::warn!(
+            email,
+            "--admin names no account: sign-up never makes an admin; make it with `mapwright serve admin create EMAIL`"
+        );
     }
     let minute = Duration::from_secs(60);
     let mut limits = Limits::default();
@@ -234,6 +313,9 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         limits.sign_up_per_client = RateLimiter::new(n, minute);
     }
     state.limits = Arc::new(limits);
+    if settings.mail.sign_up == "confirm" {
+        state = state.with_mail(mailer(&settings, addr)?);
+    }
     let (stop, shutdown) = tokio::sync::watch::channel(false);
     let config = scheduler::Config {
         workers: settings.workers,
@@ -260,6 +342,7 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
     tracing::info!(%addr, backend = store.backend(), workers = settings.workers, "listening on http://{addr}");
     let limits = listen::Config {
         max_connections: listen::fit_to_file_limit(settings.max_connections),
+        max_connections_per_client: settings.max_connections_per_client,
         header_timeout: settings.header_timeout,
         idle_timeout: settings.idle_timeout,
         request_timeout: settings.request_timeout,
@@ -281,6 +364,28 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
     store.close().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The sign-up mail: SMTP when `--smtp-url` is set, else the outbox folder in the data
+/// directory; links start with `--public-url`, else this server's listening address.
+fn mailer(settings: &Settings, addr: SocketAddr) -> anyhow::Result<mapwright_server::mail::Mailer> {
+    use mapwright_server::mail::Mailer;
+    let mail = &settings.mail;
+    let public_url = mail.public_url.clone().unwrap_or_else(|| format!("http://{addr}"));
+    let mailer = match &mail.smtp_url {
+        Some(url) => Mailer::smtp(url, &mail.mail_from, &public_url).context("cannot set up --smtp-url")?,
+        None => {
+            let outbox = settings.data_dir.join("outbox");
+            let mailer =
+                Mailer::outbox(&outbox, &mail.mail_from, &public_url).context("cannot set up the mail outbox")?;
+            tracing::info!(
+                outbox = %outbox.display(),
+                "no --smtp-url: sign-up mail (the links that make accounts) is written to the outbox folder"
+            );
+            mailer
+        }
+    };
+    Ok(mailer)
 }
 
 /// The retention task's policy from the settings (run hourly, sessions deleted once expired).

@@ -10,7 +10,9 @@ use serde::Deserialize;
 use super::csrf::{self, CsrfForm};
 use super::format::time_or;
 use super::{PAGE, PageResult, Session, button_form, csrf_field, layout, offset_pager, page, redirect_with};
-use crate::auth::{Credentials, authenticate, cookie, register, session_cookie};
+use crate::auth::{
+    Confirmation, Credentials, SIGN_UP_SENT, authenticate, confirm, cookie, request_sign_up, session_cookie,
+};
 use crate::ping::ClientAddr;
 use crate::{AppError, AppState, SESSION_SECONDS, now};
 
@@ -105,7 +107,8 @@ pub(crate) async fn sign_in(
     finish(Kind::SignIn, result, &headers, &state, &email).await
 }
 
-/// `POST /signup`: the account, a session and a redirect to the table.
+/// `POST /signup`: mails the address (a link that makes the account) and says so, in the same
+/// words whatever the address (see [`request_sign_up`]); or the form again with the reason.
 pub(crate) async fn sign_up(
     State(state): State<AppState>,
     ClientAddr(client): ClientAddr,
@@ -113,8 +116,112 @@ pub(crate) async fn sign_up(
     CsrfForm(form): CsrfForm<CredentialsForm>,
 ) -> Response {
     let email = form.email.clone();
-    let result = register(&state, &client, Credentials { email: form.email, password: form.password }).await;
-    finish(Kind::SignUp, result, &headers, &state, &email).await
+    match request_sign_up(&state, &client, Credentials { email: form.email, password: form.password }).await {
+        Ok(()) => {
+            let outbox = state.mail.as_ref().is_some_and(|m| m.outbox_dir().is_some());
+            sent_page(outbox).into_response()
+        }
+        Err(e) => refused(Kind::SignUp, e, &headers, &state, &email),
+    }
+}
+
+fn sent_page(outbox: bool) -> Markup {
+    layout(
+        "Check your inbox",
+        None,
+        html! {
+            h1 { "Check your inbox" }
+            p role="status" { (SIGN_UP_SENT) }
+            @if outbox {
+                p class="hint" {
+                    "This server sends no mail: it keeps each message in its outbox folder, where its operator \
+                     finds your link."
+                }
+            }
+            p { "Nothing came? Look in your spam folder, or " a href="/signup" { "sign up again" } " for a new link." }
+            p { a href="/signin" { "Sign in" } }
+        },
+    )
+}
+
+/// `?token=` of the mailed link.
+#[derive(Deserialize)]
+pub(crate) struct TokenQuery {
+    #[serde(default)]
+    token: String,
+}
+
+/// The confirmation form: the link's token, kept in the form, and the sign-up's password. A
+/// link opened does nothing by itself (mail scanners open links): the button makes the account.
+fn confirm_page(csrf: &str, token: &str, error: Option<&str>) -> Markup {
+    layout(
+        "Confirm your account",
+        None,
+        html! {
+            h1 { "Confirm your account" }
+            @if let Some(error) = error { p class="error" role="alert" id="form-error" { (error) } }
+            form method="post" action="/signup/confirm" class="stack narrow" {
+                (csrf_field(csrf))
+                input type="hidden" name="token" value=(token);
+                label for="password" { "Password" }
+                input id="password" name="password" type="password" required autocomplete="current-password"
+                    aria-describedby="password-hint";
+                p id="password-hint" class="hint" { "The password you chose when you signed up." }
+                button type="submit" { "Make my account" }
+            }
+        },
+    )
+}
+
+fn confirm_response(
+    status: StatusCode,
+    headers: &HeaderMap,
+    state: &AppState,
+    token: &str,
+    error: Option<&str>,
+) -> Response {
+    let (csrf, set) = pre_session(headers, state);
+    let mut response = (status, confirm_page(&csrf, token, error)).into_response();
+    if let Some(set) = set {
+        response.headers_mut().append(SET_COOKIE, set);
+    }
+    response
+}
+
+/// `GET /signup/confirm?token=`: the form that finishes a sign-up.
+pub(crate) async fn confirm_form(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<TokenQuery>,
+) -> Response {
+    confirm_response(StatusCode::OK, &headers, &state, &q.token, None)
+}
+
+/// `POST /signup/confirm`: the account, a session and a redirect to the table.
+pub(crate) async fn confirm_sign_up(
+    State(state): State<AppState>,
+    ClientAddr(client): ClientAddr,
+    headers: HeaderMap,
+    CsrfForm(form): CsrfForm<ConfirmForm>,
+) -> Response {
+    let token = form.token.clone();
+    match confirm(&state, &client, Confirmation { token: form.token, password: form.password }).await {
+        Ok(user) => start_session(&state, user).await,
+        Err(e @ (AppError::Unavailable(_) | AppError::Internal(_))) => super::ConsoleError(e).into_response(),
+        Err(e) => {
+            let message = e.to_string();
+            confirm_response(e.into_response().status(), &headers, &state, &token, Some(&message))
+        }
+    }
+}
+
+/// The confirmation form body.
+#[derive(Deserialize)]
+pub(crate) struct ConfirmForm {
+    #[serde(default)]
+    token: String,
+    #[serde(default)]
+    password: String,
 }
 
 async fn finish(
@@ -124,19 +231,24 @@ async fn finish(
     state: &AppState,
     email: &str,
 ) -> Response {
-    let user = match result {
-        Ok(user) => user,
-        Err(e @ (AppError::Unavailable(_) | AppError::Internal(_))) => return super::ConsoleError(e).into_response(),
-        Err(e) => {
-            let message = e.to_string();
-            let status = e.into_response().status();
-            let message = match status {
-                StatusCode::CONFLICT => "An account with this e-mail address exists already: sign in instead.".into(),
-                _ => message,
-            };
-            return form_response(kind, status, headers, state, email, Some(&message));
-        }
-    };
+    match result {
+        Ok(user) => start_session(state, user).await,
+        Err(e) => refused(kind, e, headers, state, email),
+    }
+}
+
+/// The form again with why it was refused (an outage is the console's error page).
+fn refused(kind: Kind, e: AppError, headers: &HeaderMap, state: &AppState, email: &str) -> Response {
+    if matches!(e, AppError::Unavailable(_) | AppError::Internal(_)) {
+        return super::ConsoleError(e).into_response();
+    }
+    let message = e.to_string();
+    let status = e.into_response().status();
+    form_response(kind, status, headers, state, email, Some(&message))
+}
+
+/// A session for `user` and a redirect to the table.
+async fn start_session(state: &AppState, user: mapwright_store::User) -> Response {
     match state.store.create_session(user.id, now(), SESSION_SECONDS).await {
         Ok(token) => {
             let mut response = Redirect::to("/").into_response();

@@ -6,7 +6,7 @@
 //!
 //! Pages: `/` (the "My sitemaps" table, also at `/sitemaps`), `/sitemaps/add`,
 //! `/sitemaps/{id}` (and its `/findings`), `/sites/{id}` (and its `/findings`, `/failing.csv`,
-//! `/delete`), `/account`, `/signin`, `/signup`; `POST /signout`. Every answer of these routes is
+//! `/delete`), `/account`, `/signin`, `/signup`, `/signup/confirm`; `POST /signout`. Every answer of these routes is
 //! an HTML page, errors included (`html_errors`), and unknown paths get a 404 page.
 
 mod accounts;
@@ -64,6 +64,7 @@ pub fn routes() -> Router<AppState> {
         .route("/account/tokens/{id}/revoke", get(accounts::revoke_confirm).post(accounts::revoke_token))
         .route("/signin", get(accounts::sign_in_form).post(accounts::sign_in))
         .route("/signup", get(accounts::sign_up_form).post(accounts::sign_up))
+        .route("/signup/confirm", get(accounts::confirm_form).post(accounts::confirm_sign_up))
         .route("/signout", post(accounts::sign_out))
         .route("/static/style.css", get(style))
         .fallback(not_found)

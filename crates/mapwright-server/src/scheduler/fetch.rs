@@ -94,6 +94,25 @@ pub async fn run_job(state: &AppState, worker: &str, job: &LeasedSitemap) -> Res
         if sync.added + sync.brought_forward > 0 {
             state.scheduler.wake.notify_waiters();
         }
+        if sync.refused > 0 {
+            // The site holds its cap of sitemaps: what did not fit is an error of this read.
+            read.record.findings.push(FindingRecord {
+                rule: Rule::TooManyUrls.as_str().to_owned(),
+                severity: "error".to_owned(),
+                line: None,
+                col: None,
+                loc: None,
+                message: format!(
+                    "the site holds {} sitemaps, the most a site may have: {} new sitemaps this index lists were \
+                     not added (remove sitemaps the site no longer needs)",
+                    mapwright_store::MAX_SITEMAPS_PER_SITE,
+                    sync.refused
+                ),
+            });
+            if read.record.status == "ok" || read.record.status == "warnings" {
+                read.record.status = "errors".into();
+            }
+        }
     }
     let schedule = policy::next(sitemap.fetch_interval, sitemap.failures, read.change);
     let summary = FetchSummary {

@@ -32,6 +32,7 @@ pub struct Settings {
     /// Sign-ups accepted per minute per client address; `None` keeps the default (10).
     pub sign_up_limit_per_minute: Option<u32>,
     pub max_connections: usize,
+    pub max_connections_per_client: usize,
     #[serde(serialize_with = "as_text")]
     pub header_timeout: Duration,
     #[serde(serialize_with = "as_text")]
@@ -41,6 +42,26 @@ pub struct Settings {
     /// Fairness, quotas and retention (issue 14).
     #[serde(flatten)]
     pub sharing: Sharing,
+    /// Sign-up and its mail.
+    #[serde(flatten)]
+    pub mail: Mail,
+}
+
+/// How strangers become users: sign-up confirmed by a mailed link, or accounts made by the
+/// operator only.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Mail {
+    /// `confirm` (the default): anyone may sign up, the account is made by following the link
+    /// mailed to the address; `closed`: no sign-up (`serve user create` makes the accounts).
+    pub sign_up: String,
+    /// The SMTP server's URL; without it, mail is written to `DATA_DIR/outbox`.
+    #[serde(serialize_with = "without_password")]
+    pub smtp_url: Option<String>,
+    /// The sender of the service's mail.
+    pub mail_from: String,
+    /// The address users reach the service at, which links in mail start with; `None`: the
+    /// listening address.
+    pub public_url: Option<String>,
 }
 
 /// How the service is shared among users: fairness of the workers, quotas, retention.
@@ -94,9 +115,14 @@ pub struct FileSettings {
     pub unverified_site_retention: Option<DurationValue>,
     pub sign_up_limit_per_minute: Option<u32>,
     pub max_connections: Option<usize>,
+    pub max_connections_per_client: Option<usize>,
     pub header_timeout: Option<DurationValue>,
     pub idle_timeout: Option<DurationValue>,
     pub request_timeout: Option<DurationValue>,
+    pub sign_up: Option<String>,
+    pub smtp_url: Option<String>,
+    pub mail_from: Option<String>,
+    pub public_url: Option<String>,
 }
 
 /// A duration in a TOML file: seconds as a number, or text with a unit (`500ms`, `30s`,
@@ -142,9 +168,14 @@ pub struct Given {
     pub unverified_site_retention: Option<Duration>,
     pub sign_up_limit_per_minute: Option<u32>,
     pub max_connections: Option<usize>,
+    pub max_connections_per_client: Option<usize>,
     pub header_timeout: Option<Duration>,
     pub idle_timeout: Option<Duration>,
     pub request_timeout: Option<Duration>,
+    pub sign_up: Option<String>,
+    pub smtp_url: Option<String>,
+    pub mail_from: Option<String>,
+    pub public_url: Option<String>,
 }
 
 /// Reads the TOML file, saying which file and line is wrong.
@@ -206,10 +237,25 @@ pub fn resolve(
         },
         sign_up_limit_per_minute: given.sign_up_limit_per_minute.or(file.sign_up_limit_per_minute),
         max_connections: given.max_connections.or(file.max_connections).unwrap_or(1024),
+        max_connections_per_client: given.max_connections_per_client.or(file.max_connections_per_client).unwrap_or(64),
         header_timeout: duration(given.header_timeout, &file.header_timeout, "header_timeout", 10)?,
         idle_timeout: duration(given.idle_timeout, &file.idle_timeout, "idle_timeout", 60)?,
         request_timeout: duration(given.request_timeout, &file.request_timeout, "request_timeout", 120)?,
+        mail: Mail {
+            sign_up: given.sign_up.or(file.sign_up).unwrap_or_else(|| "confirm".into()),
+            smtp_url: given.smtp_url.or(file.smtp_url).filter(|u| !u.is_empty()),
+            mail_from: given.mail_from.or(file.mail_from).unwrap_or_else(|| "mapwright <mapwright@localhost>".into()),
+            public_url: given.public_url.or(file.public_url).filter(|u| !u.is_empty()),
+        },
     };
+    if !matches!(settings.mail.sign_up.as_str(), "confirm" | "closed") {
+        bail!("sign_up must be confirm or closed, not {:?}", settings.mail.sign_up);
+    }
+    if let Some(public) = &settings.mail.public_url
+        && !(public.starts_with("http://") || public.starts_with("https://"))
+    {
+        bail!("public_url must start with http:// or https://, not {public:?}");
+    }
     let sharing = &settings.sharing;
     if sharing.jobs_per_origin < 1 || sharing.jobs_per_user < 1 || sharing.keep_downloads < 1 || sharing.url_quota < 1 {
         bail!("jobs_per_origin, jobs_per_user, keep_downloads and url_quota must be at least 1");
@@ -239,8 +285,8 @@ pub fn resolve(
     if settings.sign_up_limit_per_minute == Some(0) {
         bail!("sign_up_limit_per_minute must be at least 1");
     }
-    if settings.max_connections == 0 {
-        bail!("max_connections must be at least 1");
+    if settings.max_connections == 0 || settings.max_connections_per_client == 0 {
+        bail!("max_connections and max_connections_per_client must be at least 1");
     }
     if settings.header_timeout.is_zero() || settings.idle_timeout.is_zero() || settings.request_timeout.is_zero() {
         bail!("header_timeout, idle_timeout and request_timeout must be more than zero");
@@ -272,6 +318,20 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         other => return Err(format!("{other:?} is not a unit of ms, s, m, h, d")),
     };
     n.checked_mul(seconds).map(Duration::from_secs).ok_or_else(|| format!("{text:?} is too long"))
+}
+
+/// An SMTP URL with its password, if any, hidden (`--print-settings` must not show it).
+fn without_password<S: serde::Serializer>(url: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+    match url {
+        None => s.serialize_none(),
+        Some(url) => match url::Url::parse(url) {
+            Ok(mut parsed) if parsed.password().is_some() => {
+                let _ = parsed.set_password(Some("hidden"));
+                s.serialize_str(parsed.as_str())
+            }
+            _ => s.serialize_str(url),
+        },
+    }
 }
 
 /// A duration as the shortest text `parse_duration` reads back.

@@ -1,6 +1,7 @@
 //! `mapwright serve` end to end: starts on a free port with an SQLite data directory,
-//! answers /healthz, /ping and sign-up, and stops cleanly on SIGTERM.
+//! answers /healthz, /ping and sign-up (the accounts: `accounts.rs`), and stops cleanly on SIGTERM.
 
+mod accounts;
 mod crash;
 mod limits;
 mod process;
@@ -51,8 +52,8 @@ fn serve_answers_and_stops_on_sigterm() {
             body.len()
         ),
     );
-    assert!(signup.starts_with("HTTP/1.1 201"), "{signup}");
-    assert!(signup.contains("HttpOnly; SameSite=Lax"), "{signup}");
+    assert!(signup.starts_with("HTTP/1.1 202"), "{signup}");
+    assert!(!signup.contains("Set-Cookie") && !signup.contains("set-cookie"), "no session before the link: {signup}");
 
     let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
     assert!(killed.success());

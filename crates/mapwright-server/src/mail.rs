@@ -1,0 +1,180 @@
+//! The mail the service sends: the link that confirms a sign-up, and a note to the owner of an
+//! address someone asked to sign up with again. A sign-up answers the same whether the address
+//! has an account or not; only the mail, which only the address's owner reads, differs.
+//!
+//! Through SMTP (lettre, rustls) when `serve --smtp-url` is set; otherwise each message is
+//! written as an `.eml` file to an outbox folder that the operator reads (the zero-set-up
+//! default: a local console's one user is its operator). Sending runs in the background, a
+//! bounded number at once, so a slow mail server neither delays nor tells apart the answers.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use lettre::message::header::{ContentTransferEncoding, ContentType};
+use lettre::message::{Body, Mailbox};
+use lettre::{AsyncFileTransport, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+use tokio::sync::Semaphore;
+
+/// Why mail cannot be set up or sent.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MailError {
+    /// `--smtp-url` is not an SMTP URL lettre understands.
+    #[error("invalid SMTP URL (smtp://[USER:PASSWORD@]HOST[:PORT][?tls=required], or smtps://...): {0}")]
+    SmtpUrl(lettre::transport::smtp::Error),
+    /// `--mail-from` is not a mailbox.
+    #[error("invalid sender address {0:?}: give name@domain or \"Name <name@domain>\"")]
+    From(String),
+    /// The outbox folder cannot be created.
+    #[error("cannot create the mail outbox {path}: {source}")]
+    Outbox {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The recipient is not an address a message can be sent to.
+    #[error("cannot mail {0:?}")]
+    To(String),
+    /// The message could not be built.
+    #[error("cannot build the message: {0}")]
+    Build(#[from] lettre::error::Error),
+    /// The SMTP server refused or could not be reached.
+    #[error("SMTP: {0}")]
+    Smtp(#[from] lettre::transport::smtp::Error),
+    /// The outbox file could not be written.
+    #[error("outbox: {0}")]
+    File(#[from] lettre::transport::file::Error),
+}
+
+enum Transport {
+    Smtp(AsyncSmtpTransport<Tokio1Executor>),
+    Outbox(AsyncFileTransport<Tokio1Executor>),
+}
+
+/// How the service sends mail, and the public address its links start with.
+pub struct Mailer {
+    transport: Transport,
+    from: Mailbox,
+    public_url: String,
+    outbox: Option<PathBuf>,
+    /// Messages being sent at once; past it a message is dropped (and logged), never queued
+    /// without end.
+    in_flight: Arc<Semaphore>,
+}
+
+/// Messages sent at once in the background.
+const MAX_IN_FLIGHT: usize = 16;
+
+/// How long one SMTP exchange may take.
+const SMTP_TIMEOUT: Duration = Duration::from_secs(20);
+
+impl Mailer {
+    /// Mail through the SMTP server of `url` (`smtp://` with STARTTLS when `?tls=required`,
+    /// `smtps://` for TLS from the start), from `from`; links start with `public_url`.
+    pub fn smtp(url: &str, from: &str, public_url: &str) -> Result<Mailer, MailError> {
+        let transport = AsyncSmtpTransport::<Tokio1Executor>::from_url(url)
+            .map_err(MailError::SmtpUrl)?
+            .timeout(Some(SMTP_TIMEOUT))
+            .build();
+        Mailer::new(Transport::Smtp(transport), from, public_url, None)
+    }
+
+    /// Mail written as `.eml` files to `dir` (created, private to the service's user) instead
+    /// of sent: where no SMTP server is set, the operator reads the links there.
+    pub fn outbox(dir: &Path, from: &str, public_url: &str) -> Result<Mailer, MailError> {
+        create_private_dir(dir).map_err(|source| MailError::Outbox { path: dir.to_owned(), source })?;
+        let transport = AsyncFileTransport::<Tokio1Executor>::new(dir);
+        Mailer::new(Transport::Outbox(transport), from, public_url, Some(dir.to_owned()))
+    }
+
+    fn new(transport: Transport, from: &str, public_url: &str, outbox: Option<PathBuf>) -> Result<Mailer, MailError> {
+        let from = from.parse::<Mailbox>().map_err(|_| MailError::From(from.to_owned()))?;
+        Ok(Mailer {
+            transport,
+            from,
+            public_url: public_url.trim_end_matches('/').to_owned(),
+            outbox,
+            in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+        })
+    }
+
+    /// The service's address as its users reach it (no trailing slash): links in mail start
+    /// with it, never with a request's Host header, which a stranger chooses.
+    pub fn public_url(&self) -> &str {
+        &self.public_url
+    }
+
+    /// The outbox folder, when mail is written there rather than sent.
+    pub fn outbox_dir(&self) -> Option<&Path> {
+        self.outbox.as_deref()
+    }
+
+    /// Sends a plain-text message now.
+    pub async fn send(&self, to: &str, subject: &str, body: String) -> Result<(), MailError> {
+        let to = to.parse::<Mailbox>().map_err(|_| MailError::To(to.to_owned()))?;
+        let message = Message::builder()
+            .from(self.from.clone())
+            .to(to)
+            .subject(subject)
+            .header(ContentType::TEXT_PLAIN)
+            .body(readable_body(body))?;
+        match &self.transport {
+            Transport::Smtp(smtp) => {
+                smtp.send(message).await?;
+            }
+            Transport::Outbox(files) => {
+                files.send(message).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends in the background: the caller's answer never waits for (or reveals) the mail
+    /// server. With [`MAX_IN_FLIGHT`] messages already on their way, this one is dropped.
+    pub(crate) fn send_later(self: &Arc<Self>, to: String, subject: &'static str, body: String) {
+        let Ok(permit) = self.in_flight.clone().try_acquire_owned() else {
+            tracing::warn!(to, subject, "mail not sent: too many messages on their way");
+            return;
+        };
+        let mailer = self.clone();
+        tokio::spawn(async move {
+            let _permit = permit;
+            match mailer.send(&to, subject, body).await {
+                Ok(()) => match mailer.outbox_dir() {
+                    Some(dir) => {
+                        tracing::info!(to, subject, outbox = %dir.display(), "mail written to the outbox (no --smtp-url)")
+                    }
+                    None => tracing::info!(to, subject, "mail sent"),
+                },
+                Err(e) => tracing::warn!(to, subject, error = %e, "mail not sent"),
+            }
+        });
+    }
+}
+
+/// The body as written, in 7 bits, when it is ASCII with lines within SMTP's 998 characters:
+/// lettre would choose quoted-printable for any line over 76 (a link is longer), which breaks
+/// the link across lines and turns its `=` into `=3D` for an operator reading the outbox.
+/// Anything else is left to lettre's choice.
+fn readable_body(body: String) -> Body {
+    let seven_bit = body.is_ascii() && !body.contains('\0') && body.lines().all(|line| line.len() < 998);
+    if !seven_bit {
+        return Body::new(body);
+    }
+    let crlf = body.replace("\r\n", "\n").replace('\n', "\r\n");
+    Body::dangerous_pre_encoded(crlf.into_bytes(), ContentTransferEncoding::SevenBit)
+}
+
+#[cfg(unix)]
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+}
+
+#[cfg(not(unix))]
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)
+}
