@@ -258,13 +258,10 @@ impl PgProxy {
     }
 }
 
-/// A PostgreSQL that accepts connections and never answers (a hung server, a half-open
-/// network): the pooled connections' check and new connections' start-up are both bounded
-/// by the acquire timeout, so the API answers 503 with Retry-After within seconds, again and
-/// again, and recovers once the database answers again.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn while_postgres_hangs_the_api_answers_503_with_retry_after_quickly() {
-    let Some(pg) = mapwright_store::testing::PgDatabase::create("mapwright_test_hang").await else { return };
+/// A service on a PostgreSQL database of its own reached through a [`PgProxy`], with a user
+/// signed in: the database (dropped with it), the proxy, the app and the session cookie.
+async fn behind_proxy(name: &str) -> Option<(mapwright_store::testing::PgDatabase, PgProxy, TestApp, String)> {
+    let pg = mapwright_store::testing::PgDatabase::create(name).await?;
     let url = url::Url::parse(&pg.url).unwrap();
     let target: SocketAddr = format!("{}:{}", url.host_str().unwrap(), url.port().unwrap_or(5432)).parse().unwrap();
     let proxy = PgProxy::start(target).await;
@@ -273,10 +270,19 @@ async fn while_postgres_hangs_the_api_answers_503_with_retry_after_quickly() {
     let dir = tempfile::tempdir().unwrap();
     let store = mapwright_store::open(Some(via.as_str()), dir.path()).await.unwrap();
     let state = AppState::new(store.clone(), false);
-    let app = Arc::new(TestApp::with_state(store.clone(), state, dir));
     let user = store.create_user("ann@example.com", "h", false, 0).await.unwrap();
-    let session =
-        format!("mapwright_session={}", store.create_session(user.id, mapwright_server_now(), 3600).await.unwrap());
+    let token = store.create_session(user.id, mapwright_server_now(), 3600).await.unwrap();
+    Some((pg, proxy, TestApp::with_state(store, state, dir), format!("mapwright_session={token}")))
+}
+
+/// A PostgreSQL that accepts connections and never answers (a hung server, a half-open
+/// network): the pooled connections' check and new connections' start-up are both bounded
+/// by the acquire timeout, so the API answers 503 with Retry-After within seconds, again and
+/// again, and recovers once the database answers again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn while_postgres_hangs_the_api_answers_503_with_retry_after_quickly() {
+    let Some((pg, proxy, app, session)) = behind_proxy("mapwright_test_hang").await else { return };
+    let app = Arc::new(app);
     // Several pooled connections, all of which will hang.
     let warm: Vec<_> = (0..4)
         .map(|_| {
@@ -313,19 +319,7 @@ async fn while_postgres_hangs_the_api_answers_503_with_retry_after_quickly() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn while_postgres_is_down_the_api_answers_503_with_retry_after_quickly() {
-    let Some(pg) = mapwright_store::testing::PgDatabase::create("mapwright_test_down").await else { return };
-    let url = url::Url::parse(&pg.url).unwrap();
-    let target: SocketAddr = format!("{}:{}", url.host_str().unwrap(), url.port().unwrap_or(5432)).parse().unwrap();
-    let proxy = PgProxy::start(target).await;
-    let mut via = url.clone();
-    via.set_port(Some(proxy.port)).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let store = mapwright_store::open(Some(via.as_str()), dir.path()).await.unwrap();
-    let state = AppState::new(store.clone(), false);
-    let app = TestApp::with_state(store.clone(), state, dir);
-    let user = store.create_user("ann@example.com", "h", false, 0).await.unwrap();
-    let session =
-        format!("mapwright_session={}", store.create_session(user.id, mapwright_server_now(), 3600).await.unwrap());
+    let Some((pg, proxy, app, session)) = behind_proxy("mapwright_test_down").await else { return };
     assert_eq!(app.get("/api/v1/me", Auth::Cookie(&session)).await.0, StatusCode::OK);
 
     proxy.down.send(true).unwrap();

@@ -96,19 +96,12 @@ pub async fn run_job(state: &AppState, worker: &str, job: &LeasedSitemap) -> Res
         }
         if sync.refused > 0 {
             // The site holds its cap of sitemaps: what did not fit is an error of this read.
-            read.record.findings.push(FindingRecord {
-                rule: Rule::TooManyUrls.as_str().to_owned(),
-                severity: "error".to_owned(),
-                line: None,
-                col: None,
-                loc: None,
-                message: format!(
-                    "the site holds {} sitemaps, the most a site may have: {} new sitemaps this index lists were \
-                     not added (remove sitemaps the site no longer needs)",
-                    mapwright_store::MAX_SITEMAPS_PER_SITE,
-                    sync.refused
-                ),
-            });
+            read.record.findings.push(quota_finding(format!(
+                "the site holds {} sitemaps, the most a site may have: {} new sitemaps this index lists were \
+                 not added (remove sitemaps the site no longer needs)",
+                mapwright_store::MAX_SITEMAPS_PER_SITE,
+                sync.refused
+            )));
             if read.record.status == "ok" || read.record.status == "warnings" {
                 read.record.status = "errors".into();
             }
@@ -133,6 +126,19 @@ pub async fn run_job(state: &AppState, worker: &str, job: &LeasedSitemap) -> Res
         url_count: read.record.url_count,
         duration_ms: read.record.duration_ms,
     })
+}
+
+/// The error of a read past one of the site's quotas (URLs, sitemaps): what did not fit was
+/// not stored, and the read says so under `too-many-urls`.
+fn quota_finding(message: String) -> FindingRecord {
+    FindingRecord {
+        rule: Rule::TooManyUrls.as_str().to_owned(),
+        severity: "error".to_owned(),
+        line: None,
+        col: None,
+        loc: None,
+        message,
+    }
 }
 
 /// What a fetch and read produced.
@@ -281,16 +287,9 @@ async fn read_body(
     let stats = stats.lock().map(|s| s.clone()).unwrap_or_default();
     let Findings { kept: mut findings, fatal } = findings;
     if refused > 0 {
-        findings.push(FindingRecord {
-            rule: Rule::TooManyUrls.as_str().to_owned(),
-            severity: "error".to_owned(),
-            line: None,
-            col: None,
-            loc: None,
-            message: format!(
-                "the site holds its quota of {quota} URLs: {refused} new URLs of this sitemap were not stored"
-            ),
-        });
+        findings.push(quota_finding(format!(
+            "the site holds its quota of {quota} URLs: {refused} new URLs of this sitemap were not stored"
+        )));
     }
     findings.extend(pass.skipped.take());
     let fatal = fatal || outcome.io_error.is_some() || outcome.format.is_none();
