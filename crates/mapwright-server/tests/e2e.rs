@@ -289,9 +289,12 @@ async fn the_console_in_headless_chromium() {
     // The console on a real listener, with the scheduler's workers downloading in the background.
     let dir = tempfile::tempdir().unwrap();
     let store = mapwright_store::open(None, dir.path()).await.unwrap();
-    let state = AppState::new(store.clone(), false).allow_private_networks();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
+    // Sign-up mail goes to an outbox folder, where the test reads the link as an operator would.
+    let outbox = dir.path().join("outbox");
+    let mailer = mapwright_server::mail::Mailer::outbox(&outbox, "mapwright <mapwright@localhost>", &base).unwrap();
+    let state = AppState::new(store.clone(), false).allow_private_networks().with_mail(mailer);
     let service = app(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
     tokio::spawn(async move { axum::serve(listener, service).await.unwrap() });
     let (stop, shutdown) = tokio::sync::watch::channel(false);
@@ -301,7 +304,7 @@ async fn the_console_in_headless_chromium() {
     let c = browser(&driver, profile.path()).await;
     // The browser is closed even when a step fails, so no Chromium outlives the test.
     let session = c.clone();
-    let outcome = tokio::spawn(async move { drive(&session, &base, &site, &axe_js).await }).await;
+    let outcome = tokio::spawn(async move { drive(&session, &base, &site, &axe_js, &outbox).await }).await;
     let _ = c.close().await;
     let _ = stop.send(true);
     let _ = background.await;
@@ -310,7 +313,7 @@ async fn the_console_in_headless_chromium() {
     }
 }
 
-async fn drive(c: &Client, base: &str, site: &TestSite, axe_js: &str) {
+async fn drive(c: &Client, base: &str, site: &TestSite, axe_js: &str, outbox: &Path) {
     let o = &site.origin;
     let good = format!("{o}/sitemap.xml");
     let broken = format!("{o}/broken.xml");
@@ -341,6 +344,23 @@ async fn drive(c: &Client, base: &str, site: &TestSite, axe_js: &str) {
     look(c, axe_js, "signin").await;
     click(c, Locator::LinkText("No account yet? Sign up")).await;
     fill(c, "#email", "owner@example.com").await;
+    fill(c, "#password", "a long enough password").await;
+    click(c, Locator::Css("main form button[type=submit]")).await;
+    until(c, "h1", |t| t == "Check your inbox").await;
+    look(c, axe_js, "signup-sent").await;
+    // The mailed link opens the confirmation form; the same password makes the account.
+    let mut link = None;
+    for _ in 0..100 {
+        link = crate::support::read_outbox(outbox).pop().and_then(|m| m.link_token());
+        if link.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let link = link.expect("a sign-up mail with its link in the outbox");
+    c.goto(&format!("{base}/signup/confirm?token={link}")).await.unwrap();
+    until(c, "h1", |t| t == "Confirm your account").await;
+    look(c, axe_js, "signup-confirm").await;
     fill(c, "#password", "a long enough password").await;
     click(c, Locator::Css("main form button[type=submit]")).await;
     until(c, "h1", |t| t == "My sitemaps").await;
