@@ -4,7 +4,8 @@
 //!
 //! Through SMTP (lettre, rustls) when `serve --smtp-url` is set; otherwise each message is
 //! written as an `.eml` file to an outbox folder that the operator reads (the zero-set-up
-//! default: a local console's one user is its operator). Sending runs in the background, a
+//! default: a local console's one user is its operator; messages older than two days are
+//! deleted from it). Sending runs in the background, a
 //! bounded number at once, so a slow mail server neither delays nor tells apart the answers.
 
 use std::path::{Path, PathBuf};
@@ -59,6 +60,8 @@ pub struct Mailer {
     from: Mailbox,
     public_url: String,
     outbox: Option<PathBuf>,
+    /// When the outbox was last pruned of messages past [`OUTBOX_MAX_AGE`].
+    pruned: std::sync::Mutex<Option<std::time::Instant>>,
     /// Messages being sent at once; past it a message is dropped (and logged), never queued
     /// without end.
     in_flight: Arc<Semaphore>,
@@ -66,6 +69,13 @@ pub struct Mailer {
 
 /// Messages sent at once in the background.
 const MAX_IN_FLIGHT: usize = 16;
+
+/// Outbox messages older than this are deleted (a sign-up's link holds a day): strangers'
+/// sign-ups must not fill the service's disk.
+pub const OUTBOX_MAX_AGE: Duration = Duration::from_secs(2 * 24 * 3600);
+
+/// How often the outbox is pruned, at most.
+const PRUNE_EVERY: Duration = Duration::from_secs(600);
 
 /// How long one SMTP exchange may take.
 const SMTP_TIMEOUT: Duration = Duration::from_secs(20);
@@ -96,6 +106,7 @@ impl Mailer {
             from,
             public_url: public_url.trim_end_matches('/').to_owned(),
             outbox,
+            pruned: std::sync::Mutex::new(None),
             in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
         })
     }
@@ -125,10 +136,34 @@ impl Mailer {
                 smtp.send(message).await?;
             }
             Transport::Outbox(files) => {
+                self.prune_outbox();
                 files.send(message).await?;
             }
         }
         Ok(())
+    }
+
+    /// Deletes outbox messages older than [`OUTBOX_MAX_AGE`], at most once per [`PRUNE_EVERY`].
+    fn prune_outbox(&self) {
+        let Some(dir) = &self.outbox else { return };
+        {
+            let mut last = self.pruned.lock().unwrap_or_else(|p| p.into_inner());
+            if last.is_some_and(|at| at.elapsed() < PRUNE_EVERY) {
+                return;
+            }
+            *last = Some(std::time::Instant::now());
+        }
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            let old = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > OUTBOX_MAX_AGE));
+            if old && path.extension().is_some_and(|x| x == "eml") {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
     }
 
     /// Sends in the background: the caller's answer never waits for (or reveals) the mail

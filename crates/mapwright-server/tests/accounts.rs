@@ -340,3 +340,28 @@ async fn an_admin_sees_and_changes_every_users_sites() {
     })
     .await;
 }
+
+/// Strangers' sign-ups must not fill the disk: outbox messages past two days go when the next
+/// one is written.
+#[tokio::test]
+async fn old_outbox_messages_are_deleted() {
+    let app = TestApp::new(false).await;
+    let outbox = app.outbox_dir();
+    let old = outbox.join("old.eml");
+    let file = std::fs::File::create(&old).unwrap();
+    file.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(3 * 24 * 3600)).unwrap();
+    drop(file);
+    let recent = outbox.join("recent.eml");
+    std::fs::write(&recent, "To: a@example.com\r\n\r\nhello").unwrap();
+    let body = json!({"email": "ann@example.com", "password": "a long passphrase"});
+    assert_eq!(app.post_json("/api/v1/signup", Auth::None, body).await.0, StatusCode::ACCEPTED);
+    // The new message is written after the pruning: once it is there, the old one is gone.
+    let mut waited = 0;
+    while !app.mails().iter().any(|m| m.to == "ann@example.com") && waited < 100 {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        waited += 1;
+    }
+    assert!(app.mails().iter().any(|m| m.to == "ann@example.com"), "the sign-up's mail came");
+    assert!(!old.exists(), "a message older than two days is gone");
+    assert!(recent.exists(), "a recent one stays");
+}

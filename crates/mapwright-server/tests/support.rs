@@ -53,7 +53,12 @@ impl TestApp {
 
     /// The messages in the outbox so far, oldest first.
     pub fn mails(&self) -> Vec<Mail> {
-        read_outbox(&self.guard.0.path().join("outbox"))
+        read_outbox(&self.outbox_dir())
+    }
+
+    /// The outbox folder of the test's mail.
+    pub fn outbox_dir(&self) -> std::path::PathBuf {
+        self.guard.0.path().join("outbox")
     }
 
     /// Waits (up to 5 s: mail goes in the background) until the outbox holds `n` messages.
