@@ -18,6 +18,7 @@ use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 
 mod ext;
+mod fast;
 mod feed;
 mod fields;
 
@@ -231,6 +232,10 @@ struct State {
     root_closed: bool,
     /// An error held back while the entry salvaged before it is returned.
     deferred: Option<Error>,
+    /// quick-xml stands just after a tag (waiting for text): where `fast.rs` may take over.
+    after_tag: bool,
+    /// Whether `fast.rs` is used (off only to test it against the event loop).
+    fast: bool,
 }
 
 enum Step {
@@ -272,6 +277,8 @@ impl<'a> XmlReader<'a> {
                 max_value: limits.max_value_bytes,
                 root_closed: false,
                 deferred: None,
+                after_tag: false,
+                fast: true,
             },
         };
         me.read_root(findings)?;
@@ -296,6 +303,12 @@ impl<'a> XmlReader<'a> {
 
     pub(crate) fn bytes_read(&self) -> u64 {
         self.st.origin + self.xr.buffer_position()
+    }
+
+    /// Turns the fast path off, to test it against the event loop.
+    #[cfg(test)]
+    pub(crate) fn set_fast_path(&mut self, on: bool) {
+        self.st.fast = on;
     }
 
     fn pos_at(xr: &mut Reader<Tracked<'a>>, origin: u64, off: u64) -> Position {
@@ -423,6 +436,7 @@ impl<'a> XmlReader<'a> {
             } else {
                 st.roles.push(Role::Root);
             }
+            st.after_tag = true;
             return Ok(());
         }
     }
@@ -433,6 +447,13 @@ impl<'a> XmlReader<'a> {
         }
         loop {
             let XmlReader { xr, buf, st } = self;
+            if st.fast_ready() {
+                match st.fast_entry(xr, sink) {
+                    Some(Step::Entry(e)) => return Ok(Some(e)),
+                    Some(_) => continue,
+                    None => {}
+                }
+            }
             buf.clear();
             let off = xr.buffer_position();
             let ev = match xr.read_event_into(buf) {
@@ -443,6 +464,7 @@ impl<'a> XmlReader<'a> {
                     return st.salvage(xr, err, true, sink);
                 }
             };
+            st.after_tag = !matches!(ev, Event::Text(_) | Event::GeneralRef(_) | Event::Eof);
             let step = match ev {
                 Event::Start(e) => st.start(xr, &e, off, false, sink)?,
                 Event::Empty(e) => {
