@@ -22,6 +22,8 @@ struct Span {
     field: Field,
     tag: usize,
     text: (usize, usize),
+    /// The text holds references (else it is one run, appended whole).
+    refs: bool,
 }
 
 /// A recognised `<url>`: where it starts, its fields in document order, where it ends.
@@ -53,28 +55,31 @@ fn field_tag(rest: &[u8]) -> Option<(Field, &'static [u8])> {
     (rest.get(1..=name.len()) == Some(name) && rest.get(name.len() + 1) == Some(&b'>')).then_some((field, name))
 }
 
-/// Whether quick-xml would read `t` as text, references and nothing else, every reference
-/// one of the five predefined entities (anything else has its own findings: left to the slow
-/// path), all valid UTF-8.
-fn plain_text(t: &[u8]) -> bool {
-    let mut i = 0;
-    while let Some(a) = memchr::memchr(b'&', &t[i..]) {
-        let name_start = i + a + 1;
-        // quick-xml ends a reference at the first `;`, `&` or `<` (there is no `<` here).
-        let Some(e) = memchr::memchr2(b';', b'&', &t[name_start..]) else {
-            return false;
-        };
-        let name_end = name_start + e;
-        if t[name_end] != b';' {
-            return false;
+/// The end of the text starting at `b[from]` (the next `<`) and whether it holds references,
+/// when quick-xml would read it as text and references only, every reference one of the five
+/// predefined entities (anything else has findings of its own: left to the event loop); UTF-8
+/// is checked once for the whole entry. One search for both bytes: most texts have no
+/// reference, so no second search.
+fn plain_text(b: &[u8], from: usize) -> Option<(usize, bool)> {
+    let mut i = from;
+    let mut refs = false;
+    let end = loop {
+        let at = i + memchr::memchr2(b'<', b'&', &b[i..])?;
+        if b[at] == b'<' {
+            break at;
         }
-        let name = std::str::from_utf8(&t[name_start..name_end]).unwrap_or("");
-        if quick_xml::escape::resolve_xml_entity(name).is_none() {
-            return false;
+        // quick-xml ends a reference at the first `;`, `&` or `<`; names are short.
+        let name_start = at + 1;
+        let name_end = name_start + b[name_start..].iter().take(8).position(|&c| matches!(c, b';' | b'&' | b'<'))?;
+        if b[name_end] != b';' {
+            return None;
         }
+        let name = std::str::from_utf8(&b[name_start..name_end]).ok()?;
+        quick_xml::escape::resolve_xml_entity(name)?;
+        refs = true;
         i = name_end + 1;
-    }
-    t.is_ascii() || std::str::from_utf8(t).is_ok()
+    };
+    Some((end, refs))
 }
 
 /// Recognises one whole plain `<url>` (after white space) at the start of `b`.
@@ -83,7 +88,7 @@ fn scan(b: &[u8]) -> Option<Scanned> {
     if !b[url..].starts_with(b"<url>") {
         return None;
     }
-    let blank = Span { field: Field::Loc, tag: 0, text: (0, 0) };
+    let blank = Span { field: Field::Loc, tag: 0, text: (0, 0), refs: false };
     let mut out = Scanned { url, fields: [blank; 4], n: 0, end: 0 };
     let mut seen = 0u8;
     let mut i = url + 5;
@@ -104,15 +109,15 @@ fn scan(b: &[u8]) -> Option<Scanned> {
         }
         seen |= bit;
         let ts = i + name.len() + 2;
-        let te = ts + memchr::memchr(b'<', &b[ts..])?;
+        let (te, refs) = plain_text(b, ts)?;
         let close = &b[te..];
         let closed = close.get(1) == Some(&b'/')
             && close.get(2..2 + name.len()) == Some(name)
             && close.get(2 + name.len()) == Some(&b'>');
-        if !closed || !plain_text(&b[ts..te]) {
+        if !closed {
             return None;
         }
-        out.fields[out.n] = Span { field, tag: i, text: (ts, te) };
+        out.fields[out.n] = Span { field, tag: i, text: (ts, te), refs };
         out.n += 1;
         i = te + name.len() + 3;
     }
@@ -137,6 +142,13 @@ impl State {
     pub(super) fn fast_entry(&mut self, xr: &mut Reader<Tracked<'_>>, sink: &mut FindingSink<'_>) -> Option<Step> {
         let b = xr.get_ref().buffered();
         let s = scan(b)?;
+        // One UTF-8 check for the whole entry: its markup is ASCII, so this is each text's check.
+        // The entry is copied (a few hundred bytes) so that the fields' code may borrow the
+        // reader while it reads the texts.
+        let whole = std::str::from_utf8(&b[..s.end]).ok()?;
+        let mut copy = std::mem::take(&mut self.scratch);
+        copy.clear();
+        copy.push_str(whole);
         // Offsets as quick-xml would give them (its offset 0 is at `origin`).
         let at = xr.buffer_position();
         self.begin_entry(xr, at + s.url as u64, Role::Url);
@@ -146,21 +158,24 @@ impl State {
                 self.build.loc_off = off;
             }
             self.begin_text(off);
-            let (mut i, end) = span.text;
-            // The text as quick-xml's events split it: runs of text and predefined references.
-            let b = xr.get_ref().buffered();
-            while let Some(a) = memchr::memchr(b'&', &b[i..end]) {
-                // Checked by `plain_text`: UTF-8, and `&name;` with a predefined name.
-                let run = std::str::from_utf8(&b[i..i + a]).unwrap_or_default();
-                let semi = i + a + memchr::memchr(b';', &b[i + a..end]).unwrap_or(0);
-                let name = std::str::from_utf8(&b[i + a + 1..semi]).unwrap_or_default();
-                self.append(run);
-                self.append(quick_xml::escape::resolve_xml_entity(name).unwrap_or_default());
-                i = semi + 1;
+            // Checked by `plain_text`: UTF-8, and `&name;` with a predefined name only.
+            let t = &copy[span.text.0..span.text.1];
+            if span.refs {
+                // Appended as quick-xml's events split it: runs of text and references.
+                let mut rest = t;
+                while let Some(a) = rest.find('&') {
+                    let semi = a + rest[a..].find(';').unwrap_or(0);
+                    self.append(&rest[..a]);
+                    self.append(quick_xml::escape::resolve_xml_entity(&rest[a + 1..semi]).unwrap_or_default());
+                    rest = &rest[semi + 1..];
+                }
+                self.append(rest);
+            } else {
+                self.append(t);
             }
-            self.append(std::str::from_utf8(&b[i..end]).unwrap_or_default());
             self.field(xr, span.field, sink);
         }
+        self.scratch = copy;
         let step = self.finish_entry(xr, Role::Url, 0, sink);
         std::io::BufRead::consume(xr.get_mut(), s.end);
         self.origin += s.end as u64;

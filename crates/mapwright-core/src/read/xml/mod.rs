@@ -236,6 +236,8 @@ struct State {
     after_tag: bool,
     /// Whether `fast.rs` is used (off only to test it against the event loop).
     fast: bool,
+    /// `fast.rs`'s copy of the entry it reads.
+    scratch: String,
 }
 
 enum Step {
@@ -279,6 +281,7 @@ impl<'a> XmlReader<'a> {
                 deferred: None,
                 after_tag: false,
                 fast: true,
+                scratch: String::with_capacity(1024),
             },
         };
         me.read_root(findings)?;
