@@ -124,13 +124,12 @@ fn scan(b: &[u8]) -> Option<Scanned> {
 }
 
 impl State {
-    /// Whether the next entry may be tried on the fast path: quick-xml stands after a tag
-    /// (`after_tag`, kept by the event loop), directly in a urlset's root whose unprefixed
+    /// Whether the next entry may be tried on the fast path, quick-xml standing after a tag
+    /// (`after_tag`, kept by the event loop): directly in a urlset's root whose unprefixed
     /// elements are sitemap elements, deep enough for fields.
     #[inline]
     pub(super) fn fast_ready(&self) -> bool {
         self.fast
-            && self.after_tag
             && self.format == Format::Urlset
             && self.roles.len() == 1
             && self.roles[0] == Role::Root
@@ -141,7 +140,12 @@ impl State {
     /// Reads the next entry on the fast path, or returns `None` having changed nothing.
     pub(super) fn fast_entry(&mut self, xr: &mut Reader<Tracked<'_>>, sink: &mut FindingSink<'_>) -> Option<Step> {
         let b = xr.get_ref().buffered();
-        let s = scan(b)?;
+        let Some(s) = scan(b) else {
+            self.fast_backoff = (self.fast_backoff * 2 + 1).min(63);
+            self.fast_wait = self.fast_backoff;
+            return None;
+        };
+        self.fast_backoff = 0;
         // One UTF-8 check for the whole entry: its markup is ASCII, so this is each text's check.
         // The entry is copied (a few hundred bytes) so that the fields' code may borrow the
         // reader while it reads the texts.

@@ -232,12 +232,18 @@ struct State {
     root_closed: bool,
     /// An error held back while the entry salvaged before it is returned.
     deferred: Option<Error>,
-    /// quick-xml stands just after a tag (waiting for text): where `fast.rs` may take over.
+    /// quick-xml stands just after an end tag (or the root's start tag), waiting for text:
+    /// where `fast.rs` may take over. Cleared when looked at.
     after_tag: bool,
     /// Whether `fast.rs` is used (off only to test it against the event loop).
     fast: bool,
     /// `fast.rs`'s copy of the entry it reads.
     scratch: String,
+    /// Entries left to the event loop before `fast.rs` tries again, and how many it waits after
+    /// its next miss (doubling while it misses: a file whose entries all carry extensions
+    /// does not pay for a scan that fails on each).
+    fast_wait: u8,
+    fast_backoff: u8,
 }
 
 enum Step {
@@ -282,6 +288,8 @@ impl<'a> XmlReader<'a> {
                 after_tag: false,
                 fast: true,
                 scratch: String::with_capacity(1024),
+                fast_wait: 0,
+                fast_backoff: 0,
             },
         };
         me.read_root(findings)?;
@@ -450,11 +458,16 @@ impl<'a> XmlReader<'a> {
         }
         loop {
             let XmlReader { xr, buf, st } = self;
-            if st.fast_ready() {
-                match st.fast_entry(xr, sink) {
-                    Some(Step::Entry(e)) => return Ok(Some(e)),
-                    Some(_) => continue,
-                    None => {}
+            // Looked at once per entry: after an end tag (or the root's start tag).
+            if std::mem::take(&mut st.after_tag) && st.fast_ready() {
+                if st.fast_wait > 0 {
+                    st.fast_wait -= 1;
+                } else if let Some(step) = st.fast_entry(xr, sink) {
+                    st.after_tag = true;
+                    match step {
+                        Step::Entry(e) => return Ok(Some(e)),
+                        _ => continue,
+                    }
                 }
             }
             buf.clear();
@@ -467,7 +480,6 @@ impl<'a> XmlReader<'a> {
                     return st.salvage(xr, err, true, sink);
                 }
             };
-            st.after_tag = !matches!(ev, Event::Text(_) | Event::GeneralRef(_) | Event::Eof);
             let step = match ev {
                 Event::Start(e) => st.start(xr, &e, off, false, sink)?,
                 Event::Empty(e) => {
@@ -475,7 +487,10 @@ impl<'a> XmlReader<'a> {
                     let second = st.end(xr, off, sink);
                     if matches!(first, Step::Entry(_)) { first } else { second }
                 }
-                Event::End(_) => st.end(xr, off, sink),
+                Event::End(_) => {
+                    st.after_tag = true;
+                    st.end(xr, off, sink)
+                }
                 Event::Text(t) => {
                     if st.capturing() {
                         if memchr::memchr(b'&', t.as_bytes()).is_some() {
