@@ -78,33 +78,49 @@ fn end_tag(close: &[u8], field: Field) -> bool {
 /// predefined entities (anything else has findings of its own: left to the event loop); UTF-8
 /// is checked once for the whole entry. One search for both bytes: most texts have no
 /// reference, so no second search.
-fn plain_text(b: &[u8], from: usize) -> Option<(usize, bool)> {
+fn plain_text(b: &[u8], from: usize) -> Result<(usize, bool), usize> {
     let mut i = from;
     let mut refs = false;
     let end = loop {
-        let at = i + memchr::memchr2(b'<', b'&', &b[i..])?;
+        let Some(at) = memchr::memchr2(b'<', b'&', &b[i..]) else {
+            return Err(b.len());
+        };
+        let at = i + at;
         if b[at] == b'<' {
             break at;
         }
         // quick-xml ends a reference at the first `;`, `&` or `<`; names are short.
         let name_start = at + 1;
-        let name_end = name_start + b[name_start..].iter().take(8).position(|&c| matches!(c, b';' | b'&' | b'<'))?;
-        if b[name_end] != b';' {
-            return None;
+        let Some(n) = b[name_start..].iter().take(8).position(|&c| matches!(c, b';' | b'&' | b'<')) else {
+            return Err(name_start);
+        };
+        let name_end = name_start + n;
+        let name = std::str::from_utf8(&b[name_start..name_end]).unwrap_or("");
+        if b[name_end] != b';' || quick_xml::escape::resolve_xml_entity(name).is_none() {
+            return Err(name_end);
         }
-        let name = std::str::from_utf8(&b[name_start..name_end]).ok()?;
-        quick_xml::escape::resolve_xml_entity(name)?;
         refs = true;
         i = name_end + 1;
     };
-    Some((end, refs))
+    Ok((end, refs))
+}
+
+/// Why [`scan`] did not recognise an entry.
+#[derive(Debug, PartialEq, Eq)]
+enum Miss {
+    /// The buffered bytes end before the entry does: the next one is likely plain again.
+    Short,
+    /// Something else than a plain entry.
+    Shape,
 }
 
 /// Recognises one whole plain `<url>` (after white space) at the start of `b`.
-fn scan(b: &[u8]) -> Option<Scanned> {
+fn scan(b: &[u8]) -> Result<Scanned, Miss> {
+    // Where a test failed: within a tag's length of the end, more bytes might have passed it.
+    let miss = |at: usize| if b.len() - at.min(b.len()) < 16 { Miss::Short } else { Miss::Shape };
     let url = skip_ws(b, 0);
     if !starts(&b[url..], b"<url>") {
-        return None;
+        return Err(miss(url));
     }
     let blank = Span { field: Field::Loc, tag: 0, text: (0, 0), refs: false };
     let mut out = Scanned { url, fields: [blank; 4], n: 0, end: 0 };
@@ -115,21 +131,20 @@ fn scan(b: &[u8]) -> Option<Scanned> {
         let rest = &b[i..];
         if starts(rest, b"</url>") {
             out.end = i + 6;
-            return Some(out);
+            return Ok(out);
         }
-        if rest.first() != Some(&b'<') {
-            return None;
-        }
-        let (field, open) = field_tag(rest)?;
+        let Some((field, open)) = field_tag(rest) else {
+            return Err(miss(i));
+        };
         let bit = 1 << field as u8;
         if seen & bit != 0 || out.n == out.fields.len() {
-            return None;
+            return Err(Miss::Shape);
         }
         seen |= bit;
         let ts = i + open;
-        let (te, refs) = plain_text(b, ts)?;
+        let (te, refs) = plain_text(b, ts).map_err(miss)?;
         if !end_tag(&b[te..], field) {
-            return None;
+            return Err(miss(te));
         }
         out.fields[out.n] = Span { field, tag: i, text: (ts, te), refs };
         out.n += 1;
@@ -154,10 +169,16 @@ impl State {
     /// Reads the next entry on the fast path, or returns `None` having changed nothing.
     pub(super) fn fast_entry(&mut self, xr: &mut Reader<Tracked<'_>>, sink: &mut FindingSink<'_>) -> Option<Step> {
         let b = xr.get_ref().buffered();
-        let Some(s) = scan(b) else {
-            self.fast_backoff = (self.fast_backoff * 2 + 1).min(63);
-            self.fast_wait = self.fast_backoff;
-            return None;
+        let s = match scan(b) {
+            Ok(s) => s,
+            // An entry cut by the end of what is buffered (each refill of a gzip or HTTP stream
+            // may bring a few kilobytes only): no reason to wait before the next one.
+            Err(Miss::Short) => return None,
+            Err(Miss::Shape) => {
+                self.fast_backoff = (self.fast_backoff * 2 + 1).min(63);
+                self.fast_wait = self.fast_backoff;
+                return None;
+            }
         };
         self.fast_backoff = 0;
         // One UTF-8 check for the whole entry: its markup is ASCII, so this is each text's check.
