@@ -171,8 +171,8 @@ impl State {
         let b = xr.get_ref().buffered();
         let s = match scan(b) {
             Ok(s) => s,
-            // An entry cut by the end of what is buffered (each refill of a gzip or HTTP stream
-            // may bring a few kilobytes only): no reason to wait before the next one.
+            // An entry cut by the end of what is buffered (once per refill): the next one
+            // need not wait.
             Err(Miss::Short) => return None,
             Err(Miss::Shape) => {
                 self.fast_backoff = (self.fast_backoff * 2 + 1).min(63);
@@ -197,7 +197,7 @@ impl State {
                 self.build.loc_off = off;
             }
             self.begin_text(off);
-            // Checked by `plain_text`: UTF-8, and `&name;` with a predefined name only.
+            // UTF-8 checked above; `&name;` with a predefined name only (`plain_text`).
             let t = &copy[span.text.0..span.text.1];
             if span.refs {
                 // Appended as quick-xml's events split it: runs of text and references.
