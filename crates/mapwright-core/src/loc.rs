@@ -150,6 +150,7 @@ const QUERY: u8 = 4; // left alone by url in special-scheme queries
 const FRAG: u8 = 8; // left alone by url in fragments
 const ANY: u8 = 16; // allowed somewhere after the host (path, query or fragment, or '#')
 const SPECIAL: u8 = 32; // structural after the host: . % ? # '
+const PLAIN: u8 = 64; // ANY and not SPECIAL: nothing to look at
 
 const fn classes() -> [u8; 256] {
     let mut t = [0u8; 256];
@@ -196,6 +197,9 @@ const fn classes() -> [u8; 256] {
         }
         if matches!(b, b'.' | b'%' | b'?' | b'#' | b'\'') {
             v |= SPECIAL;
+        }
+        if v & ANY != 0 && v & SPECIAL == 0 {
+            v |= PLAIN;
         }
         t[c] = v;
         c += 1;
@@ -261,38 +265,64 @@ fn fast_path(s: &[u8]) -> Option<usize> {
     // One table pass: every byte must be one `url` leaves alone somewhere after the host; the
     // few structural bytes (`. % ? # '`) are looked at where they occur.
     let mut part = 0u8; // 0 path, 1 query, 2 fragment
-    for (i, &b) in rest.iter().enumerate() {
-        let c = CLASS[b as usize];
-        if c & ANY == 0 {
-            return None;
-        }
-        if c & SPECIAL == 0 {
-            continue;
-        }
-        match (b, part) {
-            (b'?', 0) => part = 1,
-            (b'#', 0 | 1) => part = 2,
-            (b'#', _) => return None,
-            (b'\'', 1) => return None, // url encodes ' in special-scheme queries
-            // Dot segments: "/." followed by '.', '/', the end of the path, or an escape (".%2e"
-            // is "..": left in place it would let "/shop/.%2e/admin" pass for a URL under /shop/).
-            (b'.', 0)
-                if rest[i - 1] == b'/' && matches!(rest.get(i + 1), None | Some(b'.' | b'/' | b'?' | b'#' | b'%')) =>
-            {
+    let mut i = 0;
+    while i < rest.len() {
+        // Eight plain bytes at a time (most of a URL): one test for the eight, about a third of
+        // the instructions of the byte loop; a chunk with anything else goes byte by byte.
+        let stop = match rest.get(i..i + 8) {
+            Some(chunk) => {
+                if chunk.iter().fold(PLAIN, |all, &b| all & CLASS[b as usize]) != 0 {
+                    i += 8;
+                    continue;
+                }
+                i + 8
+            }
+            None => rest.len(),
+        };
+        while i < stop {
+            if !path_byte(rest, i, &mut part) {
                 return None;
             }
-            // "/%2e" may be a dot segment too.
-            (b'%', 0)
-                if rest[i - 1] == b'/'
-                    && rest.get(i + 1) == Some(&b'2')
-                    && matches!(rest.get(i + 2), Some(b'e' | b'E')) =>
-            {
-                return None;
-            }
-            _ => {}
+            i += 1;
         }
     }
     Some(path_start)
+}
+
+/// Checks `rest[i]`, a byte after the host, moving `part` (0 path, 1 query, 2 fragment) on.
+#[inline]
+fn path_byte(rest: &[u8], i: usize, part: &mut u8) -> bool {
+    let b = rest[i];
+    let c = CLASS[b as usize];
+    if c & ANY == 0 {
+        return false;
+    }
+    if c & SPECIAL == 0 {
+        return true;
+    }
+    match (b, *part) {
+        (b'?', 0) => *part = 1,
+        (b'#', 0 | 1) => *part = 2,
+        (b'#', _) => return false,
+        (b'\'', 1) => return false, // url encodes ' in special-scheme queries
+        // Dot segments: "/." followed by '.', '/', the end of the path, or an escape (".%2e"
+        // is "..": left in place it would let "/shop/.%2e/admin" pass for a URL under /shop/).
+        (b'.', 0)
+            if rest[i - 1] == b'/' && matches!(rest.get(i + 1), None | Some(b'.' | b'/' | b'?' | b'#' | b'%')) =>
+        {
+            return false;
+        }
+        // "/%2e" may be a dot segment too.
+        (b'%', 0)
+            if rest[i - 1] == b'/'
+                && rest.get(i + 1) == Some(&b'2')
+                && matches!(rest.get(i + 2), Some(b'e' | b'E')) =>
+        {
+            return false;
+        }
+        _ => {}
+    }
+    true
 }
 
 fn slow_path(s: &str) -> Result<(Loc, LocRepairs), LocError> {

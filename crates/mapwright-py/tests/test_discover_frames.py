@@ -85,6 +85,31 @@ def test_to_pandas_columns_and_types():
     assert df["sitemap"].isna().all()
 
 
+def test_to_pandas_extension_column_first_seen_in_a_later_row():
+    # The builder keeps no value per row until a first one comes: earlier rows are missing.
+    xml = b"""<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">
+<url><loc>https://example.com/a</loc></url>
+<url><loc>https://example.com/b</loc></url>
+<url><loc>https://example.com/c</loc><image:image><image:loc>https://example.com/c.png</image:loc></image:image></url>
+<url><loc>https://example.com/d</loc></url>
+</urlset>"""
+    df = mapwright.to_pandas(xml)
+    assert list(df.columns) == ["loc", "lastmod", "changefreq", "priority", "sitemap", "image_loc"]
+    assert [None if v is None or v != v else v for v in df["image_loc"]] == [None, None, "https://example.com/c.png", None]
+
+
+def test_to_pandas_priority_is_the_shortest_decimal_of_the_f32():
+    # priority is read as an f32; the column holds the shortest decimal that reads back as
+    # it (0.8, not 0.800000011920929), whether one or two decimals (arithmetic) or more.
+    import numpy as np
+    texts = [f"{k / 1000:.3f}" for k in range(1001)] + ["0.33333334", "0.1234567", "1", "0", ".5", "0.05", "0.015"]
+    body = "".join(f"<url><loc>https://example.com/{i}</loc><priority>{t}</priority></url>" for i, t in enumerate(texts))
+    xml = ('<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">' + body + "</urlset>").encode()
+    df = mapwright.to_pandas(xml)
+    expected = [float(str(np.float32(t))) for t in texts]
+    assert df["priority"].to_list() == expected
+
+
 def test_to_pandas_of_an_index_url_follows_children_like_advertools(site):
     import pandas as pd
     build_site(site)

@@ -229,6 +229,13 @@ impl<'a> Tracked<'a> {
         Position { line: self.line - n, column, offset }
     }
 
+    /// The bytes already buffered and allowed (the byte limit applied), without reading more:
+    /// a reader that looks ahead here never sees an I/O error or a limit it would have to report.
+    #[inline]
+    pub(crate) fn buffered(&self) -> &[u8] {
+        if self.pos < self.end { &self.buf[self.pos..self.end] } else { &[] }
+    }
+
     /// Line and column of the next unread byte.
     pub(crate) fn position(&mut self) -> Position {
         let off = self.offset();

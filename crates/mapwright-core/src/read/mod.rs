@@ -144,6 +144,14 @@ impl<'a> SitemapReader<'a> {
         }
     }
 
+    /// Turns the XML reader's fast path off or on, to test it against the event loop.
+    #[cfg(test)]
+    pub(crate) fn set_fast_path(&mut self, on: bool) {
+        if let Inner::Xml(x) = &mut self.inner {
+            x.set_fast_path(on);
+        }
+    }
+
     /// Takes the findings collected since the last call.
     pub fn drain_findings(&mut self) -> std::vec::Drain<'_, Finding> {
         self.findings.drain(..)

@@ -18,6 +18,7 @@ use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 
 mod ext;
+mod fast;
 mod feed;
 mod fields;
 
@@ -231,6 +232,18 @@ struct State {
     root_closed: bool,
     /// An error held back while the entry salvaged before it is returned.
     deferred: Option<Error>,
+    /// quick-xml stands just after an end tag (or the root's start tag), waiting for text:
+    /// where `fast.rs` may take over. Cleared when looked at.
+    after_tag: bool,
+    /// Whether `fast.rs` is used (off only to test it against the event loop).
+    fast: bool,
+    /// `fast.rs`'s copy of the entry it reads.
+    scratch: String,
+    /// Entries left to the event loop before `fast.rs` tries again, and how many it waits after
+    /// its next miss (doubling while it misses: a file whose entries all carry extensions
+    /// does not pay for a scan that fails on each).
+    fast_wait: u8,
+    fast_backoff: u8,
 }
 
 enum Step {
@@ -272,6 +285,11 @@ impl<'a> XmlReader<'a> {
                 max_value: limits.max_value_bytes,
                 root_closed: false,
                 deferred: None,
+                after_tag: false,
+                fast: true,
+                scratch: String::with_capacity(1024),
+                fast_wait: 0,
+                fast_backoff: 0,
             },
         };
         me.read_root(findings)?;
@@ -296,6 +314,12 @@ impl<'a> XmlReader<'a> {
 
     pub(crate) fn bytes_read(&self) -> u64 {
         self.st.origin + self.xr.buffer_position()
+    }
+
+    /// Turns the fast path off, to test it against the event loop.
+    #[cfg(test)]
+    pub(crate) fn set_fast_path(&mut self, on: bool) {
+        self.st.fast = on;
     }
 
     fn pos_at(xr: &mut Reader<Tracked<'a>>, origin: u64, off: u64) -> Position {
@@ -423,6 +447,7 @@ impl<'a> XmlReader<'a> {
             } else {
                 st.roles.push(Role::Root);
             }
+            st.after_tag = true;
             return Ok(());
         }
     }
@@ -433,6 +458,18 @@ impl<'a> XmlReader<'a> {
         }
         loop {
             let XmlReader { xr, buf, st } = self;
+            // Looked at once per entry: after an end tag (or the root's start tag).
+            if std::mem::take(&mut st.after_tag) && st.fast_ready() {
+                if st.fast_wait > 0 {
+                    st.fast_wait -= 1;
+                } else if let Some(step) = st.fast_entry(xr, sink) {
+                    st.after_tag = true;
+                    match step {
+                        Step::Entry(e) => return Ok(Some(e)),
+                        _ => continue,
+                    }
+                }
+            }
             buf.clear();
             let off = xr.buffer_position();
             let ev = match xr.read_event_into(buf) {
@@ -450,7 +487,10 @@ impl<'a> XmlReader<'a> {
                     let second = st.end(xr, off, sink);
                     if matches!(first, Step::Entry(_)) { first } else { second }
                 }
-                Event::End(_) => st.end(xr, off, sink),
+                Event::End(_) => {
+                    st.after_tag = true;
+                    st.end(xr, off, sink)
+                }
                 Event::Text(t) => {
                     if st.capturing() {
                         if memchr::memchr(b'&', t.as_bytes()).is_some() {
