@@ -204,7 +204,11 @@ impl State {
                 let mut rest = t;
                 while let Some(a) = memchr::memchr(b'&', rest.as_bytes()) {
                     // Names are short (`plain_text` looked at eight bytes at most).
-                    let semi = a + rest.as_bytes()[a..].iter().position(|&c| c == b';').unwrap_or(0);
+                    // `plain_text` saw the `;`; should that ever not hold, the text is kept as
+                    // it is rather than sliced out of order (a panic).
+                    let Some(semi) = rest.as_bytes()[a..].iter().position(|&c| c == b';').map(|n| a + n) else {
+                        break;
+                    };
                     self.append(&rest[..a]);
                     self.append(quick_xml::escape::resolve_xml_entity(&rest[a + 1..semi]).unwrap_or_default());
                     rest = &rest[semi + 1..];
