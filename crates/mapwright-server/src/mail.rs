@@ -51,7 +51,8 @@ pub enum MailError {
 
 enum Transport {
     Smtp(AsyncSmtpTransport<Tokio1Executor>),
-    Outbox(AsyncFileTransport<Tokio1Executor>),
+    /// The files' writer and their folder (pruned of old messages).
+    Outbox(AsyncFileTransport<Tokio1Executor>, PathBuf),
 }
 
 /// How the service sends mail, and the public address its links start with.
@@ -59,7 +60,6 @@ pub struct Mailer {
     transport: Transport,
     from: Mailbox,
     public_url: String,
-    outbox: Option<PathBuf>,
     /// When the outbox was last pruned of messages past [`OUTBOX_MAX_AGE`].
     pruned: std::sync::Mutex<Option<std::time::Instant>>,
     /// Messages being sent at once; past it a message is dropped (and logged), never queued
@@ -88,7 +88,7 @@ impl Mailer {
             .map_err(MailError::SmtpUrl)?
             .timeout(Some(SMTP_TIMEOUT))
             .build();
-        Mailer::new(Transport::Smtp(transport), from, public_url, None)
+        Mailer::new(Transport::Smtp(transport), from, public_url)
     }
 
     /// Mail written as `.eml` files to `dir` (created, private to the service's user) instead
@@ -96,16 +96,15 @@ impl Mailer {
     pub fn outbox(dir: &Path, from: &str, public_url: &str) -> Result<Mailer, MailError> {
         create_private_dir(dir).map_err(|source| MailError::Outbox { path: dir.to_owned(), source })?;
         let transport = AsyncFileTransport::<Tokio1Executor>::new(dir);
-        Mailer::new(Transport::Outbox(transport), from, public_url, Some(dir.to_owned()))
+        Mailer::new(Transport::Outbox(transport, dir.to_owned()), from, public_url)
     }
 
-    fn new(transport: Transport, from: &str, public_url: &str, outbox: Option<PathBuf>) -> Result<Mailer, MailError> {
+    fn new(transport: Transport, from: &str, public_url: &str) -> Result<Mailer, MailError> {
         let from = from.parse::<Mailbox>().map_err(|_| MailError::From(from.to_owned()))?;
         Ok(Mailer {
             transport,
             from,
             public_url: public_url.trim_end_matches('/').to_owned(),
-            outbox,
             pruned: std::sync::Mutex::new(None),
             in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
         })
@@ -119,7 +118,10 @@ impl Mailer {
 
     /// The outbox folder, when mail is written there rather than sent.
     pub fn outbox_dir(&self) -> Option<&Path> {
-        self.outbox.as_deref()
+        match &self.transport {
+            Transport::Outbox(_, dir) => Some(dir),
+            Transport::Smtp(_) => None,
+        }
     }
 
     /// Sends a plain-text message now.
@@ -135,17 +137,16 @@ impl Mailer {
             Transport::Smtp(smtp) => {
                 smtp.send(message).await?;
             }
-            Transport::Outbox(files) => {
-                self.prune_outbox();
+            Transport::Outbox(files, dir) => {
+                self.prune_outbox(dir);
                 files.send(message).await?;
             }
         }
         Ok(())
     }
 
-    /// Deletes outbox messages older than [`OUTBOX_MAX_AGE`], at most once per [`PRUNE_EVERY`].
-    fn prune_outbox(&self) {
-        let Some(dir) = &self.outbox else { return };
+    /// Deletes messages in `dir` older than [`OUTBOX_MAX_AGE`], at most once per [`PRUNE_EVERY`].
+    fn prune_outbox(&self, dir: &Path) {
         {
             let mut last = self.pruned.lock().unwrap_or_else(|p| p.into_inner());
             if last.is_some_and(|at| at.elapsed() < PRUNE_EVERY) {
