@@ -69,6 +69,22 @@ fn pre_session(headers: &HeaderMap, state: &AppState) -> (String, Option<axum::h
     }
 }
 
+/// A page of a visitor not signed in, drawn around the request's pre-session CSRF token (a new
+/// one, with its cookie, when it has none).
+fn anonymous_page(
+    status: StatusCode,
+    headers: &HeaderMap,
+    state: &AppState,
+    page: impl FnOnce(&str) -> Markup,
+) -> Response {
+    let (token, set) = pre_session(headers, state);
+    let mut response = (status, page(&token)).into_response();
+    if let Some(set) = set {
+        response.headers_mut().append(SET_COOKIE, set);
+    }
+    response
+}
+
 fn form_response(
     kind: Kind,
     status: StatusCode,
@@ -77,12 +93,16 @@ fn form_response(
     email: &str,
     error: Option<&str>,
 ) -> Response {
-    let (token, set) = pre_session(headers, state);
-    let mut response = (status, credentials_page(kind, &token, email, error)).into_response();
-    if let Some(set) = set {
-        response.headers_mut().append(SET_COOKIE, set);
+    anonymous_page(status, headers, state, |token| credentials_page(kind, token, email, error))
+}
+
+/// A refused form drawn again by `again` with the status and why; an outage is the console's
+/// error page instead.
+fn refused(e: AppError, again: impl FnOnce(StatusCode, &str) -> Response) -> Response {
+    if matches!(e, AppError::Unavailable(_) | AppError::Internal(_)) {
+        return super::ConsoleError(e).into_response();
     }
-    response
+    again(e.status(), &e.to_string())
 }
 
 /// `GET /signin`.
@@ -121,7 +141,7 @@ pub(crate) async fn sign_up(
             let outbox = state.mail.as_ref().is_some_and(|m| m.outbox_dir().is_some());
             sent_page(outbox).into_response()
         }
-        Err(e) => refused(Kind::SignUp, e, &headers, &state, &email),
+        Err(e) => refused(e, |status, why| form_response(Kind::SignUp, status, &headers, &state, &email, Some(why))),
     }
 }
 
@@ -173,28 +193,13 @@ fn confirm_page(csrf: &str, token: &str, error: Option<&str>) -> Markup {
     )
 }
 
-fn confirm_response(
-    status: StatusCode,
-    headers: &HeaderMap,
-    state: &AppState,
-    token: &str,
-    error: Option<&str>,
-) -> Response {
-    let (csrf, set) = pre_session(headers, state);
-    let mut response = (status, confirm_page(&csrf, token, error)).into_response();
-    if let Some(set) = set {
-        response.headers_mut().append(SET_COOKIE, set);
-    }
-    response
-}
-
 /// `GET /signup/confirm?token=`: the form that finishes a sign-up.
 pub(crate) async fn confirm_form(
     State(state): State<AppState>,
     headers: HeaderMap,
     Query(q): Query<TokenQuery>,
 ) -> Response {
-    confirm_response(StatusCode::OK, &headers, &state, &q.token, None)
+    anonymous_page(StatusCode::OK, &headers, &state, |csrf| confirm_page(csrf, &q.token, None))
 }
 
 /// `POST /signup/confirm`: the account, a session and a redirect to the table.
@@ -207,11 +212,9 @@ pub(crate) async fn confirm_sign_up(
     let token = form.token.clone();
     match confirm(&state, &client, Confirmation { token: form.token, password: form.password }).await {
         Ok(user) => start_session(&state, user).await,
-        Err(e @ (AppError::Unavailable(_) | AppError::Internal(_))) => super::ConsoleError(e).into_response(),
-        Err(e) => {
-            let message = e.to_string();
-            confirm_response(e.into_response().status(), &headers, &state, &token, Some(&message))
-        }
+        Err(e) => refused(e, |status, why| {
+            anonymous_page(status, &headers, &state, |csrf| confirm_page(csrf, &token, Some(why)))
+        }),
     }
 }
 
@@ -233,18 +236,8 @@ async fn finish(
 ) -> Response {
     match result {
         Ok(user) => start_session(state, user).await,
-        Err(e) => refused(kind, e, headers, state, email),
+        Err(e) => refused(e, |status, why| form_response(kind, status, headers, state, email, Some(why))),
     }
-}
-
-/// The form again with why it was refused (an outage is the console's error page).
-fn refused(kind: Kind, e: AppError, headers: &HeaderMap, state: &AppState, email: &str) -> Response {
-    if matches!(e, AppError::Unavailable(_) | AppError::Internal(_)) {
-        return super::ConsoleError(e).into_response();
-    }
-    let message = e.to_string();
-    let status = e.into_response().status();
-    form_response(kind, status, headers, state, email, Some(&message))
 }
 
 /// A session for `user` and a redirect to the table.
