@@ -1,12 +1,22 @@
 //! Sign-up, sign-in, sign-out, sessions and API tokens through the JSON API.
 
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
 
 use crate::support::{Auth, TestApp, each_backend, set_cookie};
 
 async fn sign_up(app: &TestApp, email: &str) -> String {
     app.sign_up(email, "a long passphrase").await
+}
+
+/// `POST /api/v1/signin` with these credentials.
+async fn sign_in(app: &TestApp, email: &str, password: &str) -> (StatusCode, HeaderMap, String) {
+    app.post_json("/api/v1/signin", Auth::None, json!({"email": email, "password": password})).await
+}
+
+/// `POST /api/v1/signup/confirm`: the mailed link's token and a password.
+async fn confirm(app: &TestApp, token: &str, password: &str) -> (StatusCode, HeaderMap, String) {
+    app.post_json("/api/v1/signup/confirm", Auth::None, json!({"token": token, "password": password})).await
 }
 
 #[tokio::test]
@@ -22,13 +32,7 @@ async fn sign_up_mails_a_link_whose_confirmation_sets_a_session_cookie() {
         assert_eq!(status, StatusCode::ACCEPTED, "{body}");
         assert!(headers.get("set-cookie").is_none(), "no session before the address is confirmed");
         // No account yet: signing in fails as for any unknown address.
-        let (status, _, _) = app
-            .post_json(
-                "/api/v1/signin",
-                Auth::None,
-                json!({"email": "ann@example.com", "password": "a long passphrase"}),
-            )
-            .await;
+        let (status, _, _) = sign_in(&app, "ann@example.com", "a long passphrase").await;
         assert_eq!(status, StatusCode::UNAUTHORIZED);
         assert!(app.store.user_credentials("ann@example.com").await.unwrap().is_none());
 
@@ -40,13 +44,9 @@ async fn sign_up_mails_a_link_whose_confirmation_sets_a_session_cookie() {
         assert_eq!(token.len(), 64);
 
         // The link alone is not enough: the password of the sign-up is.
-        let (status, _, body) = app
-            .post_json("/api/v1/signup/confirm", Auth::None, json!({"token": token, "password": "not the password"}))
-            .await;
+        let (status, _, body) = confirm(&app, &token, "not the password").await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-        let (status, headers, body) = app
-            .post_json("/api/v1/signup/confirm", Auth::None, json!({"token": token, "password": "a long passphrase"}))
-            .await;
+        let (status, headers, body) = confirm(&app, &token, "a long passphrase").await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
         let user: Value = serde_json::from_str(&body).unwrap();
         assert_eq!(user["email"], "ann@example.com");
@@ -66,9 +66,7 @@ async fn sign_up_mails_a_link_whose_confirmation_sets_a_session_cookie() {
         assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["email"], "ann@example.com");
 
         // A link is used once.
-        let (status, _, body) = app
-            .post_json("/api/v1/signup/confirm", Auth::None, json!({"token": token, "password": "a long passphrase"}))
-            .await;
+        let (status, _, body) = confirm(&app, &token, "a long passphrase").await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
         assert!(body.contains("not valid"), "{body}");
     })
@@ -80,8 +78,7 @@ async fn secure_cookies_behind_tls() {
     each_backend(true, |app| async move {
         // The session cookie is Secure (the confirmation sets it through the same code).
         app.sign_up("a@example.com", "a long passphrase").await;
-        let body = json!({"email": "a@example.com", "password": "a long passphrase"});
-        let (_, headers, _) = app.post_json("/api/v1/signin", Auth::None, body).await;
+        let (_, headers, _) = sign_in(&app, "a@example.com", "a long passphrase").await;
         let cookie_line = set_cookie(&headers).1;
         assert!(cookie_line.ends_with("; Secure"), "{cookie_line}");
     })
@@ -115,21 +112,9 @@ async fn sign_up_refuses_bad_input_and_says_nothing_of_taken_addresses() {
         };
         assert_eq!(names(&taken.1), names(&free.1));
         // The stranger's password opened nothing, and the owner's still works.
-        let (status, _, _) = app
-            .post_json(
-                "/api/v1/signin",
-                Auth::None,
-                json!({"email": "ann@example.com", "password": "another passphrase"}),
-            )
-            .await;
+        let (status, _, _) = sign_in(&app, "ann@example.com", "another passphrase").await;
         assert_eq!(status, StatusCode::UNAUTHORIZED);
-        let (status, _, _) = app
-            .post_json(
-                "/api/v1/signin",
-                Auth::None,
-                json!({"email": "ann@example.com", "password": "a long passphrase"}),
-            )
-            .await;
+        let (status, _, _) = sign_in(&app, "ann@example.com", "a long passphrase").await;
         assert_eq!(status, StatusCode::OK);
         // Only the mail differs, and only the owner of each address reads it.
         let mails = app.wait_for_mails(3).await;
@@ -171,11 +156,9 @@ async fn a_strangers_earlier_sign_up_cannot_take_the_owners_account() {
         let owners = app.wait_for_mails(2).await.remove(1).link_token().unwrap();
         assert_ne!(strangers, owners);
         for (token, password) in [(&strangers, "the strangers password"), (&owners, "the strangers password")] {
-            let body = json!({"token": token, "password": password});
-            assert_eq!(app.post_json("/api/v1/signup/confirm", Auth::None, body).await.0, StatusCode::BAD_REQUEST);
+            assert_eq!(confirm(&app, token, password).await.0, StatusCode::BAD_REQUEST);
         }
-        let body = json!({"token": owners, "password": "the owners passphrase"});
-        assert_eq!(app.post_json("/api/v1/signup/confirm", Auth::None, body).await.0, StatusCode::CREATED);
+        assert_eq!(confirm(&app, &owners, "the owners passphrase").await.0, StatusCode::CREATED);
     })
     .await;
 }
@@ -211,19 +194,12 @@ async fn sign_in_and_sign_out() {
         let first = sign_up(&app, "ann@example.com").await;
         for (email, password) in [("ann@example.com", "wrong passphrase"), ("nobody@example.com", "a long passphrase")]
         {
-            let (status, headers, body) =
-                app.post_json("/api/v1/signin", Auth::None, json!({"email": email, "password": password})).await;
+            let (status, headers, body) = sign_in(&app, email, password).await;
             assert_eq!(status, StatusCode::UNAUTHORIZED);
             assert_eq!(crate::api::assert_problem(status, &headers, &body), "wrong e-mail or password");
             assert!(headers.get("set-cookie").is_none());
         }
-        let (status, headers, _) = app
-            .post_json(
-                "/api/v1/signin",
-                Auth::None,
-                json!({"email": "ANN@example.com", "password": "a long passphrase"}),
-            )
-            .await;
+        let (status, headers, _) = sign_in(&app, "ANN@example.com", "a long passphrase").await;
         assert_eq!(status, StatusCode::OK);
         let second = set_cookie(&headers).0;
         assert_ne!(first, second);

@@ -275,6 +275,16 @@ async fn behind_proxy(name: &str) -> Option<(mapwright_store::testing::PgDatabas
     Some((pg, proxy, TestApp::with_state(store, state, dir), format!("mapwright_session={token}")))
 }
 
+/// `GET uri` answers 503 with Retry-After within seconds (the database is out of reach).
+async fn assert_quick_503(app: &TestApp, uri: &str, session: &str) {
+    let started = Instant::now();
+    let (status, headers, body) = app.get(uri, Auth::Cookie(session)).await;
+    let took = started.elapsed();
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{uri}: {body}");
+    assert!(headers.contains_key("retry-after"), "{uri}");
+    assert!(took < Duration::from_secs(6), "{uri} answered after {took:?}");
+}
+
 /// A PostgreSQL that accepts connections and never answers (a hung server, a half-open
 /// network): the pooled connections' check and new connections' start-up are both bounded
 /// by the acquire timeout, so the API answers 503 with Retry-After within seconds, again and
@@ -296,12 +306,7 @@ async fn while_postgres_hangs_the_api_answers_503_with_retry_after_quickly() {
 
     proxy.hang.send(true).unwrap();
     for uri in ["/api/v1/me", "/api/v1/sites", "/healthz", "/api/v1/sites"] {
-        let started = Instant::now();
-        let (status, headers, body) = app.get(uri, Auth::Cookie(&session)).await;
-        let took = started.elapsed();
-        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{uri}: {body}");
-        assert!(headers.contains_key("retry-after"), "{uri}");
-        assert!(took < Duration::from_secs(6), "{uri} answered after {took:?}");
+        assert_quick_503(&app, uri, &session).await;
     }
     proxy.hang.send(false).unwrap();
     let started = Instant::now();
@@ -326,12 +331,7 @@ async fn while_postgres_is_down_the_api_answers_503_with_retry_after_quickly() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     for uri in ["/api/v1/me", "/api/v1/sites", "/healthz"] {
         for _ in 0..2 {
-            let started = Instant::now();
-            let (status, headers, body) = app.get(uri, Auth::Cookie(&session)).await;
-            let took = started.elapsed();
-            assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{uri}: {body}");
-            assert!(headers.contains_key("retry-after"), "{uri}");
-            assert!(took < Duration::from_secs(6), "{uri} answered after {took:?}");
+            assert_quick_503(&app, uri, &session).await;
         }
     }
     drop(pg);
