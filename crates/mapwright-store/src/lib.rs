@@ -20,8 +20,10 @@
 mod sql;
 mod email;
 mod error;
+mod migrations;
 mod model;
 mod postgres;
+mod row;
 pub mod secret;
 mod sqlite;
 mod store;

@@ -5,6 +5,8 @@
 
 use serde::Serialize;
 
+use crate::row::row;
+
 /// Unix seconds.
 pub type Timestamp = i64;
 
@@ -23,8 +25,9 @@ impl From<&User> for Actor {
     }
 }
 
+row! {
 /// An account.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct User {
     /// Id.
     pub id: i64,
@@ -35,9 +38,11 @@ pub struct User {
     /// When it signed up.
     pub created_at: Timestamp,
 }
+}
 
+row! {
 /// An API token as listed (the secret itself is shown only once, at creation).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ApiToken {
     /// Id.
     pub id: i64,
@@ -52,9 +57,11 @@ pub struct ApiToken {
     /// When it was revoked; a revoked token authenticates nobody.
     pub revoked_at: Option<Timestamp>,
 }
+}
 
+row! {
 /// A site: an origin (`https://example.com`) that a user claims.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Site {
     /// Id.
     pub id: i64,
@@ -70,6 +77,7 @@ pub struct Site {
     pub verified_at: Option<Timestamp>,
     /// When verification was last checked.
     pub last_checked_at: Option<Timestamp>,
+}
 }
 
 /// How a sitemap came to be known.
@@ -112,8 +120,9 @@ impl Source {
     }
 }
 
+row! {
 /// A sitemap of a site, with the summary of its last download.
-#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Sitemap {
     /// Id.
     pub id: i64,
@@ -188,9 +197,11 @@ pub struct Sitemap {
     /// `submitted_at`.
     pub last_submitted_at: Option<Timestamp>,
 }
+}
 
+row! {
 /// A sitemap a worker holds a lease on.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeasedSitemap {
     /// The sitemap id.
     pub id: i64,
@@ -209,9 +220,11 @@ pub struct LeasedSitemap {
     /// Until when the lease holds; after it the sitemap is due again.
     pub lease_expires_at: Timestamp,
 }
+}
 
+row! {
 /// One finding of a download, as stored.
-#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FindingRecord {
     /// Rule name of RULES.md (`loc-missing`, ...).
     pub rule: String,
@@ -225,6 +238,7 @@ pub struct FindingRecord {
     pub loc: Option<String>,
     /// Human-readable message.
     pub message: String,
+}
 }
 
 /// What a worker reports about one download, to [`Store::complete`](crate::Store::complete).
@@ -254,8 +268,9 @@ pub struct DownloadRecord {
     pub content_hash: Option<String>,
 }
 
+row! {
 /// A stored download.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Download {
     /// Id.
     pub id: i64,
@@ -280,6 +295,7 @@ pub struct Download {
     /// Fatal error message.
     pub error: Option<String>,
 }
+}
 
 /// One URL entry as a sitemap gives it, for [`Store::upsert_urls`](crate::Store::upsert_urls).
 #[derive(Debug, Clone, PartialEq)]
@@ -294,8 +310,9 @@ pub struct UrlRecord {
     pub priority: Option<f64>,
 }
 
+row! {
 /// A URL of a site, as stored once per site.
-#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct UrlRow {
     /// Id; pages are ordered by it.
     pub id: i64,
@@ -317,6 +334,7 @@ pub struct UrlRow {
     pub changed_at: Timestamp,
     /// When it vanished from every sitemap of the site.
     pub removed_at: Option<Timestamp>,
+}
 }
 
 /// One page of a list, keyed by id (stable under inserts, unlike OFFSET).
@@ -421,10 +439,9 @@ pub struct ChildSync {
 
 /// A row of the console's "My sitemaps" table: the sitemap, its site's origin, and the counts
 /// of its last download that read the file (an unchanged answer keeps the previous counts).
-#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SitemapSummary {
-    /// The sitemap.
-    #[sqlx(flatten)]
+    /// The sitemap (its columns in the same row).
     #[serde(flatten)]
     pub sitemap: Sitemap,
     /// Its site's origin.
@@ -435,6 +452,24 @@ pub struct SitemapSummary {
     pub error_count: Option<i64>,
     /// Warnings of the last download.
     pub warning_count: Option<i64>,
+}
+
+impl<'r, R: sqlx::Row> sqlx::FromRow<'r, R> for SitemapSummary
+where
+    Sitemap: sqlx::FromRow<'r, R>,
+    &'r str: sqlx::ColumnIndex<R>,
+    String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    Option<i64>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
+    fn from_row(row: &'r R) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            sitemap: Sitemap::from_row(row)?,
+            origin: row.try_get("origin")?,
+            url_count: row.try_get("url_count")?,
+            error_count: row.try_get("error_count")?,
+            warning_count: row.try_get("warning_count")?,
+        })
+    }
 }
 
 /// The outcome of one live check of a listed URL, as the failing-URLs checker reports it.
@@ -450,8 +485,9 @@ pub struct UrlCheckRecord {
     pub message: Option<String>,
 }
 
+row! {
 /// A listed URL that failed its last live check, with one sitemap that lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct UrlFailure {
     /// The URL's id; pages are ordered by it.
     pub url_id: i64,
@@ -472,6 +508,7 @@ pub struct UrlFailure {
     pub sitemap_id: Option<i64>,
     /// That sitemap's URL.
     pub sitemap_url: Option<String>,
+}
 }
 
 // --- fairness, quotas, retention ---
@@ -569,9 +606,10 @@ pub struct FindingQuery {
     pub per_rule: i64,
 }
 
+row! {
 /// A finding with its rule's total and the sitemap it comes from: the console groups findings by
 /// rule and shows the first few of each.
-#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FindingExample {
     /// Rule name of RULES.md.
     pub rule: String,
@@ -592,18 +630,22 @@ pub struct FindingExample {
     /// That sitemap's URL.
     pub sitemap_url: String,
 }
+}
 
+row! {
 /// The failing URLs of one kind (see [`UrlFailure::kind`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FailureKindCount {
     /// The kind.
     pub kind: String,
     /// Failing live URLs of that kind.
     pub count: i64,
 }
+}
 
+row! {
 /// A site's numbers at one run of the failing-URLs checker, for the console's picture over time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct SiteSnapshot {
     /// When.
     pub taken_at: Timestamp,
@@ -611,4 +653,5 @@ pub struct SiteSnapshot {
     pub live_urls: i64,
     /// Of those, how many failed their last check.
     pub failing_urls: i64,
+}
 }

@@ -58,7 +58,7 @@ impl PgStore {
 impl_store!(
     PgStore,
     backend = "postgres",
-    migrations = "migrations/postgres",
+    migrations = POSTGRES,
     lock = "FOR UPDATE OF sm SKIP LOCKED",
     // The expression of the trigram index of migration 0010 (the URL search uses it).
     loc_lower = "LOWER(u.loc)"

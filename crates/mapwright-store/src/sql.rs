@@ -146,7 +146,7 @@ macro_rules! impl_store {
     (
         $ty:ty,
         backend = $name:literal,
-        migrations = $migrations:literal,
+        migrations = $migrations:ident,
         lock = $lock:literal,
         loc_lower = $loc_lower:literal
     ) => {
@@ -157,7 +157,7 @@ macro_rules! impl_store {
             }
 
             async fn migrate(&self) -> $crate::Result<()> {
-                sqlx::migrate!($migrations).run(&self.pool).await?;
+                $crate::migrations::migrator($crate::migrations::$migrations).run(&self.pool).await?;
                 // URLs stored before migration 0006 on SQLite get their hash here (PostgreSQL's
                 // migration computes it in SQL); a no-op afterwards.
                 loop {

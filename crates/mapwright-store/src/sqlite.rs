@@ -140,7 +140,7 @@ async fn quick_check(pool: &SqlitePool, path: &Path) -> Result<()> {
 impl_store!(
     SqliteStore,
     backend = "sqlite",
-    migrations = "migrations/sqlite",
+    migrations = SQLITE,
     lock = "",
     // SQLite's LIKE ignores ASCII case already (as its LOWER only folds ASCII): no LOWER per row.
     loc_lower = "u.loc"
