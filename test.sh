@@ -7,25 +7,6 @@ cd "$(dirname "$0")"
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-# --- System packages -----------------------------------------------------------------------
-need_apt=()
-# xmllint: the validator's oracle (the official XSDs).
-command -v xmllint >/dev/null 2>&1 || need_apt+=(libxml2-utils)
-# git: `generate dir --lastmod git` is tested in a temporary repository.
-command -v git >/dev/null 2>&1 || need_apt+=(git)
-# The console's end-to-end test drives headless Chromium through ChromeDriver.
-[ -x /usr/bin/chromium ] || need_apt+=(chromium)
-[ -x /usr/bin/chromedriver ] || need_apt+=(chromium-driver)
-command -v npm >/dev/null 2>&1 || need_apt+=(npm)
-# The Python package's tests run in a venv (python3 -m venv needs ensurepip: python3-venv).
-python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need_apt+=(python3 python3-venv)
-if [ ${#need_apt[@]} -gt 0 ]; then
-  echo "test.sh: installing ${need_apt[*]}" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  as_root apt-get update -qq
-  as_root apt-get install -y -qq "${need_apt[@]}" >/dev/null || { echo "test.sh: apt-get install failed" >&2; exit 2; }
-fi
-
 # --- PostgreSQL ------------------------------------------------------------------------------
 # The store and server tests run on PostgreSQL at 127.0.0.1:5432 (trust auth) too, and under
 # CI=true fail without it: start the local cluster if it is down ("already running" is fine).
@@ -36,17 +17,80 @@ if ! pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null && [ -d /etc/postgresql ]; t
   for _ in $(seq 1 30); do pg_isready -h 127.0.0.1 -p 5432 -q && break; sleep 1; done
 fi
 
-# --- axe-core, pinned by package-lock.json, for the console's accessibility check ------------
-if [ ! -f crates/mapwright-server/tests/e2e/node_modules/axe-core/axe.min.js ]; then
-  (cd crates/mapwright-server/tests/e2e && npm ci --no-audit --no-fund) || { echo "test.sh: npm ci failed" >&2; exit 2; }
-fi
+# --- What the tests need, installed while the build runs -----------------------------------
+# apt-get, npm and pip wait on the network, the build on the 2 cores: on a fresh machine they
+# overlap (several minutes of a first run), and the test binaries run only once both are done.
+provision() {
+  # --- System packages -----------------------------------------------------------------------
+  need_apt=()
+  # xmllint: the validator's oracle (the official XSDs).
+  command -v xmllint >/dev/null 2>&1 || need_apt+=(libxml2-utils)
+  # git: `generate dir --lastmod git` is tested in a temporary repository.
+  command -v git >/dev/null 2>&1 || need_apt+=(git)
+  # The console's end-to-end test drives headless Chromium through ChromeDriver.
+  [ -x /usr/bin/chromium ] || need_apt+=(chromium)
+  [ -x /usr/bin/chromedriver ] || need_apt+=(chromium-driver)
+  command -v npm >/dev/null 2>&1 || need_apt+=(npm)
+  # The Python package's tests run in a venv (python3 -m venv needs ensurepip: python3-venv).
+  python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need_apt+=(python3 python3-venv)
+  if [ ${#need_apt[@]} -gt 0 ]; then
+    echo "test.sh: installing ${need_apt[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    as_root apt-get update -qq
+    as_root apt-get install -y -qq "${need_apt[@]}" >/dev/null || { echo "test.sh: apt-get install failed" >&2; return 2; }
+  fi
 
+  # --- axe-core, pinned by package-lock.json, for the console's accessibility check ------------
+  if [ ! -f crates/mapwright-server/tests/e2e/node_modules/axe-core/axe.min.js ]; then
+    (cd crates/mapwright-server/tests/e2e && npm ci --no-audit --no-fund) || { echo "test.sh: npm ci failed" >&2; return 2; }
+  fi
+
+  python_venv || return 1
+  schemathesis_venv || return 1
+}
+
+target_dir() {
+  cargo metadata --format-version 1 --no-deps --locked | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])'
+}
+
+# The Python package's test venv (pinned requirements), inside cargo's target folder.
+python_venv() {
+  local venv
+  venv="$(target_dir)/py-venv" || return 1
+  # A venv whose scripts no longer run (the target folder was moved: their #! names the old
+  # path) is made again.
+  if [ -x "$venv/bin/maturin" ] && ! "$venv/bin/maturin" --version >/dev/null 2>&1; then rm -rf "$venv"; fi
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv" || return 1
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r crates/mapwright-py/tests/requirements.txt
+}
+
+SCHEMATHESIS_VERSION=4.32.5
+schemathesis_venv() {
+  local venv
+  venv="$(target_dir)/schemathesis-$SCHEMATHESIS_VERSION" || return 1
+  if [ -x "$venv/bin/schemathesis" ] && ! "$venv/bin/schemathesis" --version >/dev/null 2>&1; then rm -rf "$venv"; fi
+  if [ ! -x "$venv/bin/schemathesis" ]; then
+    python3 -m venv "$venv" && "$venv/bin/pip" install -q "schemathesis==$SCHEMATHESIS_VERSION" || return 1
+  fi
+}
+
+provision_log=$(mktemp)
 failed=()
 
 # --- Rust: every test of the workspace, to the end ---------------------------------------------
-# --timings leaves cargo's build report in target/cargo-timings/: on a first run the build is
-# most of the time, and the report says which crates it went to.
-cargo test --workspace --locked --no-fail-fast --timings || failed+=("cargo test")
+# Built first (while `provision` installs), then run. --timings leaves cargo's build report in
+# target/cargo-timings/: on a first run the build is most of the time, and the report says which
+# crates it went to.
+provision > "$provision_log" 2>&1 &
+provisioning=$!
+cargo test --workspace --locked --no-run --timings || failed+=("cargo build")
+wait "$provisioning"; provisioned=$?
+cat "$provision_log" >&2
+if [ $provisioned != 0 ]; then
+  echo "test.sh: installing what the tests need failed" >&2
+  exit 2
+fi
+cargo test --workspace --locked --no-fail-fast || failed+=("cargo test")
 
 # --- Python: the package crates/mapwright-py, built by maturin, tested by pytest ---------------
 # In a venv inside cargo's target folder, so nothing global changes; the extension is built
@@ -54,13 +98,8 @@ cargo test --workspace --locked --no-fail-fast --timings || failed+=("cargo test
 # compare with the CLI the cargo tests built. pytest's "no tests ran" (exit 5) is a failure too.
 python_tests() {
   local target venv
-  target=$(cargo metadata --format-version 1 --no-deps --locked | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])') || return 1
+  target=$(target_dir) || return 1
   venv="$target/py-venv"
-  # A venv whose scripts no longer run (the target folder was moved: their #! names the old
-  # path) is made again.
-  if [ -x "$venv/bin/maturin" ] && ! "$venv/bin/maturin" --version >/dev/null 2>&1; then rm -rf "$venv"; fi
-  [ -x "$venv/bin/python" ] || python3 -m venv "$venv" || return 1
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r crates/mapwright-py/tests/requirements.txt || return 1
   (cd crates/mapwright-py && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$target" \
     maturin develop --profile dev --locked --quiet) || return 1
   # The CLI the cargo tests built (the tests build it themselves if it is missing).
@@ -73,15 +112,10 @@ python_tests || failed+=("python tests")
 # signed-up user whose API token schemathesis sends; a bounded number of examples per operation
 # keeps the run to a few minutes. Its configuration (crates/mapwright-server/schemathesis.toml)
 # says which answers a request valid by the schema may still get, and why.
-SCHEMATHESIS_VERSION=4.32.5
 schemathesis_run() {
   local target venv dir port server token status=0
-  target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])') || return 1
+  target=$(target_dir) || return 1
   venv="$target/schemathesis-$SCHEMATHESIS_VERSION"
-  if [ -x "$venv/bin/schemathesis" ] && ! "$venv/bin/schemathesis" --version >/dev/null 2>&1; then rm -rf "$venv"; fi
-  if [ ! -x "$venv/bin/schemathesis" ]; then
-    python3 -m venv "$venv" && "$venv/bin/pip" install -q "schemathesis==$SCHEMATHESIS_VERSION" || return 1
-  fi
   # The binary `cargo test` built above (a no-op here when it did): `cargo build -p mapwright`
   # would resolve other features for sqlx and its drivers and build them again.
   cargo test -q --workspace --locked --no-run 2>/dev/null || return 1
