@@ -8,6 +8,7 @@ mod hostile;
 mod realworld;
 mod support;
 mod validate;
+mod verdict;
 mod write;
 
 #[global_allocator]

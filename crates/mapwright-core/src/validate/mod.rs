@@ -12,7 +12,6 @@ mod explain;
 mod follow;
 mod report;
 mod sarif;
-mod sniff;
 
 pub use explain::{Explanation, explain};
 pub use follow::{Child, Opened, Resolver, validate_tree};
@@ -193,8 +192,6 @@ impl Validator {
         entries: &mut dyn FnMut(&Entry),
     ) -> Outcome {
         let mut pass = Pass::new(self);
-        let head = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let input = sniff::Sniff::new(input, head.clone());
         let skipped = std::cell::Cell::new(0u64);
         let mut sink = |f: Finding| {
             if f.rule.skips_entry() {
@@ -211,9 +208,6 @@ impl Validator {
         };
         pass.outcome.format = Some(reader.format());
         pass.vouched(&mut sink);
-        if let Some(f) = sniff::declaration_not_first(&head.lock().unwrap_or_else(|e| e.into_inner())) {
-            sink(f);
-        }
         for f in reader.drain_findings() {
             sink(f);
         }

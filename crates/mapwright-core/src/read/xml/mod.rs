@@ -357,6 +357,8 @@ impl<'a> XmlReader<'a> {
     /// Reads up to and including the root element, deciding the format.
     fn read_root(&mut self, findings: &mut Vec<Finding>) -> Result<(), Error> {
         let XmlReader { xr, buf, st } = self;
+        // Whether a comment, processing instruction or DOCTYPE came before (for the message).
+        let mut markup = false;
         loop {
             buf.clear();
             let off = xr.buffer_position();
@@ -365,6 +367,18 @@ impl<'a> XmlReader<'a> {
                 Err(e) => return Err(Self::map_err(xr, st.origin, e)),
             };
             let (e, empty) = match ev {
+                Event::Decl(_) => {
+                    // Stream offset 0 is the first byte after a byte order mark.
+                    if st.origin + off > 0 {
+                        let what = if markup { "other content" } else { "whitespace" };
+                        findings.push(declaration_misplaced(Self::pos_at(xr, st.origin, off), what));
+                    }
+                    continue;
+                }
+                Event::Comment(_) | Event::PI(_) | Event::DocType(_) => {
+                    markup = true;
+                    continue;
+                }
                 Event::Start(e) => (e, false),
                 Event::Empty(e) => (e, true),
                 Event::Eof => {
@@ -542,7 +556,11 @@ impl<'a> XmlReader<'a> {
                     }
                     Step::End
                 }
-                Event::Comment(_) | Event::Decl(_) | Event::PI(_) | Event::DocType(_) => Step::Continue,
+                Event::Decl(_) => {
+                    sink.push(declaration_misplaced(Self::pos_at(xr, st.origin, off), "the root element's start tag"));
+                    Step::Continue
+                }
+                Event::Comment(_) | Event::PI(_) | Event::DocType(_) => Step::Continue,
             };
             match step {
                 Step::Continue => {}
@@ -551,6 +569,19 @@ impl<'a> XmlReader<'a> {
             }
         }
     }
+}
+
+/// `xml-malformed`: an XML declaration that is not the very first thing of the file (a byte
+/// order mark aside), after `what`. Every strict XML parser rejects the file; we read on. The
+/// one place this is decided, so `read` and `validate` give the same verdict on the same bytes.
+fn declaration_misplaced(position: Position, what: &str) -> Finding {
+    Finding::new(
+        Rule::XmlMalformed,
+        Some(position),
+        format!(
+            "the XML declaration comes after {what}: it must be the very first thing in the file; remove what precedes <?xml"
+        ),
+    )
 }
 
 /// The namespace URI of the root element (its prefix's declaration, or the default one).
