@@ -18,7 +18,7 @@ pub use date::{Lastmod, Precision, Tz, W3cDateTime};
 pub use error::Error;
 pub use loc::{Loc, LocError};
 pub use model::{Alternate, ChangeFreq, Entry, Format, Image, News, SitemapEntry, UrlEntry, Video, VideoPrice};
-pub use read::{Limits, ReadOptions, SitemapReader};
+pub use read::{Limits, PageRequest, Pager, ReadOptions, SitemapReader};
 pub use rule::{Finding, Position, Rule, Severity};
 pub use scope::{Scope, Voucher};
 pub use validate::{Report, Validator};
@@ -43,3 +43,5 @@ pub const NS_VIDEO: &str = "http://www.google.com/schemas/sitemap-video/1.1";
 pub const NS_NEWS: &str = "http://www.google.com/schemas/sitemap-news/0.9";
 /// XHTML, for hreflang `xhtml:link`.
 pub const NS_XHTML: &str = "http://www.w3.org/1999/xhtml";
+/// OAI-PMH 2.0: an answer's root `<OAI-PMH>` is in it.
+pub const NS_OAI_PMH: &str = "http://www.openarchives.org/OAI/2.0/";

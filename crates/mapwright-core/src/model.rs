@@ -327,10 +327,14 @@ pub enum Format {
     Rss,
     /// Atom 1.0 or 0.3 feed.
     Atom,
+    /// An OAI-PMH repository's answer (`ListRecords` pages): each record's http(s)
+    /// `dc:identifier` is a URL, as Google Sitemaps read repositories.
+    #[serde(rename = "oai-pmh")]
+    OaiPmh,
 }
 
 impl Format {
-    /// Lower-case name (`urlset`, `sitemapindex`, `text`, `rss`, `atom`).
+    /// Lower-case name (`urlset`, `sitemapindex`, `text`, `rss`, `atom`, `oai-pmh`).
     pub fn as_str(self) -> &'static str {
         match self {
             Format::Urlset => "urlset",
@@ -338,6 +342,7 @@ impl Format {
             Format::Text => "text",
             Format::Rss => "rss",
             Format::Atom => "atom",
+            Format::OaiPmh => "oai-pmh",
         }
     }
 }

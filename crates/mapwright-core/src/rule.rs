@@ -103,6 +103,10 @@ rules! {
     UrlNoindex = "url-noindex", Warning, "a listed URL carries noindex (meta robots or X-Robots-Tag; with live checks)";
     EmptyFile = "empty-file", Error, "no content at all (zero bytes, or only white space, after decompression)";
     ScopeVouched = "scope-vouched", Info, "robots.txt or a verified owner vouches for the sitemap: it may list any URL of that origin, not only its folder";
+    OaiError = "oai-error", Error, "an OAI-PMH repository answers an error (noRecordsMatch: no records; badResumptionToken, cannotDisseminateFormat, ...)";
+    OaiIncomplete = "oai-incomplete", Error, "an OAI-PMH list of records not read to its end: a page could not be fetched or read, a resumption token repeats, a limit was reached";
+    OaiNoUrl = "oai-no-url", Warning, "an OAI-PMH record without an http(s) dc:identifier (only a DOI, a handle, an oai: identifier): skipped";
+    OaiDeleted = "oai-deleted", Info, "an OAI-PMH record marked status=\"deleted\": skipped";
 }
 
 impl Rule {
@@ -117,6 +121,7 @@ impl Rule {
                 | Rule::LocInvalid
                 | Rule::LocTooLong
                 | Rule::TextInvalidLine
+                | Rule::OaiNoUrl
         )
     }
 }
@@ -201,7 +206,7 @@ mod tests {
         for &r in Rule::ALL {
             assert_eq!(Rule::from_name(r.as_str()), Some(r));
         }
-        assert_eq!(Rule::ALL.len(), 35);
+        assert_eq!(Rule::ALL.len(), 39);
         assert_eq!(Rule::from_name("nope"), None);
     }
 }

@@ -5,6 +5,7 @@
 mod conformance;
 mod formats;
 mod hostile;
+mod oai;
 mod realworld;
 mod support;
 mod validate;

@@ -50,6 +50,10 @@ pub struct Response {
     pub meta: Meta,
     inner: reqwest::Response,
     config: Arc<Config>,
+    /// The client and runtime that fetched it, and when: for the next pages of an OAI-PMH answer.
+    fetcher: Fetcher,
+    handle: tokio::runtime::Handle,
+    started: std::time::Instant,
 }
 
 impl Response {
@@ -59,6 +63,13 @@ impl Response {
     /// `spawn_blocking` or another thread, never from an async task.
     pub fn into_reader(self) -> BodyReader {
         crate::body::spawn(self.inner, self.meta.final_url.clone(), self.config)
+    }
+
+    /// The way to the next pages should the body be an OAI-PMH answer: give it to
+    /// [`mapwright_core::SitemapReader::paged`] (or the validator's `pager`), so a repository's
+    /// base URL is read wherever a sitemap URL is. Other formats never use it.
+    pub fn pager(&self) -> Arc<dyn mapwright_core::Pager> {
+        Arc::new(crate::OaiPager::new(self.fetcher.clone(), self.handle.clone(), &self.meta.final_url, self.started))
     }
 
     /// The next chunk of the body as it arrives (`None` at its end), for callers that parse
@@ -158,6 +169,7 @@ impl Fetcher {
     /// backoff (honouring `Retry-After`). Non-2xx answers (except 304) are an [`Error::Status`].
     pub async fn get(&self, url: &str, validators: Option<&Validators>) -> Result<Fetched, Error> {
         let parsed = self.check_url(url)?;
+        let started = std::time::Instant::now();
         let mut attempt = 0u32;
         loop {
             let mut req = self.client.get(parsed.clone());
@@ -176,7 +188,14 @@ impl Fetcher {
                 return Ok(Fetched::NotModified(meta));
             }
             if resp.status().is_success() {
-                return Ok(Fetched::Body(Response { meta, inner: resp, config: self.config.clone() }));
+                return Ok(Fetched::Body(Response {
+                    meta,
+                    inner: resp,
+                    config: self.config.clone(),
+                    fetcher: self.clone(),
+                    handle: tokio::runtime::Handle::current(),
+                    started,
+                }));
             }
             if (status == 429 || status >= 500) && attempt < self.config.retries {
                 let wait = retry_after(resp.headers())

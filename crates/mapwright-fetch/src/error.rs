@@ -27,7 +27,8 @@ pub enum Error {
     Timeout {
         /// The URL.
         url: String,
-        /// Which timeout: `connect`, `request` or `between bytes`.
+        /// Which timeout: `connect`, `request`, `between bytes`, or `OAI-PMH pages` (all the
+        /// pages of one repository together).
         what: &'static str,
         /// The configured limit.
         limit: Duration,

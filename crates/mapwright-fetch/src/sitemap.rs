@@ -1,11 +1,13 @@
 //! Fetching one remote sitemap and streaming its entries to a visitor, with the core reader
-//! running on a blocking thread over the bounded body stream.
+//! running on a blocking thread over the bounded body stream. An OAI-PMH repository is read
+//! across its pages ([`crate::oai`]): the reader asks for each next page on that thread.
 
 use crate::body::{BodyStats, take_fetch_error};
 use crate::client::{Fetched, Meta, Response, Validators};
 use crate::{Error, Fetcher};
-use mapwright_core::{Entry, Finding, Format, Position, ReadOptions, SitemapReader};
+use mapwright_core::{Entry, Finding, Format, Pager, Position, ReadOptions, SitemapReader};
 use std::ops::ControlFlow;
+use std::sync::Arc;
 
 /// Receives what a remote sitemap holds, on a blocking thread, as it is read.
 pub trait Visitor: Send + 'static {
@@ -72,10 +74,11 @@ pub async fn read_response<V: Visitor>(
     visitor: V,
 ) -> Result<(ReadReport, V), Error> {
     let meta = resp.meta.clone();
+    let pager = resp.pager();
     let body = resp.into_reader();
     let stats = body.stats_handle();
     let final_url = meta.final_url.clone();
-    let joined = tokio::task::spawn_blocking(move || read_blocking(body, options, visitor, &final_url)).await;
+    let joined = tokio::task::spawn_blocking(move || read_blocking(body, options, pager, visitor, &final_url)).await;
     let (mut report, visitor) =
         joined.map_err(|e| Error::Http { url: meta.final_url.clone(), message: e.to_string() })?;
     report.body = stats.lock().map(|s| s.clone()).unwrap_or_default();
@@ -87,6 +90,7 @@ pub async fn read_response<V: Visitor>(
 fn read_blocking<V: Visitor>(
     body: crate::body::BodyReader,
     options: ReadOptions,
+    pager: Arc<dyn Pager>,
     mut visitor: V,
     url: &str,
 ) -> (ReadReport, V) {
@@ -108,7 +112,7 @@ fn read_blocking<V: Visitor>(
         dropped_findings: 0,
         error: None,
     };
-    let mut reader = match SitemapReader::new(body, options) {
+    let mut reader = match SitemapReader::paged(body, options, Some(pager)) {
         Ok(r) => r,
         Err(e) => {
             report.error = Some(convert(url, e));

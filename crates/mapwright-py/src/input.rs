@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// Read buffer of files and file objects.
 const BUF: usize = 64 * 1024;
@@ -59,6 +59,8 @@ pub struct Opened {
     pub name: String,
     /// The URL after redirects, for a remote source: its scope.
     pub final_url: Option<String>,
+    /// For a remote source, the next pages should it be an OAI-PMH answer.
+    pub pager: Option<Arc<dyn mapwright_core::Pager>>,
 }
 
 /// Opens `source` of the kind the Python layer determined: `path`, `url`, `bytes` or `file`.
@@ -69,7 +71,7 @@ pub fn open(py: Python<'_>, kind: &str, source: &Bound<'_, PyAny>, max_bytes: Op
             let file = File::open(&path)
                 .map_err(|e| PyErr::from(io::Error::new(e.kind(), format!("cannot open {}: {e}", path.display()))))?;
             let name = path.display().to_string();
-            Ok(Opened { input: Box::new(BufReader::with_capacity(BUF, file)), name, final_url: None })
+            Ok(Opened { input: Box::new(BufReader::with_capacity(BUF, file)), name, final_url: None, pager: None })
         }
         "bytes" => {
             // bytes, bytearray and memoryview: one copy, so the reader thread owns its input.
@@ -83,7 +85,7 @@ pub fn open(py: Python<'_>, kind: &str, source: &Bound<'_, PyAny>, max_bytes: Op
                     .as_bytes()
                     .to_vec(),
             };
-            Ok(Opened { input: Box::new(Cursor::new(data)), name: "<bytes>".into(), final_url: None })
+            Ok(Opened { input: Box::new(Cursor::new(data)), name: "<bytes>".into(), final_url: None, pager: None })
         }
         "file" => {
             let name = source
@@ -92,20 +94,23 @@ pub fn open(py: Python<'_>, kind: &str, source: &Bound<'_, PyAny>, max_bytes: Op
                 .and_then(|n| n.extract::<String>().ok())
                 .unwrap_or_else(|| "<file>".to_string());
             let reader = PyFileReader { file: source.clone().unbind() };
-            Ok(Opened { input: Box::new(BufReader::with_capacity(BUF, reader)), name, final_url: None })
+            Ok(Opened { input: Box::new(BufReader::with_capacity(BUF, reader)), name, final_url: None, pager: None })
         }
         "url" => {
             let url: String = source.extract()?;
-            let (body, final_url) = open_url(py, &url, max_bytes)?;
-            Ok(Opened { input: Box::new(body), name: url, final_url: Some(final_url) })
+            let (body, final_url, pager) = open_url(py, &url, max_bytes)?;
+            Ok(Opened { input: Box::new(body), name: url, final_url: Some(final_url), pager: Some(pager) })
         }
         other => Err(PyTypeError::new_err(format!("unknown source kind {other:?}"))),
     }
 }
 
+/// A fetched body, the URL after redirects, and the next pages of an OAI-PMH answer.
+pub type Body = (BodyReader, String, Arc<dyn mapwright_core::Pager>);
+
 /// GETs `url` (without the GIL) and returns its body as a blocking reader, and the URL after
 /// redirects.
-pub fn open_url(py: Python<'_>, url: &str, max_bytes: Option<u64>) -> PyResult<(BodyReader, String)> {
+pub fn open_url(py: Python<'_>, url: &str, max_bytes: Option<u64>) -> PyResult<Body> {
     let rt = runtime()?;
     let fetcher = fetcher(py, max_bytes, None)?;
     py.detach(|| fetch_blocking(rt, &fetcher, url)).map_err(|e| errors::fetch_error(py, &e))
@@ -117,12 +122,13 @@ pub fn fetch_blocking(
     rt: &tokio::runtime::Runtime,
     fetcher: &Fetcher,
     url: &str,
-) -> Result<(BodyReader, String), mapwright_fetch::Error> {
+) -> Result<Body, mapwright_fetch::Error> {
     match rt.block_on(fetcher.get(url, None))? {
         Fetched::Body(resp) => {
             let final_url = resp.meta.final_url.clone();
+            let pager = resp.pager();
             let _guard = rt.enter();
-            Ok((resp.into_reader(), final_url))
+            Ok((resp.into_reader(), final_url, pager))
         }
         Fetched::NotModified(meta) => Err(mapwright_fetch::Error::Status { url: meta.final_url, status: 304 }),
     }

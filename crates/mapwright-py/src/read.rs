@@ -60,7 +60,7 @@ pub fn spawn(input: Opened, options: ReadOptions, scope: Option<(Scope, String)>
 }
 
 fn produce(input: Opened, options: ReadOptions, scope: Option<(Scope, String)>, strict: bool, tx: SyncSender<Msg>) {
-    let mut reader = match SitemapReader::new(input.input, options) {
+    let mut reader = match SitemapReader::paged(input.input, options, input.pager) {
         Ok(r) => r,
         Err(e) => {
             let _ = tx.send(Msg::End { error: Some(Failure::from_core(e)), dropped: 0, format: None });

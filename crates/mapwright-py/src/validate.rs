@@ -20,7 +20,7 @@ struct HttpResolver<'a> {
 impl Resolver for HttpResolver<'_> {
     fn open(&mut self, url: &Loc) -> io::Result<Child<'_>> {
         match fetch_blocking(self.rt, &self.fetcher, url.as_str()) {
-            Ok((body, _)) => Ok(Child::Source { name: url.to_string(), input: Box::new(body) }),
+            Ok((body, _, _)) => Ok(Child::Source { name: url.to_string(), input: Box::new(body) }),
             Err(e) => Err(io::Error::other(e.to_string())),
         }
     }
@@ -99,7 +99,7 @@ pub fn validate_source(
     follow: bool,
     max_bytes: Option<u64>,
 ) -> PyResult<PyReport> {
-    let Opened { input, name, final_url } = input::open(py, kind, source, max_bytes)?;
+    let Opened { input, name, final_url, pager } = input::open(py, kind, source, max_bytes)?;
     let url = url.or(final_url);
     let sitemap_url = match &url {
         Some(u) => Some(Loc::parse(u).map_err(|e| PyValueError::new_err(format!("url {u:?}: {e}")))?),
@@ -109,7 +109,7 @@ pub fn validate_source(
     if let Some(b) = max_bytes {
         limits.max_bytes = b;
     }
-    let validator = Validator::new(Config { sitemap_url, read: ReadOptions { limits }, ..Config::default() });
+    let validator = Validator::new(Config { sitemap_url, read: ReadOptions { limits }, pager, ..Config::default() });
     let mut resolver = if follow {
         Some(HttpResolver { rt: runtime()?, fetcher: input::fetcher(py, max_bytes, None)? })
     } else {

@@ -155,7 +155,7 @@ pub struct Sitemap {
     /// When it was removed (by the user, or gone from its index).
     pub removed_at: Option<Timestamp>,
     /// The kinds of entries of the last read, comma-separated from "web", "image", "video",
-    /// "news", "hreflang", after the format when it is "rss", "atom" or "text" ("index" for a
+    /// "news", "hreflang", after the format when it is "rss", "atom", "text" or "oai-pmh" ("index" for a
     /// sitemap index); `None` before the first read.
     pub kinds: Option<String>,
     /// Entries of the last complete or partial read (304s keep the previous count).

@@ -38,6 +38,8 @@ pub fn run(mut args: ReadArgs) -> anyhow::Result<ExitCode> {
         limits.max_bytes = b;
     }
     let options = ReadOptions { limits };
+    // An OAI-PMH answer is read across its pages (the same client asks for each).
+    let pager = remote.as_ref().map(|r| r.pager.clone());
     let input: Box<dyn io::BufRead + Send> = if let Some(r) = remote {
         Box::new(r)
     } else if name == "-" {
@@ -56,7 +58,7 @@ pub fn run(mut args: ReadArgs) -> anyhow::Result<ExitCode> {
         }
         print_finding(err, &name, f)
     };
-    let mut reader = match SitemapReader::new(input, options) {
+    let mut reader = match SitemapReader::paged(input, options, pager) {
         Ok(r) => r,
         Err(e) => {
             writeln!(err, "{name}: error: {e}")?;

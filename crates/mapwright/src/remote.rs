@@ -23,6 +23,8 @@ pub struct Remote {
     reader: BodyReader,
     /// The URL after redirects: the scope of the sitemap.
     pub final_url: String,
+    /// The next pages, should the body be an OAI-PMH answer (give it to the reader).
+    pub pager: Arc<dyn mapwright_core::Pager>,
     _rt: Arc<tokio::runtime::Runtime>,
 }
 
@@ -60,11 +62,12 @@ impl Opener {
             }
         };
         let final_url = resp.meta.final_url.clone();
+        let pager = resp.pager();
         let reader = {
             let _guard = self.rt.enter();
             resp.into_reader()
         };
-        Ok(Remote { reader, final_url, _rt: self.rt.clone() })
+        Ok(Remote { reader, final_url, pager, _rt: self.rt.clone() })
     }
 
     /// Who vouches for the sitemap fetched from `requested` (served from `final_url`): its

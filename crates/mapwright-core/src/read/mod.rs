@@ -9,8 +9,9 @@ mod xml;
 
 use crate::error::Error;
 use crate::model::{Entry, Format};
-use crate::rule::{Finding, Position};
+use crate::rule::{Finding, Position, Rule};
 use std::io::BufRead;
+use std::sync::Arc;
 
 /// Limits that protect a reader from hostile input. The defaults are the protocol's.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,8 +55,52 @@ pub struct ReadOptions {
     pub limits: Limits,
 }
 
+/// The next page a paged source is asked for: an OAI-PMH repository's records.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PageRequest {
+    /// The first page of the records, in Dublin Core: what a bare base URL (answering
+    /// `badVerb`) or another verb's answer leads to.
+    ListRecords,
+    /// The page a `resumptionToken` names.
+    Resume(String),
+}
+
+impl PageRequest {
+    /// The query to send to the repository's base URL: `verb=ListRecords&metadataPrefix=oai_dc`,
+    /// or the token as the only other argument (OAI-PMH 2.0, section 3.5).
+    pub fn query(&self) -> String {
+        match self {
+            PageRequest::ListRecords => "verb=ListRecords&metadataPrefix=oai_dc".to_string(),
+            PageRequest::Resume(token) => {
+                let token: String = url::form_urlencoded::byte_serialize(token.as_bytes()).collect();
+                format!("verb=ListRecords&resumptionToken={token}")
+            }
+        }
+    }
+}
+
+/// Opens the next page of a paged source (an OAI-PMH repository) for the reader. The core
+/// does no I/O: whoever opened the first page over HTTP supplies this (mapwright-fetch does);
+/// a reader without one reads the page it was given and says, with `oai-incomplete`, that
+/// the list goes on.
+pub trait Pager: Send + Sync {
+    /// The body of the answer to `request`, as the first page's body was given; an `Err`
+    /// ends the list with an `oai-incomplete` finding that carries its message.
+    fn open(&self, request: &PageRequest) -> std::io::Result<Box<dyn BufRead + Send>>;
+}
+
+impl std::fmt::Debug for dyn Pager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Pager")
+    }
+}
+
 /// A streaming reader over any sitemap format: entries come one at a time, memory does not
 /// grow with their number.
+///
+/// An OAI-PMH answer is read across its pages through the [`Pager`] given to
+/// [`SitemapReader::paged`]: the limits apply to all pages together (bytes summed), positions
+/// are within the page, and a finding on a page after the first says which page.
 ///
 /// Repairs and rule violations are collected as [`Finding`]s that the caller drains with
 /// [`SitemapReader::drain_findings`]; only a fault nothing can read past is an [`Error`],
@@ -66,6 +111,17 @@ pub struct SitemapReader<'a> {
     dropped_findings: u64,
     limits: Limits,
     done: bool,
+    paging: Paging,
+}
+
+/// Where an OAI-PMH list of records stands.
+struct Paging {
+    pager: Option<Arc<dyn Pager>>,
+    /// The page being read, from 1.
+    page: u32,
+    /// Uncompressed bytes of the pages before it.
+    bytes_before: u64,
+    last_token: Option<String>,
 }
 
 enum Inner<'a> {
@@ -76,6 +132,16 @@ enum Inner<'a> {
 impl<'a> SitemapReader<'a> {
     /// Detects the format (reading up to the root element) and prepares to stream entries.
     pub fn new(input: impl BufRead + Send + 'a, options: ReadOptions) -> Result<Self, Error> {
+        Self::paged(input, options, None)
+    }
+
+    /// Like [`SitemapReader::new`], with the way to the next pages of an OAI-PMH answer (the
+    /// caller that fetched `input` gives it; other formats never use it).
+    pub fn paged(
+        input: impl BufRead + Send + 'a,
+        options: ReadOptions,
+        pager: Option<Arc<dyn Pager>>,
+    ) -> Result<Self, Error> {
         let limits = options.limits;
         let mut findings = Vec::new();
         let prepared = input::prepare(Box::new(input), &limits, &mut findings)?;
@@ -84,7 +150,8 @@ impl<'a> SitemapReader<'a> {
         } else {
             Inner::Text(text::TextReader::new(prepared, &limits))
         };
-        Ok(SitemapReader { inner, findings, dropped_findings: 0, limits, done: false })
+        let paging = Paging { pager, page: 1, bytes_before: 0, last_token: None };
+        Ok(SitemapReader { inner, findings, dropped_findings: 0, limits, done: false, paging })
     }
 
     /// The detected format.
@@ -113,19 +180,142 @@ impl<'a> SitemapReader<'a> {
 
     /// The next entry, `Ok(None)` at the end; after an `Err` the reader is finished.
     pub fn next_entry(&mut self) -> Result<Option<Entry>, Error> {
-        if self.done {
-            return Ok(None);
+        loop {
+            if self.done {
+                return Ok(None);
+            }
+            let before = self.findings.len();
+            let mut sink = FindingSink {
+                out: &mut self.findings,
+                dropped: &mut self.dropped_findings,
+                max: self.limits.max_findings,
+            };
+            let r = match &mut self.inner {
+                Inner::Xml(x) => x.next_entry(&mut sink),
+                Inner::Text(t) => t.next_entry(&mut sink),
+            };
+            if !matches!(r, Ok(Some(_))) {
+                self.done = true;
+            }
+            self.label_page(before);
+            let next = matches!(r, Ok(None)) && self.format() == Format::OaiPmh && self.next_page();
+            if !next {
+                return r;
+            }
         }
-        let mut sink =
-            FindingSink { out: &mut self.findings, dropped: &mut self.dropped_findings, max: self.limits.max_findings };
-        let r = match &mut self.inner {
-            Inner::Xml(x) => x.next_entry(&mut sink),
-            Inner::Text(t) => t.next_entry(&mut sink),
+    }
+
+    /// Says which page the findings from `from` on come from, past the first.
+    fn label_page(&mut self, from: usize) {
+        if self.paging.page > 1 {
+            let page = self.paging.page;
+            for f in self.findings.iter_mut().skip(from) {
+                f.message = format!("OAI-PMH page {page}: {}", f.message);
+            }
+        }
+    }
+
+    /// At the end of an OAI-PMH page: opens the next one through the pager, if the page names
+    /// one. `false` ends the read, with a finding when the list was not read to its end.
+    fn next_page(&mut self) -> bool {
+        let Inner::Xml(x) = &mut self.inner else { return false };
+        let mut findings = Vec::new();
+        let mut sink = FindingSink { out: &mut findings, dropped: &mut self.dropped_findings, max: usize::MAX };
+        let request = x.oai_end(self.paging.page == 1, &mut sink);
+        if self.paging.page > 1 {
+            for f in &mut findings {
+                f.message = format!("OAI-PMH page {}: {}", self.paging.page, f.message);
+            }
+        }
+        let used = self.paging.bytes_before + x.bytes_read();
+        let opened = request.map(|r| self.open_page(r, used, &mut findings));
+        for f in findings {
+            self.push(f);
+        }
+        match opened {
+            Some(Some(next)) => {
+                self.inner = Inner::Xml(Box::new(next));
+                self.paging.page += 1;
+                self.paging.bytes_before = used;
+                self.done = false;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Opens and starts the page `request` names; `None` with an `oai-incomplete` finding.
+    fn open_page(&mut self, request: PageRequest, used: u64, out: &mut Vec<Finding>) -> Option<xml::XmlReader<'a>> {
+        let page = self.paging.page + 1;
+        let incomplete = |why: String| Finding::new(Rule::OaiIncomplete, None, why);
+        let Some(pager) = self.paging.pager.clone() else {
+            out.push(incomplete(match &request {
+                PageRequest::ListRecords => "an OAI-PMH answer without records (a repository's base URL answers so): read the base URL over http(s) to have its records".to_string(),
+                PageRequest::Resume(t) => format!("the list of records goes on (resumptionToken {:?}) but this input cannot ask for the next page: read the repository's base URL over http(s)", text::shorten(t)),
+            }));
+            return None;
         };
-        if !matches!(r, Ok(Some(_))) {
-            self.done = true;
+        if let PageRequest::Resume(t) = &request {
+            if self.paging.last_token.as_deref() == Some(t) {
+                out.push(incomplete(format!(
+                    "the resumption token {:?} repeats (page {page} would be page {} again): stopped",
+                    text::shorten(t),
+                    page - 1
+                )));
+                return None;
+            }
+            self.paging.last_token = Some(t.clone());
         }
-        r
+        if used >= self.limits.max_bytes {
+            out.push(incomplete(format!(
+                "{used} bytes read over {} pages: the limit of one sitemap ({} bytes) is reached, page {page} not read",
+                page - 1,
+                self.limits.max_bytes
+            )));
+            return None;
+        }
+        let input = match pager.open(&request) {
+            Ok(i) => i,
+            Err(e) => {
+                out.push(incomplete(format!("page {page} ({}) could not be fetched: {e}", request.query())));
+                return None;
+            }
+        };
+        let mut limits = self.limits.clone();
+        limits.max_bytes -= used;
+        let mut first = Vec::new();
+        let read = input::prepare(input, &limits, &mut first).and_then(|p| {
+            if p.looks_like_xml {
+                xml::XmlReader::new(p, &limits, &mut first)
+            } else {
+                Err(Error::NotSitemap {
+                    position: Position { line: 1, column: 1, offset: 0 },
+                    reason: "not XML".into(),
+                })
+            }
+        });
+        let why = match read {
+            Ok(x) if x.format() == Format::OaiPmh => {
+                out.extend(first.into_iter().map(|mut f| {
+                    f.message = format!("OAI-PMH page {page}: {}", f.message);
+                    f
+                }));
+                return Some(x);
+            }
+            Ok(x) => format!("a {} document", x.format()),
+            Err(e) => e.to_string(),
+        };
+        out.push(incomplete(format!(
+            "page {page} ({}) is not an OAI-PMH answer ({why}): the records after page {} were not read",
+            request.query(),
+            page - 1
+        )));
+        None
+    }
+
+    fn push(&mut self, f: Finding) {
+        FindingSink { out: &mut self.findings, dropped: &mut self.dropped_findings, max: self.limits.max_findings }
+            .push(f);
     }
 
     /// Where the last entry returned starts (its `<loc>`, or its line for text).
@@ -136,12 +326,13 @@ impl<'a> SitemapReader<'a> {
         }
     }
 
-    /// Uncompressed bytes consumed so far.
+    /// Uncompressed bytes consumed so far (over every page of an OAI-PMH answer).
     pub fn bytes_read(&self) -> u64 {
-        match &self.inner {
-            Inner::Xml(x) => x.bytes_read(),
-            Inner::Text(t) => t.bytes_read(),
-        }
+        self.paging.bytes_before
+            + match &self.inner {
+                Inner::Xml(x) => x.bytes_read(),
+                Inner::Text(t) => t.bytes_read(),
+            }
     }
 
     /// Turns the XML reader's fast path off or on, to test it against the event loop.

@@ -196,5 +196,25 @@ pub fn explain(rule: Rule) -> Explanation {
             "Whoever writes robots.txt (or proves ownership) controls the whole host, so consumers such as search engines accept such a sitemap's URLs outside its folder; without a voucher the same URLs would be loc-out-of-scope. Cross-submission works the same way: a sitemap hosted elsewhere but named in host A's robots.txt may list A's URLs, and only those.",
             "Nothing to fix. To have the same verdict without the voucher, move the sitemap to the site's root folder. For a local file, `--vouched` says that its host's robots.txt names it (`--vouched=ORIGIN` for another origin's robots.txt).",
         ),
+        Rule::OaiError => x(
+            "An OAI-PMH repository given where a sitemap is expected answers ListRecords (metadataPrefix=oai_dc) with records, not with an <error>. noRecordsMatch means it lists no records at all; badResumptionToken that a page of the list was refused; cannotDisseminateFormat that it offers no Dublin Core.",
+            "Read as Google Sitemaps read repositories, each record's http(s) dc:identifier is one URL; an error answer gives no URL, or stops the list where it happened, so the URLs after it are unknown to consumers.",
+            "Check the base URL (it answers ?verb=Identify), that the repository offers oai_dc (?verb=ListMetadataFormats) and holds records; for badResumptionToken, make tokens live longer than a harvest takes (minutes, not seconds).",
+        ),
+        Rule::OaiIncomplete => x(
+            "The records of an OAI-PMH repository are read to the end of the list: every resumptionToken is followed (each page asked with verb=ListRecords and the token) until a page has no token or an empty one.",
+            "What the pages after the stop hold is unknown: consumers that stop there miss those URLs. The same limits as for one sitemap apply to all the pages together (52,428,800 bytes, the time limit of one fetch), so a repository cannot make a harvest endless.",
+            "If a page failed, read it again later (the repository may have been busy: it should answer 503 with Retry-After). A token that repeats is a repository fault. A large repository is better listed in a sitemap index of sitemaps; a local OAI-PMH page cannot ask for the next one: give the repository's base URL.",
+        ),
+        Rule::OaiNoUrl => x(
+            "Every OAI-PMH record has a dc:identifier that is an http(s) URL (the record's landing page).",
+            "The record's URL is what consumers crawl; a record identified only by a DOI, a handle, an ISBN or its oai: identifier gives none, and is skipped.",
+            "Add the landing page's URL as a dc:identifier of the record (https://doi.org/10.1234/x form for a DOI also works).",
+        ),
+        Rule::OaiDeleted => x(
+            "Tells that an OAI-PMH record's header says status=\"deleted\".",
+            "A deleted record has no metadata and no page any more: it is skipped, as consumers skip it.",
+            "Nothing to fix.",
+        ),
     }
 }

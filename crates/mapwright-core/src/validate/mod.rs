@@ -21,7 +21,7 @@ pub use sarif::sarif;
 use crate::error::Error;
 use crate::loc::Loc;
 use crate::model::{Entry, Format};
-use crate::read::{ReadOptions, SitemapReader};
+use crate::read::{Pager, ReadOptions, SitemapReader};
 use crate::rule::{Finding, Position, Rule, Severity};
 use crate::scope::{OutOfScope, Scope, Voucher};
 use std::collections::{BTreeMap, HashMap};
@@ -67,6 +67,9 @@ pub struct Config {
     pub max_children: usize,
     /// Read options (limits on hostile input).
     pub read: ReadOptions,
+    /// The way to the next pages of an OAI-PMH answer, for a file fetched over HTTP (see
+    /// [`SitemapReader::paged`]). Default `None`: one page is read.
+    pub pager: Option<std::sync::Arc<dyn Pager>>,
 }
 
 impl Default for Config {
@@ -82,6 +85,7 @@ impl Default for Config {
             max_findings_per_rule: MAX_FINDINGS_PER_RULE,
             max_children: crate::MAX_URLS,
             read: ReadOptions::default(),
+            pager: None,
         }
     }
 }
@@ -199,7 +203,7 @@ impl Validator {
             }
             sink(f)
         };
-        let mut reader = match SitemapReader::new(input, self.config.read.clone()) {
+        let mut reader = match SitemapReader::paged(input, self.config.read.clone(), self.config.pager.clone()) {
             Ok(r) => r,
             Err(e) => {
                 pass.fatal(e, &mut sink);

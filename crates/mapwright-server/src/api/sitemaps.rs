@@ -80,6 +80,7 @@ fn type_name(format: &str) -> Option<&'static str> {
         "rss" => Some("rss"),
         "atom" => Some("atom"),
         "text" => Some("text"),
+        "oai-pmh" => Some("oai_pmh"),
         _ => None,
     }
 }

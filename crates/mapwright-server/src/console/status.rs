@@ -118,6 +118,8 @@ pub(crate) fn kind(row: &SitemapSummary) -> (&'static str, Vec<&'static str>) {
         "Atom"
     } else if parts.contains(&"text") {
         "Text"
+    } else if parts.contains(&"oai-pmh") {
+        "OAI-PMH"
     } else {
         "Sitemap"
     };

@@ -250,8 +250,13 @@ async fn read_body(
     let meta = response.meta.clone();
     let final_loc = Loc::parse(&meta.final_url).ok();
     let scope = final_loc.as_ref().map(|l| Scope::vouched(l, voucher));
-    let config =
-        ValidatorConfig { sitemap_url: final_loc.clone(), scope_override: scope.clone(), ..ValidatorConfig::default() };
+    // An OAI-PMH base URL is read across its pages, through the same client and limits.
+    let config = ValidatorConfig {
+        sitemap_url: final_loc.clone(),
+        scope_override: scope.clone(),
+        pager: Some(response.pager()),
+        ..ValidatorConfig::default()
+    };
     let own_url = sitemap.url.clone();
     let site_origin = site.origin.clone();
     let body = response.into_reader();
@@ -461,7 +466,7 @@ impl Pass {
             ("hreflang", self.hreflang),
         ];
         let mut kinds: Vec<&str> = match format {
-            Some(f @ (Format::Rss | Format::Atom | Format::Text)) => vec![f.as_str()],
+            Some(f @ (Format::Rss | Format::Atom | Format::Text | Format::OaiPmh)) => vec![f.as_str()],
             _ => Vec::new(),
         };
         kinds.extend(seen.iter().filter(|(_, on)| *on).map(|(n, _)| *n));

@@ -83,11 +83,13 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<ExitCode> {
         // A URL SOURCE is fetched (remote.rs); its scope is --url if given, else its final URL.
         let mut sitemap_url = src.url.clone();
         let mut final_url = None;
+        let mut pager = None;
         let remote_input = match (&opener, src.is_remote()) {
             (Some(o), true) => match o.open(&name) {
                 Ok(r) => {
                     sitemap_url = sitemap_url.or_else(|| Loc::parse(&r.final_url).ok());
                     final_url = Some(r.final_url.clone());
+                    pager = Some(r.pager.clone());
                     Some(progress.track(&name, None, Box::new(r)))
                 }
                 Err(e) => {
@@ -109,6 +111,7 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<ExitCode> {
             sitemap_url: sitemap_url.clone(),
             voucher,
             read: ReadOptions { limits: limits.clone() },
+            pager,
             ..Config::default()
         };
         let validator = Validator::new(config);

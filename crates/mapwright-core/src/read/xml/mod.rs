@@ -13,7 +13,7 @@ use crate::read::input::{Prepared, Tracked, map_io};
 use crate::read::text::shorten;
 use crate::read::{FindingSink, Limits};
 use crate::rule::{Finding, Position, Rule};
-use crate::{MAX_LOC_LEN, NS_GOOGLE_084, NS_IMAGE, NS_NEWS, NS_SITEMAP, NS_VIDEO, NS_XHTML};
+use crate::{MAX_LOC_LEN, NS_GOOGLE_084, NS_IMAGE, NS_NEWS, NS_OAI_PMH, NS_SITEMAP, NS_VIDEO, NS_XHTML};
 use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 
@@ -21,10 +21,12 @@ mod ext;
 mod fast;
 mod feed;
 mod fields;
+mod oai;
 
 use ext::{ImageField, NewsField, VideoField};
 use feed::FeedField;
 use fields::Field;
+use oai::OaiField;
 
 /// What a namespace URI is, for the elements we interpret.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -155,6 +157,12 @@ enum Role {
     NewsPublication,
     NewsField(NewsField),
     FeedField(FeedField),
+    /// OAI-PMH `<ListRecords>`, `<record>`, its `<header>`, its `<metadata>` (any depth).
+    OaiList,
+    OaiRecord,
+    OaiHeader,
+    OaiMetadata,
+    OaiField(OaiField),
     /// Markup inside a value (`<loc><url>...</url></loc>`): its text joins the value.
     Nested,
     /// Ignored, with everything inside it.
@@ -170,6 +178,7 @@ impl Role {
                 | Role::VideoField(_)
                 | Role::NewsField(_)
                 | Role::FeedField(_)
+                | Role::OaiField(_)
                 | Role::Nested
         )
     }
@@ -244,6 +253,8 @@ struct State {
     /// does not pay for a scan that fails on each).
     fast_wait: u8,
     fast_backoff: u8,
+    /// What an OAI-PMH page says besides its records.
+    oai: oai::Page,
 }
 
 enum Step {
@@ -290,6 +301,7 @@ impl<'a> XmlReader<'a> {
                 scratch: String::with_capacity(1024),
                 fast_wait: 0,
                 fast_backoff: 0,
+                oai: oai::Page::default(),
             },
         };
         me.read_root(findings)?;
@@ -314,6 +326,11 @@ impl<'a> XmlReader<'a> {
 
     pub(crate) fn bytes_read(&self) -> u64 {
         self.st.origin + self.xr.buffer_position()
+    }
+
+    /// At the end of an OAI-PMH page: its error findings, and the page to ask for next, if any.
+    pub(crate) fn oai_end(&mut self, first: bool, sink: &mut FindingSink<'_>) -> Option<crate::read::PageRequest> {
+        self.st.oai_end(first, sink)
     }
 
     /// Turns the fast path off, to test it against the event loop.
@@ -411,6 +428,7 @@ impl<'a> XmlReader<'a> {
                 "sitemapindex" | "sitemap" => Format::SitemapIndex,
                 "rss" | "RDF" => Format::Rss,
                 "feed" => Format::Atom,
+                "OAI-PMH" if uri == NS_OAI_PMH => Format::OaiPmh,
                 "html" | "HTML" => {
                     return Err(Error::NotSitemap {
                         position: pos,
@@ -420,7 +438,10 @@ impl<'a> XmlReader<'a> {
                 other => {
                     return Err(Error::NotSitemap {
                         position: pos,
-                        reason: format!("root element <{}> is none of urlset, sitemapindex, rss, feed", shorten(other)),
+                        reason: format!(
+                            "root element <{}> is none of urlset, sitemapindex, rss, feed, OAI-PMH (in {NS_OAI_PMH})",
+                            shorten(other)
+                        ),
                     });
                 }
             };
@@ -877,6 +898,7 @@ impl State {
             }
             // Feeds: names are matched without regard to namespace (feeds mix many).
             (Format::Rss | Format::Atom, _) => self.feed_child(xr, parent, prefix, local, e, off),
+            (Format::OaiPmh, _) => self.oai_child(xr, parent, local, e, off),
             _ => Role::Skip,
         };
         self.roles.push(role);
@@ -959,6 +981,12 @@ impl State {
             }
             Role::Url | Role::Sitemap => self.finish_entry(xr, role, off, sink),
             Role::Item | Role::AtomEntry => self.finish_feed_entry(xr, sink),
+            Role::OaiField(f) => {
+                self.oai_field_end(xr, f, sink);
+                Step::Continue
+            }
+            Role::OaiRecord => self.finish_oai_record(xr, sink),
+            Role::OaiList | Role::OaiHeader | Role::OaiMetadata => Step::Continue,
             Role::Channel | Role::NewsPublication | Role::Nested | Role::Skip => Step::Continue,
         }
     }
