@@ -371,3 +371,50 @@ async fn shutdown_releases_a_job_that_outlives_the_grace_period() {
     })
     .await;
 }
+
+/// One answer of `mapwright-core/tests/data/oai`, for the repository at `origin`.
+fn oai_page(name: &str, origin: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../mapwright-core/tests/data/oai").join(name);
+    std::fs::read_to_string(path).unwrap().replace("{{BASE}}", origin)
+}
+
+#[tokio::test]
+async fn an_oai_pmh_base_url_submitted_as_a_sitemap_is_harvested() {
+    each_backend(false, |app| async move {
+        let web = SiteHost::start().await;
+        let (actor, site) = verified_site(&app.state, &web.origin).await;
+        let o = web.origin.clone();
+        web.put("/oai2", &oai_page("badverb.xml", &o));
+        web.put("/oai2?verb=ListRecords&metadataPrefix=oai_dc", &oai_page("listrecords-1.xml", &o));
+        web.put("/oai2?verb=ListRecords&resumptionToken=oai_dc%2F%2F%2F%2F100", &oai_page("listrecords-2.xml", &o));
+        web.put("/oai2?verb=ListRecords&resumptionToken=oai_dc%2F%2F%2F%2F200", &oai_page("listrecords-3.xml", &o));
+        let sitemap = add(&app.state, actor, &site, &web.url("/oai2")).await;
+        assert_eq!(drain(&app.state).await, 1);
+        assert_eq!(web.hits("/oai2"), 4, "the base URL, then three pages");
+
+        let d = downloads(&app.state, actor, &sitemap).await;
+        assert_eq!((d[0].status.as_str(), d[0].url_count), ("errors", 5));
+        let mut rules: Vec<String> = findings(&app.state, actor, &d[0]).await.into_iter().map(|f| f.rule).collect();
+        rules.sort();
+        assert_eq!(rules, ["lastmod-format", "loc-out-of-scope", "loc-whitespace", "oai-deleted", "oai-no-url"]);
+        let mut locs: Vec<String> = urls(&app.state, actor, &site, false).await.into_iter().map(|u| u.loc).collect();
+        locs.sort();
+        let expected: Vec<String> =
+            [101, 105, 106, 107].iter().map(|n| web.url(&format!("/handle/1234/{n}"))).collect();
+        assert_eq!(locs, expected, "the record on another host is out of scope");
+        let sm = app.store.sitemap(actor, sitemap.id).await.unwrap();
+        assert_eq!(sm.kinds.as_deref(), Some("oai-pmh,web"));
+
+        // The list cut short (the second page refused): what was not read is not swept.
+        web.put(
+            "/oai2?verb=ListRecords&resumptionToken=oai_dc%2F%2F%2F%2F100",
+            &oai_page("badresumptiontoken.xml", &o),
+        );
+        app.store.resubmit_sitemap(actor, sitemap.id, unix_now()).await.unwrap();
+        drain(&app.state).await;
+        let d = downloads(&app.state, actor, &sitemap).await;
+        assert_eq!((d[0].status.as_str(), d[0].url_count), ("errors", 1));
+        assert_eq!(urls(&app.state, actor, &site, false).await.len(), 4, "nothing swept after a cut list");
+    })
+    .await;
+}

@@ -60,7 +60,12 @@ async fn serve(State(site): State<SiteHost>, uri: Uri, headers: HeaderMap) -> Re
     while site.hold.load(std::sync::atomic::Ordering::SeqCst) {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    let page = site.pages.lock().unwrap().get(uri.path()).cloned();
+    // A page put with its query (an OAI-PMH repository's pages) is served for that query only.
+    let page = {
+        let pages = site.pages.lock().unwrap();
+        let with_query = uri.path_and_query().map(|p| p.as_str()).unwrap_or(uri.path());
+        pages.get(with_query).or_else(|| pages.get(uri.path())).cloned()
+    };
     let Some((body, etag)) = page else { return (StatusCode::NOT_FOUND, "not found").into_response() };
     let Some(etag) = etag else { return body.into_response() };
     if headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()) == Some(etag.as_str()) {

@@ -26,8 +26,17 @@ pub const MAX_STORED_FINDINGS: usize = 1_000;
 const MAX_CHILDREN: usize = mapwright_core::MAX_URLS;
 
 /// Rules of the reader's fatal errors: after one, the URLs read so far are not the whole
-/// sitemap, so those it no longer lists must not be swept.
-const FATAL: &[Rule] = &[Rule::TooLarge, Rule::XmlMalformed, Rule::Encoding, Rule::GzipCorrupt, Rule::UnknownRoot];
+/// sitemap, so those it no longer lists must not be swept. An OAI-PMH list cut short (a page
+/// not read, a refused token) or answered with an error is not the whole list either.
+const FATAL: &[Rule] = &[
+    Rule::TooLarge,
+    Rule::XmlMalformed,
+    Rule::Encoding,
+    Rule::GzipCorrupt,
+    Rule::UnknownRoot,
+    Rule::OaiIncomplete,
+    Rule::OaiError,
+];
 
 /// What one job did, for the worker's log and the metrics.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -318,6 +327,9 @@ async fn read_body(
         Change::Changed
     };
     let index = outcome.format == Some(Format::SitemapIndex);
+    // The validators (and bytes, hash) of an OAI-PMH repository are its first page's only: a
+    // 304 must never stand for the pages after it, so none is asked for.
+    let validators = !fatal && outcome.format != Some(Format::OaiPmh);
     let record = DownloadRecord {
         status: status.into(),
         http_status: Some(i64::from(meta.status)),
@@ -327,8 +339,8 @@ async fn read_body(
         findings,
         // After an incomplete read the next fetch must read in full: a 304 would stand for
         // a content whose URLs were never all stored.
-        etag: if fatal { None } else { meta.validators.etag.clone() },
-        last_modified: if fatal { None } else { meta.validators.last_modified.clone() },
+        etag: if validators { meta.validators.etag.clone() } else { None },
+        last_modified: if validators { meta.validators.last_modified.clone() } else { None },
         content_hash: if status == "failed" { sitemap.content_hash.clone() } else { Some(hash) },
         ..DownloadRecord::default()
     };
