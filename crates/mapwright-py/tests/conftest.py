@@ -58,7 +58,9 @@ class Site:
             def do_GET(self) -> None:  # noqa: N802
                 path = self.path.split("?")[0]
                 site.hits[path] = site.hits.get(path, 0) + 1
-                status, body, headers = site.pages.get(path, (404, b"not found", {"Content-Type": "text/plain"}))
+                # A page added with its query (an OAI-PMH repository's pages) answers that query only.
+                page = site.pages.get(self.path) or site.pages.get(path)
+                status, body, headers = page or (404, b"not found", {"Content-Type": "text/plain"})
                 self.send_response(status)
                 for k, v in headers.items():
                     self.send_header(k, v)

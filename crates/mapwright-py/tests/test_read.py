@@ -292,3 +292,27 @@ def test_read_equals_cli_jsonl_on_realworld_files(cli, shared):
         assert (out.returncode == 1) == (error is not None or not got), (p.name, out.returncode, error)
         compared += len(got)
     assert compared > 500
+
+
+def test_oai_pmh_base_url_is_read_across_its_pages(site):
+    # The answers of crates/mapwright-core/tests/data/oai, as a repository at /oai2 gives them.
+    data = pathlib.Path(__file__).resolve().parents[2] / "mapwright-core" / "tests" / "data" / "oai"
+
+    def answer(name: str) -> bytes:
+        return (data / name).read_text().replace("{{BASE}}", site.base).encode()
+
+    site.add("/oai2", answer("badverb.xml"), content_type="text/xml")
+    site.add("/oai2?verb=ListRecords&metadataPrefix=oai_dc", answer("listrecords-1.xml"))
+    site.add("/oai2?verb=ListRecords&resumptionToken=oai_dc%2F%2F%2F%2F100", answer("listrecords-2.xml"))
+    site.add("/oai2?verb=ListRecords&resumptionToken=oai_dc%2F%2F%2F%2F200", answer("listrecords-3.xml"))
+    r = mapwright.read(site.base + "/oai2", strict=True)
+    entries = list(r)
+    assert r.format == "oai-pmh"
+    assert [e.loc for e in entries] == [f"{site.base}/handle/1234/{n}" for n in (101, 105, 106, 107)]
+    assert entries[0].lastmod == dt.datetime(2024, 3, 5, 14, 22, 9, tzinfo=dt.timezone.utc)
+    assert site.hits["/oai2"] == 4
+    rules = [f.rule for f in r.findings]
+    assert {"oai-no-url", "oai-deleted", "lastmod-format", "loc-out-of-scope"} <= set(rules), rules
+    rep = mapwright.validate(site.base + "/oai2")
+    assert rep.summary["entries"] == 5 and not rep.ok
+    assert {f.rule for f in rep.findings} >= {"oai-no-url", "lastmod-format", "loc-out-of-scope"}

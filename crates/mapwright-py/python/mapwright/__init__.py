@@ -90,7 +90,8 @@ def read(
 ) -> Reader:
     """Iterate over the entries of one sitemap (urlset, index, text, RSS or Atom; gzip or not).
 
-    ``source`` is a path, ``bytes``, a binary file object or an http(s) URL. Entries come
+    ``source`` is a path, ``bytes``, a binary file object or an http(s) URL (an OAI-PMH
+    repository's base URL too: its records' URLs, read across its pages). Entries come
     one at a time as :class:`Entry` objects; parsing runs on another thread without the
     GIL, a few thousand entries ahead, so memory does not grow with the file. The
     returned :class:`Reader`'s ``findings`` holds the diagnostics (rule, severity, line,
