@@ -209,6 +209,9 @@ impl Validator {
                 return pass.outcome;
             }
         };
+        if let Some(u) = &self.config.sitemap_url {
+            reader.set_document_url(u.as_str());
+        }
         pass.outcome.format = Some(reader.format());
         pass.vouched(&mut sink);
         if let Some(f) = sniff::declaration_not_first(&head.lock().unwrap_or_else(|e| e.into_inner())) {
