@@ -83,10 +83,7 @@ impl Discovery {
                     Outcome::Skipped => ("skipped", None),
                     Outcome::Failed(e) => ("failed", Some(e.to_string())),
                 };
-                let failure = match (&s.outcome, &s.error) {
-                    (Outcome::Failed(e), _) | (_, Some(e)) => Some(errors::fetch_error(py, e)),
-                    _ => None,
-                };
+
                 match (&s.outcome, s.parent.is_none()) {
                     (Outcome::Failed(e), true) => {
                         self.failed_seeds.push(s.url.to_string());
@@ -97,8 +94,12 @@ impl Discovery {
                     (_, false) => {}
                     (_, true) => self.seeds_ok += 1,
                 }
+                // The cause chained to a partial result's exception: the first failure's own.
                 if self.first_error.is_none() {
-                    self.first_error = failure;
+                    self.first_error = match (&s.outcome, &s.error) {
+                        (Outcome::Failed(e), _) | (_, Some(e)) => Some(errors::fetch_error(py, e)),
+                        _ => None,
+                    };
                 }
                 d.set_item("outcome", outcome)?;
                 d.set_item("format", s.format.map(|f| f.as_str()))?;

@@ -110,3 +110,14 @@ def test_mypy_refuses_a_source_of_the_wrong_type(tmp_path):
     # Exactly the two wrong calls, on lines 4 and 7: the right ones pass.
     assert [int(line.split(":")[1]) for line in errors] == [4, 7], out.stdout
     assert all("arg-type" in line for line in errors), out.stdout
+
+
+def test_the_package_itself_passes_mypy_strict(tmp_path):
+    # Every function typed, return types included (the stubs of the native module too).
+    out = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", str(tmp_path / ".mypy"), "mapwright"],
+        capture_output=True,
+        text=True,
+        cwd=REPO / "crates/mapwright-py/python",
+    )
+    assert out.returncode == 0, out.stdout + out.stderr

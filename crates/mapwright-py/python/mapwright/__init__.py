@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import TYPE_CHECKING, Any, Iterable, Literal, Optional, Protocol, Union
+from typing import TYPE_CHECKING, Any, Iterable, Literal, Optional, Protocol, Union, cast
 
 if TYPE_CHECKING:
-    import pandas
+    import pandas  # type: ignore[import-untyped, unused-ignore]
     import polars
 
 from ._mapwright import (
@@ -224,7 +224,7 @@ def validate(
 
 
 def write(
-    entries: Iterable[Union[Entry, dict]],
+    entries: Iterable[Union[Entry, dict[str, Any]]],
     out_dir: Union[str, "os.PathLike[str]"],
     *,
     base_url: str,
@@ -312,7 +312,7 @@ def _require(module: str, extra: str, what: str) -> Any:
 def _pyarrow() -> Any:
     """pyarrow when it is installed, else None."""
     try:
-        import pyarrow
+        import pyarrow  # type: ignore[import-untyped, unused-ignore]
     except ImportError:
         return None
     return pyarrow
@@ -383,7 +383,7 @@ def to_pandas(
             cols[name] = values
         return pd.DataFrame(cols, index=pd.RangeIndex(n))
 
-    return _frame_of(build, source, max_bytes, errors, pa is not None)  # type: ignore[no-any-return]
+    return cast("pandas.DataFrame", _frame_of(build, source, max_bytes, errors, pa is not None))
 
 
 def to_polars(
@@ -421,4 +421,4 @@ def to_polars(
             cols[name] = pl.Series(name, values, dtype=pl.String)
         return pl.DataFrame(cols)
 
-    return _frame_of(build, source, max_bytes, errors, pa is not None)  # type: ignore[no-any-return]
+    return cast("polars.DataFrame", _frame_of(build, source, max_bytes, errors, pa is not None))
