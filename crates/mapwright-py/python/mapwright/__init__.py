@@ -131,7 +131,9 @@ def read(
     uncompressed size (default: the protocol's 50 MiB).
 
     A file that cannot be read to its end raises a :class:`SitemapError` subclass
-    carrying ``line``, ``column`` and ``rule`` after the entries before the fault.
+    carrying ``line``, ``column`` and ``rule`` after the entries before the fault; a URL
+    that answers with an error status or cannot be reached raises :class:`FetchError` at
+    the call. The exception's ``url`` (and the start of its message) names a remote source.
 
     >>> r = mapwright.read(b"https://example.com/a\\nnot a url\\n")
     >>> [e.loc for e in r]
@@ -211,6 +213,11 @@ def validate(
     ``index-cross-site``) need it. ``follow=True`` also validates each child an index
     lists, fetched over HTTP. The :class:`Report` has ``findings``, ``summary``, ``ok``,
     ``to_sarif()`` (a dict, SARIF 2.1.0) and ``to_json()`` (the document of RULES.md).
+
+    A URL that gives nothing (an error status, a refused connection, a timeout) raises
+    :class:`FetchError`; what was received is judged in the report (an HTML page is a
+    ``unknown-root`` error, ``ok`` false), and children that ``follow=True`` could not
+    read are listed in ``failed`` (``ok`` false).
 
     >>> rep = mapwright.validate(b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
     ...                          b'<url><loc>https://example.com/</loc><priority>2</priority></url></urlset>')
