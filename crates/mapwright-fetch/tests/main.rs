@@ -7,4 +7,5 @@ mod conformance;
 mod discover;
 mod fetch;
 mod incremental;
+mod remote;
 mod submit;
