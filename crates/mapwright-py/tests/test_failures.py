@@ -251,3 +251,16 @@ def test_over_the_limit_after_some_entries_is_partial_alike_from_every_source(si
         mapwright.to_pandas(source, max_bytes=20_000)
     assert isinstance(e.value.__cause__, mapwright.SitemapTooLargeError)
     assert 0 < len(e.value.frame) < 3000
+
+
+def test_a_usual_path_that_is_no_sitemap_is_no_failure_when_another_is_one(site):
+    # Many sites answer every path with an HTML page: the usual paths are guesses, so one that
+    # is HTML does not make the discovery partial when another is a sitemap.
+    site.add("/sitemap.xml", urlset(f"{site.base}/a"))
+    site.add("/sitemap_index.xml", HTML, content_type="text/html")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        d = mapwright.discover(site.base + "/")
+        assert [e.loc for e in d] == [f"{site.base}/a"]
+    assert d.summary["seeds_from"] == "usual paths"
+    assert [u for u, _ in d.summary["failed"]] == [f"{site.base}/sitemap_index.xml"]
