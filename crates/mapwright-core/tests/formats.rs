@@ -155,6 +155,43 @@ fn atom_links() {
 }
 
 #[test]
+fn atom_relative_links_resolve_against_xml_base_and_the_document_url() {
+    // xml:base on the feed, on an entry (relative to the feed's), on a link (relative to both).
+    let r = read_bytes(
+        b"<feed xmlns=\"http://www.w3.org/2005/Atom\" xml:base=\"https://example.com/blog/\">\
+          <entry><link href=\"post-1\"/></entry>\
+          <entry xml:base=\"2024/\"><link href=\"post-2?a=1&amp;b=2\"/></entry>\
+          <entry xml:base=\"/news/\"><link xml:base=\"https://other.example/x/\" href=\"../y\"/></entry>\
+          <entry><link href=\"https://example.org/Absolute/\"/></entry></feed>",
+    );
+    assert!(r.error.is_none() && r.findings.is_empty(), "{:?} {:?}", r.error, r.findings);
+    assert_eq!(
+        r.urls(),
+        [
+            "https://example.com/blog/post-1",
+            "https://example.com/blog/2024/post-2?a=1&b=2",
+            "https://other.example/y",
+            "https://example.org/Absolute/",
+        ]
+    );
+    // No xml:base: the URL the feed was served at is the base, once the caller gives it.
+    let feed = b"<feed xmlns=\"http://www.w3.org/2005/Atom\"><entry><link rel=\"alternate\" href=\"/a/b\"/></entry>\
+                 <entry xml:base=\"sub/\"><link href=\"c\"/></entry></feed>";
+    let mut reader = SitemapReader::new(&feed[..], ReadOptions::default()).expect("detects");
+    reader.set_document_url("https://example.com/feeds/atom.xml");
+    let mut got = Vec::new();
+    while let Some(e) = reader.next_entry().expect("reads") {
+        got.push(e.loc().to_string());
+    }
+    assert_eq!(got, ["https://example.com/a/b", "https://example.com/feeds/sub/c"]);
+    assert_eq!(reader.drain_findings().count(), 0);
+    // Without any base, a relative link stays what it is: not absolute, skipped with a finding.
+    let alone = read_bytes(b"<feed xmlns=\"http://www.w3.org/2005/Atom\"><entry><link href=\"/a\"/></entry></feed>");
+    assert!(alone.urls().is_empty());
+    assert_eq!(alone.findings.iter().map(|f| f.rule).collect::<Vec<_>>(), [Rule::LocNotAbsolute]);
+}
+
+#[test]
 fn extensions() {
     let r = read_bytes(
         br#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:image="http://www.google.com/schemas/sitemap-image/1.1"

@@ -120,6 +120,8 @@ fn read_blocking<V: Visitor>(
             return (report, visitor);
         }
     };
+    // An Atom feed's relative links resolve against the URL it was served at.
+    reader.set_document_url(url);
     report.format = Some(reader.format());
     loop {
         let next = reader.next_entry();

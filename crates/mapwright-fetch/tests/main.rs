@@ -8,4 +8,5 @@ mod discover;
 mod fetch;
 mod incremental;
 mod oai;
+mod remote;
 mod submit;

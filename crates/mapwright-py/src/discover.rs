@@ -2,7 +2,7 @@
 //! through a bounded channel, so the Python consumer's pace is the discovery's.
 
 use crate::convert::{PyEntry, PyFinding};
-use crate::errors;
+use crate::errors::{self, OnPartial};
 use crate::input::{self, runtime};
 use mapwright_core::{Entry, Finding, Limits, ReadOptions, UrlEntry};
 use mapwright_fetch::{DiscoverConfig, Event, Outcome, Summary};
@@ -33,6 +33,18 @@ pub struct Discovery {
     notices: Vec<(Option<String>, String)>,
     sitemaps: Vec<Py<PyDict>>,
     summary: Option<Py<PyDict>>,
+    /// The URL (site or sitemap) the discovery started from.
+    start: String,
+    /// Seeds read (fetched, even if only in part).
+    seeds_ok: usize,
+    /// The first failed seed's exception: raised when no seed could be read.
+    seed_error: Option<PyErr>,
+    /// The seeds that failed.
+    failed_seeds: Vec<String>,
+    /// The first failure's exception, the cause of a partial result.
+    first_error: Option<PyErr>,
+    /// What a partial result does: raise (default) or warn.
+    on_partial: OnPartial,
 }
 
 impl Discovery {
@@ -71,6 +83,24 @@ impl Discovery {
                     Outcome::Skipped => ("skipped", None),
                     Outcome::Failed(e) => ("failed", Some(e.to_string())),
                 };
+
+                match (&s.outcome, s.parent.is_none()) {
+                    (Outcome::Failed(e), true) => {
+                        self.failed_seeds.push(s.url.to_string());
+                        if self.seed_error.is_none() {
+                            self.seed_error = Some(errors::fetch_error(py, e));
+                        }
+                    }
+                    (_, false) => {}
+                    (_, true) => self.seeds_ok += 1,
+                }
+                // The cause chained to a partial result's exception: the first failure's own.
+                if self.first_error.is_none() {
+                    self.first_error = match (&s.outcome, &s.error) {
+                        (Outcome::Failed(e), _) | (_, Some(e)) => Some(errors::fetch_error(py, e)),
+                        _ => None,
+                    };
+                }
                 d.set_item("outcome", outcome)?;
                 d.set_item("format", s.format.map(|f| f.as_str()))?;
                 d.set_item("urls", s.urls)?;
@@ -94,11 +124,11 @@ impl Discovery {
             Err(e) => return Err(errors::plain(py, format!("the discovery stopped: {e}"))),
         };
         let d = PyDict::new(py);
-        d.set_item("seeds_from", summary.seeds_from)?;
+        d.set_item("seeds_from", &summary.seeds_from)?;
         d.set_item("fetched", summary.fetched)?;
         d.set_item("not_modified", summary.not_modified)?;
         d.set_item("skipped", summary.skipped)?;
-        d.set_item("failed", summary.failed)?;
+        d.set_item("failed", &summary.failed)?;
         d.set_item("urls", summary.urls)?;
         d.set_item("duplicates", summary.duplicates)?;
         d.set_item("out_of_scope", summary.out_of_scope)?;
@@ -108,6 +138,31 @@ impl Discovery {
         d.set_item("bytes", summary.bytes)?;
         d.set_item("elapsed", summary.elapsed.as_secs_f64())?;
         self.summary = Some(d.unbind());
+        // The usual paths are guesses: one that fails (an HTML page served for every path) is
+        // no failure of the site, unless none is there at all.
+        let guessed = summary.seeds_from == "usual paths";
+        // Nothing readable: no seed could be read. Its own error (a status, HTML, a broken
+        // gzip...) is raised, or, when no sitemap was found at all, a FetchError saying so.
+        if self.seeds_ok == 0 {
+            match self.seed_error.take() {
+                Some(err) if !guessed => return Err(err),
+                cause => {
+                    let paths = mapwright_fetch::discover::FALLBACK_PATHS.join(", ");
+                    let msg = format!(
+                        "{}: no sitemap found: robots.txt names none, and none of the usual paths ({paths}) is one",
+                        self.start
+                    );
+                    let err = errors::plain_at::<errors::FetchError>(py, msg, Some(&self.start));
+                    err.set_cause(py, cause);
+                    return Err(err);
+                }
+            }
+        }
+        let failed: Vec<(String, String)> =
+            summary.failed.iter().filter(|(u, _)| !(guessed && self.failed_seeds.contains(u))).cloned().collect();
+        if !failed.is_empty() {
+            errors::partial(py, self.on_partial, &self.start, Some(&self.start), &failed, self.first_error.take())?;
+        }
         Ok(())
     }
 
@@ -175,7 +230,7 @@ fn names_sitemap(url: &str) -> bool {
 
 /// Starts a discovery; `mode` is `site`, `sitemap` or `auto` (see `names_sitemap`).
 #[pyfunction]
-#[pyo3(signature = (url, mode="auto", per_host=None, max_depth=None, max_sitemaps=None, max_urls=None, max_bytes=None, scope=true, cross_submission=true, timeout=None))]
+#[pyo3(signature = (url, mode="auto", per_host=None, max_depth=None, max_sitemaps=None, max_urls=None, max_bytes=None, scope=true, cross_submission=true, timeout=None, errors="raise"))]
 #[allow(clippy::too_many_arguments)]
 pub fn start_discovery(
     py: Python<'_>,
@@ -189,8 +244,10 @@ pub fn start_discovery(
     scope: bool,
     cross_submission: bool,
     timeout: Option<f64>,
+    errors: &str,
 ) -> PyResult<Discovery> {
-    if !input::is_url(&url) {
+    let on_partial = OnPartial::parse(errors)?;
+    if !mapwright_fetch::remote::is_url(&url) {
         return Err(PyValueError::new_err(format!("{url:?} is not an http(s) URL")));
     }
     let as_sitemap = match mode {
@@ -219,6 +276,7 @@ pub fn start_discovery(
     // A few batches in flight: memory stays flat, the consumer paces the discovery.
     let (tx, rx) = mpsc::channel(8);
     let discovery = mapwright_fetch::Discovery::new(fetcher, config);
+    let start = url.clone();
     let job = rt.spawn(async move {
         if as_sitemap { discovery.run_sitemaps(vec![url], tx).await } else { discovery.run_site(&url, tx).await }
     });
@@ -230,5 +288,11 @@ pub fn start_discovery(
         notices: Vec::new(),
         sitemaps: Vec::new(),
         summary: None,
+        start,
+        seeds_ok: 0,
+        seed_error: None,
+        failed_seeds: Vec::new(),
+        first_error: None,
+        on_partial,
     })
 }

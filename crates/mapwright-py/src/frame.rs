@@ -7,6 +7,7 @@
 
 use crate::convert::{PyEntry, priority_f64};
 use crate::discover::Discovery;
+use crate::errors::{self, OnPartial};
 use crate::read::Reader;
 use mapwright_core::{ChangeFreq, Entry, Lastmod};
 use pyo3::prelude::*;
@@ -231,11 +232,23 @@ impl<'py> Builder<'py> {
 }
 
 /// The columns of every entry `source` yields: a `Reader`, a `Discovery`, or any iterable of
-/// `Entry`. An error of the source is raised after nothing was returned. With `arrow`, `loc`
-/// comes as `loc_offsets` (int64) and `loc_data` (UTF-8) for pyarrow, else as a list of `str`.
+/// `Entry`. With `arrow`, `loc` comes as `loc_offsets` (int64) and `loc_data` (UTF-8) for
+/// pyarrow, else as a list of `str`.
+///
+/// A source that gave nothing readable raises its own error. A partial result (a file that
+/// broke after some entries; a discovery some of whose sitemaps failed, which raises
+/// `PartialSitemapError` itself) raises a `PartialSitemapError` whose `_columns` holds the
+/// columns read, for the Python layer to make its `frame`; with `errors="warn"` it warns and
+/// returns them (a `Discovery` follows its own `errors`).
 #[pyfunction]
-#[pyo3(signature = (source, arrow=false))]
-pub fn columns<'py>(py: Python<'py>, source: &Bound<'py, PyAny>, arrow: bool) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (source, arrow=false, errors="raise"))]
+pub fn columns<'py>(
+    py: Python<'py>,
+    source: &Bound<'py, PyAny>,
+    arrow: bool,
+    errors: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    let on_partial = OnPartial::parse(errors)?;
     let mut b = Builder::new(py, arrow);
     if let Ok(reader) = source.cast::<Reader>() {
         let mut r = reader.borrow_mut();
@@ -246,8 +259,17 @@ pub fn columns<'py>(py: Python<'py>, source: &Bound<'py, PyAny>, arrow: bool) ->
             }
             // The end comes with no entries: the buffer is empty when `fill` says so.
             if !r.fill(py) {
-                if let Some(err) = r.take_error() {
-                    return Err(err.to_py(py));
+                if let Some(err) = r.take_error(py) {
+                    if b.rows == 0 {
+                        return Err(err);
+                    }
+                    let text = err.value(py).to_string();
+                    let cause = text.strip_prefix(&format!("{}: ", r.name)).unwrap_or(&text);
+                    let failed = [(r.name.clone(), format!("stopped after {} entries: {cause}", b.rows))];
+                    let url = r.url.clone();
+                    if let Err(partial) = errors::partial(py, on_partial, &r.name, url.as_deref(), &failed, Some(err)) {
+                        return Err(with_columns(py, partial, b));
+                    }
                 }
                 break;
             }
@@ -258,8 +280,11 @@ pub fn columns<'py>(py: Python<'py>, source: &Bound<'py, PyAny>, arrow: bool) ->
             for (s, u) in d.take_buffered() {
                 b.push(&Entry::Url(u), Some(&s))?;
             }
-            if !d.fill(py)? {
-                break;
+            match d.fill(py) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) if e.is_instance_of::<errors::PartialSitemapError>(py) => return Err(with_columns(py, e, b)),
+                Err(e) => return Err(e),
             }
         }
     } else {
@@ -276,4 +301,15 @@ pub fn columns<'py>(py: Python<'py>, source: &Bound<'py, PyAny>, arrow: bool) ->
         }
     }
     b.finish()
+}
+
+/// `err` with the columns read so far as its `_columns` attribute.
+fn with_columns(py: Python<'_>, err: PyErr, b: Builder<'_>) -> PyErr {
+    match b.finish() {
+        Ok(cols) => {
+            let _ = err.value(py).setattr("_columns", cols);
+            err
+        }
+        Err(e) => e,
+    }
 }

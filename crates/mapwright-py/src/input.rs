@@ -1,8 +1,9 @@
-//! Sources of bytes: a path, `bytes`, a binary file object, or an http(s) URL streamed by
-//! mapwright-fetch; and the one tokio runtime the HTTP side runs on.
+//! Sources of bytes: a path, `bytes`, a binary file object, or an http(s) URL opened by
+//! mapwright-fetch's `remote` module (the CLI's too); and the one tokio runtime the HTTP side
+//! runs on.
 
 use crate::errors;
-use mapwright_fetch::{BodyReader, Fetched, Fetcher};
+use mapwright_fetch::{Fetcher, Opener};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -15,8 +16,8 @@ const BUF: usize = 64 * 1024;
 
 /// The runtime of every HTTP fetch and discovery of the process: two workers are plenty for
 /// I/O, and one runtime means one thread pool however many readers are open.
-pub fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
-    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+pub fn runtime() -> PyResult<&'static Arc<tokio::runtime::Runtime>> {
+    static RT: OnceLock<Arc<tokio::runtime::Runtime>> = OnceLock::new();
     if let Some(rt) = RT.get() {
         return Ok(rt);
     }
@@ -26,7 +27,7 @@ pub fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
         .enable_all()
         .build()
         .map_err(|e| PyErr::from(io::Error::other(format!("cannot start the HTTP runtime: {e}"))))?;
-    Ok(RT.get_or_init(|| rt))
+    Ok(RT.get_or_init(|| Arc::new(rt)))
 }
 
 /// An HTTP client with the fetch crate's defaults; `max_bytes` also limits the bytes received.
@@ -44,10 +45,9 @@ pub fn fetcher(py: Python<'_>, max_bytes: Option<u64>, timeout: Option<f64>) -> 
     Fetcher::new(config).map_err(|e| errors::fetch_error(py, &e))
 }
 
-/// Whether `s` names an http(s) URL rather than a file.
-pub fn is_url(s: &str) -> bool {
-    let lower = s.get(..8).unwrap_or(s).to_ascii_lowercase();
-    lower.starts_with("http://") || lower.starts_with("https://")
+/// Remote sources opened, resolved and vouched for as the CLI does, on the package's runtime.
+pub fn opener(py: Python<'_>, max_bytes: Option<u64>) -> PyResult<Opener> {
+    Ok(Opener::new(runtime()?.clone(), fetcher(py, max_bytes, None)?))
 }
 
 /// A source opened on the caller's thread (so a missing file or an HTTP error status raises
@@ -59,6 +59,8 @@ pub struct Opened {
     pub name: String,
     /// The URL after redirects, for a remote source: its scope.
     pub final_url: Option<String>,
+    /// What opened a remote source (for its children, and who vouches for it).
+    pub opener: Option<Opener>,
     /// For a remote source, the next pages should it be an OAI-PMH answer.
     pub pager: Option<Arc<dyn mapwright_core::Pager>>,
 }
@@ -71,7 +73,7 @@ pub fn open(py: Python<'_>, kind: &str, source: &Bound<'_, PyAny>, max_bytes: Op
             let file = File::open(&path)
                 .map_err(|e| PyErr::from(io::Error::new(e.kind(), format!("cannot open {}: {e}", path.display()))))?;
             let name = path.display().to_string();
-            Ok(Opened { input: Box::new(BufReader::with_capacity(BUF, file)), name, final_url: None, pager: None })
+            Ok(Opened { input: Box::new(BufReader::with_capacity(BUF, file)), name, final_url: None, opener: None, pager: None })
         }
         "bytes" => {
             // bytes, bytearray and memoryview: one copy, so the reader thread owns its input.
@@ -85,7 +87,7 @@ pub fn open(py: Python<'_>, kind: &str, source: &Bound<'_, PyAny>, max_bytes: Op
                     .as_bytes()
                     .to_vec(),
             };
-            Ok(Opened { input: Box::new(Cursor::new(data)), name: "<bytes>".into(), final_url: None, pager: None })
+            Ok(Opened { input: Box::new(Cursor::new(data)), name: "<bytes>".into(), final_url: None, opener: None, pager: None })
         }
         "file" => {
             let name = source
@@ -94,43 +96,17 @@ pub fn open(py: Python<'_>, kind: &str, source: &Bound<'_, PyAny>, max_bytes: Op
                 .and_then(|n| n.extract::<String>().ok())
                 .unwrap_or_else(|| "<file>".to_string());
             let reader = PyFileReader { file: source.clone().unbind() };
-            Ok(Opened { input: Box::new(BufReader::with_capacity(BUF, reader)), name, final_url: None, pager: None })
+            Ok(Opened { input: Box::new(BufReader::with_capacity(BUF, reader)), name, final_url: None, opener: None, pager: None })
         }
         "url" => {
             let url: String = source.extract()?;
-            let (body, final_url, pager) = open_url(py, &url, max_bytes)?;
-            Ok(Opened { input: Box::new(body), name: url, final_url: Some(final_url), pager: Some(pager) })
+            let opener = opener(py, max_bytes)?;
+            let body = py.detach(|| opener.open(&url)).map_err(|e| errors::fetch_error(py, &e))?;
+            let final_url = Some(body.final_url.clone());
+            let pager = Some(body.pager.clone());
+            Ok(Opened { input: Box::new(body), name: url, final_url, opener: Some(opener), pager })
         }
         other => Err(PyTypeError::new_err(format!("unknown source kind {other:?}"))),
-    }
-}
-
-/// A fetched body, the URL after redirects, and the next pages of an OAI-PMH answer.
-pub type Body = (BodyReader, String, Arc<dyn mapwright_core::Pager>);
-
-/// GETs `url` (without the GIL) and returns its body as a blocking reader, and the URL after
-/// redirects.
-pub fn open_url(py: Python<'_>, url: &str, max_bytes: Option<u64>) -> PyResult<Body> {
-    let rt = runtime()?;
-    let fetcher = fetcher(py, max_bytes, None)?;
-    py.detach(|| fetch_blocking(rt, &fetcher, url)).map_err(|e| errors::fetch_error(py, &e))
-}
-
-/// GETs `url` on `rt` from a thread outside it: the body (already a `BufRead`) and the URL
-/// after redirects; an error status is an `Err`.
-pub fn fetch_blocking(
-    rt: &tokio::runtime::Runtime,
-    fetcher: &Fetcher,
-    url: &str,
-) -> Result<Body, mapwright_fetch::Error> {
-    match rt.block_on(fetcher.get(url, None))? {
-        Fetched::Body(resp) => {
-            let final_url = resp.meta.final_url.clone();
-            let pager = resp.pager();
-            let _guard = rt.enter();
-            Ok((resp.into_reader(), final_url, pager))
-        }
-        Fetched::NotModified(meta) => Err(mapwright_fetch::Error::Status { url: meta.final_url, status: 304 }),
     }
 }
 

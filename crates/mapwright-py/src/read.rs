@@ -4,7 +4,8 @@
 use crate::convert::{PyEntry, PyFinding};
 use crate::errors;
 use crate::input::{self, Opened};
-use mapwright_core::{Entry, Finding, Limits, Loc, ReadOptions, Rule, Scope, SitemapReader};
+use mapwright_core::{Entry, Finding, Limits, Loc, ReadOptions, SitemapReader, Voucher};
+use mapwright_fetch::StrictScope;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::collections::VecDeque;
@@ -35,10 +36,12 @@ impl Failure {
         Failure::Core(e)
     }
 
-    pub fn to_py(&self, py: Python<'_>) -> PyErr {
-        match self {
-            Failure::Core(e) => errors::core_error(py, e),
-            Failure::Fetch(e) => errors::fetch_error(py, e),
+    /// The exception, naming `url` when the source is remote.
+    pub fn to_py(&self, py: Python<'_>, url: Option<&str>) -> PyErr {
+        match (self, url) {
+            (Failure::Core(e), Some(u)) => errors::core_error_at(py, e, u),
+            (Failure::Core(e), None) => errors::core_error(py, e),
+            (Failure::Fetch(e), _) => errors::fetch_error(py, e),
         }
     }
 }
@@ -50,16 +53,17 @@ pub enum Msg {
 }
 
 /// Reads `input` on a new thread into a bounded channel.
-pub fn spawn(input: Opened, options: ReadOptions, scope: Option<(Scope, String)>, strict: bool) -> Receiver<Msg> {
+/// `url` is where the document is served (the base of an Atom feed's relative links).
+pub fn spawn(input: Opened, options: ReadOptions, url: Option<String>, scope: Option<StrictScope>) -> Receiver<Msg> {
     let (tx, rx) = sync_channel(DEPTH);
     std::thread::Builder::new()
         .name("mapwright-read".into())
-        .spawn(move || produce(input, options, scope, strict, tx))
+        .spawn(move || produce(input, options, url, scope, tx))
         .expect("spawning the reader thread");
     rx
 }
 
-fn produce(input: Opened, options: ReadOptions, scope: Option<(Scope, String)>, strict: bool, tx: SyncSender<Msg>) {
+fn produce(input: Opened, options: ReadOptions, url: Option<String>, scope: Option<StrictScope>, tx: SyncSender<Msg>) {
     let mut reader = match SitemapReader::paged(input.input, options, input.pager) {
         Ok(r) => r,
         Err(e) => {
@@ -67,22 +71,19 @@ fn produce(input: Opened, options: ReadOptions, scope: Option<(Scope, String)>, 
             return;
         }
     };
+    if let Some(u) = &url {
+        reader.set_document_url(u);
+    }
     let mut entries = Vec::with_capacity(BATCH);
-    let mut findings = Vec::new();
+    let mut findings: Vec<Finding> = scope.as_ref().and_then(StrictScope::waiver).into_iter().collect();
     let error = loop {
         let next = reader.next_entry();
         findings.extend(reader.drain_findings());
         match next {
             Ok(Some(entry)) => {
-                if let (Some((scope, url)), true) = (&scope, strict)
-                    && let Err(why) = scope.check(entry.loc())
-                {
-                    let f = Finding::new(
-                        Rule::LocOutOfScope,
-                        Some(reader.entry_position()),
-                        format!("{} is on {} than the sitemap at {url}: dropped", entry.loc(), why.describe()),
-                    );
-                    findings.push(f.with_loc(entry.loc().as_str()));
+                // The strict scope drop, as the CLI's `read --strict` (mapwright-fetch's remote module).
+                if let Some(f) = scope.as_ref().and_then(|s| s.drop(&entry, reader.entry_position())) {
+                    findings.push(f);
                     continue;
                 }
                 entries.push(entry);
@@ -124,8 +125,10 @@ pub struct Reader {
     format: Option<&'static str>,
     /// The name findings use: the path, the URL, `<bytes>` or the file object's name.
     #[pyo3(get)]
-    name: String,
+    pub name: String,
     sitemap: Option<Arc<str>>,
+    /// The URL of a remote source, named by its errors.
+    pub url: Option<String>,
 }
 
 impl Reader {
@@ -168,9 +171,10 @@ impl Reader {
         std::mem::take(&mut self.buf)
     }
 
-    /// The error that ended the read, to raise once the entries before it are consumed.
-    pub fn take_error(&mut self) -> Option<Failure> {
-        self.error.take()
+    /// The error that ended the read as its exception, to raise once the entries before it
+    /// are consumed.
+    pub fn take_error(&mut self, py: Python<'_>) -> Option<PyErr> {
+        self.error.take().map(|e| e.to_py(py, self.url.as_deref()))
     }
 
     pub fn sitemap(&self) -> Option<Arc<str>> {
@@ -189,8 +193,8 @@ impl Reader {
             if let Some(e) = self.buf.pop_front() {
                 return Ok(Some(PyEntry::new(e, self.sitemap.clone())));
             }
-            if let Some(err) = self.error.take() {
-                return Err(err.to_py(py));
+            if let Some(err) = self.take_error(py) {
+                return Err(err);
             }
             if !self.fill(py) && self.buf.is_empty() && self.error.is_none() {
                 return Ok(None);
@@ -230,16 +234,27 @@ pub fn open_reader(
     if strict && scope_url.is_none() {
         return Err(PyValueError::new_err("strict=True needs url= (the URL the sitemap is served at) or a URL source"));
     }
-    let scope = match &scope_url {
-        Some(u) => {
+    // Who vouches (PROTOCOL.md section 5): for a URL, its host's robots.txt when it names the
+    // sitemap, as the CLI asks it; else nobody.
+    let scope = match (&scope_url, strict) {
+        (Some(u), true) => {
             let loc = Loc::parse(u).map_err(|e| PyValueError::new_err(format!("url {u:?}: {e}")))?;
-            Some((Scope::of_sitemap(&loc), u.clone()))
+            let voucher = match (&opened.opener, &opened.final_url) {
+                (Some(o), Some(f)) => py.detach(|| o.voucher(&opened.name, f)),
+                _ => Voucher::Nobody,
+            };
+            Some(StrictScope::new(loc, u.clone(), voucher))
         }
-        None => None,
+        (Some(u), false) => {
+            Loc::parse(u).map_err(|e| PyValueError::new_err(format!("url {u:?}: {e}")))?;
+            None
+        }
+        (None, _) => None,
     };
     let name = opened.name.clone();
+    let remote_url = opened.opener.as_ref().map(|_| name.clone());
     let sitemap = scope_url.as_deref().map(Arc::from);
-    let rx = spawn(opened, ReadOptions { limits }, scope, strict);
+    let rx = spawn(opened, ReadOptions { limits }, scope_url.clone(), scope);
     Ok(Reader {
         rx: Mutex::new(Some(rx)),
         buf: VecDeque::new(),
@@ -249,5 +264,6 @@ pub fn open_reader(
         format: None,
         name,
         sitemap,
+        url: remote_url,
     })
 }

@@ -2,29 +2,13 @@
 //! children an index lists, fetched over HTTP), run without the GIL.
 
 use crate::convert::{PyFinding, json_to_py};
-use crate::input::{self, Opened, fetch_blocking, runtime};
-use mapwright_core::validate::{Config, Opened as Child, Report, Resolver, Validator, validate_tree};
-use mapwright_core::{Limits, Loc, ReadOptions};
-use mapwright_fetch::Fetcher;
+use crate::input::{self, Opened};
+use mapwright_core::validate::{Config, Report, Resolver, Validator, validate_tree};
+use mapwright_core::{Limits, Loc, ReadOptions, Voucher};
+use mapwright_fetch::RemoteResolver;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use std::io;
-
-/// Fetches an index's children.
-struct HttpResolver<'a> {
-    rt: &'a tokio::runtime::Runtime,
-    fetcher: Fetcher,
-}
-
-impl Resolver for HttpResolver<'_> {
-    fn open(&mut self, url: &Loc) -> io::Result<Child<'_>> {
-        match fetch_blocking(self.rt, &self.fetcher, url.as_str()) {
-            Ok((body, _, _)) => Ok(Child::Source { name: url.to_string(), input: Box::new(body) }),
-            Err(e) => Err(io::Error::other(e.to_string())),
-        }
-    }
-}
 
 /// The result of `mapwright.validate`: `findings`, `summary`, `to_sarif()`, `to_json()`.
 #[pyclass(frozen, name = "Report", module = "mapwright")]
@@ -99,8 +83,8 @@ pub fn validate_source(
     follow: bool,
     max_bytes: Option<u64>,
 ) -> PyResult<PyReport> {
-    let Opened { input, name, final_url, pager } = input::open(py, kind, source, max_bytes)?;
-    let url = url.or(final_url);
+    let Opened { input, name, final_url, opener, pager } = input::open(py, kind, source, max_bytes)?;
+    let url = url.or(final_url.clone());
     let sitemap_url = match &url {
         Some(u) => Some(Loc::parse(u).map_err(|e| PyValueError::new_err(format!("url {u:?}: {e}")))?),
         None => None,
@@ -109,11 +93,18 @@ pub fn validate_source(
     if let Some(b) = max_bytes {
         limits.max_bytes = b;
     }
-    let validator = Validator::new(Config { sitemap_url, read: ReadOptions { limits }, pager, ..Config::default() });
-    let mut resolver = if follow {
-        Some(HttpResolver { rt: runtime()?, fetcher: input::fetcher(py, max_bytes, None)? })
-    } else {
-        None
+    // Who vouches (PROTOCOL.md section 5): for a URL, its host's robots.txt when it names the
+    // sitemap (asked as the CLI and discovery ask it), else nobody.
+    let voucher = match (&opener, &final_url) {
+        (Some(o), Some(f)) => py.detach(|| o.voucher(&name, f)),
+        _ => Voucher::Nobody,
+    };
+    let validator = Validator::new(Config { sitemap_url, voucher, read: ReadOptions { limits }, pager, ..Config::default() });
+    // An index's children are fetched (over HTTP, whatever the index's own source).
+    let mut resolver = match (follow, opener) {
+        (false, _) => None,
+        (true, Some(o)) => Some(RemoteResolver::new(o)),
+        (true, None) => Some(RemoteResolver::new(input::opener(py, max_bytes)?)),
     };
     let (report, failed) = py.detach(move || {
         let mut report = Report::new();

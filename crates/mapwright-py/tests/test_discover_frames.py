@@ -21,8 +21,14 @@ def build_site(site) -> None:
 def test_discover_a_site_from_robots_txt(site):
     build_site(site)
     b = site.base
+    # gone.xml fails: the URLs read are yielded, then the partial result raises.
     d = mapwright.discover(b + "/")
-    got = sorted((e.loc, e.sitemap) for e in d)
+    with pytest.raises(mapwright.PartialSitemapError) as exc:
+        list(d)
+    assert exc.value.failed == d.summary["failed"]
+    d = mapwright.discover(b + "/", errors="warn")
+    with pytest.warns(mapwright.PartialSitemapWarning, match="gone.xml"):
+        got = sorted((e.loc, e.sitemap) for e in d)
     assert got == [(f"{b}/a", f"{b}/s1.xml"), (f"{b}/b", f"{b}/s1.xml"), (f"{b}/c", f"{b}/s2.xml.gz")] or got == [
         (f"{b}/a", f"{b}/s1.xml"), (f"{b}/b", f"{b}/s2.xml.gz"), (f"{b}/c", f"{b}/s2.xml.gz")]
     s = d.summary
@@ -40,8 +46,10 @@ def test_discover_a_sitemap_with_limits_and_no_scope(site):
     d = mapwright.discover(b + "/s1.xml", scope=False)
     assert sorted(e.loc for e in d) == [f"{b}/a", f"{b}/b", "https://elsewhere.example/x"]
     assert d.summary["seeds_from"] == "given"
-    d = mapwright.discover(b + "/sitemap_index.xml", max_urls=2)
-    assert len(list(d)) == 2 and d.summary["over_limit"] >= 1
+    d = mapwright.discover(b + "/sitemap_index.xml", max_urls=2, errors="warn")
+    with pytest.warns(mapwright.PartialSitemapWarning):
+        assert len(list(d)) == 2
+    assert d.summary["over_limit"] >= 1
     assert site.hits.get("/robots.txt", 0) >= 0
 
 
@@ -52,10 +60,12 @@ def test_discover_refuses_non_urls():
         mapwright.discover("https://example.com/", mode="both")
 
 
-def test_discover_unreachable_site_raises_or_reports(site):
-    # Nothing served: robots.txt 404, every usual path 404: no URL, and the summary says so.
+def test_discover_unreachable_site_raises(site):
+    # Nothing served: robots.txt 404, every usual path 404: no URL, said by an exception; the
+    # summary says so too.
     d = mapwright.discover(site.base + "/")
-    assert list(d) == []
+    with pytest.raises(mapwright.FetchError, match="no sitemap found"):
+        list(d)
     assert d.summary["urls"] == 0 and d.summary["seeds_from"] == "usual paths"
 
 
@@ -114,7 +124,11 @@ def test_to_pandas_of_an_index_url_follows_children_like_advertools(site):
     import pandas as pd
     build_site(site)
     b = site.base
-    df = mapwright.to_pandas(b + "/sitemap_index.xml")
+    # gone.xml fails: the frame of the others comes with the exception.
+    with pytest.raises(mapwright.PartialSitemapError) as exc:
+        mapwright.to_pandas(b + "/sitemap_index.xml")
+    assert [u for u, _ in exc.value.failed] == [f"{b}/gone.xml"]
+    df = exc.value.frame
     # Every URL kept, as advertools does (no scope), each with its sitemap.
     assert sorted(df["loc"]) == sorted([f"{b}/a", f"{b}/b", "https://elsewhere.example/x", f"{b}/c"])
     by = dict(zip(df["loc"], df["sitemap"].astype(str)))
@@ -136,8 +150,25 @@ def test_to_pandas_of_reader_iterable_and_empty():
 
 def test_to_pandas_raises_on_a_broken_file():
     import pandas  # noqa: F401
+    broken = b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>https://example.com/</loc></url><url>'
+    # One entry, then the fault: a partial result, carrying its frame and its cause.
+    with pytest.raises(mapwright.PartialSitemapError) as exc:
+        mapwright.to_pandas(broken)
+    assert isinstance(exc.value.__cause__, mapwright.MalformedSitemapError)
+    assert list(exc.value.frame["loc"]) == ["https://example.com/"]
+    assert exc.value.failed[0][0] == "<bytes>" and "stopped after 1 entries" in exc.value.failed[0][1]
+    # Nothing before the fault: the fault itself.
     with pytest.raises(mapwright.MalformedSitemapError):
-        mapwright.to_pandas(b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>https://example.com/</loc></url><url>')
+        mapwright.to_pandas(b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url></urlset>')
+
+
+@pytest.mark.parametrize("entry,extra,missing", [("to_pandas", "pandas", "pandas"), ("to_pandas", "pandas", "numpy"), ("to_polars", "polars", "polars")])
+def test_frames_without_their_library_name_the_extra(monkeypatch, entry, extra, missing):
+    # A module set to None in sys.modules fails to import, as an absent one does.
+    monkeypatch.setitem(__import__("sys").modules, missing, None)
+    with pytest.raises(ImportError, match=rf"pip install 'mapwright\[{extra}\]'") as exc:
+        getattr(mapwright, entry)(b"https://example.com/a\n")
+    assert f"needs {missing}" in str(exc.value)
 
 
 def test_to_polars():

@@ -316,3 +316,19 @@ def test_oai_pmh_base_url_is_read_across_its_pages(site):
     rep = mapwright.validate(site.base + "/oai2")
     assert rep.summary["entries"] == 5 and not rep.ok
     assert {f.rule for f in rep.findings} >= {"oai-no-url", "lastmod-format", "loc-out-of-scope"}
+
+
+def test_atom_relative_links_resolve_against_the_feed_url_and_xml_base(site):
+    feed = (
+        b'<feed xmlns="http://www.w3.org/2005/Atom"><entry><link href="/posts/1"/></entry>'
+        b'<entry xml:base="/news/"><link rel="alternate" href="2"/></entry></feed>'
+    )
+    url = site.add("/feeds/atom.xml", feed, content_type="application/atom+xml")
+    want = [f"{site.base}/posts/1", f"{site.base}/news/2"]
+    # The feed's own URL is the base: from a URL source, and from bytes with url=.
+    assert [e.loc for e in mapwright.read(url)] == want
+    assert [e.loc for e in mapwright.read(feed, url=url)] == want
+    assert list(mapwright.to_pandas(url)["loc"]) == want
+    # Without a base nothing resolves them: each is skipped with a finding, as before.
+    r = mapwright.read(feed)
+    assert list(r) == [] and [f.rule for f in r.findings] == ["loc-not-absolute", "loc-not-absolute"]

@@ -52,8 +52,6 @@ pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread().enable_all().build()?)
 }
 
-/// Whether SOURCE names an http(s) URL rather than a file.
-pub fn is_url(source: &str) -> bool {
-    let lower = source.get(..8).unwrap_or(source).to_ascii_lowercase();
-    lower.starts_with("http://") || lower.starts_with("https://")
-}
+/// Whether SOURCE names an http(s) URL rather than a file (one test for the CLI and the
+/// Python package: the fetch crate's).
+pub use mapwright_fetch::remote::is_url;

@@ -3,7 +3,8 @@
 use crate::cli::ReadArgs;
 use crate::output::{EntryWriter, print_finding};
 use anyhow::Context;
-use mapwright_core::{Finding, Limits, Loc, ReadOptions, Rule, Scope, Severity, SitemapReader, Voucher};
+use mapwright_core::{Finding, Limits, Loc, ReadOptions, Rule, Severity, SitemapReader, Voucher};
+use mapwright_fetch::StrictScope;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
 use std::process::ExitCode;
@@ -11,7 +12,7 @@ use std::process::ExitCode;
 pub fn run(mut args: ReadArgs) -> anyhow::Result<ExitCode> {
     let name = args.source.display().to_string();
     // An http(s) SOURCE is streamed (remote.rs); its scope is its URL after redirects.
-    let opener = if crate::http::is_url(&name) { Some(crate::remote::Opener::new(args.max_bytes)?) } else { None };
+    let opener = if crate::http::is_url(&name) { Some(crate::remote::opener(args.max_bytes)?) } else { None };
     let remote = match &opener {
         Some(o) => Some(o.open(&name)?),
         None => None,
@@ -32,7 +33,10 @@ pub fn run(mut args: ReadArgs) -> anyhow::Result<ExitCode> {
         (None, Some(o), Some(r)) if args.strict => o.voucher(&name, &r.final_url),
         _ => Voucher::Nobody,
     };
-    let scope = url.as_ref().map(|u| Scope::vouched(u, &voucher));
+    let scope = match (&url, args.strict) {
+        (Some(u), true) => Some(StrictScope::new(u.clone(), args.url.clone().unwrap_or_default(), voucher)),
+        _ => None,
+    };
     let mut limits = Limits::default();
     if let Some(b) = args.max_bytes {
         limits.max_bytes = b;
@@ -65,10 +69,12 @@ pub fn run(mut args: ReadArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(1));
         }
     };
-    if let (Some(scope), Some(url), true) = (&scope, &url, args.strict) {
-        if let Some(f) = scope.waiver(url, &voucher) {
-            report(&f, &mut err)?;
-        }
+    // An Atom feed's relative links resolve against the URL it is served at.
+    if let Some(u) = &args.url {
+        reader.set_document_url(u);
+    }
+    if let Some(f) = scope.as_ref().and_then(StrictScope::waiver) {
+        report(&f, &mut err)?;
     }
     let (mut entries, mut skipped, mut dropped) = (0u64, 0u64, 0u64);
     let code = loop {
@@ -79,24 +85,10 @@ pub fn run(mut args: ReadArgs) -> anyhow::Result<ExitCode> {
         }
         match next {
             Ok(Some(entry)) => {
-                if let (Some(scope), true) = (&scope, args.strict) {
-                    if let Err(why) = scope.check(entry.loc()) {
-                        dropped += 1;
-                        let f = Finding::new(
-                            Rule::LocOutOfScope,
-                            Some(reader.entry_position()),
-                            format!(
-                                "{} is out of the scope of the sitemap at {} ({}; it may list URLs under {}{}): dropped",
-                                entry.loc(),
-                                args.url.as_deref().unwrap_or(""),
-                                why.describe(),
-                                scope.origin(),
-                                scope.folder()
-                            ),
-                        );
-                        report(&f, &mut err)?;
-                        continue;
-                    }
+                if let Some(f) = scope.as_ref().and_then(|s| s.drop(&entry, reader.entry_position())) {
+                    dropped += 1;
+                    report(&f, &mut err)?;
+                    continue;
                 }
                 entries += 1;
                 out.write(&entry)?;

@@ -154,6 +154,15 @@ impl<'a> SitemapReader<'a> {
         Ok(SitemapReader { inner, findings, dropped_findings: 0, limits, done: false, paging })
     }
 
+    /// Tells the reader the URL the document was served at (after redirects): an Atom feed's
+    /// relative links resolve against it (and against their `xml:base`), as feed readers do.
+    /// Entries read before the call are not changed; other formats ignore it.
+    pub fn set_document_url(&mut self, url: &str) {
+        if let Inner::Xml(x) = &mut self.inner {
+            x.set_document_url(url);
+        }
+    }
+
     /// The detected format.
     pub fn format(&self) -> Format {
         match &self.inner {

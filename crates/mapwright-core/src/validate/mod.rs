@@ -210,6 +210,9 @@ impl Validator {
                 return pass.outcome;
             }
         };
+        if let Some(u) = &self.config.sitemap_url {
+            reader.set_document_url(u.as_str());
+        }
         pass.outcome.format = Some(reader.format());
         pass.vouched(&mut sink);
         for f in reader.drain_findings() {

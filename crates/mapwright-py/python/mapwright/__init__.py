@@ -14,8 +14,13 @@ that says where.
 
 from __future__ import annotations
 
+import importlib
 import os
-from typing import Any, Iterable, Optional, Union
+from typing import TYPE_CHECKING, Any, Iterable, Literal, Optional, Protocol, Union, cast
+
+if TYPE_CHECKING:
+    import pandas  # type: ignore[import-untyped, unused-ignore]
+    import polars
 
 from ._mapwright import (
     Discovery,
@@ -25,6 +30,8 @@ from ._mapwright import (
     GzipError,
     MalformedSitemapError,
     NotASitemapError,
+    PartialSitemapError,
+    PartialSitemapWarning,
     Reader,
     Report,
     SitemapEncodingError,
@@ -55,10 +62,32 @@ __all__ = [
     "NotASitemapError",
     "FetchError",
     "WriteError",
+    "PartialSitemapError",
+    "PartialSitemapWarning",
+    "Source",
+    "Entries",
     "__version__",
 ]
 
-Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, Any]
+
+class _BinaryReadable(Protocol):
+    """A binary file object: what ``read(n)`` gives is ``bytes`` (``open(path, "rb")``,
+    ``io.BytesIO``, a ``gzip.GzipFile``...)."""
+
+    def read(self, size: int, /) -> bytes: ...
+
+
+#: What :func:`read`, :func:`validate`, :func:`to_pandas` and :func:`to_polars` take: a
+#: path, an http(s) URL (a ``str``), the bytes of a sitemap, or a binary file object.
+Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, _BinaryReadable]
+
+#: What the frame builders take besides a :data:`Source`: entries already read.
+Entries = Union[Reader, Discovery, Iterable[Entry]]
+
+#: What a partial result does (an index one of whose children failed, a file that broke
+#: after some entries): ``"raise"`` a :class:`PartialSitemapError` carrying what was read and
+#: what failed, or ``"warn"`` (a :class:`PartialSitemapWarning`) and return what was read.
+OnError = Literal["raise", "warn"]
 
 
 def _is_url(s: str) -> bool:
@@ -103,7 +132,9 @@ def read(
     uncompressed size (default: the protocol's 50 MiB).
 
     A file that cannot be read to its end raises a :class:`SitemapError` subclass
-    carrying ``line``, ``column`` and ``rule`` after the entries before the fault.
+    carrying ``line``, ``column`` and ``rule`` after the entries before the fault; a URL
+    that answers with an error status or cannot be reached raises :class:`FetchError` at
+    the call. The exception's ``url`` (and the start of its message) names a remote source.
 
     >>> r = mapwright.read(b"https://example.com/a\\nnot a url\\n")
     >>> [e.loc for e in r]
@@ -127,6 +158,7 @@ def discover(
     scope: bool = True,
     cross_submission: bool = True,
     timeout: Optional[float] = None,
+    errors: OnError = "raise",
 ) -> Discovery:
     """Every URL of a site's sitemaps, deduplicated, each with the sitemap it came from.
 
@@ -140,6 +172,14 @@ def discover(
     their sitemap's URL; once exhausted, ``summary`` gives the totals (``fetched``,
     ``urls``, ``duplicates``, ``out_of_scope``, ``failed``...) and ``sitemaps`` one dict
     per sitemap. ``scope=False`` keeps URLs outside their sitemap's scope.
+
+    Failures raise, once the URLs read are yielded: when nothing could be read (the sitemap
+    answers 404, is an HTML page, a broken gzip, too large; no sitemap at the site) the
+    :class:`SitemapError` subclass of the cause (``FetchError``, ``NotASitemapError``,
+    ``GzipError``, ``SitemapTooLargeError``...) naming the URL; when some sitemaps were read
+    and others not (an index's child failed), a :class:`PartialSitemapError` whose ``failed``
+    lists ``(url, why)``, or with ``errors="warn"`` a :class:`PartialSitemapWarning` (and
+    ``summary["failed"]`` lists them).
 
     >>> d = mapwright.discover("https://example.com/")       # doctest: +SKIP
     >>> urls = [(e.loc, e.sitemap) for e in d]                # doctest: +SKIP
@@ -157,6 +197,7 @@ def discover(
         scope=scope,
         cross_submission=cross_submission,
         timeout=timeout,
+        errors=errors,
     )
 
 
@@ -174,6 +215,11 @@ def validate(
     lists, fetched over HTTP. The :class:`Report` has ``findings``, ``summary``, ``ok``,
     ``to_sarif()`` (a dict, SARIF 2.1.0) and ``to_json()`` (the document of RULES.md).
 
+    A URL that gives nothing (an error status, a refused connection, a timeout) raises
+    :class:`FetchError`; what was received is judged in the report (an HTML page is a
+    ``unknown-root`` error, ``ok`` false), and children that ``follow=True`` could not
+    read are listed in ``failed`` (``ok`` false).
+
     >>> rep = mapwright.validate(b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
     ...                          b'<url><loc>https://example.com/</loc><priority>2</priority></url></urlset>')
     >>> [(f.rule, f.severity, f.line) for f in rep.findings]
@@ -186,7 +232,7 @@ def validate(
 
 
 def write(
-    entries: Iterable[Union[Entry, dict]],
+    entries: Iterable[Union[Entry, dict[str, Any]]],
     out_dir: Union[str, "os.PathLike[str]"],
     *,
     base_url: str,
@@ -196,7 +242,7 @@ def write(
     max_urls: Optional[int] = None,
     max_bytes: Optional[int] = None,
     extensions: Optional[Iterable[str]] = None,
-) -> dict:
+) -> dict[str, Any]:
     """Write entries as a sitemap set in ``out_dir``: split before 50,000 URLs or 50 MiB,
     an index when there is more than one part, every file written under a temporary name
     and renamed into place when complete (the index last).
@@ -228,41 +274,68 @@ def write(
     )
 
 
-def _columns(source: Any, *, max_bytes: Optional[int] = None, arrow: bool = False) -> dict:
+def _columns(source: Union[Source, Entries], *, max_bytes: Optional[int], errors: OnError, arrow: bool) -> dict[str, Any]:
     """The Rust column builder over a source, a Reader, a Discovery or an iterable of Entry;
-    with ``arrow``, ``loc`` comes as an Arrow string column's buffers (see :func:`_arrow_loc`)."""
+    with ``arrow``, ``loc`` comes as an Arrow string column's buffers (see :func:`_arrow_loc`).
+    A partial result raises a :class:`PartialSitemapError` whose ``_columns`` holds what was read."""
     if isinstance(source, (Reader, Discovery)):
-        return _mapwright.columns(source, arrow)
+        return _mapwright.columns(source, arrow, errors)
     if isinstance(source, str) and _is_url(source):
         # As advertools' sitemap_to_df: an index's children are followed, every URL kept.
-        return _mapwright.columns(
-            discover(source, mode="sitemap", scope=False, max_bytes=max_bytes), arrow
-        )
+        d = discover(source, mode="sitemap", scope=False, max_bytes=max_bytes, errors=errors)
+        return _mapwright.columns(d, arrow, errors)
     try:
         _kind(source)
     except TypeError:
         # Not a source: an iterable of Entry (a list, a filtered generator).
-        return _mapwright.columns(iter(source), arrow)
-    return _mapwright.columns(read(source, max_bytes=max_bytes), arrow)
+        return _mapwright.columns(iter(source), arrow, errors)  # type: ignore[arg-type]
+    return _mapwright.columns(read(source, max_bytes=max_bytes), arrow, errors)  # type: ignore[arg-type]
 
 
-def _pyarrow():
+def _frame_of(build: Any, source: Union[Source, Entries], max_bytes: Optional[int], errors: OnError, arrow: bool) -> Any:
+    """``build(columns)`` over the columns of ``source``; a partial result's exception
+    carries the frame of what was read as its ``frame``."""
+    try:
+        c = _columns(source, max_bytes=max_bytes, errors=errors, arrow=arrow)
+    except PartialSitemapError as e:
+        cols = getattr(e, "_columns", None)
+        if cols is not None:
+            del e._columns  # type: ignore[attr-defined]
+            e.frame = build(cols)
+        raise
+    return build(c)
+
+
+def _require(module: str, extra: str, what: str) -> Any:
+    """``module``, or an ImportError that names the extra to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise ImportError(
+            f"mapwright.{what} needs {module}, which is not installed: "
+            f"pip install 'mapwright[{extra}]' (or pip install {module})"
+        ) from e
+
+
+def _pyarrow() -> Any:
     """pyarrow when it is installed, else None."""
     try:
-        import pyarrow
+        import pyarrow  # type: ignore[import-untyped, unused-ignore]
     except ImportError:
         return None
     return pyarrow
 
 
-def _arrow_loc(pa: Any, c: dict) -> Any:
+def _arrow_loc(pa: Any, c: dict[str, Any]) -> Any:
     """The ``loc`` column as a pyarrow ``large_string`` array over the two buffers Rust filled
     (offsets and UTF-8 bytes): no Python ``str`` per row, no copy."""
     buffers = [None, pa.py_buffer(c["loc_offsets"]), pa.py_buffer(c["loc_data"])]
     return pa.Array.from_buffers(pa.large_string(), c["rows"], buffers)
 
 
-def to_pandas(source: Any, *, max_bytes: Optional[int] = None):
+def to_pandas(
+    source: Union[Source, Entries], *, max_bytes: Optional[int] = None, errors: OnError = "raise"
+) -> "pandas.DataFrame":
     """One row per entry as a pandas ``DataFrame``, columns named as advertools'
     ``sitemap_to_df`` names them: ``loc``, ``lastmod`` (``datetime64[ns, UTC]``),
     ``changefreq`` (categorical), ``priority`` (float), ``sitemap`` (categorical), and
@@ -273,6 +346,15 @@ def to_pandas(source: Any, *, max_bytes: Optional[int] = None):
     to its children, as ``sitemap_to_df`` does), or a :class:`Reader`,
     :class:`Discovery` or iterable of :class:`Entry`. Columns are built in Rust.
 
+    Failures raise, whatever the source (a URL, a path, bytes): nothing readable raises the
+    :class:`SitemapError` subclass of the cause (``FetchError`` for a 404 or a refused
+    connection, ``NotASitemapError`` for an HTML page, ``GzipError``,
+    ``SitemapTooLargeError``...), naming the URL. A partial result (an index one of whose
+    children failed, a file that broke after some entries) raises
+    :class:`PartialSitemapError`: its ``frame`` is the frame of what was read, ``failed``
+    lists ``(source, why)``. ``errors="warn"`` returns that frame with a
+    :class:`PartialSitemapWarning` instead.
+
     Switching from advertools is one line::
 
         df = adv.sitemap_to_df("https://example.com/sitemap_index.xml")
@@ -282,60 +364,69 @@ def to_pandas(source: Any, *, max_bytes: Optional[int] = None):
     >>> list(df["loc"])
     ['https://example.com/a', 'https://example.com/b']
     """
-    import numpy as np
-    import pandas as pd
+    np = _require("numpy", "pandas", "to_pandas")
+    pd = _require("pandas", "pandas", "to_pandas")
 
     # The string dtype pandas gives a list of str (pandas 3: "str"; 2: object). When it is
     # pyarrow's, the column is handed over as an Arrow array, built in Rust: the same column,
     # without a Python object per row (a million URLs: 0.6 s saved).
     default = pd.Series(["-"]).dtype
     pa = _pyarrow() if getattr(default, "storage", None) == "pyarrow" else None
-    c = _columns(source, max_bytes=max_bytes, arrow=pa is not None)
-    n = c["rows"]
-    lastmod = pd.DatetimeIndex(np.frombuffer(c["lastmod"], dtype=np.int64).view("M8[ns]")).tz_localize("UTC")
-    cf = pd.Categorical.from_codes(np.frombuffer(c["changefreq"], dtype=np.int8), categories=c["changefreq_categories"])
-    sm_codes = np.frombuffer(c["sitemap"], dtype=np.int32)
-    sitemap = pd.Categorical.from_codes(sm_codes, categories=pd.Index(c["sitemap_categories"], dtype=object))
-    cols = {
-        # Text as pandas infers it from str (pandas 3: its string dtype; 2: object), as advertools gets it.
-        "loc": c["loc"] if pa is None else pd.array(_arrow_loc(pa, c), dtype=default),
-        "lastmod": lastmod,
-        "changefreq": cf,
-        "priority": np.frombuffer(c["priority"], dtype=np.float64),
-        "sitemap": sitemap,
-    }
-    for name, values in c["text"].items():
-        cols[name] = values
-    return pd.DataFrame(cols, index=pd.RangeIndex(n))
+
+    def build(c: dict[str, Any]) -> Any:
+        n = c["rows"]
+        lastmod = pd.DatetimeIndex(np.frombuffer(c["lastmod"], dtype=np.int64).view("M8[ns]")).tz_localize("UTC")
+        cf = pd.Categorical.from_codes(np.frombuffer(c["changefreq"], dtype=np.int8), categories=c["changefreq_categories"])
+        sm_codes = np.frombuffer(c["sitemap"], dtype=np.int32)
+        sitemap = pd.Categorical.from_codes(sm_codes, categories=pd.Index(c["sitemap_categories"], dtype=object))
+        cols = {
+            # Text as pandas infers it from str (pandas 3: its string dtype; 2: object), as advertools gets it.
+            "loc": c["loc"] if pa is None else pd.array(_arrow_loc(pa, c), dtype=default),
+            "lastmod": lastmod,
+            "changefreq": cf,
+            "priority": np.frombuffer(c["priority"], dtype=np.float64),
+            "sitemap": sitemap,
+        }
+        for name, values in c["text"].items():
+            cols[name] = values
+        return pd.DataFrame(cols, index=pd.RangeIndex(n))
+
+    return cast("pandas.DataFrame", _frame_of(build, source, max_bytes, errors, pa is not None))
 
 
-def to_polars(source: Any, *, max_bytes: Optional[int] = None):
+def to_polars(
+    source: Union[Source, Entries], *, max_bytes: Optional[int] = None, errors: OnError = "raise"
+) -> "polars.DataFrame":
     """Like :func:`to_pandas`, as a polars ``DataFrame`` (``lastmod`` as
-    ``Datetime("ns", "UTC")``, ``changefreq`` and ``sitemap`` as ``Categorical``).
+    ``Datetime("ns", "UTC")``, ``changefreq`` and ``sitemap`` as ``Categorical``); failures
+    raise the same way (a :class:`PartialSitemapError`'s ``frame`` is a polars frame).
 
     >>> df = mapwright.to_polars(b"https://example.com/a\\n")   # doctest: +SKIP
     >>> df["loc"].to_list()                                     # doctest: +SKIP
     ['https://example.com/a']
     """
-    import numpy as np
-    import polars as pl
+    np = _require("numpy", "polars", "to_polars")
+    pl = _require("polars", "polars", "to_polars")
 
     pa = _pyarrow()
-    c = _columns(source, max_bytes=max_bytes, arrow=pa is not None)
-    lastmod = np.frombuffer(c["lastmod"], dtype=np.int64)
-    cf_codes = np.frombuffer(c["changefreq"], dtype=np.int8)
-    cf_names = np.array(c["changefreq_categories"], dtype=object)
-    sm_codes = np.frombuffer(c["sitemap"], dtype=np.int32)
-    sm_names = np.array(c["sitemap_categories"] or [""], dtype=object)
-    cols = {
-        "loc": pl.Series("loc", c["loc"] if pa is None else _arrow_loc(pa, c), dtype=pl.String),
-        "lastmod": pl.Series("lastmod", lastmod, dtype=pl.Int64)
-        .replace(np.iinfo(np.int64).min, None)
-        .cast(pl.Datetime("ns", "UTC")),
-        "changefreq": pl.Series("changefreq", np.where(cf_codes >= 0, cf_names[np.maximum(cf_codes, 0)], None), dtype=pl.String).cast(pl.Categorical),
-        "priority": pl.Series("priority", np.frombuffer(c["priority"], dtype=np.float64)).fill_nan(None),
-        "sitemap": pl.Series("sitemap", np.where(sm_codes >= 0, sm_names[np.maximum(sm_codes, 0)], None), dtype=pl.String).cast(pl.Categorical),
-    }
-    for name, values in c["text"].items():
-        cols[name] = pl.Series(name, values, dtype=pl.String)
-    return pl.DataFrame(cols)
+
+    def build(c: dict[str, Any]) -> Any:
+        lastmod = np.frombuffer(c["lastmod"], dtype=np.int64)
+        cf_codes = np.frombuffer(c["changefreq"], dtype=np.int8)
+        cf_names = np.array(c["changefreq_categories"], dtype=object)
+        sm_codes = np.frombuffer(c["sitemap"], dtype=np.int32)
+        sm_names = np.array(c["sitemap_categories"] or [""], dtype=object)
+        cols = {
+            "loc": pl.Series("loc", c["loc"] if pa is None else _arrow_loc(pa, c), dtype=pl.String),
+            "lastmod": pl.Series("lastmod", lastmod, dtype=pl.Int64)
+            .replace(np.iinfo(np.int64).min, None)
+            .cast(pl.Datetime("ns", "UTC")),
+            "changefreq": pl.Series("changefreq", np.where(cf_codes >= 0, cf_names[np.maximum(cf_codes, 0)], None), dtype=pl.String).cast(pl.Categorical),
+            "priority": pl.Series("priority", np.frombuffer(c["priority"], dtype=np.float64)).fill_nan(None),
+            "sitemap": pl.Series("sitemap", np.where(sm_codes >= 0, sm_names[np.maximum(sm_codes, 0)], None), dtype=pl.String).cast(pl.Categorical),
+        }
+        for name, values in c["text"].items():
+            cols[name] = pl.Series(name, values, dtype=pl.String)
+        return pl.DataFrame(cols)
+
+    return cast("polars.DataFrame", _frame_of(build, source, max_bytes, errors, pa is not None))

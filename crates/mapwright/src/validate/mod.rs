@@ -77,7 +77,7 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<ExitCode> {
     let mut texts = text::SourceLines::default();
     let progress = progress::Progress::new();
     let need_http = args.check_urls || sources.iter().any(Source::is_remote);
-    let opener = if need_http { Some(crate::remote::Opener::new(args.max_bytes)?) } else { None };
+    let opener = if need_http { Some(crate::remote::opener(args.max_bytes)?) } else { None };
     for src in &sources {
         let name = src.name();
         // A URL SOURCE is fetched (remote.rs); its scope is --url if given, else its final URL.
@@ -126,7 +126,7 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<ExitCode> {
             report.note(&name, "scope not checked (loc-out-of-scope, index-cross-site): give --url with the URL this file is served at");
         }
         let mut remote_resolver = match (&opener, src.is_remote() && args.follow) {
-            (Some(o), true) => Some(crate::remote::RemoteResolver { opener: o.clone(), opened: Vec::new() }),
+            (Some(o), true) => Some(mapwright_fetch::RemoteResolver::new(o.clone())),
             _ => None,
         };
         let mut resolver = match (&src.url, src.is_stdin(), args.follow && !src.is_remote()) {
@@ -160,11 +160,11 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<ExitCode> {
         if let (Some(o), true) = (&opener, args.check_urls && !src.is_stdin()) {
             for file in checked {
                 let findings = if crate::http::is_url(&file) {
-                    o.check_urls_of(&file, &limits)
+                    o.check_urls_of(&file, &limits).map_err(anyhow::Error::msg)
                 } else {
                     File::open(&file)
                         .map_err(anyhow::Error::from)
-                        .and_then(|f| crate::remote::listed_urls(BufReader::new(f), &limits))
+                        .and_then(|f| Ok(mapwright_fetch::remote::listed_urls(BufReader::new(f), &limits)?))
                         .map(|urls| o.check(urls))
                 };
                 match findings {

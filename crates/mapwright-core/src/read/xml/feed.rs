@@ -21,10 +21,55 @@ pub(super) fn feed_date(t: &str) -> Option<Lastmod> {
     }
 }
 
+/// The bases an Atom feed's relative links resolve against (RFC 4287 section 3.2, XML Base):
+/// the `xml:base` of the link, of its entry and of the feed, in turn against the URL the
+/// document was served at.
+#[derive(Debug, Default)]
+pub(super) struct AtomBase {
+    /// Where the document was served (given by the caller, after redirects).
+    pub(super) document: Option<url::Url>,
+    /// The root `<feed>`'s `xml:base`.
+    pub(super) feed: Option<String>,
+    /// The current `<entry>`'s `xml:base`.
+    pub(super) entry: Option<String>,
+}
+
+impl AtomBase {
+    /// `href` made absolute against the bases in scope, `link` the link's own `xml:base`. An
+    /// absolute `href` is kept as written; a relative one no base makes absolute is kept too
+    /// (and reported as not absolute).
+    fn resolve(&self, href: String, link: Option<&str>) -> String {
+        let href_t = href.trim();
+        if href_t.is_empty() || !matches!(url::Url::parse(href_t), Err(url::ParseError::RelativeUrlWithoutBase)) {
+            return href;
+        }
+        let mut base: Option<url::Url> = self.document.clone();
+        for b in [self.feed.as_deref(), self.entry.as_deref(), link].into_iter().flatten() {
+            let b = b.trim();
+            base = match &base {
+                Some(cur) => cur.join(b).ok(),
+                None => url::Url::parse(b).ok(),
+            };
+        }
+        match base.and_then(|b| b.join(href_t).ok()) {
+            Some(u) if matches!(u.scheme(), "http" | "https") => u.to_string(),
+            _ => href,
+        }
+    }
+}
+
+impl XmlReader<'_> {
+    /// The URL the document was served at: the base of an Atom feed's relative links.
+    pub(crate) fn set_document_url(&mut self, url: &str) {
+        self.st.atom.document = url::Url::parse(url).ok();
+    }
+}
+
 impl State {
     pub(super) fn atom_link(&mut self, e: &BytesStart<'_>, off: u64) {
-        let [rel, href] = attributes(e, ["rel", "href"]);
+        let [rel, href, base] = attributes(e, ["rel", "href", "xml:base"]);
         let Some(href) = href else { return };
+        let href = self.atom.resolve(href, base.as_deref());
         match rel.as_deref().map(str::trim) {
             None if self.build.link_norel.is_none() => {
                 self.build.link_norel = Some(href);
@@ -108,7 +153,11 @@ impl State {
                 }
                 _ => Role::Skip,
             },
-            (Format::Atom, Role::Root) if local == "entry" => self.begin_entry(xr, off, Role::AtomEntry),
+            (Format::Atom, Role::Root) if local == "entry" => {
+                let [base] = attributes(e, ["xml:base"]);
+                self.atom.entry = base;
+                self.begin_entry(xr, off, Role::AtomEntry)
+            }
             (Format::Atom, Role::AtomEntry) => match local {
                 "link" => {
                     self.atom_link(e, off);

@@ -246,6 +246,8 @@ struct State {
     after_tag: bool,
     /// Whether `fast.rs` is used (off only to test it against the event loop).
     fast: bool,
+    /// Atom's bases for relative links (`xml:base`, the document's URL).
+    atom: feed::AtomBase,
     /// `fast.rs`'s copy of the entry it reads.
     scratch: String,
     /// Entries left to the event loop before `fast.rs` tries again, and how many it waits after
@@ -299,6 +301,7 @@ impl<'a> XmlReader<'a> {
                 after_tag: false,
                 fast: true,
                 scratch: String::with_capacity(1024),
+                atom: feed::AtomBase::default(),
                 fast_wait: 0,
                 fast_backoff: 0,
                 oai: oai::Page::default(),
@@ -456,6 +459,10 @@ impl<'a> XmlReader<'a> {
             }
             st.namespace = uri;
             st.root_name = name.to_string();
+            if st.format == Format::Atom {
+                let [base] = attributes(&e, ["xml:base"]);
+                st.atom.feed = base;
+            }
             if let Some(role) = lone {
                 let (what, wrapper) =
                     if role == Role::Url { ("a urlset", "urlset") } else { ("a sitemap index", "sitemapindex") };
