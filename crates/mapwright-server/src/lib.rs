@@ -111,7 +111,7 @@ fn fetcher(allow_private_networks: bool) -> Fetcher {
 
 /// The rate limits of the public and account endpoints; over a limit the answer is 429 with
 /// Retry-After. The [`SharedLimit`]s are counted in the store, one limit for every process on
-/// it; the [`Backoff`]s are per process (see [`ratelimit`]).
+/// it; the [`Backoff`]s are per process (ARCHITECTURE.md lists what is per process, and why).
 #[derive(Debug)]
 pub struct Limits {
     /// Pings per client address (default 60 a minute).
