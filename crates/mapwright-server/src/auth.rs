@@ -2,15 +2,16 @@
 
 use axum::Json;
 use axum::extract::{FromRequestParts, State};
-use axum::http::header::{AUTHORIZATION, COOKIE, SET_COOKIE};
+use axum::http::header::{AUTHORIZATION, COOKIE, HOST, ORIGIN, SET_COOKIE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use mapwright_store::{Actor, ApiToken, SignupRequest, User, secret};
+use mapwright_store::{Actor, ApiToken, Requester, SignupRequest, User, secret};
 use serde::{Deserialize, Serialize};
 
 use crate::api::extract::{Id, JsonBody};
-use crate::ping::ClientAddr;
+use crate::hashing::Budget;
+use crate::ping::{ClientAddr, ClientNet};
 use crate::{AppError, AppState, SESSION_COOKIE, SESSION_SECONDS, now};
 
 /// Sign-up and sign-in body.
@@ -44,7 +45,7 @@ impl FromRequestParts<AppState> for CurrentUser {
 /// with it must not say it comes from another site (`Origin`, `Sec-Fetch-Site`), as the
 /// console's forms check. Bearer tokens never ride along, so they need no such check.
 fn same_site(method: &Method, headers: &HeaderMap) -> Result<(), AppError> {
-    if !method.is_safe() && crate::console::csrf::cross_site(headers) {
+    if !method.is_safe() && cross_site(headers) {
         return Err(AppError::Forbidden(
             "a request signed in by session cookie must come from this site (its Origin or \
              Sec-Fetch-Site names another): from elsewhere, use an API token"
@@ -60,15 +61,42 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
+/// The session cookie's value, if the request carries one.
 pub(crate) fn session_cookie(headers: &HeaderMap) -> Option<&str> {
+    cookie_value(headers, SESSION_COOKIE)
+}
+
+/// A cookie's value by name.
+pub(crate) fn cookie_value<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     headers
         .get_all(COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == SESSION_COOKIE)
+        .find(|(n, _)| *n == name)
         .map(|(_, value)| value)
+}
+
+/// `Sec-Fetch-Site: cross-site`, or an `Origin` whose host is not the `Host` asked for.
+/// The API's `CurrentUser` and the console's forms (`console::csrf`) both ask it: it lives
+/// here, below both, so that the console depends on this module and never the reverse.
+pub(crate) fn cross_site(headers: &HeaderMap) -> bool {
+    let header = |name| headers.get(name).and_then(|v: &HeaderValue| v.to_str().ok());
+    if header("sec-fetch-site").is_some_and(|s| s.eq_ignore_ascii_case("cross-site")) {
+        return true;
+    }
+    match (header(ORIGIN.as_str()), header(HOST.as_str())) {
+        (Some("null"), _) => true,
+        (Some(origin), Some(host)) => match url::Url::parse(origin) {
+            Ok(o) => {
+                let port = o.port().map(|p| format!(":{p}")).unwrap_or_default();
+                !format!("{}{port}", o.host_str().unwrap_or_default()).eq_ignore_ascii_case(host)
+            }
+            Err(_) => true,
+        },
+        _ => false,
+    }
 }
 
 pub(crate) fn cookie(state: &AppState, value: &str, max_age: i64) -> HeaderValue {
@@ -84,7 +112,9 @@ const BLANKS: [char; 4] = [' ', '\t', '\r', '\n'];
 /// The credentials' e-mail in its one normal form (`local@domain`, both parts non-empty, no
 /// blank inside and one `@`, at most 254 characters, blanks around trimmed; then lower case,
 /// as `mapwright_store::normalize_email` compares it everywhere), or why they cannot make an
-/// account; a password of 10 to 1024 characters, not all blank.
+/// account; a password of 10 to 1024 characters, not all blank. The address must be one mail
+/// can go to, as lettre's parser of RFC 5321 addresses (`lettre::Address`) reads it: `a<b>@x`,
+/// `a,b@x` or `a..b@x` are refused here, before they count toward any cap.
 fn check_credentials(c: &Credentials) -> Result<String, AppError> {
     let email = c.email.trim_matches(BLANKS);
     let parts = email.split_once('@');
@@ -95,6 +125,13 @@ fn check_credentials(c: &Credentials) -> Result<String, AppError> {
         return Err(AppError::BadRequest("the e-mail address is not valid: give name@domain".into()));
     }
     let email = mapwright_store::normalize_email(email).map_err(|e| AppError::BadRequest(e.to_string()))?;
+    if email.parse::<lettre::Address>().is_err() {
+        return Err(AppError::BadRequest(
+            "the e-mail address is not one mail can be sent to: give name@domain, the name of letters, digits and \
+             . _ + - (no two dots in a row, none at either end)"
+                .into(),
+        ));
+    }
     match crate::password_problem(&c.password) {
         Some(problem) => Err(AppError::BadRequest(problem.into())),
         None => Ok(email),
@@ -126,7 +163,7 @@ pub(crate) struct SignUpAnswer {
 /// [`request_sign_up`]); the account comes with `POST /api/v1/signup/confirm`.
 pub(crate) async fn sign_up(
     State(state): State<AppState>,
-    ClientAddr(client): ClientAddr,
+    ClientNet(client): ClientNet,
     JsonBody(c): JsonBody<Credentials>,
 ) -> Result<(StatusCode, Json<SignUpAnswer>), AppError> {
     request_sign_up(&state, &client, c).await?;
@@ -139,23 +176,32 @@ pub(crate) async fn sign_up(
 /// goes in the background): a free address gets a link that makes the account, a taken one a
 /// note to its owner. So sign-up tells a stranger nothing about who has an account, and
 /// signing in with the password of such a request fails alike for both until the link is
-/// followed. Mail per address is limited, silently, so nobody can flood an inbox through it.
-/// Never an admin: `serve --admin` and `serve admin create` make those.
-pub(crate) async fn request_sign_up(state: &AppState, client: &str, c: Credentials) -> Result<(), AppError> {
+/// followed. Mail is limited silently per requesting network and address, and per network, so
+/// nobody can flood an inbox through it nor use up the mail of someone else's address; a
+/// request past its share stores nothing, so it replaces no link either (and a link is only
+/// ever replaced by a request from the same network: see `Store::request_signup`). Never an
+/// admin: `serve --admin` and `serve admin create` make those.
+pub(crate) async fn request_sign_up(state: &AppState, from: &Requester, c: Credentials) -> Result<(), AppError> {
     let Some(mailer) = state.mail.clone() else {
         return Err(AppError::Forbidden(
             "this server takes no sign-ups: its operator makes the accounts (mapwright serve user create)".into(),
         ));
     };
-    state.limits.sign_up_per_client.check(client).map_err(AppError::TooManyRequests)?;
+    // Bad input first: it costs nothing, so it counts toward nothing.
     let email = check_credentials(&c)?;
+    let limits = &state.limits;
+    limits.sign_up_per_client.check(&*state.store, &from.client).await?;
     let password = c.password;
-    let hash = state.hashing.run(move || secret::hash_password(&password)).await??;
-    let request = state.store.request_signup(&email, &hash, now(), SIGN_UP_LINK_SECONDS).await?;
-    if state.limits.mail_per_address.check(&email).is_err() {
-        tracing::info!(email, "sign-up mail not sent: this address had its share of mail this hour");
+    let hash = state.hashing.run(Budget::SignUp, move || secret::hash_password(&password)).await??;
+    let store = &*state.store;
+    let pair = format!("{} {email}", from.network);
+    if limits.mail_per_network_address.count(store, &pair).await?.is_some()
+        || limits.mail_per_network.count(store, &from.network).await?.is_some()
+    {
+        tracing::info!(email, network = %from.network, "sign-up neither stored nor mailed: its network had its share of mail this hour");
         return Ok(());
     }
+    let request = store.request_signup(&email, &hash, from, now(), SIGN_UP_LINK_SECONDS).await?;
     let base = mailer.public_url().to_owned();
     match request {
         SignupRequest::Pending(token) => {
@@ -201,7 +247,7 @@ pub(crate) async fn confirm_sign_up(
 /// sign-up (so that a stranger who asked first for someone else's address, with a password of
 /// their own, cannot have the owner confirm an account the stranger can sign in to).
 pub(crate) async fn confirm(state: &AppState, client: &str, c: Confirmation) -> Result<User, AppError> {
-    state.limits.sign_in_per_client.check(client).map_err(AppError::TooManyRequests)?;
+    state.limits.sign_in_per_client.check(&*state.store, client).await?;
     let invalid = || {
         AppError::BadRequest(
             "this confirmation link is not valid: it was used already, replaced by a newer sign-up, or is more than \
@@ -218,7 +264,7 @@ pub(crate) async fn confirm(state: &AppState, client: &str, c: Confirmation) -> 
     }
     let Some((_, hash)) = state.store.pending_signup(token, now()).await? else { return Err(invalid()) };
     let password = c.password;
-    if !state.hashing.run(move || secret::verify_password(&password, &hash)).await? {
+    if !state.hashing.run(Budget::SignIn, move || secret::verify_password(&password, &hash)).await? {
         return Err(AppError::BadRequest(
             "this is not the password given when signing up: give that one, or sign up again".into(),
         ));
@@ -243,7 +289,7 @@ pub(crate) async fn sign_in(
 pub(crate) async fn authenticate(state: &AppState, client: &str, c: Credentials) -> Result<User, AppError> {
     let email = mapwright_store::normalize_email(&c.email).unwrap_or_else(|_| c.email.trim().to_lowercase());
     let limits = &state.limits;
-    limits.sign_in_per_client.check(client).map_err(AppError::TooManyRequests)?;
+    limits.sign_in_per_client.check(&*state.store, client).await?;
     let pair = format!("{client} {email}");
     limits.sign_in_failures.check(&pair).map_err(AppError::TooManyRequests)?;
     if limits.sign_in_failures_per_email.failures(&email) >= SLOW_PATH_AFTER {
@@ -258,7 +304,9 @@ pub(crate) async fn authenticate(state: &AppState, client: &str, c: Credentials)
     let password = c.password;
     let ok = state
         .hashing
-        .run(move || secret::verify_password(&password, hash.as_deref().unwrap_or_else(|| dummy_hash())))
+        .run(Budget::SignIn, move || {
+            secret::verify_password(&password, hash.as_deref().unwrap_or_else(|| dummy_hash()))
+        })
         .await?;
     match user {
         Some(user) if ok => {
@@ -346,4 +394,27 @@ pub(crate) async fn revoke_token(
 ) -> Result<StatusCode, AppError> {
     state.store.revoke_api_token(Actor::from(&user), id, now()).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origin_checks() {
+        let mut h = HeaderMap::new();
+        assert!(!cross_site(&h));
+        h.insert(HOST, "127.0.0.1:8080".parse().unwrap());
+        h.insert(ORIGIN, "http://127.0.0.1:8080".parse().unwrap());
+        assert!(!cross_site(&h));
+        h.insert(ORIGIN, "http://evil.example".parse().unwrap());
+        assert!(cross_site(&h));
+        h.insert(ORIGIN, "null".parse().unwrap());
+        assert!(cross_site(&h));
+        h.remove(ORIGIN);
+        h.insert("sec-fetch-site", "cross-site".parse().unwrap());
+        assert!(cross_site(&h));
+        h.insert("sec-fetch-site", "same-origin".parse().unwrap());
+        assert!(!cross_site(&h));
+    }
 }

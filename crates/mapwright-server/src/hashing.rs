@@ -20,13 +20,24 @@ use tokio::sync::Semaphore;
 
 use crate::AppError;
 
+/// Whose turn a hash takes (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Budget {
+    /// Hashing a new password (sign-up): at most half the turns.
+    SignUp,
+    /// Checking a password (sign-in, a sign-up's confirmation): any turn sign-ups leave.
+    SignIn,
+}
+
 /// The pool (see the module documentation).
 #[derive(Debug)]
 pub struct HashPool {
     permits: Arc<Semaphore>,
+    /// The turns sign-up hashes may hold at once, taken before one of `permits`.
+    sign_up: Arc<Semaphore>,
     size: usize,
-    /// Requests waiting for a turn now, and how many may.
-    waiting: AtomicUsize,
+    /// Requests waiting for a turn now, per budget (sign-up, sign-in), and how many may.
+    waiting: [AtomicUsize; 2],
     max_waiting: usize,
     /// How long a waiting request waits before it is answered 429.
     max_wait: Duration,
@@ -69,13 +80,15 @@ fn start_threads(size: usize) -> mpsc::Sender<Job> {
 }
 
 impl HashPool {
-    /// `size` hashes at once (at least one), `4 * size` waiting up to 2 s.
+    /// `size` hashes at once (at least one), sign-ups at most half of them (at least one),
+    /// `4 * size` of each budget waiting up to 2 s.
     pub fn new(size: usize) -> Self {
         let size = size.max(1);
         HashPool {
             permits: Arc::new(Semaphore::new(size)),
+            sign_up: Arc::new(Semaphore::new((size / 2).max(1))),
             size,
-            waiting: AtomicUsize::new(0),
+            waiting: [AtomicUsize::new(0), AtomicUsize::new(0)],
             max_waiting: 4 * size,
             max_wait: Duration::from_secs(2),
             running: Arc::default(),
@@ -88,6 +101,29 @@ impl HashPool {
         HashPool::new(std::thread::available_parallelism().map_or(2, |n| n.get()))
     }
 
+    /// A permit of `semaphore` now, or after waiting (counted in `waiting`, bounded) until
+    /// `deadline`; else 429.
+    async fn turn(
+        &self,
+        semaphore: &Arc<Semaphore>,
+        waiting: &AtomicUsize,
+        deadline: tokio::time::Instant,
+    ) -> Result<tokio::sync::OwnedSemaphorePermit, AppError> {
+        if let Ok(permit) = semaphore.clone().try_acquire_owned() {
+            return Ok(permit);
+        }
+        if waiting.fetch_add(1, Ordering::AcqRel) >= self.max_waiting {
+            waiting.fetch_sub(1, Ordering::AcqRel);
+            return Err(AppError::TooManyRequests(1));
+        }
+        let turn = tokio::time::timeout_at(deadline, semaphore.clone().acquire_owned()).await;
+        waiting.fetch_sub(1, Ordering::AcqRel);
+        match turn {
+            Ok(Ok(permit)) => Ok(permit),
+            _ => Err(AppError::TooManyRequests(1)),
+        }
+    }
+
     /// How many hashes may run at once.
     pub fn size(&self) -> usize {
         self.size
@@ -98,25 +134,22 @@ impl HashPool {
         self.running.1.load(Ordering::Relaxed)
     }
 
-    /// Runs `f` (a hash or a check) on a blocking thread when a turn is free; 429 with
-    /// Retry-After when the pool and its short queue are full, or the turn does not come
-    /// within the wait.
-    pub(crate) async fn run<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> Result<T, AppError> {
-        let permit = match self.permits.clone().try_acquire_owned() {
-            Ok(permit) => permit,
-            Err(_) => {
-                if self.waiting.fetch_add(1, Ordering::AcqRel) >= self.max_waiting {
-                    self.waiting.fetch_sub(1, Ordering::AcqRel);
-                    return Err(AppError::TooManyRequests(1));
-                }
-                let turn = tokio::time::timeout(self.max_wait, self.permits.clone().acquire_owned()).await;
-                self.waiting.fetch_sub(1, Ordering::AcqRel);
-                match turn {
-                    Ok(Ok(permit)) => permit,
-                    _ => return Err(AppError::TooManyRequests(1)),
-                }
-            }
+    /// Runs `f` (a hash or a check) of `budget` on one of the pool's threads when a turn is
+    /// free; 429 with Retry-After when the pool and the budget's short queue are full, or the
+    /// turn does not come within the wait.
+    pub(crate) async fn run<T: Send + 'static>(
+        &self,
+        budget: Budget,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, AppError> {
+        let waiting = &self.waiting[usize::from(budget == Budget::SignIn)];
+        let deadline = tokio::time::Instant::now() + self.max_wait;
+        let gate = match budget {
+            Budget::SignUp => Some(self.turn(&self.sign_up, waiting, deadline).await?),
+            Budget::SignIn => None,
         };
+        let permit = self.turn(&self.permits, waiting, deadline).await?;
+        let permit = (permit, gate);
         // The permit moves into the job: a request given up half-way (the client left) still
         // holds its turn until its hash is done.
         let running = self.running.clone();
@@ -147,7 +180,7 @@ mod tests {
         for _ in 0..40 {
             let pool = pool.clone();
             tasks.push(tokio::spawn(async move {
-                pool.run(|| {
+                pool.run(Budget::SignIn, || {
                     std::thread::sleep(Duration::from_millis(2));
                     std::thread::current().name().unwrap_or("").to_string()
                 })
@@ -170,10 +203,47 @@ mod tests {
         assert!(refused < 40);
         assert!(pool.peak() <= 2);
 
-        let lost = pool.run(|| -> u8 { panic!("a hash that panics") }).await;
+        let lost = pool.run(Budget::SignUp, || -> u8 { panic!("a hash that panics") }).await;
         assert!(matches!(lost, Err(AppError::Internal(_))));
         for _ in 0..3 {
-            assert_eq!(pool.run(|| 7).await.unwrap(), 7, "the threads survive a panicking job");
+            assert_eq!(pool.run(Budget::SignUp, || 7).await.unwrap(), 7, "the threads survive a panicking job");
         }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn sign_ups_never_hold_the_turns_of_sign_ins() {
+        // Issue 24 item 6: sign-up hashes hold at most half the turns; a flood of them waits in
+        // its own queue (or is refused) while a sign-in takes the turn they leave.
+        let pool = Arc::new(HashPool::new(2));
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        let held = Arc::new(Mutex::new(held));
+        let mut flood = Vec::new();
+        for _ in 0..30 {
+            let (pool, held) = (pool.clone(), held.clone());
+            flood.push(tokio::spawn(async move {
+                pool.run(Budget::SignUp, move || {
+                    let _ = held.lock().unwrap().recv();
+                })
+                .await
+            }));
+        }
+        // The flood fills the sign-up turn and queue; give it the time to get there.
+        while pool.running.0.load(Ordering::Acquire) == 0 {
+            tokio::task::yield_now().await;
+        }
+        for _ in 0..5 {
+            assert_eq!(pool.run(Budget::SignIn, || 1).await.unwrap(), 1, "a sign-in gets the turn sign-ups leave");
+        }
+        assert_eq!(pool.running.0.load(Ordering::Acquire), 1, "one sign-up hash at a time of two turns");
+        for _ in 0..30 {
+            let _ = release.send(());
+        }
+        let mut refused = 0;
+        for task in flood {
+            if task.await.unwrap().is_err() {
+                refused += 1;
+            }
+        }
+        assert!(refused >= 20, "past its queue the flood is refused at once: {refused}");
     }
 }

@@ -31,7 +31,7 @@ use mapwright_store::Store;
 use tower_http::set_header::SetResponseHeaderLayer;
 
 pub use error::AppError;
-pub use ratelimit::{Backoff, RateLimiter};
+pub use ratelimit::{Backoff, RateLimiter, SharedLimit};
 
 /// What every handler shares.
 #[derive(Clone)]
@@ -58,6 +58,8 @@ pub struct AppState {
     /// How the service mails sign-up links; `None`: it takes no sign-ups (the operator makes
     /// the accounts). See [`AppState::with_mail`].
     pub mail: Option<Arc<mail::Mailer>>,
+    /// The last probe of `/healthz`.
+    health: Arc<HealthProbe>,
 }
 
 impl AppState {
@@ -81,6 +83,7 @@ impl AppState {
             scheduler: Arc::default(),
             checks: Arc::default(),
             mail: None,
+            health: Arc::default(),
         }
     }
 
@@ -107,20 +110,24 @@ fn fetcher(allow_private_networks: bool) -> Fetcher {
 }
 
 /// The rate limits of the public and account endpoints; over a limit the answer is 429 with
-/// Retry-After.
+/// Retry-After. The [`SharedLimit`]s are counted in the store, one limit for every process on
+/// it; the [`Backoff`]s are per process (ARCHITECTURE.md lists what is per process, and why).
 #[derive(Debug)]
 pub struct Limits {
     /// Pings per client address (default 60 a minute).
-    pub ping_per_client: RateLimiter,
+    pub ping_per_client: SharedLimit,
     /// Pings per sitemap URL (default 6 a minute: a sitemap changing faster gains nothing).
-    pub ping_per_sitemap: RateLimiter,
+    pub ping_per_sitemap: SharedLimit,
     /// Sign-up attempts per client address (default 10 a minute).
-    pub sign_up_per_client: RateLimiter,
-    /// Sign-up mail per address (default 3 an hour): past it, a sign-up still answers the
-    /// same, but no mail goes (nobody floods an inbox through the service).
-    pub mail_per_address: RateLimiter,
+    pub sign_up_per_client: SharedLimit,
+    /// Sign-up mail per requesting network and address (default 3 an hour): past it, a sign-up
+    /// still answers the same, but nothing is stored or sent. Keyed by the network too, a
+    /// stranger uses up only the stranger's own share of an address's mail, never its owner's.
+    pub mail_per_network_address: SharedLimit,
+    /// Sign-up mail per requesting network, all addresses together (default 30 an hour).
+    pub mail_per_network: SharedLimit,
     /// Sign-in attempts per client address, whatever the e-mail (default 20 a minute).
-    pub sign_in_per_client: RateLimiter,
+    pub sign_in_per_client: SharedLimit,
     /// Failed sign-ins per client address and e-mail together: 5 free, then a wait of 1 s
     /// doubling up to a minute, forgotten after 15 minutes or a success. Keyed by both, a
     /// stranger's guesses slow down the stranger, never the owner elsewhere.
@@ -134,11 +141,12 @@ impl Default for Limits {
     fn default() -> Self {
         let (second, minute) = (std::time::Duration::from_secs(1), std::time::Duration::from_secs(60));
         Limits {
-            ping_per_client: RateLimiter::new(60, minute),
-            ping_per_sitemap: RateLimiter::new(6, minute),
-            sign_up_per_client: RateLimiter::new(10, minute),
-            mail_per_address: RateLimiter::new(3, 60 * minute),
-            sign_in_per_client: RateLimiter::new(20, minute),
+            ping_per_client: SharedLimit::new("ping per client", 60, minute),
+            ping_per_sitemap: SharedLimit::new("ping per sitemap", 6, minute),
+            sign_up_per_client: SharedLimit::new("sign-up per client", 10, minute),
+            mail_per_network_address: SharedLimit::new("sign-up mail per network and address", 3, 60 * minute),
+            mail_per_network: SharedLimit::new("sign-up mail per network", 30, 60 * minute),
+            sign_in_per_client: SharedLimit::new("sign-in per client", 20, minute),
             sign_in_failures: Backoff::new(5, second, minute, 15 * minute),
             sign_in_failures_per_email: Backoff::new(u32::MAX, second, minute, 15 * minute),
         }
@@ -213,13 +221,36 @@ fn routes(state: AppState) -> Router {
     Router::new().merge(api::router()).merge(console::routes()).with_state(state)
 }
 
-/// `GET /healthz`: 200 "ok" when the database answers, 503 otherwise.
+/// `GET /healthz`: 200 "ok" when the store takes a write now (its probe, see
+/// `Store::health`), 503 otherwise: a full disk or a store that cannot write is unhealthy even
+/// while reads still answer. One probe at a time, its answer reused for a second, so polling
+/// the route cannot make the store write without end.
 pub(crate) async fn health(
     axum::extract::State(state): axum::extract::State<AppState>,
 ) -> Result<&'static str, AppError> {
-    state.store.queue_depth(now()).await.map_err(AppError::Unavailable)?;
-    Ok("ok\n")
+    let mut last = state.health.lock().await;
+    let fresh = last.as_ref().is_some_and(|(at, _)| at.elapsed() < HEALTH_PROBE_REUSE);
+    if !fresh {
+        let outcome = state.store.health(now()).await.map_err(|e| match e {
+            mapwright_store::Error::Unhealthy(why) => why,
+            other => other.to_string(),
+        });
+        *last = Some((std::time::Instant::now(), outcome));
+    }
+    match last.as_ref().map(|(_, outcome)| outcome) {
+        Some(Err(why)) => {
+            tracing::warn!(error = %why, "health probe: the store cannot write");
+            Err(AppError::Unavailable(mapwright_store::Error::Unhealthy(why.clone())))
+        }
+        _ => Ok("ok\n"),
+    }
 }
+
+/// How long a health probe's answer is reused.
+const HEALTH_PROBE_REUSE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The last health probe: when, and its outcome.
+type HealthProbe = tokio::sync::Mutex<Option<(std::time::Instant, Result<(), String>)>>;
 
 /// The current time in Unix seconds.
 pub(crate) fn now() -> i64 {

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use lettre::message::header::{ContentTransferEncoding, ContentType};
 use lettre::message::{Body, Mailbox};
-use lettre::{AsyncFileTransport, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use tokio::sync::Semaphore;
 
 /// Why mail cannot be set up or sent.
@@ -46,13 +46,13 @@ pub enum MailError {
     Smtp(#[from] lettre::transport::smtp::Error),
     /// The outbox file could not be written.
     #[error("outbox: {0}")]
-    File(#[from] lettre::transport::file::Error),
+    File(#[from] std::io::Error),
 }
 
 enum Transport {
     Smtp(AsyncSmtpTransport<Tokio1Executor>),
-    /// The files' writer and their folder (pruned of old messages).
-    Outbox(AsyncFileTransport<Tokio1Executor>, PathBuf),
+    /// The folder of the `.eml` files (pruned of old messages).
+    Outbox(PathBuf),
 }
 
 /// How the service sends mail, and the public address its links start with.
@@ -95,8 +95,7 @@ impl Mailer {
     /// of sent: where no SMTP server is set, the operator reads the links there.
     pub fn outbox(dir: &Path, from: &str, public_url: &str) -> Result<Mailer, MailError> {
         create_private_dir(dir).map_err(|source| MailError::Outbox { path: dir.to_owned(), source })?;
-        let transport = AsyncFileTransport::<Tokio1Executor>::new(dir);
-        Mailer::new(Transport::Outbox(transport, dir.to_owned()), from, public_url)
+        Mailer::new(Transport::Outbox(dir.to_owned()), from, public_url)
     }
 
     fn new(transport: Transport, from: &str, public_url: &str) -> Result<Mailer, MailError> {
@@ -119,7 +118,7 @@ impl Mailer {
     /// The outbox folder, when mail is written there rather than sent.
     pub fn outbox_dir(&self) -> Option<&Path> {
         match &self.transport {
-            Transport::Outbox(_, dir) => Some(dir),
+            Transport::Outbox(dir) => Some(dir),
             Transport::Smtp(_) => None,
         }
     }
@@ -137,9 +136,12 @@ impl Mailer {
             Transport::Smtp(smtp) => {
                 smtp.send(message).await?;
             }
-            Transport::Outbox(files, dir) => {
+            Transport::Outbox(dir) => {
                 self.prune_outbox(dir);
-                files.send(message).await?;
+                let (dir, bytes) = (dir.clone(), message.formatted());
+                tokio::task::spawn_blocking(move || write_private_message(&dir, &bytes))
+                    .await
+                    .map_err(std::io::Error::other)??;
             }
         }
         Ok(())
@@ -201,6 +203,21 @@ fn readable_body(body: String) -> Body {
     }
     let crlf = body.replace("\r\n", "\n").replace('\n', "\r\n");
     Body::dangerous_pre_encoded(crlf.into_bytes(), ContentTransferEncoding::SevenBit)
+}
+
+/// Writes one message as a new `NAME.eml` in `dir` (a random name, never an existing file),
+/// readable by the service's user only (0600): it holds a sign-up link, which makes an
+/// account for whoever reads it first. (lettre's file transport leaves the mode to the umask.)
+fn write_private_message(dir: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let path = dir.join(format!("{}.eml", hex::encode(rand::random::<[u8; 16]>())));
+    let mut file = options.open(&path)?;
+    file.write_all(bytes)?;
+    file.sync_data()
 }
 
 #[cfg(unix)]

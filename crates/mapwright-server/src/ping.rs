@@ -30,14 +30,38 @@ impl<S: Send + Sync> FromRequestParts<S> for ClientAddr {
     }
 }
 
+/// The client's key and its network's ([`crate::ratelimit::network_key`]: an IPv4 /24 or an
+/// IPv6 /48), for the caps strangers share (sign-up); "unknown" for both without connection
+/// info.
+pub(crate) struct ClientNet(pub mapwright_store::Requester);
+
+impl<S: Send + Sync> FromRequestParts<S> for ClientNet {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(ClientNet(requester(parts)))
+    }
+}
+
+/// The requester of `parts` (see [`ClientNet`]).
+pub(crate) fn requester(parts: &Parts) -> mapwright_store::Requester {
+    match parts.extensions.get::<ConnectInfo<SocketAddr>>() {
+        Some(ConnectInfo(a)) => mapwright_store::Requester {
+            client: crate::ratelimit::client_key(a.ip()),
+            network: crate::ratelimit::network_key(a.ip()),
+        },
+        None => mapwright_store::Requester { client: "unknown".into(), network: "unknown".into() },
+    }
+}
+
 pub(crate) async fn ping(
     State(state): State<AppState>,
     ClientAddr(client): ClientAddr,
     params: Params,
 ) -> Result<String, AppError> {
-    state.limits.ping_per_client.check(&client).map_err(AppError::TooManyRequests)?;
+    state.limits.ping_per_client.check(&*state.store, &client).await?;
     let sitemap = parse_sitemap(params.text("sitemap")?)?;
-    state.limits.ping_per_sitemap.check(sitemap.as_str()).map_err(AppError::TooManyRequests)?;
+    state.limits.ping_per_sitemap.check(&*state.store, sitemap.as_str()).await?;
     if state.store.record_ping(sitemap.as_str(), &client, now()).await?.scheduled > 0 {
         state.wake_workers();
     }

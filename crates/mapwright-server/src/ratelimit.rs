@@ -1,10 +1,13 @@
-//! Fixed-window rate limits kept in memory, per key (a client address, a sitemap URL, an
-//! e-mail address).
+//! Rate limits per key (a client address, a network, a sitemap URL, an e-mail address).
 //!
-//! In memory, not in the database: a limit is checked on every ping, and a database round
-//! trip per check would cost more than the ping itself. With several server processes each
-//! applies its own limit, which bounds the total at N times the limit: good enough for abuse
-//! control, which is all these limits are for.
+//! [`SharedLimit`]: fixed windows counted in the store, so that every server process on one
+//! database applies one limit (sign-up, sign-in, sign-up mail, ping: issue 20 item 4). Each
+//! check is one upsert: the requests they limit write to the store anyway.
+//!
+//! [`RateLimiter`] and [`Backoff`]: in memory, per process, for what a shared count would cost
+//! more than it guards: the IndexNow receiver's limits (each request is answered from memory
+//! before any store work) and the sign-in back-off (its waits are seconds; with N processes a
+//! stranger's guesses wait in each, N times as many per minute, still a slow crawl).
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -27,7 +30,71 @@ pub fn client_key(ip: IpAddr) -> String {
     }
 }
 
-/// At most `limit` events per key per `window`.
+/// The key of a client's network for the caps strangers share: its IPv4 /24, or its IPv6 /48
+/// (what one site is commonly given, so a stranger holds a whole /48 as cheaply as one
+/// address); an IPv4-mapped address is its IPv4.
+pub fn network_key(ip: IpAddr) -> String {
+    match ip {
+        IpAddr::V4(v4) => v4_network(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4_network(v4),
+            None => {
+                let s = v6.segments();
+                format!("{:x}:{:x}:{:x}::/48", s[0], s[1], s[2])
+            }
+        },
+    }
+}
+
+fn v4_network(v4: std::net::Ipv4Addr) -> String {
+    let [a, b, c, _] = v4.octets();
+    format!("{a}.{b}.{c}.0/24")
+}
+
+/// At most `limit` events per key per `window`, counted in the store
+/// ([`Store::count_event`](mapwright_store::Store::count_event)): one limit for every server
+/// process on the database.
+#[derive(Debug, Clone, Copy)]
+pub struct SharedLimit {
+    scope: &'static str,
+    limit: u32,
+    window: Duration,
+}
+
+impl SharedLimit {
+    /// `limit` events per key per `window`; `scope` names the limit in the store (two limits
+    /// with the same scope share their counts).
+    pub const fn new(scope: &'static str, limit: u32, window: Duration) -> Self {
+        SharedLimit { scope, limit, window }
+    }
+
+    /// The same limit (scope and window) with `limit` events per window.
+    pub const fn with_limit(self, limit: u32) -> Self {
+        SharedLimit { limit, ..self }
+    }
+
+    /// Counts one event for `key`: `Ok` within the limit, else 429 with the seconds until the
+    /// window ends.
+    pub(crate) async fn check(&self, store: &dyn mapwright_store::Store, key: &str) -> Result<(), crate::AppError> {
+        match self.count(store, key).await? {
+            None => Ok(()),
+            Some(wait) => Err(crate::AppError::TooManyRequests(wait)),
+        }
+    }
+
+    /// Counts one event for `key`: `None` within the limit, else the seconds to wait.
+    pub(crate) async fn count(
+        &self,
+        store: &dyn mapwright_store::Store,
+        key: &str,
+    ) -> Result<Option<u64>, mapwright_store::Error> {
+        let window = i64::try_from(self.window.as_secs()).unwrap_or(i64::MAX).max(1);
+        let over = store.count_event(self.scope, key, i64::from(self.limit), window, crate::now()).await?;
+        Ok(over.map(|wait| u64::try_from(wait).unwrap_or(1).max(1)))
+    }
+}
+
+/// At most `limit` events per key per `window`, in this process's memory.
 #[derive(Debug)]
 pub struct RateLimiter {
     limit: u32,
@@ -159,6 +226,17 @@ mod tests {
         assert_eq!(key("2001:db8:1:2:aaaa::1"), "2001:db8:1:2::/64");
         assert_eq!(key("2001:db8:1:2:ffff:ffff:ffff:ffff"), key("2001:db8:1:2::9"), "one /64, one client");
         assert_ne!(key("2001:db8:1:3::1"), key("2001:db8:1:2::1"));
+    }
+
+    #[test]
+    fn a_network_is_an_ipv4_slash_24_or_an_ipv6_slash_48() {
+        let key = |text: &str| network_key(text.parse().unwrap());
+        assert_eq!(key("203.0.113.9"), "203.0.113.0/24");
+        assert_eq!(key("::ffff:203.0.113.200"), "203.0.113.0/24");
+        assert_eq!(key("2001:db8:1:2:aaaa::1"), "2001:db8:1::/48");
+        assert_eq!(key("2001:db8:1:ffff::1"), key("2001:db8:1:2::9"), "one /48, one network");
+        assert_ne!(key("2001:db8:2::1"), key("2001:db8:1::1"));
+        assert_ne!(key("203.0.114.9"), key("203.0.113.9"));
     }
 
     #[test]

@@ -100,20 +100,57 @@ pub async fn check(fetcher: &Fetcher, origin: &str, token: &str) -> Verification
     Verification { verified: false, method: None, detail: format!("not verified: {file}; {meta}") }
 }
 
-/// The one sentence a failed fetch becomes: its HTTP status, or "could not fetch".
-fn fetch_failure(url: &str, error: &FetchError) -> String {
-    tracing::debug!(url, %error, "verification fetch failed");
-    match error {
-        FetchError::Status { status, .. } => format!("{url} answered HTTP {status}"),
-        _ => format!("could not fetch {url}"),
+/// The one sentence a failed fetch becomes: its HTTP status, "could not fetch", or the other
+/// site it redirects to (whose origin the site itself named).
+fn fetch_failure(url: &str, refused: &Refused) -> String {
+    match refused {
+        Refused::Fetch(error) => {
+            tracing::debug!(url, %error, "verification fetch failed");
+            match error {
+                FetchError::Status { status, .. } => format!("{url} answered HTTP {status}"),
+                _ => format!("could not fetch {url}"),
+            }
+        }
+        Refused::OtherSite(to) => {
+            format!("{url} redirects to another site ({to}): the proof must be served by the site itself")
+        }
     }
 }
 
-async fn body(fetcher: &Fetcher, url: &str, limit: usize) -> Result<Vec<u8>, FetchError> {
-    match fetcher.get(url, None).await? {
-        Fetched::Body(response) => Ok(response.bytes_up_to(limit).await?.0),
-        Fetched::NotModified(_) => Ok(Vec::new()),
+/// Why a proof fetched from `url` does not count, or its body: a redirect is followed only
+/// within the site (or from `http` to `https` on the same host and default port); a proof
+/// served by another origin the site redirects to proves nothing about the site (an open
+/// redirect, or a parked name redirecting everywhere, would otherwise verify it).
+async fn body(fetcher: &Fetcher, url: &str, limit: usize) -> Result<Vec<u8>, Refused> {
+    let response = match fetcher.get(url, None).await.map_err(Refused::Fetch)? {
+        Fetched::Body(response) => response,
+        Fetched::NotModified(_) => return Ok(Vec::new()),
+    };
+    if !same_site(url, &response.meta.final_url) {
+        let to =
+            url::Url::parse(&response.meta.final_url).map(|u| u.origin().ascii_serialization()).unwrap_or_default();
+        return Err(Refused::OtherSite(to));
     }
+    Ok(response.bytes_up_to(limit).await.map_err(Refused::Fetch)?.0)
+}
+
+/// Why a fetched proof does not count.
+enum Refused {
+    /// The fetch failed.
+    Fetch(FetchError),
+    /// A redirect led to this other origin.
+    OtherSite(String),
+}
+
+/// Whether `final_url` (after redirects) is on the site of `requested`: the same origin, or
+/// the `https` origin of the same host when `requested` is `http` (a site moving its visitors
+/// to TLS keeps its name, and only its owner holds that name's certificate).
+fn same_site(requested: &str, final_url: &str) -> bool {
+    let (Ok(a), Ok(b)) = (url::Url::parse(requested), url::Url::parse(final_url)) else { return false };
+    if a.origin() == b.origin() {
+        return true;
+    }
+    a.scheme() == "http" && b.scheme() == "https" && a.host() == b.host() && a.port().is_none() && b.port().is_none()
 }
 
 /// Whether a verification file's body is the token and nothing else, around it blank space
@@ -185,6 +222,17 @@ mod tests {
         assert!(!file_holds_token(b"mapwright-site-verification: tok123", "tok123"));
         assert!(!file_holds_token(b"<p>No page at /mapwright-tok123.html</p>", "tok123"));
         assert!(!file_holds_token(b"", ""));
+    }
+
+    #[test]
+    fn redirects_stay_on_the_site() {
+        assert!(same_site("https://a.example/x", "https://a.example/y"));
+        assert!(same_site("http://a.example/x", "https://a.example/x"), "moving to TLS");
+        assert!(!same_site("https://a.example/x", "http://a.example/x"), "never away from TLS");
+        assert!(!same_site("http://a.example/x", "https://b.example/x"));
+        assert!(!same_site("http://a.example/x", "http://www.a.example/x"));
+        assert!(!same_site("http://a.example:8080/x", "https://a.example/x"));
+        assert!(!same_site("http://127.0.0.1:1/x", "http://127.0.0.1:2/x"));
     }
 
     #[test]

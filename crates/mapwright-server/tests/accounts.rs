@@ -341,3 +341,19 @@ async fn old_outbox_messages_are_deleted() {
     assert!(!old.exists(), "a message older than two days is gone");
     assert!(recent.exists(), "a recent one stays");
 }
+
+/// An outbox message holds a link that makes an account for whoever reads it first: only the
+/// service's user may read it (lettre's file transport wrote 0644 inside the 0700 folder).
+#[cfg(unix)]
+#[tokio::test]
+async fn outbox_messages_are_private_to_the_service() {
+    use std::os::unix::fs::PermissionsExt;
+    let app = TestApp::new(false).await;
+    let body = json!({"email": "ann@example.com", "password": "a long passphrase"});
+    assert_eq!(app.post_json("/api/v1/signup", Auth::None, body).await.0, StatusCode::ACCEPTED);
+    app.wait_for_mails(1).await;
+    let files: Vec<_> = std::fs::read_dir(app.outbox_dir()).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let mode = std::fs::metadata(&files[0]).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "{}: {mode:o}", files[0].display());
+}

@@ -13,5 +13,6 @@ mod ping;
 mod scheduler;
 mod sharing;
 mod sitehost;
+mod strangers;
 mod support;
 mod verify;

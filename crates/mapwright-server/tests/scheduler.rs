@@ -418,3 +418,88 @@ async fn an_oai_pmh_base_url_submitted_as_a_sitemap_is_harvested() {
     })
     .await;
 }
+
+/// Issue 24 item 5: one person with two accounts (one mailbox, plus-addressed) and slow
+/// sitemaps held all four workers, and an honest user's new sitemap waited until one of them
+/// ended. The last free worker is kept for an owner with nothing running: the honest user's
+/// sitemap is fetched while the slow ones still hang.
+#[tokio::test]
+async fn a_user_with_nothing_running_gets_a_worker_while_many_accounts_hold_slow_sitemaps() {
+    each_backend(false, |app| async move {
+        let mut slow = Vec::new();
+        for n in 0..2 {
+            let web = SiteHost::start().await;
+            web.hold.store(true, std::sync::atomic::Ordering::SeqCst);
+            let user = app.store.create_user(&format!("mallory+{n}@example.com"), "h", false, 0).await.unwrap();
+            let actor = Actor::from(&user);
+            let site = app.store.create_site(actor, &web.origin, 0).await.unwrap();
+            app.store.record_verification(site.id, true, 0).await.unwrap();
+            for path in ["/a.xml", "/b.xml", "/c.xml"] {
+                web.put_etag(path, &urlset(&[(&web.url("/x"), None)]), None);
+                add(&app.state, actor, &site, &web.url(path)).await;
+            }
+            slow.push(web);
+        }
+        let config = scheduler::Config {
+            workers: 4,
+            poll_interval: Duration::from_millis(50),
+            grace: Duration::from_millis(100),
+            recheck: false,
+            ..scheduler::Config::default()
+        };
+        let (stop, shutdown) = tokio::sync::watch::channel(false);
+        let handle = scheduler::spawn(app.state.clone(), config, shutdown);
+        let in_flight = |slow: &[SiteHost]| -> u32 {
+            slow.iter().map(|w| w.hits("/a.xml") + w.hits("/b.xml") + w.hits("/c.xml")).sum()
+        };
+        eventually("the slow sitemaps in flight", || async { in_flight(&slow) >= 3 }).await;
+
+        let web = SiteHost::start().await;
+        let (actor, site) = verified_site(&app.state, &web.origin).await;
+        web.put_etag("/s.xml", &urlset(&[(&web.url("/a"), None)]), None);
+        let sitemap = add(&app.state, actor, &site, &web.url("/s.xml")).await;
+        app.state.wake_workers();
+        eventually("the honest user's download", || async { downloads(&app.state, actor, &sitemap).await.len() == 1 })
+            .await;
+        assert_eq!(in_flight(&slow), 3, "the slow ones still hang, on three workers of four");
+
+        for web in &slow {
+            web.hold.store(false, std::sync::atomic::Ordering::SeqCst);
+        }
+        stop.send(true).unwrap();
+        tokio::time::timeout(Duration::from_secs(30), handle).await.expect("workers stop").unwrap();
+    })
+    .await;
+}
+
+/// Issue 24 item 5: a slow download has a deadline of its own (not 90% of the lease): it is
+/// stopped, recorded as failed with the reason, and its worker is free again.
+#[tokio::test]
+async fn a_slow_download_is_stopped_at_its_deadline() {
+    each_backend(false, |app| async move {
+        let web = SiteHost::start().await;
+        web.hold.store(true, std::sync::atomic::Ordering::SeqCst);
+        let (actor, site) = verified_site(&app.state, &web.origin).await;
+        web.put_etag("/s.xml", &urlset(&[(&web.url("/a"), None)]), None);
+        let sitemap = add(&app.state, actor, &site, &web.url("/s.xml")).await;
+        let config = scheduler::Config {
+            workers: 1,
+            job_deadline: Duration::from_secs(1),
+            poll_interval: Duration::from_millis(50),
+            grace: Duration::from_millis(100),
+            recheck: false,
+            ..scheduler::Config::default()
+        };
+        let (stop, shutdown) = tokio::sync::watch::channel(false);
+        let handle = scheduler::spawn(app.state.clone(), config, shutdown);
+        eventually("the failed download", || async { downloads(&app.state, actor, &sitemap).await.len() == 1 }).await;
+        let download = downloads(&app.state, actor, &sitemap).await.remove(0);
+        assert_eq!(download.status, "failed");
+        let why = download.error.unwrap_or_default();
+        assert!(why.contains("longer than 1 seconds"), "{why}");
+        web.hold.store(false, std::sync::atomic::Ordering::SeqCst);
+        stop.send(true).unwrap();
+        tokio::time::timeout(Duration::from_secs(30), handle).await.expect("workers stop").unwrap();
+    })
+    .await;
+}

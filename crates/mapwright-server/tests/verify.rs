@@ -268,3 +268,44 @@ async fn fetch_failures_read_the_same_whatever_their_cause() {
         )
     );
 }
+
+/// Issue 24 item 4: a site that redirects every path to another origin is not verified by the
+/// proof that other origin holds (its file or its home page's tag): whoever can make a site
+/// redirect (an open redirect, a parked domain) does not own the target.
+#[tokio::test]
+async fn a_proof_on_another_origin_a_site_redirects_to_is_no_proof() {
+    each_backend(false, |app| async move {
+        let target = TestSite::start().await;
+        let redirecting = redirect_everything_to(&target.origin).await;
+        let (actor, site) = user_site(&app.state, "ann@example.com", &redirecting).await;
+        let token = &site.verification_token;
+        target.put(&format!("/mapwright-{token}.html"), token);
+        let tag = mapwright_server::verify::meta_tag(token);
+        target.put("/", &format!("<html><head>{tag}</head><body></body></html>"));
+        let v = verify_site(&app.state, &site).await.unwrap();
+        assert!(!v.verified, "{v:?}");
+        assert!(v.detail.contains("redirects to another site"), "{}", v.detail);
+        assert_eq!(app.store.site(actor, site.id).await.unwrap().verified_at, None);
+        assert!(target.hits(&format!("/mapwright-{token}.html")) <= 1);
+
+        // The same proof on the site itself verifies it (and a redirect within the site is
+        // followed): the refusal is the other origin, not the redirect.
+        let (_, own) = user_site(&app.state, "bob@example.com", &target.origin).await;
+        target.put(&format!("/mapwright-{}.html", own.verification_token), &own.verification_token);
+        assert!(verify_site(&app.state, &own).await.unwrap().verified);
+    })
+    .await;
+}
+
+/// A site on 127.0.0.1 that answers every path with a 301 to the same path on `origin`.
+async fn redirect_everything_to(origin: &str) -> String {
+    let origin = origin.to_owned();
+    let router = axum::Router::new().fallback(move |uri: axum::http::Uri| {
+        let to = format!("{origin}{}", uri.path());
+        async move { (StatusCode::MOVED_PERMANENTLY, [(axum::http::header::LOCATION, to)]).into_response() }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    format!("http://{addr}")
+}

@@ -21,6 +21,9 @@ pub enum Error {
         /// Its id.
         id: i64,
     },
+    /// The health probe's write failed earlier (its answer is reused for a moment): why.
+    #[error("the store cannot write: {0}")]
+    Unhealthy(String),
     /// A unique value is taken (an e-mail address, a site already added).
     #[error("{0} already exists")]
     Conflict(String),

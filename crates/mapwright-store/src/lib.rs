@@ -17,6 +17,8 @@
 #![deny(missing_docs)]
 
 #[macro_use]
+mod signups;
+#[macro_use]
 mod sql;
 mod email;
 mod error;
@@ -61,9 +63,18 @@ pub const MAX_API_TOKENS: i64 = 1_000;
 /// Sessions kept per user: signing in once more ends the oldest past this many.
 pub const MAX_SESSIONS_PER_USER: i64 = 100;
 
-/// Sign-ups waiting for confirmation, all addresses together (one row per address): past it, a
-/// sign-up is refused until some expire, so a flood of made-up addresses cannot fill the table.
-pub const MAX_PENDING_SIGNUPS: i64 = 10_000;
+/// Sign-ups waiting for confirmation, all addresses together (one row per address and
+/// requesting network): past it, a sign-up is refused until some expire, so a flood of made-up
+/// addresses cannot fill the table. The caps per network and per client below come first, so
+/// filling this one takes 2,500 networks' worth of sign-ups, not one stranger's.
+pub const MAX_PENDING_SIGNUPS: i64 = 100_000;
+
+/// Sign-ups waiting for confirmation asked from one network (an IPv4 /24, an IPv6 /48), all
+/// addresses together: what one stranger's network may hold of [`MAX_PENDING_SIGNUPS`].
+pub const MAX_PENDING_SIGNUPS_PER_NETWORK: i64 = 40;
+
+/// Sign-ups waiting for confirmation asked from one client (an IPv4 address, an IPv6 /64).
+pub const MAX_PENDING_SIGNUPS_PER_CLIENT: i64 = 10;
 
 /// Opens the store the settings name, migrated and ready.
 ///

@@ -558,6 +558,17 @@ pub struct Retention {
     pub batch: i64,
 }
 
+/// Who asks for a sign-up, as the caps on pending sign-ups count them: the client (an IPv4
+/// address, an IPv6 /64) and its network (an IPv4 /24, an IPv6 /48). Strangers share the caps
+/// per network, so one of them cannot fill what everyone needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Requester {
+    /// The client's key.
+    pub client: String,
+    /// The client's network's key.
+    pub network: String,
+}
+
 /// What a sign-up request did ([`Store::request_signup`](crate::Store::request_signup)). The
 /// caller answers both the same way, so that sign-up reveals no account; only the mail differs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -585,6 +596,8 @@ pub struct RetentionReport {
     pub signups: u64,
     /// API tokens revoked more than a week ago.
     pub tokens: u64,
+    /// Windows of shared limits ([`Store::count_event`](crate::Store::count_event)) that ended a day ago.
+    pub limits: u64,
 }
 
 /// Which findings [`Store::finding_examples`](crate::Store::finding_examples) returns: those of

@@ -150,6 +150,8 @@ macro_rules! impl_store {
         lock = $lock:literal,
         loc_lower = $loc_lower:literal
     ) => {
+        signup_methods!($ty);
+
         #[async_trait::async_trait]
         impl $crate::Store for $ty {
             fn backend(&self) -> &'static str {
@@ -224,76 +226,34 @@ macro_rules! impl_store {
                 &self,
                 email: &str,
                 password_hash: &str,
+                from: &Requester,
                 now: Timestamp,
                 ttl_seconds: i64,
             ) -> Result<SignupRequest> {
-                let email = $crate::normalize_email(email)?;
-                let mut tx = self.begin_write().await?;
-                // The cap first: when it is reached, every address gets the same refusal, so
-                // even then the answer tells no account apart.
-                let pending: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM signups WHERE expires_at > $1 AND email <> $2")
-                    .bind(now)
-                    .bind(&email)
-                    .fetch_one(&mut *tx)
-                    .await?;
-                if pending >= $crate::MAX_PENDING_SIGNUPS {
-                    return Err(Error::Quota(
-                        "too many sign-ups are waiting for their confirmation: try again in an hour".into(),
-                    ));
-                }
-                let taken: Option<i64> =
-                    sqlx::query_scalar("SELECT id FROM users WHERE email = $1").bind(&email).fetch_optional(&mut *tx).await?;
-                if taken.is_some() {
-                    return Ok(SignupRequest::Taken);
-                }
-                let token = secret::new_token();
-                sqlx::query(
-                    "INSERT INTO signups (email, password_hash, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5) \
-                     ON CONFLICT (email) DO UPDATE SET password_hash = excluded.password_hash, \
-                     token_hash = excluded.token_hash, created_at = excluded.created_at, expires_at = excluded.expires_at",
-                )
-                .bind(&email)
-                .bind(password_hash)
-                .bind(secret::token_hash(&token))
-                .bind(now)
-                .bind(now.saturating_add(ttl_seconds))
-                .execute(&mut *tx)
-                .await?;
-                tx.commit().await?;
-                Ok(SignupRequest::Pending(token))
+                self.request_signup_impl(email, password_hash, from, now, ttl_seconds).await
             }
 
             async fn pending_signup(&self, token: &str, now: Timestamp) -> Result<Option<(String, String)>> {
-                Ok(sqlx::query_as("SELECT email, password_hash FROM signups WHERE token_hash = $1 AND expires_at > $2")
-                    .bind(secret::token_hash(token))
-                    .bind(now)
-                    .fetch_optional(&self.pool)
-                    .await?)
+                self.pending_signup_impl(token, now).await
             }
 
             async fn confirm_signup(&self, token: &str, now: Timestamp) -> Result<Option<User>> {
-                let mut tx = self.begin_write().await?;
-                let row: Option<(String, String)> = sqlx::query_as(
-                    "DELETE FROM signups WHERE token_hash = $1 AND expires_at > $2 RETURNING email, password_hash",
-                )
-                .bind(secret::token_hash(token))
-                .bind(now)
-                .fetch_optional(&mut *tx)
-                .await?;
-                let Some((email, hash)) = row else { return Ok(None) };
-                // An account made meanwhile for the address (by the operator) wins; the link is used up.
-                let id: Option<i64> = sqlx::query_scalar(
-                    "INSERT INTO users (email, password_hash, is_admin, created_at) VALUES ($1, $2, $3, $4) \
-                     ON CONFLICT DO NOTHING RETURNING id",
-                )
-                .bind(&email)
-                .bind(&hash)
-                .bind(false)
-                .bind(now)
-                .fetch_optional(&mut *tx)
-                .await?;
-                tx.commit().await?;
-                Ok(id.map(|id| User { id, email, is_admin: false, created_at: now }))
+                self.confirm_signup_impl(token, now).await
+            }
+
+            async fn count_event(
+                &self,
+                scope: &str,
+                key: &str,
+                limit: i64,
+                window_seconds: i64,
+                now: Timestamp,
+            ) -> Result<Option<i64>> {
+                self.count_event_impl(scope, key, limit, window_seconds, now).await
+            }
+
+            async fn health(&self, now: Timestamp) -> Result<()> {
+                self.health_impl(now).await
             }
 
             async fn create_session(&self, user_id: i64, now: Timestamp, ttl_seconds: i64) -> Result<String> {
@@ -1501,8 +1461,14 @@ macro_rules! impl_store {
                     signups: delete_in_batches!(
                         self,
                         batch,
-                        "DELETE FROM signups WHERE email IN (SELECT email FROM signups WHERE expires_at <= $1 LIMIT $2)",
+                        "DELETE FROM signups WHERE token_hash IN (SELECT token_hash FROM signups WHERE expires_at <= $1 LIMIT $2)",
                         now
+                    ),
+                    limits: delete_in_batches!(
+                        self,
+                        batch,
+                        "DELETE FROM rate_windows WHERE (scope, key) IN (SELECT scope, key FROM rate_windows WHERE window_start < $1 LIMIT $2)",
+                        now.saturating_sub($crate::sql::RATE_WINDOW_MAX_AGE)
                     ),
                     tokens: delete_in_batches!(
                         self,
@@ -1725,6 +1691,10 @@ pub(crate) const MAX_ROLLUP_DEPTH: usize = 16;
 /// How long a revoked API token's row is kept (it counts towards
 /// [`MAX_API_TOKENS`](crate::MAX_API_TOKENS) until then): a week.
 pub(crate) const REVOKED_TOKEN_MAX_AGE: i64 = 7 * 24 * 3600;
+
+/// A shared limit's window that started longer ago than this is deleted: every window of the
+/// service's limits is an hour at most.
+pub(crate) const RATE_WINDOW_MAX_AGE: i64 = 24 * 3600;
 
 /// The rank of a status for the roll-up, worst highest (see `rank_sql!`).
 pub(crate) fn status_rank(status: Option<&str>) -> i64 {

@@ -17,6 +17,8 @@ use crate::{Error, Result};
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pool: SqlitePool,
+    /// The database file (empty in memory): the health probe looks at its file system's room.
+    path: std::path::PathBuf,
 }
 
 impl SqliteStore {
@@ -24,6 +26,17 @@ impl SqliteStore {
     pub async fn open_dir(data_dir: &Path) -> Result<Self> {
         std::fs::create_dir_all(data_dir).map_err(|source| Error::DataDir { path: data_dir.to_owned(), source })?;
         Self::open_with(SqliteConnectOptions::new().filename(data_dir.join("mapwright.db"))).await
+    }
+
+    /// Opens (creating if needed) `mapwright.db` in `data_dir` limited to `pages` pages of the
+    /// database file: past it SQLite answers SQLITE_FULL, as on a full disk. For the tests of
+    /// recovery from a full disk where no small file system can be mounted.
+    pub async fn open_with_page_limit(data_dir: &Path, pages: u64) -> Result<Self> {
+        std::fs::create_dir_all(data_dir).map_err(|source| Error::DataDir { path: data_dir.to_owned(), source })?;
+        let options = SqliteConnectOptions::new()
+            .filename(data_dir.join("mapwright.db"))
+            .pragma("max_page_count", pages.to_string());
+        Self::open_with(options).await
     }
 
     /// Opens an `sqlite://` URL (`sqlite://path/to/file.db`) and migrates it.
@@ -46,7 +59,12 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Normal)
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(10));
-        let pool = match SqlitePoolOptions::new().max_connections(8).connect_with(options).await {
+        let pool = SqlitePoolOptions::new()
+            .max_connections(8)
+            .after_release(|conn, _| Box::pin(fit_for_reuse(conn)))
+            .connect_with(options)
+            .await;
+        let pool = match pool {
             Ok(pool) => pool,
             Err(e) if on_disk && corrupt_file(&e) => {
                 return Err(Error::Corrupt { path, detail: e.to_string() });
@@ -56,7 +74,7 @@ impl SqliteStore {
         if on_disk {
             quick_check(&pool, &path).await?;
         }
-        let store = SqliteStore { pool };
+        let store = SqliteStore { pool, path: if on_disk { path } else { Default::default() } };
         // sqlx's SQLite migrator takes no lock (PostgreSQL's takes an advisory one), so two
         // processes opening a new file at once race: the loser's migration transaction fails
         // ("table already exists") and rolls back whole. Trying again then finds it applied.
@@ -80,11 +98,46 @@ impl SqliteStore {
         Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
     }
 
+    /// Whether the store has room to write more than a page or two, for the health probe (whose
+    /// own one-row write still fits in the room a failed transaction left in the WAL file while
+    /// every real write fails): the file system of the database holds [`MIN_FREE_BYTES`] and
+    /// SQLite's page limit (`max_page_count`) leaves [`MIN_FREE_PAGES`] pages.
+    async fn room(&self) -> Result<()> {
+        let (limit, used, free): (i64, i64, i64) = sqlx::query_as(
+            "SELECT (SELECT max_page_count FROM pragma_max_page_count), (SELECT page_count FROM pragma_page_count), \
+             (SELECT freelist_count FROM pragma_freelist_count)",
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        if limit.saturating_sub(used).saturating_add(free) < MIN_FREE_PAGES {
+            return Err(Error::Unhealthy(format!("the database holds {used} pages of its limit of {limit}")));
+        }
+        #[cfg(unix)]
+        if let Some(dir) = self.path.parent().filter(|_| !self.path.as_os_str().is_empty()) {
+            let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+            let stat = rustix::fs::statvfs(dir).map_err(|e| Error::Unhealthy(format!("{}: {e}", dir.display())))?;
+            let available = stat.f_bavail.saturating_mul(stat.f_frsize);
+            if available < MIN_FREE_BYTES {
+                return Err(Error::Unhealthy(format!(
+                    "the file system of {} has {available} bytes free",
+                    dir.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Long writes pause now and then for other writers (see [`Pacer`]).
     fn pacer(&self) -> Pacer {
         Pacer::new(true)
     }
 }
+
+/// The least room on the database's file system that the health probe calls healthy.
+const MIN_FREE_BYTES: u64 = 1 << 20;
+
+/// The least room under SQLite's page limit that the health probe calls healthy.
+const MIN_FREE_PAGES: i64 = 64;
 
 /// Creates a missing database file readable by its owner only (0600: it holds password hashes
 /// and every user's sites; SQLite gives its `-wal` and `-shm` files the same mode), and refuses
@@ -109,6 +162,20 @@ async fn prepare_file(path: &Path) -> Result<()> {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     Err(Error::Corrupt { path: path.to_owned(), detail: "the file is empty (0 bytes)".into() })
+}
+
+/// Whether a connection given back to the pool may serve again: not when it is still inside a
+/// transaction. A statement that fails with SQLITE_FULL or SQLITE_IOERR (a full disk) can make
+/// SQLite roll the transaction back by itself; the rollback sqlx then sends when the
+/// `Transaction` drops fails ("no transaction is active") and sqlx keeps counting the
+/// transaction as open, so every later `BEGIN IMMEDIATE` on that connection failed with
+/// "attempted to call begin_with at non-zero transaction depth", long after the disk had room
+/// again, until a restart. Such a connection is closed instead (the pool opens a fresh one).
+/// The ping first: it runs after the rollback that the dropped transaction queued.
+async fn fit_for_reuse(conn: &mut sqlx::SqliteConnection) -> std::result::Result<bool, sqlx::Error> {
+    use sqlx::Connection as _;
+    conn.ping().await?;
+    Ok(!conn.is_in_transaction())
 }
 
 /// A connection refused because the file is not an SQLite database or is damaged

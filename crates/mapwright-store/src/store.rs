@@ -37,14 +37,19 @@ pub trait Store: Send + Sync + 'static {
     /// The user and stored password hash for an e-mail, to check a sign-in.
     async fn user_credentials(&self, email: &str) -> Result<Option<(User, String)>>;
 
-    /// Records a sign-up waiting for the confirmation of its address, valid `ttl_seconds`; a
-    /// new request for the same address replaces the old one (and its link). An address that
-    /// has an account is `Taken` and nothing is stored. Past
-    /// [`MAX_PENDING_SIGNUPS`](crate::MAX_PENDING_SIGNUPS) pending ones, [`Error::Quota`](crate::Error::Quota).
+    /// Records a sign-up waiting for the confirmation of its address, valid `ttl_seconds`: one
+    /// per address and requesting network (`from.network`), so a new request from the same
+    /// network replaces its link and one from another network gets its own, leaving the
+    /// others' links alone. An address that has an account is `Taken` and nothing is stored.
+    /// Past [`MAX_PENDING_SIGNUPS_PER_CLIENT`](crate::MAX_PENDING_SIGNUPS_PER_CLIENT) pending
+    /// ones of the client, [`MAX_PENDING_SIGNUPS_PER_NETWORK`](crate::MAX_PENDING_SIGNUPS_PER_NETWORK)
+    /// of the network or [`MAX_PENDING_SIGNUPS`](crate::MAX_PENDING_SIGNUPS) in all,
+    /// [`Error::Quota`](crate::Error::Quota).
     async fn request_signup(
         &self,
         email: &str,
         password_hash: &str,
+        from: &Requester,
         now: Timestamp,
         ttl_seconds: i64,
     ) -> Result<SignupRequest>;
@@ -54,8 +59,27 @@ pub trait Store: Send + Sync + 'static {
     async fn pending_signup(&self, token: &str, now: Timestamp) -> Result<Option<(String, String)>>;
 
     /// Makes the account of a pending sign-up (its link followed and its password checked by
-    /// the caller) and forgets the sign-up; `None` when the link is unknown, used or expired.
+    /// the caller) and forgets every pending sign-up of the address; `None` when the link is
+    /// unknown, used or expired.
     async fn confirm_signup(&self, token: &str, now: Timestamp) -> Result<Option<User>>;
+
+    /// Counts one event of the limit `scope` for `key` in a fixed window of `window_seconds`:
+    /// `None` when it is within `limit`, else the seconds until the window ends (for
+    /// Retry-After). Kept in the database, so that every server process on it shares the count.
+    async fn count_event(
+        &self,
+        scope: &str,
+        key: &str,
+        limit: i64,
+        window_seconds: i64,
+        now: Timestamp,
+    ) -> Result<Option<i64>>;
+
+    /// Writes the health probe's row in a write transaction and, on SQLite, checks the room
+    /// left (the file system's free bytes, the page limit): `Ok` when the store can take writes
+    /// now; a full disk or a broken connection is the error (`Error::Unhealthy` for no room),
+    /// for `/healthz`.
+    async fn health(&self, now: Timestamp) -> Result<()>;
 
     /// Starts a session for a user; returns the secret token for the cookie. A user keeps at
     /// most [`MAX_SESSIONS_PER_USER`](crate::MAX_SESSIONS_PER_USER): the oldest end first.

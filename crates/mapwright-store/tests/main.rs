@@ -2,6 +2,7 @@
 
 mod accounts;
 mod caps;
+mod disk;
 mod lease;
 mod opening;
 mod ownership;

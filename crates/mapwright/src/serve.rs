@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use mapwright_server::{AppState, Limits, RateLimiter, app, grant_admins, listen, scheduler};
+use mapwright_server::{AppState, Limits, app, grant_admins, listen, scheduler};
 
 pub use settings::Settings;
 
@@ -303,14 +303,13 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
             "--admin names no account: sign-up never makes an admin; make it with `mapwright serve admin create EMAIL`"
         );
     }
-    let minute = Duration::from_secs(60);
     let mut limits = Limits::default();
     if let Some(n) = settings.ping_limit_per_minute {
-        limits.ping_per_client = RateLimiter::new(n, minute);
-        limits.ping_per_sitemap = RateLimiter::new(n, minute);
+        limits.ping_per_client = limits.ping_per_client.with_limit(n);
+        limits.ping_per_sitemap = limits.ping_per_sitemap.with_limit(n);
     }
     if let Some(n) = settings.sign_up_limit_per_minute {
-        limits.sign_up_per_client = RateLimiter::new(n, minute);
+        limits.sign_up_per_client = limits.sign_up_per_client.with_limit(n);
     }
     state.limits = Arc::new(limits);
     if settings.mail.sign_up == "confirm" {

@@ -13,7 +13,7 @@ use super::{PAGE, PageResult, Session, button_form, csrf_field, layout, offset_p
 use crate::auth::{
     Confirmation, Credentials, SIGN_UP_SENT, authenticate, confirm, cookie, request_sign_up, session_cookie,
 };
-use crate::ping::ClientAddr;
+use crate::ping::{ClientAddr, ClientNet};
 use crate::{AppError, AppState, SESSION_SECONDS, now};
 
 /// The sign-in and sign-up form body.
@@ -131,7 +131,7 @@ pub(crate) async fn sign_in(
 /// words whatever the address (see [`request_sign_up`]); or the form again with the reason.
 pub(crate) async fn sign_up(
     State(state): State<AppState>,
-    ClientAddr(client): ClientAddr,
+    ClientNet(client): ClientNet,
     headers: HeaderMap,
     CsrfForm(form): CsrfForm<CredentialsForm>,
 ) -> Response {
@@ -277,7 +277,7 @@ pub(crate) async fn account(
     headers: HeaderMap,
     Query(q): Query<TokensPage>,
 ) -> PageResult {
-    let secret = csrf::cookie_value(&headers, SECRET_COOKIE).filter(|s| !s.is_empty() && s.len() <= 128);
+    let secret = crate::auth::cookie_value(&headers, SECRET_COOKIE).filter(|s| !s.is_empty() && s.len() <= 128);
     let mut response = account_page(&state, &session, q.tokens, secret, None).await?;
     if secret.is_some() {
         let clear = format!("{SECRET_COOKIE}=; Path=/account; HttpOnly; SameSite=Strict; Max-Age=0");

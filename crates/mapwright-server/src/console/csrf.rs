@@ -10,7 +10,6 @@
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
-use axum::http::header::{HOST, ORIGIN};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use hmac::{Hmac, Mac};
@@ -18,7 +17,7 @@ use serde::de::DeserializeOwned;
 use sha2::Sha256;
 
 use crate::AppState;
-use crate::auth::session_cookie;
+use crate::auth::{cookie_value, cross_site, session_cookie};
 
 /// The hidden field of every state-changing form.
 pub const FIELD: &str = "csrf";
@@ -47,18 +46,6 @@ pub(crate) fn new_pre_session(secure: bool) -> (String, HeaderValue) {
     let secure = if secure { "; Secure" } else { "" };
     let cookie = format!("{PRE_SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=86400{secure}");
     (token, HeaderValue::from_str(&cookie).expect("hex cookie"))
-}
-
-/// A cookie's value by name.
-pub(crate) fn cookie_value<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
-    headers
-        .get_all(axum::http::header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(n, _)| *n == name)
-        .map(|(_, value)| value)
 }
 
 /// A form body that passed the CSRF checks, deserialized into `T` (the `csrf` field ignored).
@@ -108,25 +95,6 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// `Sec-Fetch-Site: cross-site`, or an `Origin` whose host is not the `Host` asked for.
-pub(crate) fn cross_site(headers: &HeaderMap) -> bool {
-    let header = |name| headers.get(name).and_then(|v: &HeaderValue| v.to_str().ok());
-    if header("sec-fetch-site").is_some_and(|s| s.eq_ignore_ascii_case("cross-site")) {
-        return true;
-    }
-    match (header(ORIGIN.as_str()), header(HOST.as_str())) {
-        (Some("null"), _) => true,
-        (Some(origin), Some(host)) => match url::Url::parse(origin) {
-            Ok(o) => {
-                let port = o.port().map(|p| format!(":{p}")).unwrap_or_default();
-                !format!("{}{port}", o.host_str().unwrap_or_default()).eq_ignore_ascii_case(host)
-            }
-            Err(_) => true,
-        },
-        _ => false,
-    }
-}
-
 fn forbidden(why: &str) -> Response {
     (StatusCode::FORBIDDEN, super::plain_page("Forbidden", why)).into_response()
 }
@@ -134,24 +102,6 @@ fn forbidden(why: &str) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn origin_checks() {
-        let mut h = HeaderMap::new();
-        assert!(!cross_site(&h));
-        h.insert(HOST, "127.0.0.1:8080".parse().unwrap());
-        h.insert(ORIGIN, "http://127.0.0.1:8080".parse().unwrap());
-        assert!(!cross_site(&h));
-        h.insert(ORIGIN, "http://evil.example".parse().unwrap());
-        assert!(cross_site(&h));
-        h.insert(ORIGIN, "null".parse().unwrap());
-        assert!(cross_site(&h));
-        h.remove(ORIGIN);
-        h.insert("sec-fetch-site", "cross-site".parse().unwrap());
-        assert!(cross_site(&h));
-        h.insert("sec-fetch-site", "same-origin".parse().unwrap());
-        assert!(!cross_site(&h));
-    }
 
     #[test]
     fn tokens() {

@@ -184,7 +184,7 @@ impl FromRequestParts<AppState> for Session {
         };
         match state.store.session_user(token, now()).await {
             Ok(Some(user)) => {
-                let flash = csrf::cookie_value(&parts.headers, FLASH_COOKIE).and_then(decode_flash);
+                let flash = crate::auth::cookie_value(&parts.headers, FLASH_COOKIE).and_then(decode_flash);
                 Ok(Session { user, csrf: csrf::session_token(token), flash })
             }
             Ok(None) => Err(Redirect::to("/signin").into_response()),

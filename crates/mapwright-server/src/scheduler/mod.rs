@@ -41,6 +41,10 @@ pub struct Config {
     /// after it a crashed worker's job is due again. A job still running at 90% of it is
     /// stopped and recorded as failed, so that it never runs twice at once.
     pub lease_seconds: i64,
+    /// The longest a job may run, download and storing together (default 120 s, the HTTP
+    /// layer's request limit; never more than 90% of the lease): a slow sitemap is stopped and
+    /// recorded as failed, so its owner's jobs give their workers back.
+    pub job_deadline: Duration,
     /// The wait of an idle dispatcher before it looks again (default 1 s).
     pub poll_interval: Duration,
     /// How often a site's verification is re-checked (default 24 h).
@@ -79,6 +83,7 @@ impl Default for Config {
             workers: 4,
             batch: 4,
             lease_seconds: 300,
+            job_deadline: Duration::from_secs(120),
             poll_interval: Duration::from_secs(1),
             verify_interval: Duration::from_secs(24 * 3600),
             grace: Duration::from_secs(10),
@@ -207,12 +212,22 @@ async fn dispatch(state: AppState, config: Config, worker: String, shutdown: wat
         tokio::pin!(woken);
         woken.as_mut().enable();
         let free = slots.saturating_sub(running.len()) as i64;
-        let want = free.min(config.batch.max(1));
+        // The last free slot (of two or more) is kept for an owner with nothing running in any
+        // process (`per_owner` 1 in the lease: the owner's first job only), so that owners
+        // with slow sitemaps, however many accounts they hold, never take every worker: a
+        // user with nothing running gets the next free worker.
+        let reserved = i64::from(slots > 1).min(free);
+        let mut want = 0;
         let mut got = 0;
-        if want > 0 {
-            match state.store.lease_sitemaps(&worker, now(), want, config.lease_seconds, policy).await {
+        for (slots_now, policy) in [(free - reserved, policy), (reserved, LeasePolicy { per_owner: 1, ..policy })] {
+            let ask = slots_now.min(config.batch.max(1));
+            if ask <= 0 {
+                continue;
+            }
+            want += ask;
+            match state.store.lease_sitemaps(&worker, now(), ask, config.lease_seconds, policy).await {
                 Ok(jobs) => {
-                    got = jobs.len() as i64;
+                    got += jobs.len() as i64;
                     for job in jobs {
                         running.spawn(run_one(state.clone(), config.clone(), worker.clone(), job, shutdown.clone()));
                     }
@@ -244,7 +259,8 @@ async fn run_one(state: AppState, config: Config, worker: String, job: LeasedSit
         stopping(shutdown).await;
         tokio::time::sleep(config.grace).await;
     };
-    let deadline = Duration::from_secs((config.lease_seconds.max(1) as u64 * 9).div_ceil(10));
+    let in_lease = Duration::from_secs((config.lease_seconds.max(1) as u64 * 9).div_ceil(10));
+    let deadline = config.job_deadline.min(in_lease);
     // Per origin, as `discover` counts hosts: scheme, host and port.
     let host = url::Url::parse(&job.url).map(|u| u.origin().ascii_serialization()).unwrap_or_default();
     let run = async {

@@ -4,12 +4,11 @@
 //! the sitemap resource carries what a Search Console client reads.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
+use mapwright_server::Limits;
 use mapwright_server::scheduler::run_job;
-use mapwright_server::{Limits, RateLimiter};
 use serde_json::{Value, json};
 
 use super::{assert_problem, call, call_json, sitemap_with_download, user, verified_site};
@@ -141,8 +140,8 @@ async fn every_kind_of_error_is_a_problem() {
 
         // Over a rate limit: 429 with Retry-After.
         let mut limited = TestApp::new(false).await;
-        let minute = Duration::from_secs(60);
-        limited.state.limits = Arc::new(Limits { ping_per_client: RateLimiter::new(1, minute), ..Limits::default() });
+        limited.state.limits =
+            Arc::new(Limits { ping_per_client: Limits::default().ping_per_client.with_limit(1), ..Limits::default() });
         let ping = "/ping?sitemap=https://example.com/s.xml";
         assert_eq!(limited.get(ping, Auth::None).await.0, StatusCode::OK);
         let (status, headers, text) = limited.get(ping, Auth::None).await;
