@@ -181,6 +181,12 @@ fn faults_of_later_pages_end_the_list_with_oai_incomplete() {
         (Table::default().fail(next, "connection reset"), "could not be fetched: connection reset", 1),
         // The same page again (its record read twice): its token repeats.
         (Table::default().answer(next, first.clone()), "repeats", 2),
+        // A cycle of two tokens: 100 -> 200 -> 100.
+        (
+            Table::repository().answer("verb=ListRecords&resumptionToken=oai_dc%2F%2F%2F%2F200", first.clone()),
+            "repeats",
+            5,
+        ),
         (
             Table::default().answer(next, b"<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\"/>".to_vec()),
             "not an OAI-PMH answer (a urlset document)",

@@ -121,7 +121,8 @@ struct Paging {
     page: u32,
     /// Uncompressed bytes of the pages before it.
     bytes_before: u64,
-    last_token: Option<String>,
+    /// 64-bit hashes of the tokens followed: a token seen again (a cycle) ends the list.
+    tokens: std::collections::HashSet<u64>,
 }
 
 enum Inner<'a> {
@@ -150,7 +151,7 @@ impl<'a> SitemapReader<'a> {
         } else {
             Inner::Text(text::TextReader::new(prepared, &limits))
         };
-        let paging = Paging { pager, page: 1, bytes_before: 0, last_token: None };
+        let paging = Paging { pager, page: 1, bytes_before: 0, tokens: Default::default() };
         Ok(SitemapReader { inner, findings, dropped_findings: 0, limits, done: false, paging })
     }
 
@@ -265,15 +266,13 @@ impl<'a> SitemapReader<'a> {
             return None;
         };
         if let PageRequest::Resume(t) = &request {
-            if self.paging.last_token.as_deref() == Some(t) {
+            if !self.paging.tokens.insert(xxhash_rust::xxh3::xxh3_64(t.as_bytes())) {
                 out.push(incomplete(format!(
-                    "the resumption token {:?} repeats (page {page} would be page {} again): stopped",
-                    text::shorten(t),
-                    page - 1
+                    "the resumption token {:?} repeats (a page already read would be read again): stopped",
+                    text::shorten(t)
                 )));
                 return None;
             }
-            self.paging.last_token = Some(t.clone());
         }
         if used >= self.limits.max_bytes {
             out.push(incomplete(format!(
