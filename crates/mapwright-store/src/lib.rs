@@ -18,6 +18,8 @@
 
 #[macro_use]
 mod sql;
+#[macro_use]
+mod check_runs;
 mod email;
 mod error;
 mod migrations;
