@@ -354,6 +354,19 @@ mod tests {
     }
 
     #[test]
+    fn the_head_ends_and_files_that_are_no_page() {
+        assert!(head_ends(b"<title>x</title></HEAD>"));
+        assert!(head_ends(b"<meta charset=utf-8><Body class=a>"));
+        assert!(!head_ends(b"<head><meta name=robots content=noindex>"));
+        let url = |u: &str| url::Url::parse(u).unwrap();
+        assert!(head_suffices(&url("https://a.example/report.PDF")));
+        assert!(head_suffices(&url("https://a.example/img/cat.jpg")));
+        assert!(!head_suffices(&url("https://a.example/about")));
+        assert!(!head_suffices(&url("https://a.example/page.html")));
+        assert!(!head_suffices(&url("https://a.example/x.pdf/view")));
+    }
+
+    #[test]
     fn x_robots_tag() {
         assert!(has_noindex("noindex"));
         assert!(has_noindex("googlebot: noindex, nofollow"));

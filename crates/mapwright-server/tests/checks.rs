@@ -354,3 +354,64 @@ async fn one_run_per_origin_and_a_users_runs_are_bounded_in_the_store() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_process_that_stops_gives_its_run_back_and_another_finishes_it() {
+    each_backend(false, |app| async move {
+        let web = CountingSite::default();
+        let origin = web.start().await;
+        let s = seed(&app, "ann@example.com", &origin).await;
+        store_urls(&app, s.site.id, s.sitemap.id, &origin).await;
+        let actor = Actor { user_id: s.site.owner_id, is_admin: false };
+        let config = CheckerConfig { poll: Duration::from_millis(50), ..CheckerConfig::default().with_rate(200.0) };
+        let process = |app: &TestApp| {
+            let mut state = app.state.clone();
+            state.checks = Arc::new(Jobs::new(config.clone()));
+            let (stop, mut stopped) = tokio::sync::watch::channel(false);
+            let task = mapwright_server::console::checker::spawn(state, async move {
+                let _ = stopped.changed().await;
+            });
+            (stop, task)
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let run_now = || async { app.store.check_run(actor, s.site.id).await.unwrap() };
+
+        // The first process's periodic checker starts the run; it stops a quarter of the way.
+        let (stop, task) = process(&app);
+        while run_now().await.is_none_or(|r| r.checked < 300) {
+            assert!(Instant::now() < deadline, "the first process did not get going");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        stop.send(true).unwrap();
+        task.await.unwrap();
+        let cut = run_now().await.unwrap();
+        assert!(cut.is_running() && cut.checked < 1200, "{cut:?}");
+        assert!(cut.lease_expires_at.unwrap() <= now(), "the run was given back at once: {cut:?}");
+        let asked_first = web.log().len();
+
+        // A second process takes it over at once and checks the rest only.
+        let (stop, task) = process(&app);
+        while run_now().await.unwrap().is_running() {
+            assert!(Instant::now() < deadline, "the second process did not finish the run");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        stop.send(true).unwrap();
+        task.await.unwrap();
+        let run = run_now().await.unwrap();
+        assert_eq!((run.state.as_str(), run.checked, run.started_at), ("done", 1200, cut.started_at), "{run:?}");
+        assert_eq!(run.failing, expected_failing());
+        let log = web.log();
+        assert!(log.len() > asked_first);
+        // robots.txt once per process's share; a URL twice only if it was in flight at the stop.
+        assert_eq!(log.iter().filter(|(_, p, _)| p == "/robots.txt").count(), 2);
+        let disallowed = (0..EXTRA).filter(|n| n % 100 == 6).count();
+        let requests = log.iter().filter(|(_, p, _)| p != "/robots.txt").count();
+        let in_flight = config.check.per_host * 2;
+        assert!(
+            requests >= 1200 - disallowed && requests <= 1200 - disallowed + in_flight,
+            "{requests} requests for {} allowed URLs",
+            1200 - disallowed
+        );
+    })
+    .await;
+}
