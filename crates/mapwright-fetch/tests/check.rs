@@ -55,7 +55,7 @@ async fn each_kind_of_bad_url_is_reported_once_with_its_rule() {
     let want = vec![
         (Rule::UrlStatus, "/gone".to_string(), 3, "/gone answers 404".to_string()),
         (Rule::UrlStatus, "/down".into(), 4, "/down answers 503".into()),
-        (Rule::UrlStatus, "/moved".into(), 5, "/moved redirects to /ok (answers 302; status 200 there)".into()),
+        (Rule::UrlStatus, "/moved".into(), 5, "/moved redirects to /ok (answers 302)".into()),
         (Rule::UrlNoindex, "/hidden-header".into(), 6, "/hidden-header sends X-Robots-Tag: googlebot: noindex".into()),
         (
             Rule::UrlNoindex,
@@ -72,4 +72,10 @@ async fn each_kind_of_bad_url_is_reported_once_with_its_rule() {
     assert_eq!(log.iter().filter(|r| r.path == "/robots.txt").count(), 1);
     let pdf: Vec<&str> = log.iter().filter(|r| r.path == "/plain.pdf").map(|r| r.method.as_str()).collect();
     assert_eq!(pdf, vec!["HEAD"]);
+    // One request per URL: a GET for pages (read up to the end of the head), redirects not followed.
+    for p in paths.iter().filter(|p| !p.starts_with("/private") && **p != "/plain.pdf") {
+        let asked: Vec<&str> = log.iter().filter(|r| r.path == *p).map(|r| r.method.as_str()).collect();
+        assert_eq!(asked, vec!["GET"], "{p}");
+    }
+    assert_eq!(log.iter().filter(|r| r.path == "/ok").count(), 1, "the redirect's target is not requested");
 }

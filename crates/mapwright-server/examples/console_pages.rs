@@ -127,7 +127,7 @@ async fn run(store: Arc<dyn Store>, postgres: Option<&str>) -> Result<(), Box<dy
         (Some(404), "url-status", "answers 404"),
         (Some(410), "url-status", "answers 410"),
         (Some(503), "url-status", "answers 503"),
-        (Some(301), "url-status", "redirects to https://bench.example/new (status 200 there)"),
+        (Some(301), "url-status", "redirects to https://bench.example/new (answers 301)"),
         (None, "url-noindex", "has noindex"),
         (None, "robots-disallowed", "is disallowed by its robots.txt"),
     ];

@@ -4,7 +4,7 @@
 
 use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode};
-use mapwright_server::console::checker::{CheckerConfig, check_site};
+use mapwright_server::console::checker::{RunEnd, check_site};
 use mapwright_store::{
     Actor, DownloadRecord, FindingRecord, Site, Sitemap, Source, UrlCheckRecord, UrlQuery, UrlRecord,
 };
@@ -535,10 +535,9 @@ async fn the_checker_reports_failing_urls_with_their_sitemap() {
             .map(|p| UrlRecord { loc: format!("{}/{p}", site.origin), lastmod: None, changefreq: None, priority: None })
             .collect();
         app.store.upsert_urls(s.site.id, s.sitemap.id, &urls, now()).await.unwrap();
-        let config = CheckerConfig { budget: 100, ..CheckerConfig::default() };
-        let summary = check_site(&app.state, s.site.id, &config).await.unwrap();
+        let end = check_site(&app.state, s.site.id).await.unwrap().unwrap();
         // The seeded a, b and missing answer 404 as well as gone; private is disallowed.
-        assert_eq!((summary.checked, summary.failing), (6, 5));
+        assert_eq!(end, RunEnd::Done { checked: 6, failing: 5 });
         let actor = Actor { user_id: s.site.owner_id, is_admin: false };
         let failures = app.store.list_url_failures(actor, s.site.id, None, 0, 50).await.unwrap().items;
         let gone = failures.iter().find(|f| f.loc.ends_with("/gone")).unwrap();
@@ -549,26 +548,19 @@ async fn the_checker_reports_failing_urls_with_their_sitemap() {
         assert!(!failures.iter().any(|f| f.loc.ends_with("/ok")));
         // A fixed URL leaves the report on the next run.
         site.put("/gone", "back");
-        check_site(&app.state, s.site.id, &config).await.unwrap();
+        let end = check_site(&app.state, s.site.id).await.unwrap().unwrap();
+        assert_eq!(end, RunEnd::Done { checked: 6, failing: 4 });
         let failures = app.store.list_url_failures(actor, s.site.id, None, 0, 50).await.unwrap().items;
         assert!(!failures.iter().any(|f| f.loc.ends_with("/gone")), "{failures:?}");
         assert_eq!(failures.len(), 4);
-        // A budget smaller than the site rotates: the URLs checked longest ago come first.
-        let first = app.store.urls_to_check(s.site.id, 3).await.unwrap();
-        let later: Vec<UrlCheckRecord> = first
-            .iter()
-            .map(|(id, _)| UrlCheckRecord { url_id: *id, status: None, rule: None, message: None })
-            .collect();
-        app.store.record_url_checks(s.site.id, &later, now() + 10).await.unwrap();
-        let second = app.store.urls_to_check(s.site.id, 3).await.unwrap();
-        assert_eq!(second.len(), 3);
-        assert!(second.iter().all(|u| !first.contains(u)), "{first:?} then {second:?}");
-        let due = app.store.sites_due_for_url_check(now() - 60, 10).await.unwrap();
-        assert!(due.is_empty() || !due.iter().any(|d| d.id == s.site.id));
-        let due = app.store.sites_due_for_url_check(now() + 3600, 10).await.unwrap();
-        assert!(due.iter().any(|d| d.id == s.site.id), "due once the period passed");
-        let due = app.store.sites_due_for_url_check(now() - 60, 10).await.unwrap();
-        assert!(!due.iter().any(|d| d.id == s.site.id), "just checked");
+        // Due again once the interval after the last full run passed, not before.
+        let run = app.store.check_run(actor, s.site.id).await.unwrap().unwrap();
+        assert_eq!((run.state.as_str(), run.checked, run.total), ("done", 6, 6));
+        let ended = run.last_complete_at.unwrap();
+        let due = app.store.sites_due_for_check_run(now(), ended - 60, ended - 60, 10).await.unwrap();
+        assert!(!due.contains(&s.site.id), "just checked");
+        let due = app.store.sites_due_for_check_run(now(), ended + 1, ended + 1, 10).await.unwrap();
+        assert!(due.contains(&s.site.id), "due once the interval passed");
     })
     .await;
 }

@@ -279,7 +279,7 @@ async fn failing_urls_are_grouped_by_kind_and_exported_as_csv() {
             check("gone", Some(410), "url-status", format!("{o}/gone answers 410")),
             check("e1", Some(503), "url-status", format!("{o}/e1 answers 503")),
             check("e2", Some(500), "url-status", format!("{o}/e2 answers 500")),
-            check("moved", Some(301), "url-status", format!("{o}/moved redirects to {o}/new (status 200 there)")),
+            check("moved", Some(301), "url-status", format!("{o}/moved redirects to {o}/new (answers 301)")),
             check("hidden", None, "url-noindex", format!("{o}/hidden sends X-Robots-Tag: noindex")),
             check("private", None, "robots-disallowed", format!("{o}/private is disallowed by its robots.txt")),
         ];
@@ -332,7 +332,6 @@ async fn check_now_runs_in_the_background_once_per_site_and_a_few_per_user() {
     site.put("/b", "page");
     // Slow checks (a pause per request), so the runs are still going while we press again.
     let config = CheckerConfig {
-        budget: 100,
         check: mapwright_fetch::check::CheckConfig {
             per_host: 1,
             delay: Duration::from_millis(30),
@@ -384,14 +383,14 @@ async fn check_now_runs_in_the_background_once_per_site_and_a_few_per_user() {
     assert!(set_cookie(&three.1).0.contains("checks+running"), "{:?}", set_cookie(&three.1));
     // The run ends with its result on the page; the site got one run's requests.
     let deadline = Instant::now() + Duration::from_secs(60);
-    while app.state.checks.view(s.site.id).unwrap().finished.is_none() {
+    while app.store.check_run(actor(&s), s.site.id).await.unwrap().unwrap().is_running() {
         assert!(Instant::now() < deadline, "the check did not finish");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let pages: u32 = (0..120).map(|i| site.hits(&format!("/p{i}"))).sum::<u32>() + site.hits("/a") + site.hits("/b");
-    assert!((100..=200).contains(&pages), "one run of 100 URLs (HEAD, GET for HTML), not ten: {pages} requests");
+    assert_eq!(pages, 122, "one run, one request per URL, not ten runs");
     let (_, headers, html) = app.get(&format!("/sites/{}", s.site.id), Auth::Cookie(&s.cookie)).await;
-    assert!(text(&html).contains("checked 100 URLs, 0 failing"), "{html}");
+    assert!(text(&html).contains("123 URLs checked, 1 failing"), "{html}");
     assert!(headers.get("refresh").is_none());
     // Pressing again right after is refused (cooldown), and says when.
     let again = post_form(&app, &uri, &s.cookie, &body, &[]).await;
@@ -400,13 +399,14 @@ async fn check_now_runs_in_the_background_once_per_site_and_a_few_per_user() {
 
 #[tokio::test]
 async fn the_background_checker_reaches_a_newly_verified_site() {
-    let app = TestApp::new(false).await;
+    let mut app = TestApp::new(false).await;
     let site = TestSite::start().await;
     site.put("/a", "page");
     let s = seed(&app, "ann@example.com", &site.origin).await;
     let (stop, mut stopped) = tokio::sync::watch::channel(false);
-    let config = CheckerConfig { interval: Duration::from_millis(100), ..CheckerConfig::default() };
-    let task = mapwright_server::console::checker::spawn(app.state.clone(), config, async move {
+    let config = CheckerConfig { poll: Duration::from_millis(100), ..CheckerConfig::default() };
+    app.state.checks = Arc::new(Jobs::new(config));
+    let task = mapwright_server::console::checker::spawn(app.state.clone(), async move {
         let _ = stopped.changed().await;
     });
     // Verified after the checker started: it is checked within the next rounds.
@@ -418,7 +418,7 @@ async fn the_background_checker_reaches_a_newly_verified_site() {
     app.store.upsert_urls(new_site.id, sm.id, &[url], now()).await.unwrap();
     app.store.record_verification(new_site.id, true, now()).await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while app.store.last_url_check(actor(&s), new_site.id).await.unwrap().is_none() {
+    while app.store.check_run(actor(&s), new_site.id).await.unwrap().is_none_or(|r| r.state != "done") {
         assert!(Instant::now() < deadline, "the checker never reached the new site");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

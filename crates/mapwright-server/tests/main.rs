@@ -3,6 +3,7 @@
 
 mod accounts;
 mod api;
+mod checks;
 mod connections;
 mod console;
 mod console_answers;

@@ -20,6 +20,8 @@
 mod signups;
 #[macro_use]
 mod sql;
+#[macro_use]
+mod check_runs;
 mod email;
 mod error;
 mod migrations;

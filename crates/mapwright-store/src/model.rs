@@ -486,6 +486,97 @@ pub struct UrlCheckRecord {
 }
 
 row! {
+/// A site's failing-URL check run: the one going, or the last one (one row per site). A run
+/// visits every live URL of the site in id order; what it checked is recorded as it goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckRun {
+    /// The site.
+    pub site_id: i64,
+    /// `running`, `done` (it reached the last URL) or `failed` (it stopped: see `error`).
+    pub state: String,
+    /// The user who pressed "Check now", or `None` for a periodic run.
+    pub requested_by: Option<i64>,
+    /// When it started.
+    pub started_at: Timestamp,
+    /// When it ended, if it did.
+    pub finished_at: Option<Timestamp>,
+    /// URLs with an id up to this one are checked (the resume point).
+    pub after_url_id: i64,
+    /// URLs checked so far.
+    pub checked: i64,
+    /// Of those, how many failed.
+    pub failing: i64,
+    /// Live URLs of the site when the run started (URLs added since are checked too).
+    pub total: i64,
+    /// Why a failed run stopped.
+    pub error: Option<String>,
+    /// The process running it (while `running`).
+    pub lease_owner: Option<String>,
+    /// Until when that process holds it; past it, another takes the run over where it was.
+    pub lease_expires_at: Option<Timestamp>,
+    /// When the last run that checked every URL ended, if one did.
+    pub last_complete_at: Option<Timestamp>,
+}
+}
+
+impl CheckRun {
+    /// Whether the run is going (or was, in a process whose lease has not expired yet).
+    pub fn is_running(&self) -> bool {
+        self.state == "running"
+    }
+}
+
+/// Who asks [`Store::claim_check_run`](crate::Store::claim_check_run) for a run, and under which limits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckTrigger {
+    /// The periodic run: only when the last complete run ended before `complete_before`
+    /// (or a failed one before `failed_before`), or none ever did, and while the site's owner
+    /// has fewer than `per_owner` periodic runs going (across processes), so that one user's
+    /// big sites never hold every slot of the checkers.
+    Periodic {
+        /// Due when the last complete run ended before this.
+        complete_before: Timestamp,
+        /// A failed run is tried again when it ended before this.
+        failed_before: Timestamp,
+        /// Periodic runs of one owner's sites going at once.
+        per_owner: i64,
+    },
+    /// "Check now" by a user: at most `per_user` of the user's runs at once (across
+    /// processes), and not within `cooldown` seconds of the site's last run.
+    User {
+        /// The user.
+        user_id: i64,
+        /// Runs the user may have going at once.
+        per_user: i64,
+        /// Seconds after a run ends before "Check now" may start another.
+        cooldown: i64,
+    },
+}
+
+/// Why [`Store::claim_check_run`](crate::Store::claim_check_run) gave no run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CheckRefusal {
+    /// A run of the site is going (here or in another process).
+    #[error("a check of this site is running already")]
+    Running,
+    /// Another site of the same origin is being checked: one run per origin keeps the pace.
+    #[error("the URLs of this origin are being checked for another site: try again when that run ends")]
+    OriginBusy,
+    /// The user has as many runs going as allowed.
+    #[error("you have {0} checks running already: wait for one to finish")]
+    UserLimit(i64),
+    /// The site's owner has as many periodic runs going as allowed.
+    #[error("the owner's sites have {0} periodic checks running already")]
+    OwnerLimit(i64),
+    /// The last run ended too recently for "Check now".
+    #[error("this site was checked moments ago: you can check it again in {0} seconds")]
+    TooSoon(i64),
+    /// A periodic run is not due (or the site is not verified).
+    #[error("the site is not due for a check")]
+    NotDue,
+}
+
+row! {
 /// A listed URL that failed its last live check, with one sitemap that lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct UrlFailure {

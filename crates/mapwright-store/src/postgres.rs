@@ -61,6 +61,8 @@ impl PgStore {
     }
 }
 
+impl_check_runs!(PgStore);
+
 impl_store!(
     PgStore,
     backend = "postgres",

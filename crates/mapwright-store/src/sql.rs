@@ -1295,67 +1295,67 @@ macro_rules! impl_store {
                 .await?)
             }
 
-            async fn sites_due_for_url_check(&self, before: Timestamp, limit: i64) -> Result<Vec<Site>> {
-                Ok(sqlx::query_as(concat!(
-                    "SELECT ", site_cols!(), " FROM sites s LEFT JOIN site_url_checks c ON c.site_id = s.id \
-                     WHERE s.verified_at IS NOT NULL AND (c.checked_at IS NULL OR c.checked_at < $1) \
-                     ORDER BY COALESCE(c.checked_at, 0), s.id LIMIT $2"
-                ))
-                .bind(before)
-                .bind(limit)
-                .fetch_all(&self.pool)
-                .await?)
+            async fn sites_due_for_check_run(
+                &self,
+                now: Timestamp,
+                complete_before: Timestamp,
+                failed_before: Timestamp,
+                limit: i64,
+            ) -> Result<Vec<i64>> {
+                self.check_runs_due(now, complete_before, failed_before, limit).await
             }
 
-            async fn urls_to_check(&self, site_id: i64, limit: i64) -> Result<Vec<(i64, String)>> {
-                Ok(sqlx::query_as(
-                    "SELECT u.id, u.loc FROM urls u LEFT JOIN url_checks c ON c.url_id = u.id \
-                     WHERE u.site_id = $1 AND u.removed_at IS NULL \
-                     ORDER BY COALESCE(c.checked_at, 0), u.id LIMIT $2",
-                )
-                .bind(site_id)
-                .bind(limit.max(0))
-                .fetch_all(&self.pool)
-                .await?)
+            async fn claim_check_run(
+                &self,
+                site_id: i64,
+                owner: &str,
+                trigger: &CheckTrigger,
+                now: Timestamp,
+                lease_until: Timestamp,
+            ) -> Result<std::result::Result<CheckRun, CheckRefusal>> {
+                self.check_runs_claim(site_id, owner, trigger, now, lease_until).await
+            }
+
+            async fn urls_to_check(&self, site_id: i64, after_url_id: i64, limit: i64) -> Result<Vec<(i64, String)>> {
+                self.check_runs_urls(site_id, after_url_id, limit).await
+            }
+
+            async fn record_check_page(
+                &self,
+                site_id: i64,
+                owner: &str,
+                checks: &[UrlCheckRecord],
+                after_url_id: i64,
+                now: Timestamp,
+                lease_until: Timestamp,
+            ) -> Result<bool> {
+                self.check_runs_record(site_id, owner, checks, after_url_id, now, lease_until).await
+            }
+
+            async fn finish_check_run(
+                &self,
+                site_id: i64,
+                owner: &str,
+                error: Option<&str>,
+                now: Timestamp,
+            ) -> Result<Option<CheckRun>> {
+                self.check_runs_finish(site_id, owner, error, now).await
+            }
+
+            async fn release_check_runs(&self, owner: &str, now: Timestamp) -> Result<u64> {
+                self.check_runs_release(owner, now).await
+            }
+
+            async fn check_run(&self, actor: Actor, site_id: i64) -> Result<Option<CheckRun>> {
+                self.site(actor, site_id).await?;
+                self.check_runs_get(site_id).await
             }
 
             async fn record_url_checks(&self, site_id: i64, checks: &[UrlCheckRecord], now: Timestamp) -> Result<()> {
                 let mut tx = self.begin_write().await?;
-                for chunk in checks.chunks(URL_CHUNK) {
-                    let mut insert =
-                        sqlx::QueryBuilder::new("INSERT INTO url_checks (url_id, site_id, checked_at, status, rule, message) ");
-                    insert.push_values(chunk, |mut row, c| {
-                        row.push_bind(c.url_id)
-                            .push_bind(site_id)
-                            .push_bind(now)
-                            .push_bind(c.status)
-                            .push_bind(&c.rule)
-                            .push_bind(&c.message);
-                    });
-                    insert.push(
-                        " ON CONFLICT (url_id) DO UPDATE SET checked_at = excluded.checked_at, status = excluded.status, \
-                         rule = excluded.rule, message = excluded.message",
-                    );
-                    insert.build().execute(&mut *tx).await?;
-                }
-                sqlx::query(
-                    "INSERT INTO site_url_checks (site_id, checked_at) VALUES ($1, $2) \
-                     ON CONFLICT (site_id) DO UPDATE SET checked_at = excluded.checked_at",
-                )
-                .bind(site_id)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
+                insert_url_checks!(tx, site_id, checks, now);
                 tx.commit().await?;
                 Ok(())
-            }
-
-            async fn last_url_check(&self, actor: Actor, site_id: i64) -> Result<Option<Timestamp>> {
-                self.site(actor, site_id).await?;
-                Ok(sqlx::query_scalar("SELECT checked_at FROM site_url_checks WHERE site_id = $1")
-                    .bind(site_id)
-                    .fetch_optional(&self.pool)
-                    .await?)
             }
 
             async fn page_sitemaps(

@@ -204,6 +204,8 @@ async fn quick_check(pool: &SqlitePool, path: &Path) -> Result<()> {
     Err(Error::Corrupt { path: path.to_owned(), detail: found.join("; ") })
 }
 
+impl_check_runs!(SqliteStore);
+
 impl_store!(
     SqliteStore,
     backend = "sqlite",

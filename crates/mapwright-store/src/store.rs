@@ -364,19 +364,66 @@ pub trait Store: Send + Sync + 'static {
         limit: i64,
     ) -> Result<Vec<FindingRecord>>;
 
-    /// Verified sites whose URLs were last checked before `before` (or never), oldest first.
-    async fn sites_due_for_url_check(&self, before: Timestamp, limit: i64) -> Result<Vec<Site>>;
+    /// Verified sites whose check run is due, up to `limit`: a run whose process's lease
+    /// expired first (it resumes), then sites never checked, then the longest ago. Due means
+    /// as [`CheckTrigger::Periodic`] says; [`Store::claim_check_run`] decides for sure.
+    async fn sites_due_for_check_run(
+        &self,
+        now: Timestamp,
+        complete_before: Timestamp,
+        failed_before: Timestamp,
+        limit: i64,
+    ) -> Result<Vec<i64>>;
 
-    /// Up to `limit` live URLs of a site to check: never checked first, then the longest ago,
-    /// so successive runs over a big site rotate through all of it.
-    async fn urls_to_check(&self, site_id: i64, limit: i64) -> Result<Vec<(i64, String)>>;
+    /// Claims the site's check run for `owner` until `lease_until`, in one transaction that
+    /// holds across processes: takes over a run whose lease expired (where it was), or starts
+    /// one (counting the live URLs) if `trigger` allows, the site is verified and no other
+    /// site of its origin is being checked. A refusal says why.
+    async fn claim_check_run(
+        &self,
+        site_id: i64,
+        owner: &str,
+        trigger: &CheckTrigger,
+        now: Timestamp,
+        lease_until: Timestamp,
+    ) -> Result<std::result::Result<CheckRun, CheckRefusal>>;
 
-    /// Records the outcome of a check run of a site: one row per URL checked (replacing its
-    /// previous outcome), and the run's time.
+    /// Up to `limit` live URLs of a site with an id above `after_url_id`, by id: a run's next
+    /// page (keyset pagination, so memory stays flat whatever the site's size).
+    async fn urls_to_check(&self, site_id: i64, after_url_id: i64, limit: i64) -> Result<Vec<(i64, String)>>;
+
+    /// Records a page of a run in one transaction: each URL's outcome (replacing its previous
+    /// one), the run's progress up to `after_url_id`, and its lease renewed to `lease_until`.
+    /// `false` (and nothing written) when `owner` no longer holds the run.
+    async fn record_check_page(
+        &self,
+        site_id: i64,
+        owner: &str,
+        checks: &[UrlCheckRecord],
+        after_url_id: i64,
+        now: Timestamp,
+        lease_until: Timestamp,
+    ) -> Result<bool>;
+
+    /// Ends `owner`'s run: `done` (every URL checked) when `error` is `None`, else `failed`
+    /// with it; returns the ended run, or `None` when `owner` no longer holds it.
+    async fn finish_check_run(
+        &self,
+        site_id: i64,
+        owner: &str,
+        error: Option<&str>,
+        now: Timestamp,
+    ) -> Result<Option<CheckRun>>;
+
+    /// Gives `owner`'s running runs back (their lease ends now) so that any process resumes
+    /// them at once; at shutdown. Returns how many.
+    async fn release_check_runs(&self, owner: &str, now: Timestamp) -> Result<u64>;
+
+    /// The current or last check run of a site of the actor, if it was ever checked.
+    async fn check_run(&self, actor: Actor, site_id: i64) -> Result<Option<CheckRun>>;
+
+    /// Records URL outcomes outside a run (one row per URL, replacing its previous outcome).
     async fn record_url_checks(&self, site_id: i64, checks: &[UrlCheckRecord], now: Timestamp) -> Result<()>;
-
-    /// When the URLs of a site of the actor were last checked.
-    async fn last_url_check(&self, actor: Actor, site_id: i64) -> Result<Option<Timestamp>>;
 
     /// A page of the sitemaps of a site of the actor that are not removed, by id: all, or the
     /// children of one index (`parent_id`; with those the user removed, which the index still

@@ -2,6 +2,7 @@
 
 mod accounts;
 mod caps;
+mod check_runs;
 mod disk;
 mod lease;
 mod opening;

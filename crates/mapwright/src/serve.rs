@@ -156,6 +156,13 @@ pub struct ServeArgs {
     /// mail start with [default: http:// and the listening address].
     #[arg(long, env = "MAPWRIGHT_PUBLIC_URL", value_name = "URL")]
     pub public_url: Option<String>,
+    /// Requests per second to one origin when checking a site's listed URLs (the failing-URL
+    /// report), in all processes; robots.txt's Crawl-delay wins when slower [default: 5].
+    #[arg(long, env = "MAPWRIGHT_CHECK_RATE", value_name = "PER_SECOND")]
+    pub check_rate: Option<f64>,
+    /// How long after a site's last full check of its URLs the next starts [default: 7d].
+    #[arg(long, env = "MAPWRIGHT_CHECK_INTERVAL", value_name = "DURATION", value_parser = duration_arg)]
+    pub check_interval: Option<Duration>,
     #[command(subcommand)]
     pub command: Option<ServeCommand>,
 }
@@ -239,6 +246,8 @@ impl ServeArgs {
             smtp_url: self.smtp_url.clone(),
             mail_from: self.mail_from.clone(),
             public_url: self.public_url.clone(),
+            check_rate: self.check_rate,
+            check_interval: self.check_interval,
         };
         settings::resolve(given, file, default_data_dir)
     }
@@ -293,6 +302,7 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", settings.listen))?;
     let addr = listener.local_addr()?;
     let mut state = AppState::new(store.clone(), settings.secure_cookies);
+    state.checks = Arc::new(mapwright_server::console::checker::Jobs::new(checker_config(&settings)));
     if settings.allow_private_networks {
         tracing::warn!("outbound fetches may reach private networks (--allow-private-networks)");
         state = state.allow_private_networks();
@@ -333,9 +343,9 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
     };
     let workers = scheduler::spawn(state.clone(), config, shutdown.clone());
     // The console's failing-URLs report runs in the background; a run cut short at shutdown
-    // is simply done again later (each URL's outcome is written in one transaction).
+    // writes what it did and is resumed there (by any process sharing the database).
     let mut checker_stop = shutdown.clone();
-    let checker = mapwright_server::console::checker::spawn(state.clone(), Default::default(), async move {
+    let checker = mapwright_server::console::checker::spawn(state.clone(), async move {
         let _ = checker_stop.wait_for(|stopping| *stopping).await;
     });
     tracing::info!(%addr, backend = store.backend(), workers = settings.workers, "listening on http://{addr}");
@@ -385,6 +395,13 @@ fn mailer(settings: &Settings, addr: SocketAddr) -> anyhow::Result<mapwright_ser
         }
     };
     Ok(mailer)
+}
+
+/// The failing-URL checker's pace and interval from the settings.
+fn checker_config(settings: &Settings) -> mapwright_server::console::checker::CheckerConfig {
+    let config =
+        mapwright_server::console::checker::CheckerConfig { interval: settings.check_interval, ..Default::default() };
+    config.with_rate(settings.check_rate)
 }
 
 /// The retention task's policy from the settings (run hourly, sessions deleted once expired).

@@ -136,6 +136,76 @@ pub(crate) async fn verify_now(
     Ok(Json(VerifyResult { verification, site: site.into() }))
 }
 
+/// Where the failing-URL report of a site stands: its check run going or last, the last full
+/// run, the next; what the console's site page says, as data.
+#[derive(Serialize)]
+pub(crate) struct UrlCheckView {
+    /// `never` (no run yet), `running`, `done` or `failed`.
+    state: &'static str,
+    started_at: Option<i64>,
+    finished_at: Option<i64>,
+    /// URLs checked by the run so far (all of them when done).
+    checked: i64,
+    /// Live URLs when the run started.
+    total: i64,
+    /// Failing URLs the run found so far.
+    failing: i64,
+    /// Whether the failing-URL report is partial: a run is going, or none ever covered every URL.
+    partial: bool,
+    /// Why a failed run stopped.
+    error: Option<String>,
+    /// When the last run that checked every URL ended.
+    last_complete_at: Option<i64>,
+    /// When the next periodic run is due (`null` while one runs or the site is not verified).
+    next_run_at: Option<i64>,
+}
+
+/// `GET /api/v1/sites/{id}/url-check`.
+pub(crate) async fn url_check(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Id(id): Id,
+) -> Result<Json<UrlCheckView>, AppError> {
+    let actor = Actor::from(&user);
+    let site = state.store.site(actor, id).await?;
+    let run = state.store.check_run(actor, id).await?;
+    let now = now();
+    let next_run_at = crate::console::checker::next_run_at(run.as_ref(), &state.checks.config, now)
+        .filter(|_| site.verified_at.is_some())
+        .map(|at| at.max(now));
+    let view = match run {
+        None => UrlCheckView {
+            state: "never",
+            started_at: None,
+            finished_at: None,
+            checked: 0,
+            total: 0,
+            failing: 0,
+            partial: true,
+            error: None,
+            last_complete_at: None,
+            next_run_at,
+        },
+        Some(r) => UrlCheckView {
+            state: match r.state.as_str() {
+                "running" => "running",
+                "done" => "done",
+                _ => "failed",
+            },
+            partial: r.is_running() || r.last_complete_at.is_none(),
+            started_at: Some(r.started_at),
+            finished_at: r.finished_at,
+            checked: r.checked,
+            total: r.total.max(r.checked),
+            failing: r.failing,
+            error: r.error,
+            last_complete_at: r.last_complete_at,
+            next_run_at,
+        },
+    };
+    Ok(Json(view))
+}
+
 #[cfg(test)]
 mod tests {
     use super::parse_origin;

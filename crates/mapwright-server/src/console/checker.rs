@@ -1,130 +1,125 @@
-//! The failing-URLs report: a background task that checks the live URLs of every verified
-//! site with the validator's live checks (`mapwright_fetch::check`: `url-status`,
-//! `url-noindex`, `robots-disallowed`) and stores the outcome per URL for the site page.
+//! The failing-URLs report: check runs that visit every live URL of a verified site with the
+//! validator's live checks (`mapwright_fetch::check`: `url-status`, `url-noindex`,
+//! `robots-disallowed`) and store the outcome per URL for the site page.
 //!
-//! Polite by construction: each run of a site checks at most [`CheckerConfig::budget`] URLs
-//! (all of a small site; on a big one, the never-checked and longest-ago-checked first, so
-//! successive runs rotate through the whole site), two requests in flight per host with a pause
-//! between them, robots.txt's Crawl-delay honoured, and each site at most once per
-//! [`CheckerConfig::period`].
+//! A run is a row of the store (`check_runs`), claimed with a lease like a sitemap job, so
+//! that one run per site, and per origin, holds across every process sharing the database. It
+//! reads the site's URLs a page at a time by id and records each batch of outcomes with its
+//! progress (the id reached) in one transaction, renewing the lease: memory stays flat
+//! whatever the site's size, and a run cut short (a restart, a crash) is taken over where it
+//! was, by any process, once its lease has ended (at once after a clean shutdown).
+//!
+//! Polite by construction: one [`Checker`] per run, so robots.txt is fetched once per run and
+//! the origin gets at most one request per [`CheckConfig::delay`] (`--check-rate`, 5 a second
+//! by default; robots.txt's Crawl-delay if longer), one request per URL. Periodic runs start
+//! every [`CheckerConfig::interval`] (`--check-interval`, 7 days) after the last complete
+//! one; "Check now" starts one at once, at most [`Jobs::per_user`] per user at once and
+//! [`Jobs::cooldown`] after the site's last run.
 
-use std::collections::HashMap;
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mapwright_fetch::check::{CheckConfig, UrlToCheck, check_urls};
-use mapwright_store::UrlCheckRecord;
-use tokio::task::JoinHandle;
+use futures_util::StreamExt;
+use mapwright_core::Finding;
+use mapwright_fetch::check::{CheckConfig, Checker, UrlToCheck};
+use mapwright_store::{CheckRefusal, CheckRun, CheckTrigger, UrlCheckRecord};
+use tokio::sync::watch;
+use tokio::task::{JoinHandle, JoinSet};
 
 use crate::{AppError, AppState, now};
 
-/// How often and how much the checker checks.
+/// How often and how politely the checker checks.
 #[derive(Debug, Clone)]
 pub struct CheckerConfig {
-    /// How long the task sleeps between two looks for due sites.
+    /// How long the periodic task waits between two looks for due sites (default 60 s).
+    pub poll: Duration,
+    /// How long after the last complete run of a site the next starts (default 7 days).
     pub interval: Duration,
-    /// How long a site's URLs stay checked before the next run.
-    pub period: Duration,
-    /// URLs checked per site per run.
-    pub budget: i64,
-    /// Sites checked per look.
-    pub sites_per_round: i64,
-    /// Concurrency and pauses of the live checks.
+    /// How long after a failed run it is tried again (default 1 hour, at most `interval`).
+    pub retry: Duration,
+    /// Periodic runs going at once in this process (default 16); each keeps its origin's
+    /// pace, so they cost little but waiting.
+    pub runs_at_once: usize,
+    /// Periodic runs of one owner's sites going at once, in all processes (default 2): a
+    /// user's big sites (a million URLs take days at 5 a second) leave slots for the others.
+    pub per_owner: i64,
+    /// How long a claimed run stays this process's without a write (default 60 s); the run
+    /// writes (and renews it) at least every [`CheckerConfig::flush`].
+    pub lease: Duration,
+    /// The longest time between two writes of a run's outcomes and progress (default 5 s).
+    pub flush: Duration,
+    /// Outcomes written together at most (default 100).
+    pub batch: usize,
+    /// URLs read from the store at once (default 500).
+    pub page: i64,
+    /// Concurrency and pace of the live checks: `delay` is one over `--check-rate`.
     pub check: CheckConfig,
 }
+
+/// The default `--check-rate`: requests per second to one origin.
+pub const DEFAULT_CHECK_RATE: f64 = 5.0;
+
+/// The default `--check-interval`.
+pub const DEFAULT_CHECK_INTERVAL: Duration = Duration::from_secs(7 * 24 * 3600);
 
 impl Default for CheckerConfig {
     fn default() -> Self {
         CheckerConfig {
-            interval: Duration::from_secs(60),
-            period: Duration::from_secs(24 * 3600),
-            budget: 200,
-            sites_per_round: 10,
-            check: CheckConfig { per_host: 2, delay: Duration::from_millis(200), ..CheckConfig::default() },
-        }
-    }
-}
-
-/// What one run of a site found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CheckSummary {
-    /// URLs checked.
-    pub checked: usize,
-    /// Of those, how many failed a check.
-    pub failing: usize,
-}
-
-/// URLs per round of a run: the progress a running check shows moves in these steps.
-const STEP: usize = 50;
-
-/// Checks up to the budget of the site's live URLs now and records the outcome. Call it
-/// through [`Jobs::start`] (or the periodic task) so that a site is never checked twice at once.
-pub async fn check_site(state: &AppState, site_id: i64, config: &CheckerConfig) -> Result<CheckSummary, AppError> {
-    check_site_with(state, site_id, config, &Progress::default()).await
-}
-
-/// How far a run is: URLs to check, and checked so far.
-#[derive(Debug, Default)]
-pub struct Progress {
-    total: AtomicUsize,
-    done: AtomicUsize,
-}
-
-async fn check_site_with(
-    state: &AppState,
-    site_id: i64,
-    config: &CheckerConfig,
-    progress: &Progress,
-) -> Result<CheckSummary, AppError> {
-    let urls = state.store.urls_to_check(site_id, config.budget).await?;
-    progress.total.store(urls.len(), Ordering::Relaxed);
-    let mut findings = Vec::new();
-    for step in urls.chunks(STEP) {
-        let to_check = step.iter().map(|(_, loc)| UrlToCheck { loc: loc.clone(), position: None }).collect();
-        findings.extend(check_urls(&state.fetcher, to_check, &config.check).await);
-        progress.done.fetch_add(step.len(), Ordering::Relaxed);
-    }
-    let mut by_loc: HashMap<&str, &mapwright_core::Finding> = HashMap::new();
-    for f in &findings {
-        if let Some(loc) = f.loc.as_deref() {
-            by_loc.entry(loc).or_insert(f);
-        }
-    }
-    let records: Vec<UrlCheckRecord> = urls
-        .iter()
-        .map(|(id, loc)| match by_loc.get(loc.as_str()) {
-            Some(f) => UrlCheckRecord {
-                url_id: *id,
-                status: status_of(&f.message),
-                rule: Some(f.rule.as_str().to_owned()),
-                message: Some(f.message.clone()),
+            poll: Duration::from_secs(60),
+            interval: DEFAULT_CHECK_INTERVAL,
+            retry: Duration::from_secs(3600),
+            runs_at_once: 16,
+            per_owner: 2,
+            lease: Duration::from_secs(60),
+            flush: Duration::from_secs(5),
+            batch: 100,
+            page: 500,
+            check: CheckConfig {
+                per_host: 4,
+                delay: CheckConfig::rate_delay(DEFAULT_CHECK_RATE),
+                ..CheckConfig::default()
             },
-            None => UrlCheckRecord { url_id: *id, status: None, rule: None, message: None },
-        })
-        .collect();
-    let at = now();
-    state.store.record_url_checks(site_id, &records, at).await?;
-    state.store.record_site_snapshot(site_id, at).await?;
-    let failing = records.iter().filter(|r| r.rule.is_some()).count();
-    Ok(CheckSummary { checked: records.len(), failing })
+        }
+    }
 }
 
-/// The checks of this process, one per site at a time: "Check now" and the periodic task both
-/// start theirs here, so however often the button is pressed a site gets one run's requests.
-/// A user runs at most [`Jobs::per_user`] at once, and a site checked by hand waits
-/// [`Jobs::cooldown`] before the next. Finished runs stay (one entry per site) for the last
-/// result the site page shows.
+impl CheckerConfig {
+    /// This configuration with at most `per_second` requests a second to one origin.
+    pub fn with_rate(mut self, per_second: f64) -> Self {
+        self.check.delay = CheckConfig::rate_delay(per_second);
+        self
+    }
+}
+
+/// How a run in this process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunEnd {
+    /// Every live URL was checked.
+    Done {
+        /// URLs checked in the whole run (also by processes before this one).
+        checked: i64,
+        /// Of those, how many failed.
+        failing: i64,
+    },
+    /// Shutdown: the run was given back where it was, for any process to resume.
+    Released,
+    /// Another process took the run over (this one's lease had expired).
+    Lost,
+}
+
+/// The checks of this process: the runs it started, its name in the store's leases, and the
+/// limits of "Check now". What must hold across processes (one run per site and per origin,
+/// the user's runs at once, the cooldown) is decided by the store.
 #[derive(Debug)]
 pub struct Jobs {
-    /// The configuration of the runs "Check now" starts.
+    /// The configuration of the runs this process starts.
     pub config: CheckerConfig,
-    /// Runs a user may have going at once.
-    pub per_user: usize,
-    /// Pause after a run before the owner may start another.
+    /// Runs a user may have going at once (default 2), in all processes.
+    pub per_user: i64,
+    /// Pause after a site's run ends before its owner may start another (default 5 minutes).
     pub cooldown: Duration,
-    runs: Mutex<HashMap<i64, Run>>,
+    owner: String,
+    stop: watch::Sender<bool>,
 }
 
 impl Default for Jobs {
@@ -133,150 +128,267 @@ impl Default for Jobs {
     }
 }
 
-#[derive(Debug)]
-struct Run {
-    user_id: Option<i64>,
-    started_at: i64,
-    progress: Arc<Progress>,
-    finished: Option<(i64, Result<CheckSummary, String>)>,
-}
-
-/// What the site page shows of a site's check.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunView {
-    /// When it started.
-    pub started_at: i64,
-    /// URLs to check.
-    pub total: usize,
-    /// Checked so far.
-    pub done: usize,
-    /// When it ended and how: the counts, or why it failed.
-    pub finished: Option<(i64, Result<CheckSummary, String>)>,
-}
-
-/// Why "Check now" did not start a run.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Refusal {
-    /// The site's check is running.
-    #[error("a check of this site is running already")]
-    Running,
-    /// The user's limit of runs at once.
-    #[error("you have {0} checks running already: wait for one to finish")]
-    UserLimit(usize),
-    /// Checked by hand too recently.
-    #[error("this site was checked moments ago: you can check it again in {0} seconds")]
-    TooSoon(i64),
-}
-
 impl Jobs {
     /// Runs with this configuration, two per user, five minutes apart per site.
     pub fn new(config: CheckerConfig) -> Jobs {
-        Jobs { config, per_user: 2, cooldown: Duration::from_secs(300), runs: Mutex::default() }
-    }
-
-    /// The site's current or last run.
-    pub fn view(&self, site_id: i64) -> Option<RunView> {
-        let runs = self.runs.lock().expect("jobs");
-        runs.get(&site_id).map(|r| RunView {
-            started_at: r.started_at,
-            total: r.progress.total.load(Ordering::Relaxed),
-            done: r.progress.done.load(Ordering::Relaxed),
-            finished: r.finished.clone(),
-        })
-    }
-
-    /// Claims the site for a run: refused while one runs, over the user's limit, or (for a
-    /// user's run) within the cooldown of the last one.
-    fn claim(&self, site_id: i64, user_id: Option<i64>, now: i64) -> Result<Arc<Progress>, Refusal> {
-        let mut runs = self.runs.lock().expect("jobs");
-        if let Some(run) = runs.get(&site_id) {
-            match &run.finished {
-                None => return Err(Refusal::Running),
-                Some((at, _)) if user_id.is_some() => {
-                    let wait = *at + self.cooldown.as_secs() as i64 - now;
-                    if wait > 0 {
-                        return Err(Refusal::TooSoon(wait));
-                    }
-                }
-                Some(_) => {}
-            }
-        }
-        if let Some(user) = user_id {
-            let running = runs.values().filter(|r| r.user_id == Some(user) && r.finished.is_none()).count();
-            if running >= self.per_user {
-                return Err(Refusal::UserLimit(running));
-            }
-        }
-        let progress = Arc::new(Progress::default());
-        runs.insert(site_id, Run { user_id, started_at: now, progress: progress.clone(), finished: None });
-        Ok(progress)
-    }
-
-    fn finish(&self, site_id: i64, outcome: Result<CheckSummary, String>) {
-        if let Some(run) = self.runs.lock().expect("jobs").get_mut(&site_id) {
-            run.finished = Some((now(), outcome));
+        Jobs {
+            config,
+            per_user: 2,
+            cooldown: Duration::from_secs(300),
+            owner: format!("checks-{}", crate::scheduler::process_tag()),
+            stop: watch::channel(false).0,
         }
     }
 
-    /// Starts a user's check of a site in the background and returns at once.
-    pub fn start(state: &AppState, site_id: i64, user_id: i64) -> Result<(), Refusal> {
-        let progress = state.checks.claim(site_id, Some(user_id), now())?;
+    /// This process's name in the store's check-run leases.
+    pub fn owner(&self) -> &str {
+        &self.owner
+    }
+
+    /// Starts a user's full check of a site in the background and returns at once, or says
+    /// why not (a run is going, the user's limit, too soon after the last run).
+    pub async fn start(state: &AppState, site_id: i64, user_id: i64) -> Result<Result<(), CheckRefusal>, AppError> {
+        let jobs = &state.checks;
+        let trigger = CheckTrigger::User {
+            user_id,
+            per_user: jobs.per_user,
+            cooldown: i64::try_from(jobs.cooldown.as_secs()).unwrap_or(i64::MAX),
+        };
+        let run = match claim(state, site_id, &trigger).await? {
+            Ok(run) => run,
+            Err(refusal) => return Ok(Err(refusal)),
+        };
         let state = state.clone();
         tokio::spawn(async move {
-            let config = state.checks.config.clone();
-            let outcome = check_site_with(&state, site_id, &config, &progress).await.map_err(|e| e.to_string());
-            state.checks.finish(site_id, outcome);
+            if let Err(e) = run_claimed(&state, run).await {
+                tracing::warn!(site = site_id, error = %e, "URL check failed");
+            }
         });
-        Ok(())
-    }
-
-    /// Runs the periodic check of a site here, unless a run of it is going.
-    async fn run_periodic(
-        state: &AppState,
-        site_id: i64,
-        config: &CheckerConfig,
-    ) -> Option<Result<CheckSummary, AppError>> {
-        let progress = state.checks.claim(site_id, None, now()).ok()?;
-        let outcome = check_site_with(state, site_id, config, &progress).await;
-        state.checks.finish(site_id, outcome.as_ref().map(|s| *s).map_err(|e| e.to_string()));
-        Some(outcome)
+        Ok(Ok(()))
     }
 }
 
-/// The HTTP status a `url-status` message names ("... answers 404", "... (status 301 there)").
+async fn claim(
+    state: &AppState,
+    site_id: i64,
+    trigger: &CheckTrigger,
+) -> Result<Result<CheckRun, CheckRefusal>, AppError> {
+    let now = now();
+    let lease_until = now + lease_seconds(&state.checks.config);
+    Ok(state.store.claim_check_run(site_id, &state.checks.owner, trigger, now, lease_until).await?)
+}
+
+fn lease_seconds(config: &CheckerConfig) -> i64 {
+    i64::try_from(config.lease.as_secs()).unwrap_or(i64::MAX).max(1)
+}
+
+/// Checks every live URL of the site now, in this task, and records the outcome: claims a
+/// run whatever the last one (refused only while a run of the site or of its origin is going)
+/// and runs it to the end. For tests and tools; the service runs checks through [`spawn`] and
+/// [`Jobs::start`].
+pub async fn check_site(state: &AppState, site_id: i64) -> Result<Result<RunEnd, CheckRefusal>, AppError> {
+    let always = CheckTrigger::Periodic { complete_before: i64::MAX, failed_before: i64::MAX, per_owner: i64::MAX };
+    match claim(state, site_id, &always).await? {
+        Ok(run) => Ok(Ok(run_claimed(state, run).await?)),
+        Err(refusal) => Ok(Err(refusal)),
+    }
+}
+
+fn seconds(d: Duration) -> i64 {
+    i64::try_from(d.as_secs()).unwrap_or(i64::MAX)
+}
+
+/// Runs a claimed run to its end (or until shutdown), and marks it failed if the store fails.
+async fn run_claimed(state: &AppState, run: CheckRun) -> Result<RunEnd, AppError> {
+    let site_id = run.site_id;
+    match run_pages(state, &run).await {
+        Ok(end) => Ok(end),
+        Err(e) => {
+            let message = e.to_string();
+            if let Err(again) = state.store.finish_check_run(site_id, &state.checks.owner, Some(&message), now()).await
+            {
+                tracing::warn!(site = site_id, error = %again, "cannot record that a URL check failed");
+            }
+            Err(e)
+        }
+    }
+}
+
+/// The run's pages from where it was: outcomes written every [`CheckerConfig::batch`] URLs or
+/// [`CheckerConfig::flush`], whichever comes first (so the lease is renewed even while one
+/// URL takes long), each with the id reached.
+async fn run_pages(state: &AppState, run: &CheckRun) -> Result<RunEnd, AppError> {
+    let config = &state.checks.config;
+    let owner = state.checks.owner.as_str();
+    let site_id = run.site_id;
+    let lease = lease_seconds(config);
+    let checker = Checker::new(&state.fetcher, config.check.clone());
+    let mut stop = state.checks.stop.subscribe();
+    let mut pending: Vec<UrlCheckRecord> = Vec::with_capacity(config.batch);
+    let mut reached = run.after_url_id;
+    let mut tick = tokio::time::interval(config.flush.max(Duration::from_millis(10)));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let flush = |pending: &mut Vec<UrlCheckRecord>, reached: i64| {
+        let checks = std::mem::take(pending);
+        async move {
+            let now = now();
+            state.store.record_check_page(site_id, owner, &checks, reached, now, now + lease).await
+        }
+    };
+    let in_flight = config.check.per_host.max(1) * 2;
+    loop {
+        let page = state.store.urls_to_check(site_id, reached, config.page).await?;
+        if page.is_empty() {
+            break;
+        }
+        let mut outcomes = futures_util::stream::iter(page)
+            .map(|(id, loc)| {
+                let checker = &checker;
+                async move {
+                    let findings = checker.check(&UrlToCheck { loc, position: None }).await;
+                    (id, findings)
+                }
+            })
+            .buffered(in_flight);
+        loop {
+            tokio::select! {
+                next = outcomes.next() => {
+                    let Some((id, findings)) = next else { break };
+                    pending.push(record(id, &findings));
+                    reached = id;
+                    if pending.len() >= config.batch && !flush(&mut pending, reached).await? {
+                        return Ok(RunEnd::Lost);
+                    }
+                }
+                _ = tick.tick() => {
+                    if !flush(&mut pending, reached).await? {
+                        return Ok(RunEnd::Lost);
+                    }
+                }
+                () = stopped(&mut stop) => {
+                    // What is done is kept; the rest waits for the next process.
+                    drop(outcomes);
+                    if !flush(&mut pending, reached).await? {
+                        return Ok(RunEnd::Lost);
+                    }
+                    state.store.release_check_runs(owner, now()).await?;
+                    return Ok(RunEnd::Released);
+                }
+            }
+        }
+    }
+    if !flush(&mut pending, reached).await? {
+        return Ok(RunEnd::Lost);
+    }
+    let at = now();
+    let Some(done) = state.store.finish_check_run(site_id, owner, None, at).await? else {
+        return Ok(RunEnd::Lost);
+    };
+    state.store.record_site_snapshot(site_id, at).await?;
+    Ok(RunEnd::Done { checked: done.checked, failing: done.failing })
+}
+
+/// Resolves once this process stops its checks (the guard `wait_for` returns is not held).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    let _ = stop.wait_for(|stopping| *stopping).await;
+}
+
+/// The stored outcome of one URL: its first finding, or none.
+fn record(url_id: i64, findings: &[Finding]) -> UrlCheckRecord {
+    match findings.first() {
+        Some(f) => UrlCheckRecord {
+            url_id,
+            status: status_of(&f.message),
+            rule: Some(f.rule.as_str().to_owned()),
+            message: Some(f.message.clone()),
+        },
+        None => UrlCheckRecord { url_id, status: None, rule: None, message: None },
+    }
+}
+
+/// The HTTP status a `url-status` message names ("... answers 404", "... (answers 301)").
 fn status_of(message: &str) -> Option<i64> {
-    ["answers ", "status "].iter().find_map(|key| {
-        let at = message.rfind(key)? + key.len();
-        let digits: String = message[at..].chars().take_while(char::is_ascii_digit).collect();
-        (digits.len() == 3).then(|| digits.parse().ok()).flatten()
+    let key = "answers ";
+    let at = message.rfind(key)? + key.len();
+    let digits: String = message[at..].chars().take_while(char::is_ascii_digit).collect();
+    (digits.len() == 3).then(|| digits.parse().ok()).flatten()
+}
+
+/// Starts the periodic checker: it claims due sites (a run cut short first, then sites never
+/// checked, then the longest ago) and keeps up to [`CheckerConfig::runs_at_once`] runs going.
+/// When `shutdown` completes, every run of this process (those of "Check now" too) writes what
+/// it did and gives its run back, and the task ends.
+pub fn spawn(state: AppState, shutdown: impl Future<Output = ()> + Send + 'static) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        tokio::pin!(shutdown);
+        let config = state.checks.config.clone();
+        let mut running: JoinSet<()> = JoinSet::new();
+        loop {
+            let free = config.runs_at_once.saturating_sub(running.len());
+            if free > 0 {
+                start_due(&state, &config, free, &mut running).await;
+            }
+            tokio::select! {
+                () = &mut shutdown => break,
+                () = tokio::time::sleep(config.poll) => {}
+                Some(_) = running.join_next(), if !running.is_empty() => {}
+            }
+        }
+        let _ = state.checks.stop.send(true);
+        while running.join_next().await.is_some() {}
+        if let Err(e) = state.store.release_check_runs(&state.checks.owner, now()).await {
+            tracing::warn!(error = %e, "cannot give the URL check runs back at shutdown");
+        }
     })
 }
 
-/// Starts the checker; it stops when `shutdown` completes (a run in progress finishes first).
-pub fn spawn(
-    state: AppState,
-    config: CheckerConfig,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> JoinHandle<()> {
-    tokio::spawn(async move {
-        tokio::pin!(shutdown);
-        loop {
-            let period = i64::try_from(config.period.as_secs()).unwrap_or(i64::MAX);
-            match state.store.sites_due_for_url_check(now().saturating_sub(period), config.sites_per_round).await {
-                Ok(sites) => {
-                    for site in sites {
-                        if let Some(Err(e)) = Jobs::run_periodic(&state, site.id, &config).await {
-                            tracing::warn!(site = site.id, error = %e, "URL check failed");
-                        }
-                    }
-                }
-                Err(e) => tracing::warn!(error = %e, "cannot list the sites due for a URL check"),
-            }
-            tokio::select! {
-                () = &mut shutdown => return,
-                () = tokio::time::sleep(config.interval) => {}
-            }
+/// Claims up to `free` due sites and starts their runs.
+async fn start_due(state: &AppState, config: &CheckerConfig, free: usize, running: &mut JoinSet<()>) {
+    let now = now();
+    let complete_before = now.saturating_sub(seconds(config.interval));
+    let failed_before = now.saturating_sub(seconds(config.retry.min(config.interval)));
+    // More than free: some are refused (another process took them, their origin is busy).
+    let want = i64::try_from(free * 4).unwrap_or(i64::MAX);
+    let due = match state.store.sites_due_for_check_run(now, complete_before, failed_before, want).await {
+        Ok(due) => due,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot list the sites due for a URL check");
+            return;
         }
+    };
+    let trigger = CheckTrigger::Periodic { complete_before, failed_before, per_owner: config.per_owner };
+    let mut started = 0;
+    for site_id in due {
+        if started == free {
+            break;
+        }
+        match claim(state, site_id, &trigger).await {
+            Ok(Ok(run)) => {
+                started += 1;
+                let state = state.clone();
+                running.spawn(async move {
+                    if let Err(e) = run_claimed(&state, run).await {
+                        tracing::warn!(site = site_id, error = %e, "URL check failed");
+                    }
+                });
+            }
+            Ok(Err(_)) => {}
+            Err(e) => tracing::warn!(site = site_id, error = %e, "cannot claim a URL check"),
+        }
+    }
+}
+
+/// When the site's next periodic run is due: after the last complete run plus the interval
+/// (a failed run: after the retry pause), `None` while one runs, "now" when never checked.
+pub fn next_run_at(run: Option<&CheckRun>, config: &CheckerConfig, now: i64) -> Option<i64> {
+    let Some(run) = run else { return Some(now) };
+    if run.is_running() {
+        return None;
+    }
+    let after_complete = run.last_complete_at.map_or(now, |at| at.saturating_add(seconds(config.interval)));
+    Some(match (run.state.as_str(), run.finished_at) {
+        ("failed", Some(at)) => after_complete.max(at.saturating_add(seconds(config.retry.min(config.interval)))),
+        _ => after_complete,
     })
 }
 
@@ -287,9 +399,7 @@ mod tests {
     #[test]
     fn statuses_from_messages() {
         assert_eq!(status_of("https://a.example/x answers 404"), Some(404));
-        assert_eq!(status_of("https://a.example/x redirects to https://a.example/y (status 200 there)"), Some(200));
-        let first_hop = "https://a.example/x redirects to https://a.example/y (answers 301; status 200 there)";
-        assert_eq!(status_of(first_hop), Some(301), "the redirect's own status");
+        assert_eq!(status_of("https://a.example/x redirects to https://a.example/y (answers 301)"), Some(301));
         assert_eq!(status_of("https://a.example/x cannot be fetched: timeout"), None);
         assert_eq!(status_of("https://a.example/x is disallowed by its robots.txt"), None);
     }

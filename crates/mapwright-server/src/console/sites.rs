@@ -8,11 +8,11 @@ use axum::extract::{Path, Query, State};
 use axum::http::HeaderValue;
 use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::response::IntoResponse;
-use mapwright_store::{Actor, FailureKindCount, FindingQuery, Page, Site, Source, Store, UrlFailure};
+use mapwright_store::{Actor, CheckRun, FailureKindCount, FindingQuery, Page, Site, Source, Store, UrlFailure};
 use maud::{Markup, html};
 use serde::Deserialize;
 
-use super::checker::{Jobs, RunView};
+use super::checker::{Jobs, next_run_at};
 use super::csrf::CsrfForm;
 use super::format::{thousands, time, time_or, url};
 use super::{
@@ -68,7 +68,6 @@ pub(crate) async fn show(
     let kind = KINDS.iter().map(|(k, _)| *k).find(|k| *k == p.kind.trim());
     let failures = state.store.list_url_failures(actor, id, kind, p.failures_after, PAGE).await?;
     let kinds = state.store.url_failure_kinds(actor, id).await?;
-    let last_check = state.store.last_url_check(actor, id).await?;
     let snapshots = state.store.list_site_snapshots(actor, id, SNAPSHOTS).await?;
     let filter = findings::severity(p.severity.trim());
     let query = FindingQuery {
@@ -78,9 +77,10 @@ pub(crate) async fn show(
         ..FindingQuery::default()
     };
     let examples = state.store.finding_examples(actor, &query).await?;
-    let run = state.checks.view(id);
-    let running = run.as_ref().is_some_and(|r| r.finished.is_none());
+    let run = state.store.check_run(actor, id).await?;
+    let running = run.as_ref().is_some_and(CheckRun::is_running);
     let now = now();
+    let next = next_run_at(run.as_ref(), &state.checks.config, now);
     let base = format!("/sites/{id}");
     let body = html! {
         p class="crumbs" { a href="/" { "My sitemaps" } }
@@ -97,15 +97,15 @@ pub(crate) async fn show(
         (live_urls(&snapshots))
         h2 id="failing" { "Failing URLs" }
         p {
-            "Listed URLs are checked in the background (HTTP status, noindex, robots.txt), up to "
-            (thousands(state.checks.config.budget)) " per run. Last check: " (time_or(last_check, now, "never")) "."
+            "Every listed URL is checked in the background (HTTP status, redirects, noindex, robots.txt), "
+            "one request per URL at a polite pace, in full runs."
         }
-        (check_status(run.as_ref(), now))
+        (check_status(run.as_ref(), next, site.verified_at.is_some(), now))
         @if site.verified_at.is_some() && !running {
             (button_form(&format!("/sites/{id}/check"), &session.csrf, "Check now", "secondary"))
         }
         (kinds_section(id, &kinds, kind))
-        (failures_table(&failures.items, now))
+        (failures_table(&failures.items, run.as_ref(), now))
         @let failing_base = match kind { Some(k) => format!("{base}?kind={k}"), None => base.clone() };
         (pager(&failing_base, "failures_after", p.failures_after, failures.next_after))
         h2 { "Delete this site" }
@@ -169,26 +169,58 @@ fn live_urls(snapshots: &[mapwright_store::SiteSnapshot]) -> Markup {
     }
 }
 
-/// Progress of the running check, or the last one's result.
-fn check_status(run: Option<&RunView>, now: i64) -> Markup {
+/// What the failing-URL report stands on: never checked, the run going (how far, and that its
+/// failures are partial), or the last run's end; when the last complete run ended and when the
+/// next is due.
+fn check_status(run: Option<&CheckRun>, next: Option<i64>, verified: bool, now: i64) -> Markup {
+    let last_complete = run.and_then(|r| r.last_complete_at);
     html! {
-        @match run {
-            Some(RunView { finished: None, total, done, started_at }) => {
-                div class="flash" role="status" id="check-progress" {
-                    "Checking: " (thousands(*done as i64)) " of " (thousands(*total as i64)) " URLs, started " (time(*started_at, now))
-                    ". This page reloads until it is done."
+        div id="check-status" {
+            @match run {
+                None => {
+                    p id="check-never" {
+                        strong { "Not checked yet." }
+                        " No URL of this site has been checked, so no failure is known. "
+                        @if verified { "The first check starts shortly." } @else { "Checks start once the site is verified." }
+                    }
+                }
+                Some(r) if r.is_running() => {
+                    div class="flash" role="status" id="check-progress" {
+                        "Checking: " (thousands(r.checked)) " of " (thousands(r.total.max(r.checked))) " URLs checked, started "
+                        (time(r.started_at, now)) ". This page reloads until it is done."
+                    }
+                    p id="check-partial" {
+                        "The failures below are partial: " (thousands(r.failing)) " found so far in this run; "
+                        "URLs it has not reached yet show what an earlier run found, if any."
+                    }
+                }
+                Some(r) if r.state == "done" => {
+                    p id="check-result" {
+                        "Last full check ended " (time(r.finished_at.unwrap_or(r.started_at), now)) ": "
+                        (thousands(r.checked)) " URLs checked, " (thousands(r.failing)) " failing."
+                    }
+                }
+                Some(r) => {
+                    p class="error" id="check-result" {
+                        "The last check stopped " (time_or(r.finished_at, now, "")) " after " (thousands(r.checked)) " of "
+                        (thousands(r.total.max(r.checked))) " URLs: " (r.error.as_deref().unwrap_or("unknown error")) "."
+                    }
                 }
             }
-            Some(RunView { finished: Some((at, Ok(summary))), .. }) => {
-                p id="check-result" {
-                    "Last run " (time(*at, now)) ": checked " (thousands(summary.checked as i64)) " URLs, "
-                    (thousands(summary.failing as i64)) " failing."
+            @if run.is_some() {
+                p id="check-schedule" {
+                    @match last_complete {
+                        Some(at) if run.is_none_or(|r| r.state != "done") => { "The last full check ended " (time(at, now)) ". " }
+                        Some(_) => {}
+                        None => { "No check has covered every URL yet. " }
+                    }
+                    @match next {
+                        Some(at) if verified && at > now => { "Next check: " (time(at, now)) "." }
+                        Some(_) if verified => { "Next check: shortly." }
+                        _ => {}
+                    }
                 }
             }
-            Some(RunView { finished: Some((at, Err(e))), .. }) => {
-                p class="error" id="check-result" { "The last run " (time(*at, now)) " stopped: " (e) }
-            }
-            None => {}
         }
     }
 }
@@ -238,10 +270,14 @@ fn what(f: &UrlFailure) -> Markup {
     }
 }
 
-fn failures_table(failures: &[UrlFailure], now: i64) -> Markup {
+fn failures_table(failures: &[UrlFailure], run: Option<&CheckRun>, now: i64) -> Markup {
     html! {
         @if failures.is_empty() {
-            p { "No failing URLs." }
+            @match run {
+                None => p { "No failure known: no URL was checked yet." },
+                Some(r) if r.is_running() && r.last_complete_at.is_none() => p { "No failing URL found so far." },
+                Some(_) => p { "No failing URLs." },
+            }
         } @else {
             table class="cards" {
                 caption class="visually-hidden" { "Failing URLs" }
@@ -386,7 +422,7 @@ pub(crate) async fn check_now(
     if site.verified_at.is_none() {
         return Ok(redirect_error(&back, "Verify the site before checking its URLs.", &state));
     }
-    match Jobs::start(&state, id, session.user.id) {
+    match Jobs::start(&state, id, session.user.id).await? {
         Ok(()) => Ok(redirect_with(&back, "The check started: this page shows its progress.", &state)),
         Err(refusal) => Ok(redirect_error(&back, &format!("Not started: {refusal}."), &state)),
     }

@@ -184,7 +184,7 @@ pub fn spawn(state: AppState, config: Config, shutdown: watch::Receiver<bool>) -
 }
 
 /// A name unique to this process among all that share the database: host, pid and start time.
-fn process_tag() -> String {
+pub(crate) fn process_tag() -> String {
     let host = std::env::var("HOSTNAME").ok().filter(|h| !h.is_empty()).unwrap_or_else(|| "host".into());
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
     format!("{host}-{}-{}-{nanos:09}", std::process::id(), now())

@@ -57,6 +57,7 @@ async fn another_users_resources_are_404_for_every_route_with_an_id() {
             (Method::Get, "/api/v1/sites/{id}/urls.csv", format!("/api/v1/sites/{s}/urls.csv"), None),
             (Method::Get, "/api/v1/sites/{id}/urls.jsonl", format!("/api/v1/sites/{s}/urls.jsonl"), None),
             (Method::Get, "/api/v1/sites/{id}/frontier", format!("/api/v1/sites/{s}/frontier"), None),
+            (Method::Get, "/api/v1/sites/{id}/url-check", format!("/api/v1/sites/{s}/url-check"), None),
             (Method::Get, "/api/v1/sitemaps/{id}", format!("/api/v1/sitemaps/{m}"), None),
             (Method::Delete, "/api/v1/sitemaps/{id}", format!("/api/v1/sitemaps/{m}"), None),
             (Method::Post, "/api/v1/sitemaps/{id}/resubmit", format!("/api/v1/sitemaps/{m}/resubmit"), None),

@@ -39,6 +39,11 @@ pub struct Settings {
     pub idle_timeout: Duration,
     #[serde(serialize_with = "as_text")]
     pub request_timeout: Duration,
+    /// Requests per second to one origin by the failing-URL checker.
+    pub check_rate: f64,
+    /// How long after a site's last full URL check the next starts.
+    #[serde(serialize_with = "as_text")]
+    pub check_interval: Duration,
     /// Fairness, quotas and retention (issue 14).
     #[serde(flatten)]
     pub sharing: Sharing,
@@ -123,6 +128,8 @@ pub struct FileSettings {
     pub smtp_url: Option<String>,
     pub mail_from: Option<String>,
     pub public_url: Option<String>,
+    pub check_rate: Option<f64>,
+    pub check_interval: Option<DurationValue>,
 }
 
 /// A duration in a TOML file: seconds as a number, or text with a unit (`500ms`, `30s`,
@@ -176,6 +183,8 @@ pub struct Given {
     pub smtp_url: Option<String>,
     pub mail_from: Option<String>,
     pub public_url: Option<String>,
+    pub check_rate: Option<f64>,
+    pub check_interval: Option<Duration>,
 }
 
 /// Reads the TOML file, saying which file and line is wrong.
@@ -241,6 +250,8 @@ pub fn resolve(
         header_timeout: duration(given.header_timeout, &file.header_timeout, "header_timeout", 10)?,
         idle_timeout: duration(given.idle_timeout, &file.idle_timeout, "idle_timeout", 60)?,
         request_timeout: duration(given.request_timeout, &file.request_timeout, "request_timeout", 120)?,
+        check_rate: given.check_rate.or(file.check_rate).unwrap_or(5.0),
+        check_interval: duration(given.check_interval, &file.check_interval, "check_interval", 7 * DAY)?,
         mail: Mail {
             sign_up: given.sign_up.or(file.sign_up).unwrap_or_else(|| "confirm".into()),
             smtp_url: given.smtp_url.or(file.smtp_url).filter(|u| !u.is_empty()),
@@ -296,6 +307,12 @@ pub fn resolve(
     }
     if settings.poll_interval.is_zero() || settings.verify_interval.is_zero() {
         bail!("poll_interval and verify_interval must be more than zero");
+    }
+    if !(settings.check_rate.is_finite() && settings.check_rate > 0.0 && settings.check_rate <= 1000.0) {
+        bail!("check_rate must be more than 0 and at most 1000 requests a second, not {}", settings.check_rate);
+    }
+    if settings.check_interval < Duration::from_secs(60) {
+        bail!("check_interval must be at least a minute");
     }
     Ok(settings)
 }
@@ -417,6 +434,25 @@ mod tests {
         assert!(err.contains("jobs_per_user"), "{err}");
         let zero = Given { url_quota: Some(0), ..Given::default() };
         assert!(resolve(zero, FileSettings::default(), PathBuf::new).is_err());
+    }
+
+    #[test]
+    fn check_rate_and_interval() {
+        let s = resolve(Given::default(), FileSettings::default(), PathBuf::new).unwrap();
+        assert_eq!((s.check_rate, s.check_interval), (5.0, Duration::from_secs(7 * DAY)), "the defaults");
+        let text = toml::to_string(&s).unwrap();
+        assert!(text.contains("check_rate = 5.0") && text.contains("check_interval = \"7d\""), "{text}");
+        let file: FileSettings = toml::from_str("check_rate = 0.5\ncheck_interval = \"1d\"\n").unwrap();
+        let given = Given { check_rate: Some(20.0), ..Given::default() };
+        let s = resolve(given, file, PathBuf::new).unwrap();
+        assert_eq!((s.check_rate, s.check_interval), (20.0, Duration::from_secs(DAY)));
+        for bad in [0.0, -1.0, f64::NAN, 1e9] {
+            let given = Given { check_rate: Some(bad), ..Given::default() };
+            let err = resolve(given, FileSettings::default(), PathBuf::new).unwrap_err().to_string();
+            assert!(err.contains("check_rate"), "{bad}: {err}");
+        }
+        let given = Given { check_interval: Some(Duration::from_secs(1)), ..Given::default() };
+        assert!(resolve(given, FileSettings::default(), PathBuf::new).is_err());
     }
 
     #[test]

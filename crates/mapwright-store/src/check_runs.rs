@@ -1,0 +1,298 @@
+//! The failing-URL check runs' queries (issue 20), written once for both backends like
+//! `sql.rs`, as inherent methods that the `Store` implementation calls.
+//!
+//! A run is claimed in one write transaction that first locks one row standing for the site's
+//! origin (its lowest-id site row: `UPDATE ... SET origin = origin`), so that two processes
+//! claiming runs of one origin on PostgreSQL take turns, as SQLite's single writer makes them
+//! anyway; a new run also locks the row of the user it counts against (who pressed "Check
+//! now", or the site's owner for a periodic run), so that count holds across processes. Locks
+//! are taken in that order (origin, then user), never the reverse.
+
+/// The columns of [`crate::CheckRun`].
+macro_rules! check_run_cols {
+    () => {
+        "site_id, state, requested_by, started_at, finished_at, after_url_id, checked, failing, total, error, \
+         lease_owner, lease_expires_at, last_complete_at"
+    };
+}
+
+/// Upserts URL check outcomes in the transaction `$tx`, in chunks.
+macro_rules! insert_url_checks {
+    ($tx:ident, $site_id:expr, $checks:expr, $now:expr) => {
+        for chunk in $checks.chunks($crate::sql::URL_CHUNK) {
+            let mut insert =
+                sqlx::QueryBuilder::new("INSERT INTO url_checks (url_id, site_id, checked_at, status, rule, message) ");
+            insert.push_values(chunk, |mut row, c| {
+                row.push_bind(c.url_id)
+                    .push_bind($site_id)
+                    .push_bind($now)
+                    .push_bind(c.status)
+                    .push_bind(&c.rule)
+                    .push_bind(&c.message);
+            });
+            insert.push(
+                " ON CONFLICT (url_id) DO UPDATE SET checked_at = excluded.checked_at, status = excluded.status, \
+                 rule = excluded.rule, message = excluded.message",
+            );
+            insert.build().execute(&mut *$tx).await?;
+        }
+    };
+}
+
+/// The check-run methods of a store type with a `pool` and `begin_write`.
+macro_rules! impl_check_runs {
+    ($ty:ty) => {
+        impl $ty {
+            pub(crate) async fn check_runs_due(
+                &self,
+                now: Timestamp,
+                complete_before: Timestamp,
+                failed_before: Timestamp,
+                limit: i64,
+            ) -> Result<Vec<i64>> {
+                Ok(sqlx::query_scalar(
+                    "SELECT s.id FROM sites s LEFT JOIN check_runs r ON r.site_id = s.id \
+                     WHERE s.verified_at IS NOT NULL AND (r.site_id IS NULL \
+                     OR (r.state = 'running' AND (r.lease_expires_at IS NULL OR r.lease_expires_at <= $1)) \
+                     OR (r.state <> 'running' AND COALESCE(r.last_complete_at, 0) < $2 \
+                         AND (r.state = 'done' OR r.finished_at < $3))) \
+                     ORDER BY CASE WHEN r.state = 'running' THEN 0 WHEN r.site_id IS NULL THEN 1 ELSE 2 END, \
+                     COALESCE(r.last_complete_at, 0), s.id LIMIT $4",
+                )
+                .bind(now)
+                .bind(complete_before)
+                .bind(failed_before)
+                .bind(limit.max(0))
+                .fetch_all(&self.pool)
+                .await?)
+            }
+
+            pub(crate) async fn check_runs_claim(
+                &self,
+                site_id: i64,
+                owner: &str,
+                trigger: &CheckTrigger,
+                now: Timestamp,
+                lease_until: Timestamp,
+            ) -> Result<std::result::Result<CheckRun, CheckRefusal>> {
+                let mut tx = self.begin_write().await?;
+                let site: Option<(String, Option<i64>, i64)> =
+                    sqlx::query_as("SELECT origin, verified_at, owner_id FROM sites WHERE id = $1")
+                        .bind(site_id)
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                let Some((origin, verified_at, owner_id)) = site else {
+                    return Err(Error::NotFound { what: "site", id: site_id });
+                };
+                sqlx::query(
+                    "UPDATE sites SET origin = origin WHERE id = (SELECT MIN(id) FROM sites WHERE origin = $1)",
+                )
+                .bind(&origin)
+                .execute(&mut *tx)
+                .await?;
+                let run: Option<CheckRun> =
+                    sqlx::query_as(concat!("SELECT ", check_run_cols!(), " FROM check_runs WHERE site_id = $1"))
+                        .bind(site_id)
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                let in_force = |r: &CheckRun| r.is_running() && r.lease_expires_at.is_some_and(|t| t > now);
+                if run.as_ref().is_some_and(in_force) {
+                    return Ok(Err(CheckRefusal::Running));
+                }
+                if verified_at.is_none() {
+                    return Ok(Err(CheckRefusal::NotDue));
+                }
+                let busy: i64 = sqlx::query_scalar(
+                    "SELECT COUNT(*) FROM check_runs r JOIN sites s ON s.id = r.site_id WHERE s.origin = $1 \
+                     AND r.site_id <> $2 AND r.state = 'running' AND r.lease_expires_at > $3",
+                )
+                .bind(&origin)
+                .bind(site_id)
+                .bind(now)
+                .fetch_one(&mut *tx)
+                .await?;
+                if busy > 0 {
+                    return Ok(Err(CheckRefusal::OriginBusy));
+                }
+                if run.as_ref().is_some_and(CheckRun::is_running) {
+                    // A run whose process died or stopped: taken over where it was.
+                    let resumed: CheckRun = sqlx::query_as(concat!(
+                        "UPDATE check_runs SET lease_owner = $2, lease_expires_at = $3 WHERE site_id = $1 RETURNING ",
+                        check_run_cols!()
+                    ))
+                    .bind(site_id)
+                    .bind(owner)
+                    .bind(lease_until)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                    tx.commit().await?;
+                    return Ok(Ok(resumed));
+                }
+                let requested_by = match trigger {
+                    CheckTrigger::Periodic { complete_before, failed_before, per_owner } => {
+                        let due = run.as_ref().is_none_or(|r| {
+                            r.last_complete_at.unwrap_or(0) < *complete_before
+                                && (r.state == "done" || r.finished_at.unwrap_or(0) < *failed_before)
+                        });
+                        if !due {
+                            return Ok(Err(CheckRefusal::NotDue));
+                        }
+                        sqlx::query("UPDATE users SET is_admin = is_admin WHERE id = $1")
+                            .bind(owner_id)
+                            .execute(&mut *tx)
+                            .await?;
+                        let running: i64 = sqlx::query_scalar(
+                            "SELECT COUNT(*) FROM check_runs r JOIN sites s ON s.id = r.site_id WHERE s.owner_id = $1 \
+                             AND r.requested_by IS NULL AND r.state = 'running' AND r.lease_expires_at > $2",
+                        )
+                        .bind(owner_id)
+                        .bind(now)
+                        .fetch_one(&mut *tx)
+                        .await?;
+                        if running >= *per_owner {
+                            return Ok(Err(CheckRefusal::OwnerLimit(running)));
+                        }
+                        None
+                    }
+                    CheckTrigger::User { user_id, per_user, cooldown } => {
+                        if let Some(wait) = run
+                            .as_ref()
+                            .and_then(|r| r.finished_at)
+                            .map(|at| at + cooldown - now)
+                            .filter(|wait| *wait > 0)
+                        {
+                            return Ok(Err(CheckRefusal::TooSoon(wait)));
+                        }
+                        sqlx::query("UPDATE users SET is_admin = is_admin WHERE id = $1")
+                            .bind(user_id)
+                            .execute(&mut *tx)
+                            .await?;
+                        let running: i64 = sqlx::query_scalar(
+                            "SELECT COUNT(*) FROM check_runs WHERE requested_by = $1 AND state = 'running' \
+                             AND lease_expires_at > $2",
+                        )
+                        .bind(user_id)
+                        .bind(now)
+                        .fetch_one(&mut *tx)
+                        .await?;
+                        if running >= *per_user {
+                            return Ok(Err(CheckRefusal::UserLimit(running)));
+                        }
+                        Some(*user_id)
+                    }
+                };
+                let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM urls WHERE site_id = $1 AND removed_at IS NULL")
+                    .bind(site_id)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                let started: CheckRun = sqlx::query_as(concat!(
+                    "INSERT INTO check_runs (site_id, state, requested_by, started_at, after_url_id, checked, failing, \
+                     total, lease_owner, lease_expires_at) VALUES ($1, 'running', $2, $3, 0, 0, 0, $4, $5, $6) \
+                     ON CONFLICT (site_id) DO UPDATE SET state = 'running', requested_by = excluded.requested_by, \
+                     started_at = excluded.started_at, finished_at = NULL, after_url_id = 0, checked = 0, failing = 0, \
+                     total = excluded.total, error = NULL, lease_owner = excluded.lease_owner, \
+                     lease_expires_at = excluded.lease_expires_at RETURNING ",
+                    check_run_cols!()
+                ))
+                .bind(site_id)
+                .bind(requested_by)
+                .bind(now)
+                .bind(total)
+                .bind(owner)
+                .bind(lease_until)
+                .fetch_one(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                Ok(Ok(started))
+            }
+
+            pub(crate) async fn check_runs_urls(
+                &self,
+                site_id: i64,
+                after_url_id: i64,
+                limit: i64,
+            ) -> Result<Vec<(i64, String)>> {
+                Ok(sqlx::query_as(
+                    "SELECT id, loc FROM urls WHERE site_id = $1 AND removed_at IS NULL AND id > $2 ORDER BY id LIMIT $3",
+                )
+                .bind(site_id)
+                .bind(after_url_id)
+                .bind(limit.clamp(1, 10_000))
+                .fetch_all(&self.pool)
+                .await?)
+            }
+
+            pub(crate) async fn check_runs_record(
+                &self,
+                site_id: i64,
+                owner: &str,
+                checks: &[UrlCheckRecord],
+                after_url_id: i64,
+                now: Timestamp,
+                lease_until: Timestamp,
+            ) -> Result<bool> {
+                let failing = checks.iter().filter(|c| c.rule.is_some()).count() as i64;
+                let mut tx = self.begin_write().await?;
+                let held = sqlx::query(
+                    "UPDATE check_runs SET after_url_id = $3, checked = checked + $4, failing = failing + $5, \
+                     lease_expires_at = $6 WHERE site_id = $1 AND lease_owner = $2 AND state = 'running'",
+                )
+                .bind(site_id)
+                .bind(owner)
+                .bind(after_url_id)
+                .bind(checks.len() as i64)
+                .bind(failing)
+                .bind(lease_until)
+                .execute(&mut *tx)
+                .await?;
+                if held.rows_affected() == 0 {
+                    return Ok(false);
+                }
+                insert_url_checks!(tx, site_id, checks, now);
+                tx.commit().await?;
+                Ok(true)
+            }
+
+            pub(crate) async fn check_runs_finish(
+                &self,
+                site_id: i64,
+                owner: &str,
+                error: Option<&str>,
+                now: Timestamp,
+            ) -> Result<Option<CheckRun>> {
+                let state = if error.is_none() { "done" } else { "failed" };
+                Ok(sqlx::query_as(concat!(
+                    "UPDATE check_runs SET state = $3, error = $4, finished_at = $5, lease_owner = NULL, \
+                     lease_expires_at = NULL, last_complete_at = CASE WHEN $3 = 'done' THEN $5 ELSE last_complete_at END \
+                     WHERE site_id = $1 AND lease_owner = $2 AND state = 'running' RETURNING ",
+                    check_run_cols!()
+                ))
+                .bind(site_id)
+                .bind(owner)
+                .bind(state)
+                .bind(error)
+                .bind(now)
+                .fetch_optional(&self.pool)
+                .await?)
+            }
+
+            pub(crate) async fn check_runs_release(&self, owner: &str, now: Timestamp) -> Result<u64> {
+                let done = sqlx::query(
+                    "UPDATE check_runs SET lease_expires_at = $2 WHERE lease_owner = $1 AND state = 'running'",
+                )
+                .bind(owner)
+                .bind(now)
+                .execute(&self.pool)
+                .await?;
+                Ok(done.rows_affected())
+            }
+
+            pub(crate) async fn check_runs_get(&self, site_id: i64) -> Result<Option<CheckRun>> {
+                Ok(sqlx::query_as(concat!("SELECT ", check_run_cols!(), " FROM check_runs WHERE site_id = $1"))
+                    .bind(site_id)
+                    .fetch_optional(&self.pool)
+                    .await?)
+            }
+        }
+    };
+}
