@@ -20,6 +20,8 @@
 mod sql;
 mod email;
 mod error;
+#[macro_use]
+mod ingest;
 mod migrations;
 mod model;
 mod postgres;

@@ -145,3 +145,23 @@ impl_store!(
     // SQLite's LIKE ignores ASCII case already (as its LOWER only folds ASCII): no LOWER per row.
     loc_lower = "u.loc"
 );
+
+impl_ingest!(
+    SqliteStore,
+    // A temporary table lives in the connection's own temp store: filling it never touches
+    // the database file. Its primary key keeps the last entry of a URL listed twice (the
+    // upsert below, in reading order), its second index serves the sweep's anti-join.
+    create = [
+        "CREATE TEMP TABLE IF NOT EXISTS merge_urls (loc_hash BLOB PRIMARY KEY, seq INTEGER NOT NULL, \
+         loc TEXT NOT NULL, lastmod TEXT, changefreq TEXT, priority REAL, url_id INTEGER)",
+        "CREATE INDEX IF NOT EXISTS temp.merge_urls_url ON merge_urls(url_id)",
+        "DELETE FROM temp.merge_urls",
+    ],
+    expand = "INSERT INTO temp.merge_urls (loc_hash, seq, loc, lastmod, changefreq, priority) \
+              SELECT unhex(j.value ->> 1), b.seq * 100000 + j.key, j.value ->> 0, j.value ->> 2, j.value ->> 3, \
+              j.value ->> 4 FROM staged_url_batches b, json_each(b.body) j WHERE b.stage_id = $1 \
+              ORDER BY b.seq, j.key ON CONFLICT (loc_hash) DO UPDATE SET seq = excluded.seq, loc = excluded.loc, \
+              lastmod = excluded.lastmod, changefreq = excluded.changefreq, priority = excluded.priority",
+    analyze = [],
+    drop = ["DELETE FROM temp.merge_urls"]
+);

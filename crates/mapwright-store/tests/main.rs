@@ -2,6 +2,7 @@
 
 mod accounts;
 mod caps;
+mod ingest;
 mod lease;
 mod opening;
 mod ownership;
