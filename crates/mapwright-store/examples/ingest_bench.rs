@@ -30,9 +30,12 @@ fn entry(child: usize, i: usize, version: usize) -> UrlRecord {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
-    let sqlite = Arc::new(SqliteStore::open_dir(dir.path()).await?);
-    let bare = sqlite_bare(&dir.path().join("mapwright.db"));
-    run(sqlite, bare).await?;
+    // INGEST_BENCH_SKIP_SQLITE=1 measures PostgreSQL only.
+    if std::env::var_os("INGEST_BENCH_SKIP_SQLITE").is_none() {
+        let sqlite = Arc::new(SqliteStore::open_dir(dir.path()).await?);
+        let bare = sqlite_bare(&dir.path().join("mapwright.db"));
+        run(sqlite, bare).await?;
+    }
     if let Some(url) = std::env::args().nth(1) {
         let pg = Arc::new(PgStore::open(&url).await?);
         run(pg, Bare::Postgres(url)).await?;
@@ -62,7 +65,9 @@ async fn round(
     let leased = store.lease_due_sitemaps("bench", now, 100, 3600).await?;
     assert!(children.iter().all(|c| leased.iter().any(|l| l.id == *c)), "every child leased");
     let started = Instant::now();
+    let mut phases = [Duration::ZERO; 3];
     for (c, &child) in children.iter().enumerate() {
+        let t = Instant::now();
         let mut stage = store.begin_url_stage("bench", site, child, now).await?;
         let mut batch = Vec::with_capacity(BATCH);
         for i in 0..PER_CHILD {
@@ -73,8 +78,12 @@ async fn round(
             }
         }
         store.stage_urls(&mut stage, &batch).await?;
+        phases[0] += t.elapsed();
+        let t = Instant::now();
         let merge = UrlMerge { sweep: true, same_content, quota: i64::MAX, now };
         store.merge_url_stage("bench", &stage, merge).await?;
+        phases[1] += t.elapsed();
+        let t = Instant::now();
         let summary = FetchSummary {
             kinds: Some("web".into()),
             url_count: Some(PER_CHILD as i64),
@@ -93,7 +102,10 @@ async fn round(
             ..DownloadRecord::default()
         };
         store.complete("bench", child, &record, now + 10).await?;
+        phases[2] += t.elapsed();
     }
+    let [stage, merge, complete] = phases.map(|d| d.as_secs_f64());
+    println!("    (stage {stage:.2} s, merge {merge:.2} s, summary and complete {complete:.2} s)");
     Ok(started.elapsed())
 }
 
@@ -220,6 +232,15 @@ async fn pg_bare(url: &str, site: i64, children: &[i64]) -> Result<Duration, Box
 
 async fn sqlite_bare_load(url: &str, site: i64, children: &[i64]) -> Result<Duration, Box<dyn std::error::Error>> {
     let mut conn = sqlx::SqliteConnection::connect(url).await?;
+    // The store's own settings (see `SqliteStore`).
+    for pragma in [
+        "PRAGMA mmap_size = 268435456",
+        "PRAGMA cache_size = -16384",
+        "PRAGMA synchronous = NORMAL",
+        "PRAGMA foreign_keys = ON",
+    ] {
+        sqlx::query(pragma).execute(&mut conn).await?;
+    }
     // Copies of the tables and their indexes, from the schema SQLite keeps.
     let schema: Vec<(String, String)> = sqlx::query_as(
         "SELECT type, sql FROM sqlite_master WHERE tbl_name IN ('urls', 'sitemap_urls') AND sql IS NOT NULL \

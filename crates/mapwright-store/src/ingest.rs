@@ -20,17 +20,20 @@
 
 /// The inherent methods behind the `Store` trait's staging methods, for one backend.
 ///
-/// `expand`: the statement that fills the transaction's temporary table `merge_urls` (loc_hash,
-/// seq, loc, lastmod, changefreq, priority) from stage `$1`, one row per distinct URL, its last
-/// entry. `create`: the statements that make an empty `merge_urls` for this transaction.
-/// `analyze`: what runs after it is filled (statistics for PostgreSQL's planner). `drop`: what
-/// empties it at the end (nothing where the commit drops it).
+/// `create`: the statements that make an empty temporary table `merge_urls` (loc_hash, seq, loc,
+/// lastmod, changefreq, priority, url_id, state) for this transaction. `expand`: the statement
+/// that fills it from stage `$1`, one row per distinct URL, its last entry. `resolved`: what
+/// runs once each row knows its URL row (an index on `url_id`, statistics for PostgreSQL's
+/// planner). `new_urls`: how the URLs the merge adds are linked to the sitemap, `rowid` or
+/// `returning` (see `insert_new!`). `drop`: what removes it at the end (nothing where the
+/// commit drops it).
 macro_rules! impl_ingest {
     (
         $store:ty,
         create = [$($create:literal),* $(,)?],
         expand = $expand:literal,
-        analyze = [$($analyze:literal),* $(,)?],
+        resolved = [$($resolved:literal),* $(,)?],
+        new_urls = $new_urls:ident,
         drop = [$($drop:literal),* $(,)?]
     ) => {
         impl $store {
@@ -122,8 +125,7 @@ macro_rules! impl_ingest {
                 if !(merge.same_content && read_at.is_some() && last_refused == 0) {
                     $(sqlx::query($create).execute(&mut *tx).await?;)*
                     sqlx::query($expand).bind(stage.id).execute(&mut *tx).await?;
-                    $(sqlx::query($analyze).execute(&mut *tx).await?;)*
-                    write = $crate::ingest::merge_rows!(tx, site_id, sitemap_id, merge);
+                    write = $crate::ingest::merge_rows!(tx, site_id, sitemap_id, merge, [$($resolved),*], $new_urls);
                     $(sqlx::query($drop).execute(&mut *tx).await?;)*
                 }
                 // The same bytes as the last merged read: no URL row is written, the read only
@@ -144,78 +146,40 @@ macro_rules! impl_ingest {
 
 /// The set-based merge of the filled `merge_urls` into the live tables, in the caller's
 /// transaction `$tx`; evaluates to the [`UrlWrite`](crate::UrlWrite). The same SQL on both
-/// backends.
+/// backends, each statement driven by the stage's rows (a correlated subquery or a CROSS JOIN
+/// with the stage first), never by the site's URLs: a merge costs what the sitemap holds,
+/// whatever the size of the site.
 macro_rules! merge_rows {
-    ($tx:ident, $site_id:expr, $sitemap_id:expr, $merge:expr) => {{
+    ($tx:ident, $site_id:expr, $sitemap_id:expr, $merge:expr, [$($resolved:literal),*], $new_urls:ident) => {{
         let (site_id, sitemap_id, merge): (i64, i64, UrlMerge) = ($site_id, $sitemap_id, $merge);
         let now = merge.now;
+        // Each staged URL's row, and what changed: 2 its lastmod (or it comes back from
+        // removal: `changed_at` moves), 1 only its changefreq or priority, 0 nothing.
         sqlx::query(
-            "UPDATE merge_urls AS m SET url_id = u.id FROM urls AS u WHERE u.site_id = $1 AND u.loc_hash = m.loc_hash",
+            "UPDATE merge_urls SET (url_id, state) = (SELECT u.id, CASE WHEN u.removed_at IS NOT NULL \
+             OR u.lastmod IS DISTINCT FROM merge_urls.lastmod THEN 2 WHEN u.changefreq IS DISTINCT FROM \
+             merge_urls.changefreq OR u.priority IS DISTINCT FROM merge_urls.priority THEN 1 ELSE 0 END \
+             FROM urls u WHERE u.site_id = $1 AND u.loc_hash = merge_urls.loc_hash)",
         )
         .bind(site_id)
         .execute(&mut *$tx)
         .await?;
+        $(sqlx::query($resolved).execute(&mut *$tx).await?;)*
         let (total, fresh): (i64, i64) =
             sqlx::query_as("SELECT COUNT(*), COUNT(*) - COUNT(url_id) FROM merge_urls").fetch_one(&mut *$tx).await?;
-        let mut refused = 0_i64;
-        if fresh > 0 {
-            let room = if merge.quota == i64::MAX {
-                fresh
-            } else {
-                let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM urls WHERE site_id = $1")
-                    .bind(site_id)
-                    .fetch_one(&mut *$tx)
-                    .await?;
-                merge.quota.saturating_sub(rows).clamp(0, fresh)
-            };
-            refused = fresh - room;
-            if room > 0 {
-                // Another job of the site may have added one of them since: DO NOTHING, and the
-                // second resolution below finds its row.
-                sqlx::query(
-                    "INSERT INTO urls (site_id, loc, loc_hash, lastmod, changefreq, priority, first_seen_at, \
-                     last_seen_at, changed_at) SELECT $1, loc, loc_hash, lastmod, changefreq, priority, $2, $2, $2 \
-                     FROM merge_urls WHERE url_id IS NULL ORDER BY seq LIMIT $3 ON CONFLICT DO NOTHING",
-                )
-                .bind(site_id)
-                .bind(now)
-                .bind(room)
-                .execute(&mut *$tx)
-                .await?;
-                sqlx::query(
-                    "UPDATE merge_urls AS m SET url_id = u.id FROM urls AS u \
-                     WHERE m.url_id IS NULL AND u.site_id = $1 AND u.loc_hash = m.loc_hash",
-                )
-                .bind(site_id)
-                .execute(&mut *$tx)
-                .await?;
-            }
-        }
-        // Known URLs: rewritten only when what the sitemap says of them changed, or they come
-        // back from removal (then, as for a changed lastmod, `changed_at` moves).
+        // Known URLs are rewritten only when what the sitemap says of them changed.
         sqlx::query(
-            "UPDATE urls AS u SET changed_at = CASE WHEN u.removed_at IS NOT NULL \
-             OR u.lastmod IS DISTINCT FROM m.lastmod THEN $1 ELSE u.changed_at END, \
-             lastmod = m.lastmod, changefreq = m.changefreq, priority = m.priority, last_seen_at = $1, removed_at = NULL \
-             FROM merge_urls AS m WHERE u.id = m.url_id AND (u.removed_at IS NOT NULL \
-             OR u.lastmod IS DISTINCT FROM m.lastmod OR u.changefreq IS DISTINCT FROM m.changefreq \
-             OR u.priority IS DISTINCT FROM m.priority)",
+            "UPDATE urls SET (lastmod, changefreq, priority, changed_at) = (SELECT m.lastmod, m.changefreq, \
+             m.priority, CASE WHEN m.state = 2 THEN $1 ELSE urls.changed_at END FROM merge_urls m \
+             WHERE m.url_id = urls.id), last_seen_at = $1, removed_at = NULL \
+             WHERE id IN (SELECT url_id FROM merge_urls WHERE state > 0)",
         )
-        .bind(now)
-        .execute(&mut *$tx)
-        .await?;
-        sqlx::query(
-            "INSERT INTO sitemap_urls (sitemap_id, url_id, last_seen_at) SELECT $1, m.url_id, $2 FROM merge_urls m \
-             WHERE m.url_id IS NOT NULL \
-             AND NOT EXISTS (SELECT 1 FROM sitemap_urls l WHERE l.sitemap_id = $1 AND l.url_id = m.url_id)",
-        )
-        .bind(sitemap_id)
         .bind(now)
         .execute(&mut *$tx)
         .await?;
         if merge.sweep {
-            // What the sitemap no longer lists: its URL is removed unless another sitemap lists
-            // it (marked before the links go, while they still say which they were).
+            // What the sitemap no longer lists (only known URLs were linked before): its URL is
+            // removed unless another sitemap lists it, marked before the links go.
             sqlx::query(
                 "UPDATE urls SET removed_at = $1 WHERE removed_at IS NULL AND id IN (SELECT l.url_id \
                  FROM sitemap_urls l WHERE l.sitemap_id = $2 \
@@ -247,11 +211,109 @@ macro_rules! merge_rows {
                     .await?;
             }
         }
+        // New URLs, within the quota, in reading order, each linked to the sitemap (after the
+        // sweep, which knows the sitemap's links by the rows the stage resolved).
+        let mut refused = 0_i64;
+        if fresh > 0 {
+            let room = if merge.quota == i64::MAX {
+                fresh
+            } else {
+                let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM urls WHERE site_id = $1")
+                    .bind(site_id)
+                    .fetch_one(&mut *$tx)
+                    .await?;
+                merge.quota.saturating_sub(rows).clamp(0, fresh)
+            };
+            refused = fresh - room;
+            if room > 0 {
+                $crate::ingest::insert_new!($new_urls, $tx, site_id, sitemap_id, now, room);
+            }
+        }
+        // Links of known URLs this sitemap did not list before.
+        sqlx::query(
+            "INSERT INTO sitemap_urls (sitemap_id, url_id, last_seen_at) SELECT $1, m.url_id, $2 FROM merge_urls m \
+             WHERE m.url_id IS NOT NULL \
+             AND NOT EXISTS (SELECT 1 FROM sitemap_urls l WHERE l.sitemap_id = $1 AND l.url_id = m.url_id)",
+        )
+        .bind(sitemap_id)
+        .bind(now)
+        .execute(&mut *$tx)
+        .await?;
         UrlWrite { written: (total - refused) as u64, refused: refused as u64 }
     }};
 }
 
 pub(crate) use merge_rows;
+
+/// The insert of the merge's new URLs (`url_id IS NULL` in `merge_urls`, the first `$room` in
+/// reading order) and of their links to the sitemap, without looking each one up again:
+///
+/// - `rowid` (SQLite): the merge holds the database's one write lock, so the rows it inserts are
+///   exactly those with an id above the largest before it (SQLite gives a new row the largest
+///   rowid plus one): their links are one range scan.
+/// - `returning` (PostgreSQL): the insert returns its ids to the link insert in one statement. A
+///   URL another job of the site inserted meanwhile (`ON CONFLICT DO NOTHING`) returns nothing:
+///   when fewer rows came back than were inserted, those rows find their id again and are
+///   linked with the known ones.
+macro_rules! insert_new {
+    (rowid, $tx:ident, $site_id:expr, $sitemap_id:expr, $now:expr, $room:expr) => {{
+        let before: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM urls").fetch_one(&mut *$tx).await?;
+        sqlx::query(concat!(
+            "INSERT INTO urls (site_id, loc, loc_hash, lastmod, changefreq, priority, first_seen_at, last_seen_at, \
+             changed_at) ",
+            new_rows!(),
+            " ON CONFLICT DO NOTHING"
+        ))
+        .bind($site_id)
+        .bind($now)
+        .bind($room)
+        .execute(&mut *$tx)
+        .await?;
+        sqlx::query(
+            "INSERT INTO sitemap_urls (sitemap_id, url_id, last_seen_at) SELECT $1, id, $2 FROM urls WHERE id > $3",
+        )
+        .bind($sitemap_id)
+        .bind($now)
+        .bind(before)
+        .execute(&mut *$tx)
+        .await?;
+    }};
+    (returning, $tx:ident, $site_id:expr, $sitemap_id:expr, $now:expr, $room:expr) => {{
+        let linked = sqlx::query(concat!(
+            "WITH added AS (INSERT INTO urls (site_id, loc, loc_hash, lastmod, changefreq, priority, first_seen_at, \
+             last_seen_at, changed_at) ",
+            new_rows!(),
+            " ON CONFLICT DO NOTHING RETURNING id) \
+             INSERT INTO sitemap_urls (sitemap_id, url_id, last_seen_at) SELECT $4, id, $2 FROM added"
+        ))
+        .bind($site_id)
+        .bind($now)
+        .bind($room)
+        .bind($sitemap_id)
+        .execute(&mut *$tx)
+        .await?
+        .rows_affected();
+        if (linked as i64) < $room {
+            sqlx::query(
+                "UPDATE merge_urls SET url_id = (SELECT u.id FROM urls u WHERE u.site_id = $1 \
+                 AND u.loc_hash = merge_urls.loc_hash) WHERE url_id IS NULL",
+            )
+            .bind($site_id)
+            .execute(&mut *$tx)
+            .await?;
+        }
+    }};
+}
+
+pub(crate) use insert_new;
+
+/// The rows of the new URLs: `$1` the site, `$2` the time, `$3` how many.
+macro_rules! new_rows {
+    () => {
+        "SELECT $1, loc, loc_hash, lastmod, changefreq, priority, $2, $2, $2 FROM merge_urls \
+         WHERE url_id IS NULL ORDER BY seq LIMIT $3"
+    };
+}
 
 /// Stages older than this are discarded by any new stage: a download never runs so long (its
 /// deadline is within its lease), so such a stage belongs to a dead attempt.

@@ -335,3 +335,33 @@ async fn a_connection_cut_mid_ingest_leaves_the_previous_urls() {
     }
     direct.close().await;
 }
+
+#[tokio::test]
+async fn two_sitemaps_of_a_site_merging_the_same_urls_at_once_link_them_both() {
+    each_backend(|store| async move {
+        let ann = user(&*store, "ann@example.com", false).await;
+        let site = verified_site(&*store, ann, "https://ann.example").await;
+        let a = store.add_sitemap(ann, site, "https://ann.example/a.xml", Source::Api, T0).await.unwrap().id;
+        let b = store.add_sitemap(ann, site, "https://ann.example/b.xml", Source::Api, T0).await.unwrap().id;
+        assert_eq!(store.lease_due_sitemaps("w", T0, 10, 60).await.unwrap().len(), 2);
+        let urls = many("p", 3_000, "2024-01-01");
+        let mut stages = Vec::new();
+        for sitemap in [a, b] {
+            let mut stage = store.begin_url_stage("w", site, sitemap, T0 + 1).await.unwrap();
+            for chunk in urls.chunks(1_000) {
+                store.stage_urls(&mut stage, chunk).await.unwrap();
+            }
+            stages.push(stage);
+        }
+        // On PostgreSQL the second insert waits for the first's commit, then finds its rows.
+        let (x, y) = tokio::join!(
+            store.merge_url_stage("w", &stages[0], merge(true, T0 + 1)),
+            store.merge_url_stage("w", &stages[1], merge(true, T0 + 1))
+        );
+        assert_eq!((x.unwrap().written, y.unwrap().written), (3_000, 3_000));
+        let set = url_set(&*store, ann, site).await;
+        assert_eq!(set.len(), 3_000);
+        assert!(set.iter().all(|(r, links)| *links == vec![a, b] && r.removed_at.is_none()));
+    })
+    .await;
+}
