@@ -20,6 +20,10 @@ psql -q "$PG_ADMIN" -c "CREATE DATABASE $PG_DB" >/dev/null
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-# The dev profile: the hot dependencies (SQLite, serde_json, sha2, ...) are optimised in it.
-cargo run --locked --quiet -p mapwright-store --example ingest_bench -- "postgres://postgres@127.0.0.1:5432/$PG_DB"
+# The dev profile, whose hot dependencies (SQLite, serde_json, sha2, ...) are optimised, with
+# the store itself optimised too, as in the release binary (not the release profile: its fat LTO
+# would rebuild the whole graph).
+cargo run --locked --quiet -p mapwright-store --example ingest_bench \
+  --config 'profile.dev.package.mapwright-store.opt-level=2' --config 'profile.dev.package.hex.opt-level=2' \
+  -- "postgres://postgres@127.0.0.1:5432/$PG_DB"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
