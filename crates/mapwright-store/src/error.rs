@@ -35,6 +35,16 @@ pub enum Error {
         /// The worker that thought it held the lease.
         worker: String,
     },
+    /// The URLs staged for a download are not all there (another attempt on the sitemap began,
+    /// or PostgreSQL restarted and emptied its UNLOGGED staging tables): the merge is refused, so a
+    /// partial read never replaces the URL set, and the download is read again.
+    #[error("the staged URLs of sitemap {sitemap_id} are incomplete (stage {stage_id}): read it again")]
+    StageLost {
+        /// The sitemap.
+        sitemap_id: i64,
+        /// The stage.
+        stage_id: i64,
+    },
     /// A per-user limit of the service is reached (unverified sites); the message says which.
     #[error("{0}")]
     Quota(String),

@@ -24,6 +24,8 @@ mod sql;
 mod check_runs;
 mod email;
 mod error;
+#[macro_use]
+mod ingest;
 mod migrations;
 mod model;
 mod postgres;

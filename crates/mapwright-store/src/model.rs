@@ -633,6 +633,39 @@ pub struct UrlWrite {
     pub refused: u64,
 }
 
+/// The staging of one download's URLs (see [`Store::begin_url_stage`](crate::Store::begin_url_stage)):
+/// nothing staged is visible until [`Store::merge_url_stage`](crate::Store::merge_url_stage), so a
+/// download that dies half way leaves the previous URL set whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UrlStage {
+    /// The stage's row.
+    pub id: i64,
+    /// The site of the sitemap.
+    pub site_id: i64,
+    /// The sitemap being read.
+    pub sitemap_id: i64,
+    /// Batches staged so far: the merge refuses a stage that lost one (an UNLOGGED table
+    /// emptied by a crash of PostgreSQL), so a partial read never passes for a whole one.
+    pub batches: i64,
+}
+
+/// How [`Store::merge_url_stage`](crate::Store::merge_url_stage) merges a stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UrlMerge {
+    /// The read was complete: the sitemap's URLs it no longer lists are unlinked (and marked
+    /// removed when no other sitemap lists them). False after a reader's fatal error: what was
+    /// read before the fault is merged, nothing is swept.
+    pub sweep: bool,
+    /// The body's content hash equals the one of the last read: when that read was merged and
+    /// nothing was refused by the quota, the stage is discarded and no URL row is written.
+    pub same_content: bool,
+    /// New URLs are added only while the site holds fewer URL rows than this (removed ones
+    /// count); the rest are counted as refused.
+    pub quota: i64,
+    /// The time of the read: `changed_at` of what changed, `removed_at` of what left.
+    pub now: Timestamp,
+}
+
 /// What [`Store::apply_retention`](crate::Store::apply_retention) keeps; ages are in seconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Retention {

@@ -25,11 +25,14 @@ macro_rules! sitemap_cols {
     };
 }
 
-/// The columns of [`crate::UrlRow`].
+/// The columns of [`crate::UrlRow`]. A merge rewrites only the URL rows that changed, so
+/// "last seen" is the latest merge of a sitemap that lists the URL, or the row's own stamp.
 macro_rules! url_cols {
     () => {
         "u.id, u.site_id, u.loc, u.lastmod, u.changefreq, u.priority, u.first_seen_at, \
-         u.last_seen_at, u.changed_at, u.removed_at"
+         COALESCE((SELECT MAX(lsm.urls_read_at) FROM sitemap_urls lsu JOIN sitemaps lsm ON lsm.id = lsu.sitemap_id \
+         WHERE lsu.url_id = u.id AND lsm.urls_read_at > u.last_seen_at), u.last_seen_at) AS last_seen_at, \
+         u.changed_at, u.removed_at"
     };
 }
 
@@ -1065,6 +1068,23 @@ macro_rules! impl_store {
                 Ok(removed)
             }
 
+            // The staged write path: `crate::ingest`.
+            async fn begin_url_stage(&self, worker: &str, site_id: i64, sitemap_id: i64, now: Timestamp) -> Result<UrlStage> {
+                self.ingest_begin(worker, site_id, sitemap_id, now).await
+            }
+
+            async fn stage_urls(&self, stage: &mut UrlStage, urls: &[UrlRecord]) -> Result<()> {
+                self.ingest_stage(stage, urls).await
+            }
+
+            async fn merge_url_stage(&self, worker: &str, stage: &UrlStage, merge: UrlMerge) -> Result<UrlWrite> {
+                self.ingest_merge(worker, stage, merge).await
+            }
+
+            async fn discard_url_stage(&self, stage: &UrlStage) -> Result<()> {
+                self.ingest_discard(stage).await
+            }
+
             async fn list_urls(&self, actor: Actor, site_id: i64, query: UrlQuery) -> Result<Page<UrlRow>> {
                 self.site(actor, site_id).await?;
                 let limit = query.limit.clamp(1, 10_000);
@@ -1148,6 +1168,7 @@ macro_rules! impl_store {
                     );
                     insert.build().execute(&mut *tx).await?;
                 }
+                sqlx::query("UPDATE sites SET pushed_unswept = TRUE WHERE id = $1").bind(site_id).execute(&mut *tx).await?;
                 tx.commit().await?;
                 Ok(unique.len() as u64)
             }

@@ -4,6 +4,7 @@ mod accounts;
 mod caps;
 mod check_runs;
 mod disk;
+mod ingest;
 mod lease;
 mod opening;
 mod ownership;

@@ -1,5 +1,6 @@
 //! One job of a worker: fetch a leased sitemap (conditionally), read and validate it as it
-//! streams, store its URLs in batches, its children if it is an index, and the download.
+//! streams, stage its URLs in batches and merge them when the read is done (all or nothing:
+//! see `mapwright_store`'s `ingest`), its children if it is an index, and the download.
 
 use std::time::Instant;
 
@@ -7,14 +8,15 @@ use mapwright_core::validate::Config as ValidatorConfig;
 use mapwright_core::{Entry, Finding, Format, Loc, Rule, Scope, Severity, Validator, Voucher};
 use mapwright_fetch::{Fetched, Response, Validators};
 use mapwright_store::{
-    ContentCounts, DownloadRecord, FetchSummary, FindingRecord, IndexChild, LeasedSitemap, Site, Sitemap, UrlRecord,
+    ContentCounts, DownloadRecord, FetchSummary, FindingRecord, IndexChild, LeasedSitemap, Site, Sitemap, UrlMerge,
+    UrlRecord,
 };
 use tokio::sync::mpsc;
 
 use super::policy::{self, Change};
 use crate::{AppState, now};
 
-/// URLs per upsert: large enough that a round trip carries real work, small enough that
+/// URLs per staged batch: large enough that a round trip carries real work, small enough that
 /// memory stays flat however long the sitemap is.
 const URL_BATCH: usize = 2_000;
 
@@ -68,8 +70,8 @@ pub async fn run_job(state: &AppState, worker: &str, job: &LeasedSitemap) -> Res
     let store = &state.store;
     let sitemap = store.sitemap_by_id(job.id).await?;
     let site = store.site_by_id(job.site_id).await?;
-    // Every URL link is stamped with this time and the sweep removes links stamped before it:
-    // it must be later than the previous read's stamp even when both fall in one second.
+    // The read's time, for the URLs it changes and the children it adds: later than the
+    // previous read's even when both fall in one second.
     let stamp = now().max(sitemap.last_downloaded_at.unwrap_or(0) + 1);
     let validators = Validators { etag: job.etag.clone(), last_modified: job.last_modified.clone() };
     let conditional = validators.etag.is_some() || validators.last_modified.is_some();
@@ -93,11 +95,8 @@ pub async fn run_job(state: &AppState, worker: &str, job: &LeasedSitemap) -> Res
             Read::failed(job, status, e.to_string())
         }
         Ok(Ok(Fetched::NotModified(_))) => Read::unchanged(job),
-        Ok(Ok(Fetched::Body(response))) => read_body(state, &site, &sitemap, &voucher, response, stamp).await?,
+        Ok(Ok(Fetched::Body(response))) => read_body(state, worker, &site, &sitemap, &voucher, response, stamp).await?,
     };
-    if read.sweep {
-        store.sweep_urls(site.id, sitemap.id, stamp, stamp).await?;
-    }
     if let Some(children) = read.children.take() {
         let sync = store.sync_index_children(site.id, sitemap.id, &children, stamp).await?;
         if sync.added + sync.brought_forward > 0 {
@@ -161,8 +160,6 @@ struct Read {
     /// The entries by content type, `None` to keep the stored counts.
     contents: Option<ContentCounts>,
     children: Option<Vec<IndexChild>>,
-    /// The read was complete: URLs no longer listed can be swept.
-    sweep: bool,
 }
 
 impl Read {
@@ -184,7 +181,6 @@ impl Read {
             format: None,
             contents: None,
             children: None,
-            sweep: false,
         }
     }
 
@@ -205,7 +201,6 @@ impl Read {
             format: None,
             contents: None,
             children: None,
-            sweep: false,
         }
     }
 }
@@ -246,10 +241,12 @@ async fn voucher_of(state: &AppState, site: &Site, sitemap: &Sitemap) -> Result<
     Ok(Voucher::Nobody)
 }
 
-/// Reads and validates the body on a blocking thread while this task stores the URLs it
-/// sends, batch by batch.
+/// Reads and validates the body on a blocking thread while this task stages the URLs it
+/// sends, batch by batch; when the read is done they are merged at once (a job that dies before
+/// leaves the previous URLs as they were).
 async fn read_body(
     state: &AppState,
+    worker: &str,
     site: &Site,
     sitemap: &Sitemap,
     voucher: &Voucher,
@@ -268,6 +265,7 @@ async fn read_body(
     };
     let own_url = sitemap.url.clone();
     let site_origin = site.origin.clone();
+    let mut stage = state.store.begin_url_stage(worker, site.id, sitemap.id, stamp).await?;
     let body = response.into_reader();
     let stats = body.stats_handle();
     let (tx, mut rx) = mpsc::channel::<Vec<UrlRecord>>(2);
@@ -283,33 +281,42 @@ async fn read_body(
     });
     let mut store_error = None;
     let quota = state.scheduler.url_quota.load(std::sync::atomic::Ordering::Relaxed);
-    let mut refused = 0;
     while let Some(batch) = rx.recv().await {
-        match state.store.store_urls(site.id, sitemap.id, &batch, stamp, quota).await {
-            Ok(write) => refused += write.refused,
-            Err(e) => {
-                store_error = Some(e);
-                break;
-            }
+        if let Err(e) = state.store.stage_urls(&mut stage, &batch).await {
+            store_error = Some(e);
+            break;
         }
     }
     drop(rx);
     let (outcome, findings, mut pass) = blocking.await.map_err(|e| JobError::Reader(e.to_string()))?;
     if let Some(e) = store_error {
+        // What was staged stays invisible; the next attempt on the sitemap discards it.
         return Err(e.into());
     }
     let stats = stats.lock().map(|s| s.clone()).unwrap_or_default();
     let Findings { kept: mut findings, fatal } = findings;
+    let fatal = fatal || outcome.io_error.is_some() || outcome.format.is_none();
+    let hash = format!("{:016x}", stats.hash);
+    let read_failed = outcome.io_error.is_some() || outcome.format.is_none();
+    // The URLs read become the sitemap's now, in one transaction. After a fatal error of the
+    // reader those read before the fault are merged, and nothing is swept: the rest of the
+    // file was never read.
+    let merge = UrlMerge {
+        sweep: !fatal,
+        same_content: !read_failed && sitemap.content_hash.as_deref() == Some(hash.as_str()),
+        quota,
+        now: stamp,
+    };
+    let refused = state.store.merge_url_stage(worker, &stage, merge).await?.refused;
     if refused > 0 {
         findings.push(quota_finding(format!(
             "the site holds its quota of {quota} URLs: {refused} new URLs of this sitemap were not stored"
         )));
     }
     findings.extend(pass.skipped.take());
-    let fatal = fatal || outcome.io_error.is_some() || outcome.format.is_none();
     let errors = findings.iter().any(|f: &FindingRecord| f.severity == "error");
     let warnings = findings.iter().any(|f| f.severity == "warning");
-    let status = if outcome.io_error.is_some() || outcome.format.is_none() {
+    let status = if read_failed {
         "failed"
     } else if errors {
         "errors"
@@ -318,7 +325,6 @@ async fn read_body(
     } else {
         "ok"
     };
-    let hash = format!("{:016x}", stats.hash);
     let change = if status == "failed" {
         Change::Failed
     } else if sitemap.content_hash.as_deref() == Some(hash.as_str()) {
@@ -352,7 +358,6 @@ async fn read_body(
         format: outcome.format.filter(|_| status != "failed").map(|f| f.as_str().to_owned()),
         contents: (status != "failed").then_some(pass.contents),
         children: (index && !fatal).then_some(pass.children),
-        sweep: !fatal,
     })
 }
 

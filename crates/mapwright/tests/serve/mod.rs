@@ -3,6 +3,7 @@
 
 mod accounts;
 mod crash;
+mod ingest;
 mod limits;
 mod process;
 mod settings;
