@@ -184,6 +184,14 @@ macro_rules! impl_store {
                 self.pool.close().await;
             }
 
+            async fn notify_due(&self) -> Result<()> {
+                self.notify_due_now().await
+            }
+
+            async fn due_listener(&self) -> Result<Option<$crate::DueListener>> {
+                self.listen_due().await
+            }
+
             async fn create_user(&self, email: &str, password_hash: &str, is_admin: bool, now: Timestamp) -> Result<User> {
                 let email = &$crate::normalize_email(email)?;
                 let id: i64 = sqlx::query_scalar(

@@ -26,6 +26,15 @@ pub trait Store: Send + Sync + 'static {
     /// Closes the pool, waiting for connections to return.
     async fn close(&self);
 
+    // --- wake-ups across processes ---
+
+    /// Tells the workers of every process sharing the database that work became due
+    /// (PostgreSQL: `NOTIFY`); nothing on SQLite, where one process serves.
+    async fn notify_due(&self) -> Result<()>;
+
+    /// A connection that hears [`Store::notify_due`] from any process; `None` on SQLite.
+    async fn due_listener(&self) -> Result<Option<crate::DueListener>>;
+
     // --- users, sessions, tokens ---
 
     /// Creates a user from an already computed argon2 hash; a taken e-mail is a `Conflict`.

@@ -5,6 +5,7 @@ mod accounts;
 mod crash;
 mod limits;
 mod process;
+mod procs;
 mod settings;
 
 use std::io::{BufRead, BufReader, Read, Write};
