@@ -1279,21 +1279,24 @@ macro_rules! impl_store {
                 after: i64,
                 limit: i64,
             ) -> Result<Page<UrlRow>> {
-                self.sitemap(actor, sitemap_id).await?;
+                let site_id = self.sitemap(actor, sitemap_id).await?.site_id;
                 let limit = limit.clamp(1, 10_000);
                 // Two statements, not one with `($n OR ...)`: a prepared statement's generic plan
-                // could not use PostgreSQL's trigram index (migration 0010) through the OR.
+                // could not use PostgreSQL's trigram index (migration 0010) through the OR. Both
+                // name the site, as every statement on a URL table does (ARCHITECTURE.md, "Past
+                // one PostgreSQL": with the URL tables split by site, each goes to one shard).
                 let items: Vec<UrlRow> = if contains.is_empty() {
                     // Driven by the link table's key (sitemap, url) in URL order, so a page costs
                     // its rows, not a scan of the site's URLs (PostgreSQL otherwise walks `urls`).
                     sqlx::query_as(concat!(
                         "SELECT ", url_cols!(), " FROM sitemap_urls su JOIN urls u ON u.id = su.url_id \
-                         WHERE su.sitemap_id = $1 AND su.url_id > $2 AND u.removed_at IS NULL \
+                         WHERE su.sitemap_id = $1 AND su.url_id > $2 AND u.removed_at IS NULL AND u.site_id = $4 \
                          ORDER BY su.url_id LIMIT $3"
                     ))
                     .bind(sitemap_id)
                     .bind(after)
                     .bind(limit + 1)
+                    .bind(site_id)
                     .fetch_all(&self.pool)
                     .await?
                 } else {
@@ -1301,12 +1304,13 @@ macro_rules! impl_store {
                     sqlx::query_as(concat!(
                         "SELECT ", url_cols!(), " FROM sitemap_urls su JOIN urls u ON u.id = su.url_id \
                          WHERE su.sitemap_id = $1 AND su.url_id > $2 AND u.removed_at IS NULL \
-                         AND ", $loc_lower, " LIKE $3 ESCAPE '\\' ORDER BY su.url_id LIMIT $4"
+                         AND u.site_id = $5 AND ", $loc_lower, " LIKE $3 ESCAPE '\\' ORDER BY su.url_id LIMIT $4"
                     ))
                     .bind(sitemap_id)
                     .bind(after)
                     .bind(pattern)
                     .bind(limit + 1)
+                    .bind(site_id)
                     .fetch_all(&self.pool)
                     .await?
                 };

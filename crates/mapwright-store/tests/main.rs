@@ -6,6 +6,7 @@ mod lease;
 mod opening;
 mod ownership;
 mod pushed;
+mod shape;
 mod sharing;
 mod support;
 mod urls;
