@@ -66,9 +66,9 @@ pub struct ServeArgs {
     /// by worker processes (--no-http) on the same PostgreSQL database [default: 4].
     #[arg(long, env = "MAPWRIGHT_WORKERS", value_name = "N")]
     pub workers: Option<usize>,
-    /// Serve no HTTP: a worker process that only fetches (with the verification re-check and
-    /// retention), beside web processes (--workers 0) on the same PostgreSQL database; any
-    /// number of each may run. --listen and the web settings are then unused. On SQLite one
+    /// Serve no HTTP: a worker process that only works in the background (downloads, the
+    /// verification re-check, retention, the failing-URLs checks), beside web processes
+    /// (--workers 0) on the same PostgreSQL database; any number of each may run. --listen and the web settings are then unused. On SQLite one
     /// process serves: use the default, web and workers in one.
     #[arg(long, env = "MAPWRIGHT_NO_HTTP", num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
     pub no_http: Option<bool>,
