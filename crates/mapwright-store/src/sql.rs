@@ -511,15 +511,27 @@ macro_rules! impl_store {
                 found(done.rows_affected(), "site", site_id)
             }
 
-            async fn sites_to_verify(&self, before: Timestamp, limit: i64) -> Result<Vec<Site>> {
-                Ok(sqlx::query_as(concat!(
-                    "SELECT ", site_cols!(), " FROM sites s WHERE s.last_checked_at IS NULL OR s.last_checked_at < $1 \
-                     ORDER BY COALESCE(s.last_checked_at, 0), s.id LIMIT $2"
+            async fn sites_to_verify(&self, before: Timestamp, now: Timestamp, limit: i64) -> Result<Vec<Site>> {
+                // The subquery names the table `sm` for the lease query's row lock (`$lock` locks
+                // `sm`); the outer level repeats the due test for a row PostgreSQL re-reads after
+                // another pass's claim, as the lease query does. RETURNING names `site_cols!`'s
+                // columns bare: SQLite takes no table alias there.
+                let mut tx = self.begin_write().await?;
+                let mut sites: Vec<Site> = sqlx::query_as(concat!(
+                    "UPDATE sites SET last_checked_at = $3 WHERE id IN (SELECT sm.id FROM sites sm \
+                     WHERE sm.last_checked_at IS NULL OR sm.last_checked_at < $1 \
+                     ORDER BY COALESCE(sm.last_checked_at, 0), sm.id LIMIT $2 ", $lock, ") \
+                     AND (last_checked_at IS NULL OR last_checked_at < $1) \
+                     RETURNING id, owner_id, origin, verification_token, created_at, verified_at, last_checked_at"
                 ))
                 .bind(before)
                 .bind(limit)
-                .fetch_all(&self.pool)
-                .await?)
+                .bind(now)
+                .fetch_all(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                sites.sort_by_key(|s| s.id);
+                Ok(sites)
             }
 
             async fn verified_sites_by_origin(&self, origin: &str) -> Result<Vec<Site>> {
