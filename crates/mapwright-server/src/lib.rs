@@ -67,8 +67,22 @@ impl AppState {
     /// sitemap), instead of at their next poll. It lives here, not in `scheduler`, so that the
     /// modules that make work due (submission, ping, recheck) need not import the scheduler
     /// that imports them.
+    ///
+    /// Workers in other processes sharing the database are told through the store
+    /// ([`Store::notify_due`](mapwright_store::Store::notify_due), PostgreSQL's `NOTIFY`), in the
+    /// background: a web process (`--workers 0`) has no workers of its own, and the request that
+    /// made the work due does not wait for the telling. Outside a runtime only this process's
+    /// workers are woken (the others find the work at their next poll).
     pub fn wake_workers(&self) {
         self.scheduler.wake.notify_waiters();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let store = self.store.clone();
+            runtime.spawn(async move {
+                if let Err(e) = store.notify_due().await {
+                    tracing::debug!(error = %e, "cannot wake the workers of other processes");
+                }
+            });
+        }
     }
 
     /// State with the default [`Limits`] and a fetcher that refuses private networks.

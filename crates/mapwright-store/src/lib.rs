@@ -35,6 +35,7 @@ mod sqlite;
 mod store;
 #[cfg(feature = "test-support")]
 pub mod testing;
+mod wake;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -45,6 +46,7 @@ pub use model::*;
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 pub use store::Store;
+pub use wake::{CHANNEL as WAKE_CHANNEL, DueListener, Heard};
 
 /// Sites a user may have that are not verified: each costs a verification check per re-check
 /// period, so a stranger must not add them without end. Stale ones expire (see [`Retention`]).
@@ -79,6 +81,22 @@ pub const MAX_PENDING_SIGNUPS_PER_NETWORK: i64 = 40;
 
 /// Sign-ups waiting for confirmation asked from one client (an IPv4 address, an IPv6 /64).
 pub const MAX_PENDING_SIGNUPS_PER_CLIENT: i64 = 10;
+
+/// The SQLite file the settings name (`sqlite://FILE`, or `mapwright.db` in `data_dir`), or
+/// `None` for PostgreSQL and in-memory databases: `mapwright serve` locks it, since one
+/// process serves an SQLite database.
+pub fn sqlite_file(database: Option<&str>, data_dir: &Path) -> Result<Option<std::path::PathBuf>> {
+    match database {
+        None => Ok(Some(data_dir.join("mapwright.db"))),
+        Some(url) if url.starts_with("sqlite:") => {
+            let options = <sqlx::sqlite::SqliteConnectOptions as std::str::FromStr>::from_str(url)?;
+            let path = options.get_filename();
+            let in_memory = path.as_os_str().is_empty() || path == Path::new(":memory:");
+            Ok((!in_memory).then(|| path.to_owned()))
+        }
+        Some(_) => Ok(None),
+    }
+}
 
 /// Opens the store the settings name, migrated and ready.
 ///

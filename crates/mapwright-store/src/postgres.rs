@@ -55,6 +55,18 @@ impl PgStore {
         Ok(())
     }
 
+    /// `NOTIFY` on the wake-up channel: delivered to every listening connection when the
+    /// statement commits (at once: it runs alone).
+    async fn notify_due_now(&self) -> Result<()> {
+        sqlx::query("SELECT pg_notify($1, '')").bind(crate::WAKE_CHANNEL).execute(&self.pool).await?;
+        Ok(())
+    }
+
+    /// A listener on its own pooled connection.
+    async fn listen_due(&self) -> Result<Option<crate::DueListener>> {
+        Ok(Some(crate::DueListener::listen(&self.pool).await?))
+    }
+
     /// Row locks leave other writers alone: long writes never pause (see [`Pacer`]).
     fn pacer(&self) -> Pacer {
         Pacer::new(false)

@@ -189,6 +189,14 @@ macro_rules! impl_store {
                 self.pool.close().await;
             }
 
+            async fn notify_due(&self) -> Result<()> {
+                self.notify_due_now().await
+            }
+
+            async fn due_listener(&self) -> Result<Option<$crate::DueListener>> {
+                self.listen_due().await
+            }
+
             async fn create_user(&self, email: &str, password_hash: &str, is_admin: bool, now: Timestamp) -> Result<User> {
                 let email = &$crate::normalize_email(email)?;
                 let id: i64 = sqlx::query_scalar(
@@ -466,15 +474,27 @@ macro_rules! impl_store {
                 found(done.rows_affected(), "site", site_id)
             }
 
-            async fn sites_to_verify(&self, before: Timestamp, limit: i64) -> Result<Vec<Site>> {
-                Ok(sqlx::query_as(concat!(
-                    "SELECT ", site_cols!(), " FROM sites s WHERE s.last_checked_at IS NULL OR s.last_checked_at < $1 \
-                     ORDER BY COALESCE(s.last_checked_at, 0), s.id LIMIT $2"
+            async fn sites_to_verify(&self, before: Timestamp, now: Timestamp, limit: i64) -> Result<Vec<Site>> {
+                // The subquery names the table `sm` for the lease query's row lock (`$lock` locks
+                // `sm`); the outer level repeats the due test for a row PostgreSQL re-reads after
+                // another pass's claim, as the lease query does. RETURNING names `site_cols!`'s
+                // columns bare: SQLite takes no table alias there.
+                let mut tx = self.begin_write().await?;
+                let mut sites: Vec<Site> = sqlx::query_as(concat!(
+                    "UPDATE sites SET last_checked_at = $3 WHERE id IN (SELECT sm.id FROM sites sm \
+                     WHERE sm.last_checked_at IS NULL OR sm.last_checked_at < $1 \
+                     ORDER BY COALESCE(sm.last_checked_at, 0), sm.id LIMIT $2 ", $lock, ") \
+                     AND (last_checked_at IS NULL OR last_checked_at < $1) \
+                     RETURNING id, owner_id, origin, verification_token, created_at, verified_at, last_checked_at"
                 ))
                 .bind(before)
                 .bind(limit)
-                .fetch_all(&self.pool)
-                .await?)
+                .bind(now)
+                .fetch_all(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                sites.sort_by_key(|s| s.id);
+                Ok(sites)
             }
 
             async fn verified_sites_by_origin(&self, origin: &str) -> Result<Vec<Site>> {
@@ -1252,21 +1272,24 @@ macro_rules! impl_store {
                 after: i64,
                 limit: i64,
             ) -> Result<Page<UrlRow>> {
-                self.sitemap(actor, sitemap_id).await?;
+                let site_id = self.sitemap(actor, sitemap_id).await?.site_id;
                 let limit = limit.clamp(1, 10_000);
                 // Two statements, not one with `($n OR ...)`: a prepared statement's generic plan
-                // could not use PostgreSQL's trigram index (migration 0010) through the OR.
+                // could not use PostgreSQL's trigram index (migration 0010) through the OR. Both
+                // name the site, as every statement on a URL table does (ARCHITECTURE.md, "Past
+                // one PostgreSQL": with the URL tables split by site, each goes to one shard).
                 let items: Vec<UrlRow> = if contains.is_empty() {
                     // Driven by the link table's key (sitemap, url) in URL order, so a page costs
                     // its rows, not a scan of the site's URLs (PostgreSQL otherwise walks `urls`).
                     sqlx::query_as(concat!(
                         "SELECT ", url_cols!(), " FROM sitemap_urls su JOIN urls u ON u.id = su.url_id \
-                         WHERE su.sitemap_id = $1 AND su.url_id > $2 AND u.removed_at IS NULL \
+                         WHERE su.sitemap_id = $1 AND su.url_id > $2 AND u.removed_at IS NULL AND u.site_id = $4 \
                          ORDER BY su.url_id LIMIT $3"
                     ))
                     .bind(sitemap_id)
                     .bind(after)
                     .bind(limit + 1)
+                    .bind(site_id)
                     .fetch_all(&self.pool)
                     .await?
                 } else {
@@ -1274,12 +1297,13 @@ macro_rules! impl_store {
                     sqlx::query_as(concat!(
                         "SELECT ", url_cols!(), " FROM sitemap_urls su JOIN urls u ON u.id = su.url_id \
                          WHERE su.sitemap_id = $1 AND su.url_id > $2 AND u.removed_at IS NULL \
-                         AND ", $loc_lower, " LIKE $3 ESCAPE '\\' ORDER BY su.url_id LIMIT $4"
+                         AND u.site_id = $5 AND ", $loc_lower, " LIKE $3 ESCAPE '\\' ORDER BY su.url_id LIMIT $4"
                     ))
                     .bind(sitemap_id)
                     .bind(after)
                     .bind(pattern)
                     .bind(limit + 1)
+                    .bind(site_id)
                     .fetch_all(&self.pool)
                     .await?
                 };

@@ -132,6 +132,17 @@ impl SqliteStore {
         Ok(())
     }
 
+    /// Nothing to tell: one process serves an SQLite database (`mapwright serve` refuses a
+    /// second), and its workers are woken in memory.
+    async fn notify_due_now(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// No listener: see [`SqliteStore::notify_due_now`].
+    async fn listen_due(&self) -> Result<Option<crate::DueListener>> {
+        Ok(None)
+    }
+
     /// Long writes pause now and then for other writers (see [`Pacer`]).
     fn pacer(&self) -> Pacer {
         Pacer::new(true)

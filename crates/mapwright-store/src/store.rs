@@ -26,6 +26,15 @@ pub trait Store: Send + Sync + 'static {
     /// Closes the pool, waiting for connections to return.
     async fn close(&self);
 
+    // --- wake-ups across processes ---
+
+    /// Tells the workers of every process sharing the database that work became due
+    /// (PostgreSQL: `NOTIFY`); nothing on SQLite, where one process serves.
+    async fn notify_due(&self) -> Result<()>;
+
+    /// A connection that hears [`Store::notify_due`] from any process; `None` on SQLite.
+    async fn due_listener(&self) -> Result<Option<crate::DueListener>>;
+
     // --- users, sessions, tokens ---
 
     /// Creates a user from an already computed argon2 hash; a taken e-mail is a `Conflict`.
@@ -127,8 +136,12 @@ pub trait Store: Send + Sync + 'static {
     /// Records a verification check: `ok` keeps or sets `verified_at`, a failure clears it.
     async fn record_verification(&self, site_id: i64, ok: bool, now: Timestamp) -> Result<()>;
 
-    /// Sites whose verification was last checked before `before` (or never), oldest first.
-    async fn sites_to_verify(&self, before: Timestamp, limit: i64) -> Result<Vec<Site>>;
+    /// Claims up to `limit` sites whose verification was last checked before `before` (or
+    /// never), oldest first: their `last_checked_at` becomes `now`, so that the re-check pass of
+    /// another process sharing the database does not take them too (`SKIP LOCKED` on
+    /// PostgreSQL); [`Store::record_verification`] then records the outcome. A pass cut short
+    /// leaves its sites for the next period.
+    async fn sites_to_verify(&self, before: Timestamp, now: Timestamp, limit: i64) -> Result<Vec<Site>>;
 
     /// Verified sites with this origin (of any owner), for ping, robots.txt and IndexNow.
     async fn verified_sites_by_origin(&self, origin: &str) -> Result<Vec<Site>>;

@@ -251,6 +251,39 @@ async fn two_processes_on_one_database_share_the_work() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_re_check_each_site_once() {
+    each_backend_pair(|one, two| async move {
+        let ann = user(&*one, "ann@example.com", false).await;
+        let mut all = Vec::new();
+        for n in 0..40 {
+            all.push(verified_site(&*one, ann, &format!("https://s{n}.example")).await);
+        }
+        all.sort_unstable();
+        let pass = |store: Arc<dyn Store>| {
+            tokio::spawn(async move {
+                let mut claimed = Vec::new();
+                loop {
+                    let sites = store.sites_to_verify(T0 + 100, T0 + 200, 3).await.unwrap();
+                    if sites.is_empty() {
+                        return claimed;
+                    }
+                    assert!(sites.iter().all(|s| s.last_checked_at == Some(T0 + 200)), "{sites:?}");
+                    claimed.extend(sites.iter().map(|s| s.id));
+                }
+            })
+        };
+        let (a, b) = (pass(one.clone()), pass(two.clone()));
+        let (a, b) = (a.await.unwrap(), b.await.unwrap());
+        let mut every: Vec<i64> = a.iter().chain(&b).copied().collect();
+        every.sort_unstable();
+        assert_eq!(every, all, "each site claimed once, by one of the two");
+        assert!(one.sites_to_verify(T0 + 100, T0 + 300, 100).await.unwrap().is_empty(), "none due until the period");
+        assert_eq!(one.sites_to_verify(T0 + 201, T0 + 300, 100).await.unwrap().len(), 40, "all due after it");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_huge_index_is_synchronised_in_short_transactions() {
     each_backend(|store| async move {
         let ann = user(&*store, "ann@example.com", false).await;

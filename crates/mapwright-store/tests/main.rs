@@ -9,6 +9,7 @@ mod lease;
 mod opening;
 mod ownership;
 mod pushed;
+mod shape;
 mod sharing;
 mod support;
 mod urls;

@@ -4,6 +4,7 @@
 
 mod accounts;
 mod settings;
+mod sole;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -28,7 +29,13 @@ a TOML file given by --config, with the flag's name in snake_case (workers = 8, 
 A flag wins over a variable, a variable over the file, the file over the default.\n\n\
 Examples:\n  mapwright serve\n  mapwright serve --listen 0.0.0.0:8080 --data-dir /var/lib/mapwright\n  \
 mapwright serve --database postgres://mapwright@db.internal/mapwright --secure-cookies --workers 8\n  \
+mapwright serve --database postgres://mapwright@db.internal/mapwright --workers 0     (a web process)\n  \
+mapwright serve --database postgres://mapwright@db.internal/mapwright --no-http       (a worker process)\n  \
 MAPWRIGHT_WORKERS=2 mapwright serve --config /etc/mapwright/serve.toml\n\n\
+Processes: on PostgreSQL any number of web processes (--workers 0) and worker processes (--no-http) \
+share the work as one service (give the workers the same --jobs-per-user, --jobs-per-origin and \
+--min-fetch-interval). On SQLite one process serves, web and workers in one: a second `serve` on the same \
+file is refused.\n\n\
 Logs go to standard error; set RUST_LOG (e.g. RUST_LOG=mapwright_server=debug) for more."
 )]
 pub struct ServeArgs {
@@ -55,9 +62,16 @@ pub struct ServeArgs {
     /// own network. For tests and for sites on the service's own network.
     #[arg(long, env = "MAPWRIGHT_ALLOW_PRIVATE_NETWORKS", num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
     pub allow_private_networks: Option<bool>,
-    /// Fetch workers in this process [default: 4].
+    /// Fetch workers in this process; 0 makes a web process that fetches nothing, its jobs run
+    /// by worker processes (--no-http) on the same PostgreSQL database [default: 4].
     #[arg(long, env = "MAPWRIGHT_WORKERS", value_name = "N")]
     pub workers: Option<usize>,
+    /// Serve no HTTP: a worker process that only works in the background (downloads, the
+    /// verification re-check, retention, the failing-URLs checks), beside web processes
+    /// (--workers 0) on the same PostgreSQL database; any number of each may run. --listen and the web settings are then unused. On SQLite one
+    /// process serves: use the default, web and workers in one.
+    #[arg(long, env = "MAPWRIGHT_NO_HTTP", num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub no_http: Option<bool>,
     /// How long a worker's lease on a sitemap holds; after it, a crashed worker's job runs
     /// again [default: 300].
     #[arg(long, env = "MAPWRIGHT_LEASE_SECONDS", value_name = "SECONDS")]
@@ -221,6 +235,7 @@ impl ServeArgs {
             data_dir: self.data_dir.clone(),
             secure_cookies: self.secure_cookies,
             allow_private_networks: self.allow_private_networks,
+            no_http: self.no_http,
             workers: self.workers,
             lease_seconds: self.lease_seconds,
             poll_interval: self.poll_interval,
@@ -291,16 +306,23 @@ fn return_big_blocks_to_the_system() {
 
 async fn serve(settings: Settings) -> anyhow::Result<()> {
     let data_dir = &settings.data_dir;
+    // One process per SQLite database: held until the process ends (see `sole`).
+    let _sole = sole::claim(&settings)?;
     let store = mapwright_store::open(settings.database.as_deref(), data_dir).await.with_context(|| match &settings
         .database
     {
         Some(_) => "cannot open the database given by --database".to_owned(),
         None => format!("cannot open the database in {}", data_dir.display()),
     })?;
-    let listener = tokio::net::TcpListener::bind(settings.listen)
-        .await
-        .with_context(|| format!("cannot listen on {}", settings.listen))?;
-    let addr = listener.local_addr()?;
+    let listener = match settings.no_http {
+        true => None,
+        false => Some(
+            tokio::net::TcpListener::bind(settings.listen)
+                .await
+                .with_context(|| format!("cannot listen on {}", settings.listen))?,
+        ),
+    };
+    let addr = listener.as_ref().map(|l| l.local_addr()).transpose()?;
     let mut state = AppState::new(store.clone(), settings.secure_cookies);
     state.checks = Arc::new(mapwright_server::console::checker::Jobs::new(checker_config(&settings)));
     if settings.allow_private_networks {
@@ -322,7 +344,9 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         limits.sign_up_per_client = limits.sign_up_per_client.with_limit(n);
     }
     state.limits = Arc::new(limits);
-    if settings.mail.sign_up == "confirm" {
+    if let Some(addr) = addr
+        && settings.mail.sign_up == "confirm"
+    {
         state = state.with_mail(mailer(&settings, addr)?);
     }
     let (stop, shutdown) = tokio::sync::watch::channel(false);
@@ -341,34 +365,48 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         retention: Some(retention(&settings.sharing)),
         ..scheduler::Config::default()
     };
-    let workers = scheduler::spawn(state.clone(), config, shutdown.clone());
+    // A web process (`--workers 0`) runs no scheduler task: the worker processes fetch, re-check
+    // verification and apply retention, and its submissions wake them through the store.
+    let workers = (settings.workers > 0).then(|| scheduler::spawn(state.clone(), config, shutdown.clone()));
     // The console's failing-URLs report runs in the background; a run cut short at shutdown
     // writes what it did and is resumed there (by any process sharing the database).
     let mut checker_stop = shutdown.clone();
     let checker = mapwright_server::console::checker::spawn(state.clone(), async move {
         let _ = checker_stop.wait_for(|stopping| *stopping).await;
     });
-    tracing::info!(%addr, backend = store.backend(), workers = settings.workers, "listening on http://{addr}");
-    let limits = listen::Config {
-        max_connections: listen::fit_to_file_limit(settings.max_connections),
-        max_connections_per_client: settings.max_connections_per_client,
-        header_timeout: settings.header_timeout,
-        idle_timeout: settings.idle_timeout,
-        request_timeout: settings.request_timeout,
+    let server = match (listener, addr) {
+        (Some(listener), Some(addr)) => {
+            tracing::info!(%addr, backend = store.backend(), workers = settings.workers, "listening on http://{addr}");
+            let limits = listen::Config {
+                max_connections: listen::fit_to_file_limit(settings.max_connections),
+                max_connections_per_client: settings.max_connections_per_client,
+                header_timeout: settings.header_timeout,
+                idle_timeout: settings.idle_timeout,
+                request_timeout: settings.request_timeout,
+            };
+            let mut http_stop = shutdown.clone();
+            let stopped = async move {
+                let _ = http_stop.wait_for(|stopping| *stopping).await;
+            };
+            Some(tokio::spawn(listen::serve(listener, app(state), limits, stopped, settings.shutdown_grace)))
+        }
+        _ => {
+            tracing::info!(backend = store.backend(), workers = settings.workers, "serving no HTTP: workers only");
+            None
+        }
     };
-    let mut http_stop = shutdown.clone();
-    let stopped = async move {
-        let _ = http_stop.wait_for(|stopping| *stopping).await;
-    };
-    let server = tokio::spawn(listen::serve(listener, app(state), limits, stopped, settings.shutdown_grace));
     shutdown_signal().await;
     let _ = stop.send(true);
     // The workers finish or release their jobs within the grace period; a little more for
     // the store's answers.
-    if tokio::time::timeout(settings.shutdown_grace + Duration::from_secs(5), workers).await.is_err() {
+    if let Some(workers) = workers
+        && tokio::time::timeout(settings.shutdown_grace + Duration::from_secs(5), workers).await.is_err()
+    {
         tracing::warn!("workers did not stop in time");
     }
-    server.await.context("the server task failed")?;
+    if let Some(server) = server {
+        server.await.context("the server task failed")?;
+    }
     let _ = tokio::time::timeout(Duration::from_secs(5), checker).await;
     store.close().await;
     tracing::info!("stopped");

@@ -9,7 +9,9 @@
 //! origin and per owner at once, owners in turn, and never a fetch sooner than the minimum
 //! interval after the last, so one user's stalled or endless sites leave workers free for the
 //! others. The dispatcher polls when idle and wakes at once on [`AppState::wake_workers`](crate::AppState::wake_workers) (a ping, a resubmit, a
-//! new index child) or when a job ends.
+//! new index child) or when a job ends. `wake_workers` also tells the workers of every other
+//! process sharing the database (PostgreSQL `NOTIFY`, heard here by [`hear_wakes`]), so a job
+//! submitted to a web process is picked up by a worker process at once.
 
 mod fetch;
 pub mod policy;
@@ -169,6 +171,7 @@ pub fn spawn(state: AppState, config: Config, shutdown: watch::Receiver<bool>) -
     tokio::spawn(async move {
         let mut tasks = JoinSet::new();
         tasks.spawn(dispatch(state.clone(), config.clone(), process_tag(), shutdown.clone()));
+        tasks.spawn(hear_wakes(state.clone(), config.poll_interval, shutdown.clone()));
         if config.recheck {
             tasks.spawn(recheck::run(state.clone(), config.clone(), shutdown.clone()));
         }
@@ -195,6 +198,47 @@ async fn stopping(mut shutdown: watch::Receiver<bool>) {
     while !*shutdown.borrow_and_update() {
         if shutdown.changed().await.is_err() {
             return;
+        }
+    }
+}
+
+/// Wakes this process's dispatcher whenever another process (or this one) made work due and
+/// said so through the store ([`Store::notify_due`](mapwright_store::Store::notify_due)); ends
+/// at once on a backend with no listener (SQLite, one process). A lost connection is made
+/// again; what was said meanwhile is covered by a wake-up at the reconnection and by the poll.
+async fn hear_wakes(state: AppState, poll_interval: Duration, shutdown: watch::Receiver<bool>) {
+    let mut listener = None;
+    loop {
+        if listener.is_none() {
+            let pause = match state.store.due_listener().await {
+                Ok(None) => return,
+                Ok(Some(l)) => {
+                    tracing::info!("listening for wake-ups from other processes");
+                    listener = Some(l);
+                    // Work made due while there was no listener: look now.
+                    state.scheduler.wake.notify_waiters();
+                    continue;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot listen for wake-ups from other processes; polling");
+                    tokio::time::sleep(poll_interval.max(Duration::from_secs(1)))
+                }
+            };
+            tokio::select! {
+                _ = pause => continue,
+                _ = stopping(shutdown.clone()) => return,
+            }
+        }
+        let Some(heard) = listener.as_mut() else { continue };
+        tokio::select! {
+            result = heard.recv() => match result {
+                Ok(_) => state.scheduler.wake.notify_waiters(),
+                Err(e) => {
+                    tracing::debug!(error = %e, "the wake-up listener failed");
+                    listener = None;
+                }
+            },
+            _ = stopping(shutdown.clone()) => return,
         }
     }
 }
@@ -255,6 +299,7 @@ async fn dispatch(state: AppState, config: Config, worker: String, shutdown: wat
 /// Runs a job under the per-host limit and a deadline inside its lease; on shutdown it gets
 /// the grace period, then its lease is released.
 async fn run_one(state: AppState, config: Config, worker: String, job: LeasedSitemap, shutdown: watch::Receiver<bool>) {
+    tracing::debug!(worker, sitemap = job.id, url = %job.url, "leased");
     let grace = async {
         stopping(shutdown).await;
         tokio::time::sleep(config.grace).await;

@@ -86,7 +86,9 @@ async fn recheck_pass(
     timeout: Duration,
     concurrency: usize,
 ) -> Result<usize, AppError> {
-    let sites = state.store.sites_to_verify(now() - interval_seconds, PASS).await?;
+    // Claimed: a pass of another process sharing the database takes other sites.
+    let now = now();
+    let sites = state.store.sites_to_verify(now - interval_seconds, now, PASS).await?;
     let checked = sites.len();
     futures_util::stream::iter(sites)
         .for_each_concurrent(concurrency.max(1), |site| async move {

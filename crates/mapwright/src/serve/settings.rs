@@ -17,6 +17,9 @@ pub struct Settings {
     pub data_dir: PathBuf,
     pub secure_cookies: bool,
     pub allow_private_networks: bool,
+    /// Serve no HTTP: a worker process (`--no-http`) beside web processes on one PostgreSQL.
+    pub no_http: bool,
+    /// Fetch workers in this process; 0 for a web process whose jobs run in worker processes.
     pub workers: usize,
     pub lease_seconds: i64,
     #[serde(serialize_with = "as_text")]
@@ -103,6 +106,7 @@ pub struct FileSettings {
     pub data_dir: Option<PathBuf>,
     pub secure_cookies: Option<bool>,
     pub allow_private_networks: Option<bool>,
+    pub no_http: Option<bool>,
     pub workers: Option<usize>,
     pub lease_seconds: Option<i64>,
     pub poll_interval: Option<DurationValue>,
@@ -158,6 +162,7 @@ pub struct Given {
     pub data_dir: Option<PathBuf>,
     pub secure_cookies: Option<bool>,
     pub allow_private_networks: Option<bool>,
+    pub no_http: Option<bool>,
     pub workers: Option<usize>,
     pub lease_seconds: Option<i64>,
     pub poll_interval: Option<Duration>,
@@ -213,6 +218,7 @@ pub fn resolve(
         data_dir: given.data_dir.or(file.data_dir).unwrap_or_else(default_data_dir),
         secure_cookies: given.secure_cookies.or(file.secure_cookies).unwrap_or(false),
         allow_private_networks: given.allow_private_networks.or(file.allow_private_networks).unwrap_or(false),
+        no_http: given.no_http.or(file.no_http).unwrap_or(false),
         workers: given.workers.or(file.workers).unwrap_or(4),
         lease_seconds: given.lease_seconds.or(file.lease_seconds).unwrap_or(300),
         poll_interval: duration(given.poll_interval, &file.poll_interval, "poll_interval", 1)?,
@@ -278,8 +284,11 @@ pub fn resolve(
             settings.workers
         );
     }
-    if settings.workers == 0 || settings.workers > 256 {
-        bail!("workers must be between 1 and 256, not {}", settings.workers);
+    if settings.workers > 256 {
+        bail!("workers must be between 0 and 256, not {}", settings.workers);
+    }
+    if settings.no_http && settings.workers == 0 {
+        bail!("no_http with workers = 0 leaves the process nothing to do: give it workers, or let it serve HTTP");
     }
     if settings.ping_limit_per_minute == Some(0) {
         bail!("ping_limit_per_minute must be at least 1");
@@ -461,7 +470,21 @@ mod tests {
         let file: FileSettings = toml::from_str("poll_interval = \"soon\"").unwrap();
         let err = resolve(Given::default(), file, PathBuf::new).unwrap_err().to_string();
         assert!(err.contains("poll_interval"), "{err}");
-        let zero = Given { workers: Some(0), ..Given::default() };
-        assert!(resolve(zero, FileSettings::default(), PathBuf::new).is_err());
+        let many = Given { workers: Some(257), ..Given::default() };
+        assert!(resolve(many, FileSettings::default(), PathBuf::new).is_err());
+        let idle = Given { workers: Some(0), no_http: Some(true), ..Given::default() };
+        let err = resolve(idle, FileSettings::default(), PathBuf::new).unwrap_err().to_string();
+        assert!(err.contains("nothing to do"), "{err}");
+    }
+
+    #[test]
+    fn web_and_worker_roles() {
+        let web = Given { workers: Some(0), ..Given::default() };
+        let s = resolve(web, FileSettings::default(), PathBuf::new).unwrap();
+        assert_eq!((s.workers, s.no_http), (0, false), "a web process leases nothing");
+        let file: FileSettings = toml::from_str("no_http = true\nworkers = 8\n").unwrap();
+        let s = resolve(Given::default(), file, PathBuf::new).unwrap();
+        assert_eq!((s.workers, s.no_http), (8, true), "a worker process from the file");
+        assert!(toml::to_string(&s).unwrap().contains("no_http = true"));
     }
 }

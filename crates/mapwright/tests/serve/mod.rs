@@ -6,6 +6,7 @@ mod crash;
 mod ingest;
 mod limits;
 mod process;
+mod procs;
 mod settings;
 
 use std::io::{BufRead, BufReader, Read, Write};
