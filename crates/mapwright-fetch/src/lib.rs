@@ -14,6 +14,7 @@ pub mod discover;
 pub mod error;
 pub mod robots;
 pub mod sitemap;
+pub mod sites;
 pub mod state;
 pub mod submit;
 
@@ -24,4 +25,5 @@ pub use discover::{DiscoverConfig, Discovery, Event, Outcome, SitemapStatus, Sum
 pub use error::Error;
 pub use robots::{Robots, RobotsCache};
 pub use sitemap::{ReadReport, SitemapFetch, Visitor, read_remote, read_response};
-pub use state::{Change, SitemapState, State};
+pub use sites::{SiteEvent, run_sites};
+pub use state::{Change, SitemapState, SitesMark, State};

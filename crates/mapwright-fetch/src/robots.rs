@@ -76,6 +76,13 @@ impl RobotsCache {
         .clone()
     }
 
+    /// robots.txt of `url`'s origin if it was fetched already; never fetches.
+    pub fn cached(&self, url: &str) -> Option<Arc<Robots>> {
+        let origin = url::Url::parse(url).ok()?.origin().ascii_serialization();
+        let cell = self.cells.lock().expect("robots cache lock").get(&origin)?.clone();
+        cell.get().cloned()
+    }
+
     /// Origins fetched so far.
     pub fn len(&self) -> usize {
         self.cells.lock().map(|m| m.len()).unwrap_or(0)

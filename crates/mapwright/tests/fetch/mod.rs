@@ -1,6 +1,8 @@
 //! `discover`, remote `read` and `submit` run as a user runs them, against a site served on
 //! 127.0.0.1:0 by the test.
 
+mod sites;
+
 use axum::Router;
 use axum::http::{StatusCode, Uri};
 use axum::routing::get;
