@@ -26,6 +26,9 @@ use tokio::sync::mpsc;
 /// flight hold at most 16 MiB.
 const SPILL_AT: usize = 256 * 1024;
 
+/// The outputs' buffer: a site's rows larger than this go to the file in one write, uncopied.
+const OUT_BUFFER: usize = 64 * 1024;
+
 /// Longest line of the list; a longer one is an error, not an unbounded read.
 const MAX_LINE: u64 = 8 * 1024;
 
@@ -376,7 +379,7 @@ impl Output {
     /// created empty.
     fn open(path: Option<&Path>, resume_at: u64, flag: &str) -> anyhow::Result<Output> {
         let Some(path) = path else {
-            return Ok(Output { w: BufWriter::with_capacity(256 * 1024, Box::new(io::stdout())), len: 0 });
+            return Ok(Output { w: BufWriter::with_capacity(OUT_BUFFER, Box::new(io::stdout())), len: 0 });
         };
         let file = if resume_at > 0 {
             let mut f = File::options().read(true).write(true).open(path).map_err(|e| {
@@ -395,7 +398,7 @@ impl Output {
         } else {
             File::create(path).map_err(|e| anyhow::anyhow!("{flag} {}: {e}", path.display()))?
         };
-        Ok(Output { w: BufWriter::with_capacity(256 * 1024, Box::new(file)), len: resume_at })
+        Ok(Output { w: BufWriter::with_capacity(OUT_BUFFER, Box::new(file)), len: resume_at })
     }
 }
 
@@ -419,6 +422,17 @@ struct SiteBuf {
 }
 
 impl Write for SiteBuf {
+    /// The JSON and CSV writers make many small writes per row: while in memory, each is one
+    /// append.
+    #[inline]
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        if self.spill.is_none() && self.mem.len() + buf.len() <= SPILL_AT {
+            self.mem.extend_from_slice(buf);
+            return Ok(());
+        }
+        self.write(buf).map(drop)
+    }
+
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if self.spill.is_none() && self.mem.len() + buf.len() > SPILL_AT {
             let mut f = BufWriter::with_capacity(64 * 1024, tempfile::tempfile()?);
