@@ -236,9 +236,11 @@ fn fast_path(s: &[u8]) -> Option<usize> {
         i += 1;
     }
     let last = &s[label_start..i];
-    // WHATWG "ends in a number": an all-digit or 0x-hex last label makes the host an IPv4 address.
+    // WHATWG "ends in a number": an all-digit or 0x-hex last label makes the host an IPv4 address,
+    // which `url` leaves as it is only when written in the dotted-decimal form it serialises.
     let hex_number = last.starts_with(b"0x") && last[2..].iter().all(u8::is_ascii_hexdigit);
-    if last.is_empty() || !last_label_has_alpha || hex_number || last.starts_with(b"xn--") {
+    let name = !last.is_empty() && last_label_has_alpha && !hex_number && !last.starts_with(b"xn--");
+    if !name && !is_dotted_decimal(&s[rest_at..i]) {
         return None;
     }
     // Port: digits, no leading zero, not the default, at most 65535.
@@ -287,6 +289,23 @@ fn fast_path(s: &[u8]) -> Option<usize> {
         }
     }
     Some(path_start)
+}
+
+/// Whether `host` is an IPv4 address exactly as `url` serialises one: four decimal numbers up
+/// to 255, without leading zeros (`010` would be octal, `1.2.3` would become `1.2.0.3`).
+fn is_dotted_decimal(host: &[u8]) -> bool {
+    let mut parts = 0;
+    for part in host.split(|&b| b == b'.') {
+        parts += 1;
+        let plain = !part.is_empty() && part.len() <= 3 && part.iter().all(u8::is_ascii_digit);
+        if !plain
+            || (part.len() > 1 && part[0] == b'0')
+            || part.iter().fold(0u32, |n, &d| n * 10 + u32::from(d - b'0')) > 255
+        {
+            return false;
+        }
+    }
+    parts == 4
 }
 
 /// Checks `rest[i]`, a byte after the host, moving `part` (0 path, 1 query, 2 fragment) on.
@@ -391,6 +410,17 @@ mod tests {
         check("javascript:alert(1)", Err(LocError::Scheme("javascript".into())));
         check("www.example.com:8080/x", Err(LocError::NotAbsolute));
         check("http://0x/", Ok("http://0.0.0.0/"));
+        // IPv4 hosts: the dotted-decimal form is kept (the fast path), any other is rewritten.
+        check("http://127.10.0.1:18472/a", Ok("http://127.10.0.1:18472/a"));
+        assert_eq!(fast_path(b"http://127.10.0.1:18472/a"), Some("http://127.10.0.1:18472".len()));
+        check("http://127.010.0.1/", Ok("http://127.8.0.1/"));
+        check("http://127.1/", Ok("http://127.0.0.1/"));
+        check("http://1.2.3.256/", Err(LocError::Invalid("invalid IPv4 address".into())));
+        for odd in
+            ["http://127.010.0.1/", "http://127.1/", "http://1.2.3.256/", "http://1.2.3.4.5/", "http://0x7f.0.0.1/"]
+        {
+            assert_eq!(fast_path(odd.as_bytes()), None, "{odd}");
+        }
         // Escaped dot segments climb out of the folder, whatever their case.
         check("http://example.com/shop/.%2E/admin", Ok("http://example.com/admin"));
         check("http://example.com/shop/%2e%2E/admin", Ok("http://example.com/admin"));

@@ -136,7 +136,8 @@ impl Fetcher {
                 .connect_timeout(config.connect_timeout)
                 .timeout(config.timeout)
                 .redirect(policy)
-                .pool_max_idle_per_host(16);
+                .pool_max_idle_per_host(16)
+                .pool_idle_timeout(config.pool_idle_timeout);
             if !config.allow_private_networks {
                 // Through a proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, which reqwest reads by
                 // default) the proxy resolves and connects, so no address check of ours would see

@@ -31,6 +31,10 @@ pub struct Config {
     /// Whether hosts resolving to loopback, private or link-local addresses may be fetched.
     /// The CLI allows them (a developer's own site); the server will not. Default true.
     pub allow_private_networks: bool,
+    /// How long an idle connection is kept for reuse. Default 90 s; a run over many hosts
+    /// keeps it short, since a host that is done is never asked again and each idle
+    /// connection holds a file descriptor.
+    pub pool_idle_timeout: Duration,
 }
 
 impl Default for Config {
@@ -46,6 +50,7 @@ impl Default for Config {
             backoff: Duration::from_millis(500),
             max_retry_after: Duration::from_secs(60),
             allow_private_networks: true,
+            pool_idle_timeout: Duration::from_secs(90),
         }
     }
 }

@@ -50,6 +50,9 @@ pub struct DiscoverConfig {
     pub cross_submission: bool,
     /// URLs sent per [`Event::Urls`]. Default 1,024.
     pub batch: usize,
+    /// Longest robots.txt `Crawl-delay` honoured between two sitemap requests to one host (a
+    /// larger one is capped). Default 10 s.
+    pub max_crawl_delay: Duration,
 }
 
 impl Default for DiscoverConfig {
@@ -64,6 +67,7 @@ impl Default for DiscoverConfig {
             scope: true,
             cross_submission: true,
             batch: 1024,
+            max_crawl_delay: Duration::from_secs(10),
         }
     }
 }
@@ -161,6 +165,8 @@ pub struct Summary {
     pub over_limit: u64,
     /// Sitemaps not followed: cycles, depth, count limit, cross-site children.
     pub not_followed: u64,
+    /// Of those, sitemaps not followed because `max_sitemaps` was reached.
+    pub over_sitemap_limit: u64,
     /// Bytes received for sitemaps.
     pub bytes: u64,
     /// Wall time.
@@ -190,6 +196,13 @@ struct Task {
     voucher: Option<Voucher>,
 }
 
+/// One host's politeness: requests in flight, and the earliest time of its next request when
+/// its robots.txt asks for a Crawl-delay.
+struct Host {
+    permits: Arc<Semaphore>,
+    next: Mutex<Option<Instant>>,
+}
+
 struct Shared {
     fetcher: Fetcher,
     config: DiscoverConfig,
@@ -199,7 +212,7 @@ struct Shared {
     urls: Mutex<HashSet<u64, BuildHasherDefault<Prehashed>>>,
     emitted: AtomicU64,
     stop: AtomicBool,
-    hosts: Mutex<HashMap<String, Arc<Semaphore>>>,
+    hosts: Mutex<HashMap<String, Arc<Host>>>,
     totals: Mutex<Summary>,
 }
 
@@ -300,6 +313,7 @@ impl Discovery {
                         child.url, shared.config.max_depth
                     ))
                 } else if queued >= shared.config.max_sitemaps {
+                    shared.totals.lock().expect("totals").over_sitemap_limit += 1;
                     Some(format!("more than {} sitemaps: {} not followed", shared.config.max_sitemaps, child.url))
                 } else if shared.stop.load(Ordering::Relaxed) {
                     Some(format!("stopped (URL limit reached or output closed): {} not followed", child.url))
@@ -369,11 +383,20 @@ pub async fn robots_voucher(fetcher: &Fetcher, robots: &RobotsCache, requested: 
 /// Fetches and reads one sitemap; returns the children to follow.
 async fn process(shared: Arc<Shared>, task: Task) -> Vec<Task> {
     let host = url::Url::parse(&task.url).map(|u| u.origin().ascii_serialization()).unwrap_or_default();
-    let sem = {
+    let host = {
         let mut hosts = shared.hosts.lock().expect("hosts");
-        hosts.entry(host).or_insert_with(|| Arc::new(Semaphore::new(shared.config.per_host.max(1)))).clone()
+        hosts
+            .entry(host)
+            .or_insert_with(|| {
+                Arc::new(Host {
+                    permits: Arc::new(Semaphore::new(shared.config.per_host.max(1))),
+                    next: Mutex::new(None),
+                })
+            })
+            .clone()
     };
-    let _permit = sem.acquire_owned().await.expect("semaphore never closed");
+    let _permit = host.permits.clone().acquire_owned().await.expect("semaphore never closed");
+    pace(&shared, &host, &task.url).await;
     let mut status = SitemapStatus {
         url: task.url.clone(),
         final_url: None,
@@ -518,6 +541,25 @@ async fn process(shared: Arc<Shared>, task: Task) -> Vec<Task> {
         .collect();
     finish(&shared, status, read_ok).await;
     children
+}
+
+/// Waits for the host's turn when its robots.txt (already read: the site's own, or a bare
+/// sitemap's host's that scope asked for) sets a Crawl-delay for our agent, capped at
+/// `max_crawl_delay`; requests to such a host are spaced by the delay, whatever `per_host`.
+async fn pace(shared: &Shared, host: &Host, url: &str) {
+    let Some(delay) = shared.robots.cached(url).and_then(|r| r.crawl_delay) else { return };
+    let delay = delay.min(shared.config.max_crawl_delay);
+    if delay.is_zero() {
+        return;
+    }
+    let slot = {
+        let mut next = host.next.lock().expect("host clock");
+        let now = Instant::now();
+        let slot = next.map_or(now, |n| n.max(now));
+        *next = Some(slot + delay);
+        slot
+    };
+    tokio::time::sleep_until(slot.into()).await;
 }
 
 /// Adds a sitemap's status to the totals and sends it.

@@ -16,6 +16,7 @@ pub mod oai;
 pub mod remote;
 pub mod robots;
 pub mod sitemap;
+pub mod sites;
 pub mod state;
 pub mod submit;
 
@@ -28,4 +29,5 @@ pub use oai::OaiPager;
 pub use remote::{Opener, Remote, RemoteResolver, StrictScope};
 pub use robots::{Robots, RobotsCache};
 pub use sitemap::{ReadReport, SitemapFetch, Visitor, read_remote, read_response};
-pub use state::{Change, SitemapState, State};
+pub use sites::{SiteEvent, run_sites};
+pub use state::{Change, SitemapState, SitesMark, State};

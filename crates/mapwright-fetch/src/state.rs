@@ -15,6 +15,8 @@ const SCHEMA: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS fetch_url_by_sitemap ON fetch_url(sitemap)",
     "CREATE TABLE IF NOT EXISTS fetch_url_stage (hash INTEGER PRIMARY KEY, loc TEXT NOT NULL, sitemap TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS fetch_run_sitemap (url TEXT PRIMARY KEY, was_read INTEGER NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS fetch_site_done (site TEXT PRIMARY KEY, ok INTEGER NOT NULL, \
+     out_len INTEGER NOT NULL, summary_len INTEGER NOT NULL, done_at INTEGER NOT NULL)",
 ];
 
 /// What is remembered of one sitemap between runs.
@@ -183,6 +185,64 @@ impl State {
             sqlx::query(sqlx::AssertSqlSafe(q)).execute(&mut *tx).await.map_err(|e| self.err(e))?;
         }
         tx.commit().await.map_err(|e| self.err(e))
+    }
+}
+
+/// Where a many-site run stands: what the output files held after the last site recorded done.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SitesMark {
+    /// Sites recorded done.
+    pub done: u64,
+    /// Of those, sites that failed.
+    pub failed: u64,
+    /// Bytes of the row output after the last one.
+    pub out_len: u64,
+    /// Bytes of the summary output after the last one.
+    pub summary_len: u64,
+}
+
+/// A many-site run (`discover --sites --state`): a site is recorded done once its rows and its
+/// summary line are written and flushed, with the lengths of both outputs then, so a run
+/// killed at any point resumes by cutting the outputs back to the last record and
+/// discovering only the sites not recorded.
+impl State {
+    /// Whether `site` was recorded done.
+    pub async fn site_done(&self, site: &str) -> Result<bool, Error> {
+        let row = sqlx::query("SELECT 1 FROM fetch_site_done WHERE site = ?")
+            .bind(site)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(|e| self.err(e))?;
+        Ok(row.is_some())
+    }
+
+    /// Records `site` done, `ok` or failed, with the lengths of the two outputs now.
+    pub async fn record_site(&self, site: &str, ok: bool, out_len: u64, summary_len: u64) -> Result<(), Error> {
+        sqlx::query(
+            "INSERT OR REPLACE INTO fetch_site_done (site, ok, out_len, summary_len, done_at) \
+             VALUES (?, ?, ?, ?, unixepoch())",
+        )
+        .bind(site)
+        .bind(ok as i64)
+        .bind(out_len as i64)
+        .bind(summary_len as i64)
+        .execute(&self.pool)
+        .await
+        .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// The sites recorded so far and the output lengths after the last one (zeros when none).
+    pub async fn sites_mark(&self) -> Result<SitesMark, Error> {
+        let r = sqlx::query(
+            "SELECT COUNT(*), COALESCE(SUM(ok = 0), 0), COALESCE(MAX(out_len), 0), COALESCE(MAX(summary_len), 0) \
+             FROM fetch_site_done",
+        )
+        .fetch_one(&self.pool)
+        .await
+        .map_err(|e| self.err(e))?;
+        let n = |i: usize| r.get::<i64, _>(i) as u64;
+        Ok(SitesMark { done: n(0), failed: n(1), out_len: n(2), summary_len: n(3) })
     }
 }
 

@@ -321,6 +321,7 @@ async fn url_and_sitemap_count_limits() {
     let run = discover_with(d, Some(&s.base()), Vec::new()).await;
     assert_eq!(run.urls, set(&[urls(&s, "a", 4)]));
     assert_eq!(run.summary.urls, 4);
+    assert_eq!(run.summary.over_sitemap_limit, 1);
     let mut notes = run.notes.clone();
     notes.sort();
     assert_eq!(
@@ -330,6 +331,28 @@ async fn url_and_sitemap_count_limits() {
             "notice: more than 4 URLs: the rest is dropped".to_string(),
         ]
     );
+}
+
+#[tokio::test]
+async fn robots_crawl_delay_spaces_the_requests_to_its_host() {
+    let s = Server::start().await;
+    s.page("/robots.txt", "text/plain", format!("User-agent: *\nCrawl-delay: 0.2\nSitemap: {}\n", s.url("/i.xml")));
+    let children: Vec<(String, Option<&str>)> =
+        ["a", "b", "c"].iter().map(|c| (s.url(&format!("/{c}.xml")), None)).collect();
+    s.page("/i.xml", "application/xml", index(&children));
+    for c in ["a", "b", "c"] {
+        s.page(&format!("/{c}.xml"), "application/xml", urlset(&urls(&s, c, 2)));
+    }
+    // Four requests in flight are allowed, but the delay spaces them one by one.
+    let run = discover(&s.base()).await;
+    assert_eq!(run.summary.urls, 6);
+    let mut times: Vec<_> = s.take_log().into_iter().filter(|r| r.path != "/robots.txt").map(|r| r.at).collect();
+    times.sort();
+    assert_eq!(times.len(), 4);
+    for w in times.windows(2) {
+        // 0.2 s apart when sent; a little less may separate their arrivals.
+        assert!(w[1] - w[0] >= Duration::from_millis(150), "{:?} apart", w[1] - w[0]);
+    }
 }
 
 #[tokio::test]

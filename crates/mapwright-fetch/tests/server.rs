@@ -32,6 +32,8 @@ pub struct Seen {
     pub path: String,
     pub headers: HeaderMap,
     pub body: Bytes,
+    /// When it arrived.
+    pub at: std::time::Instant,
 }
 
 /// A running test server.
@@ -103,6 +105,7 @@ impl Server {
             path: path.clone(),
             headers: req.headers().clone(),
             body,
+            at: std::time::Instant::now(),
         });
         // Routes may be host-specific: "localhost/robots.txt" wins over "/robots.txt" on localhost.
         let host_name = host.split(':').next().unwrap_or("");

@@ -88,21 +88,44 @@ pub struct ReadArgs {
 
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Output: one line per distinct URL (jsonl has a `sitemap` field: the sitemap it came from); a summary \
-on standard error. Exit status 1 when a sitemap failed or none was found.\n\n\
+    after_help = "Output: one line per distinct URL (jsonl has a `sitemap` field: the sitemap it came from; with --sites, a \
+`site` field too); a summary on standard error. Exit status 1 when a sitemap failed or none was found (with --sites: when \
+a site failed).\n\n\
 Examples:\n  mapwright discover https://example.com/ > urls.jsonl\n  mapwright discover --format text example.com | wc -l\n  \
 mapwright discover --sitemaps-only https://example.com/\n  \
 mapwright discover --sitemap https://example.com/sitemap_index.xml\n  \
-mapwright discover --state site.db --changes https://example.com/   # added/removed since the last run"
+mapwright discover --state site.db --changes https://example.com/   # added/removed since the last run\n  \
+mapwright discover --sites hosts.txt --out urls.jsonl --summary sites.jsonl --state run.db --shard 1/4"
 )]
 pub struct DiscoverArgs {
     /// The site: any URL of it (its origin's robots.txt is read first). `https://` is assumed
     /// when no scheme is given.
-    #[arg(value_name = "SITE_URL", value_parser = site_url, required_unless_present = "sitemap")]
+    #[arg(value_name = "SITE_URL", value_parser = site_url, required_unless_present_any = ["sitemap", "sites"])]
     pub site: Option<String>,
     /// Start from this sitemap (or index) instead of robots.txt; repeat for several.
     #[arg(long, value_name = "URL", conflicts_with = "site")]
     pub sitemap: Vec<String>,
+    /// Discover every site listed in FILE (- for standard input): one site per line (any URL
+    /// of it, `https://` assumed), blank lines and lines starting with # skipped. The list is
+    /// read as it goes; each row gets a `site` column; a site's rows come out together, once
+    /// it is done.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["site", "sitemap", "changes"])]
+    pub sites: Option<PathBuf>,
+    /// With --sites: sites discovered at the same time (each keeps --concurrency and its
+    /// robots.txt Crawl-delay).
+    #[arg(long, value_name = "N", default_value_t = 64, requires = "sites")]
+    pub hosts_in_flight: usize,
+    /// With --sites: one JSON line per site in FILE (sitemaps, URLs, errors, bytes, time, why
+    /// it ended). A site that yields no URL is a failure there, and makes the exit status 1.
+    #[arg(long, value_name = "FILE", requires = "sites")]
+    pub summary: Option<PathBuf>,
+    /// With --sites: keep only the sites whose hash (xxh3-64 of the site URL as normalised)
+    /// falls in shard K of N (K from 1 to N), so N machines split one list without talking.
+    #[arg(long, value_name = "K/N", value_parser = shard, requires = "sites")]
+    pub shard: Option<(u64, u64)>,
+    /// With --sites: write the rows to FILE instead of standard output (needed by --state).
+    #[arg(long, value_name = "FILE", requires = "sites")]
+    pub out: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "jsonl")]
     pub format: EntryFormat,
@@ -131,7 +154,9 @@ pub struct DiscoverArgs {
     #[arg(long)]
     pub no_scope: bool,
     /// Incremental mode: remember ETag, Last-Modified, index lastmod and the URL set in this
-    /// SQLite file; the next run fetches only what changed.
+    /// SQLite file; the next run fetches only what changed. With --sites: record each site
+    /// once its rows are written, so a killed run, started again with the same arguments,
+    /// goes on with the sites not done (the outputs are cut back to the last site recorded).
     #[arg(long, value_name = "FILE")]
     pub state: Option<PathBuf>,
     /// With --state: print only the URLs added or removed since the last run.
@@ -144,7 +169,15 @@ pub struct DiscoverArgs {
     pub http: crate::http::HttpArgs,
 }
 
-fn site_url(s: &str) -> Result<String, String> {
+/// `K/N`, 1 <= K <= N.
+fn shard(s: &str) -> Result<(u64, u64), String> {
+    let bad = || format!("{s:?} is not K/N with 1 <= K <= N (e.g. 2/4)");
+    let (k, n) = s.split_once('/').ok_or_else(bad)?;
+    let (k, n): (u64, u64) = (k.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+    if k == 0 || k > n { Err(bad()) } else { Ok((k, n)) }
+}
+
+pub fn site_url(s: &str) -> Result<String, String> {
     let s = s.trim();
     let full = if crate::http::is_url(s) { s.to_string() } else { format!("https://{s}") };
     url::Url::parse(&full).map(|_| full).map_err(|e| format!("{s:?} is not a site URL: {e}"))
