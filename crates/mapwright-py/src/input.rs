@@ -73,7 +73,13 @@ pub fn open(py: Python<'_>, kind: &str, source: &Bound<'_, PyAny>, max_bytes: Op
             let file = File::open(&path)
                 .map_err(|e| PyErr::from(io::Error::new(e.kind(), format!("cannot open {}: {e}", path.display()))))?;
             let name = path.display().to_string();
-            Ok(Opened { input: Box::new(BufReader::with_capacity(BUF, file)), name, final_url: None, opener: None, pager: None })
+            Ok(Opened {
+                input: Box::new(BufReader::with_capacity(BUF, file)),
+                name,
+                final_url: None,
+                opener: None,
+                pager: None,
+            })
         }
         "bytes" => {
             // bytes, bytearray and memoryview: one copy, so the reader thread owns its input.
@@ -87,7 +93,13 @@ pub fn open(py: Python<'_>, kind: &str, source: &Bound<'_, PyAny>, max_bytes: Op
                     .as_bytes()
                     .to_vec(),
             };
-            Ok(Opened { input: Box::new(Cursor::new(data)), name: "<bytes>".into(), final_url: None, opener: None, pager: None })
+            Ok(Opened {
+                input: Box::new(Cursor::new(data)),
+                name: "<bytes>".into(),
+                final_url: None,
+                opener: None,
+                pager: None,
+            })
         }
         "file" => {
             let name = source
@@ -96,7 +108,13 @@ pub fn open(py: Python<'_>, kind: &str, source: &Bound<'_, PyAny>, max_bytes: Op
                 .and_then(|n| n.extract::<String>().ok())
                 .unwrap_or_else(|| "<file>".to_string());
             let reader = PyFileReader { file: source.clone().unbind() };
-            Ok(Opened { input: Box::new(BufReader::with_capacity(BUF, reader)), name, final_url: None, opener: None, pager: None })
+            Ok(Opened {
+                input: Box::new(BufReader::with_capacity(BUF, reader)),
+                name,
+                final_url: None,
+                opener: None,
+                pager: None,
+            })
         }
         "url" => {
             let url: String = source.extract()?;

@@ -99,7 +99,8 @@ pub fn validate_source(
         (Some(o), Some(f)) => py.detach(|| o.voucher(&name, f)),
         _ => Voucher::Nobody,
     };
-    let validator = Validator::new(Config { sitemap_url, voucher, read: ReadOptions { limits }, pager, ..Config::default() });
+    let validator =
+        Validator::new(Config { sitemap_url, voucher, read: ReadOptions { limits }, pager, ..Config::default() });
     // An index's children are fetched (over HTTP, whatever the index's own source).
     let mut resolver = match (follow, opener) {
         (false, _) => None,

@@ -172,9 +172,10 @@ macro_rules! merge_rows {
             "UPDATE urls SET (lastmod, changefreq, priority, changed_at) = (SELECT m.lastmod, m.changefreq, \
              m.priority, CASE WHEN m.state = 2 THEN $1 ELSE urls.changed_at END FROM merge_urls m \
              WHERE m.url_id = urls.id), last_seen_at = $1, removed_at = NULL \
-             WHERE id IN (SELECT url_id FROM merge_urls WHERE state > 0)",
+             WHERE site_id = $2 AND id IN (SELECT url_id FROM merge_urls WHERE state > 0)",
         )
         .bind(now)
+        .bind(site_id)
         .execute(&mut *$tx)
         .await?;
         if merge.sweep {
@@ -184,10 +185,12 @@ macro_rules! merge_rows {
                 "UPDATE urls SET removed_at = $1 WHERE removed_at IS NULL AND id IN (SELECT l.url_id \
                  FROM sitemap_urls l WHERE l.sitemap_id = $2 \
                  AND NOT EXISTS (SELECT 1 FROM merge_urls m WHERE m.url_id = l.url_id)) \
-                 AND NOT EXISTS (SELECT 1 FROM sitemap_urls o WHERE o.url_id = urls.id AND o.sitemap_id <> $2)",
+                 AND NOT EXISTS (SELECT 1 FROM sitemap_urls o WHERE o.url_id = urls.id AND o.sitemap_id <> $2) \
+                 AND site_id = $3",
             )
             .bind(now)
             .bind(sitemap_id)
+            .bind(site_id)
             .execute(&mut *$tx)
             .await?;
             sqlx::query(

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 
 use mapwright_store::testing::PgDatabase;
 use mapwright_store::{
-    DownloadRecord, FetchSummary, FindingQuery, IndexChild, LeasePolicy, PgStore, Retention, Source, Store,
-    UrlCheckRecord, UrlQuery, UrlRecord,
+    CheckTrigger, DownloadRecord, FetchSummary, FindingQuery, IndexChild, LeasePolicy, PgStore, Retention, Source,
+    Store, UrlCheckRecord, UrlMerge, UrlQuery, UrlRecord,
 };
 use tracing::field::{Field, Visit};
 use tracing_subscriber::layer::{Context, SubscriberExt};
@@ -202,6 +202,14 @@ async fn every_statement_on_a_url_table_names_its_site() {
     store.store_urls(site, child.id, &urls, T0, 1_000_000).await.unwrap();
     store.store_urls(site, child.id, &urls[..20], T0 + 10, 1_000_000).await.unwrap();
     store.sweep_urls(site, child.id, T0 + 10, T0 + 10).await.unwrap();
+    // The staged write path of a download (the index is the sitemap "w" holds): staged, merged
+    // with its sweep; then a stage discarded.
+    let mut stage = store.begin_url_stage("w", site, index.id, T0 + 11).await.unwrap();
+    store.stage_urls(&mut stage, &urls[10..]).await.unwrap();
+    let merge = UrlMerge { sweep: true, same_content: false, quota: 1_000_000, now: T0 + 11 };
+    store.merge_url_stage("w", &stage, merge).await.unwrap();
+    let stage = store.begin_url_stage("w", site, index.id, T0 + 12).await.unwrap();
+    store.discard_url_stage(&stage).await.unwrap();
     let summary = FetchSummary { fetch_interval: 3600, ..FetchSummary::default() };
     store.record_fetch_summary("w", index.id, &summary).await.unwrap();
     let done = DownloadRecord { downloaded_at: T0, status: "ok".into(), ..DownloadRecord::default() };
@@ -219,7 +227,10 @@ async fn every_statement_on_a_url_table_names_its_site() {
     store.finding_examples(ann, &findings).await.unwrap();
 
     // The failing-URLs checker and its report.
-    let to_check = store.urls_to_check(site, 100).await.unwrap();
+    let trigger = CheckTrigger::User { user_id: ann.user_id, per_user: 2, cooldown: 0 };
+    store.sites_due_for_check_run(T0 + 30, T0 + 30, T0 + 30, 10).await.unwrap();
+    store.claim_check_run(site, "w", &trigger, T0 + 30, T0 + 90).await.unwrap().expect("a run");
+    let to_check = store.urls_to_check(site, 0, 100).await.unwrap();
     let checks: Vec<UrlCheckRecord> = to_check
         .iter()
         .map(|(id, _)| UrlCheckRecord {
@@ -230,6 +241,10 @@ async fn every_statement_on_a_url_table_names_its_site() {
         })
         .collect();
     store.record_url_checks(site, &checks, T0 + 30).await.unwrap();
+    let last = to_check.last().map_or(0, |(id, _)| *id);
+    store.record_check_page(site, "w", &checks, last, T0 + 31, T0 + 90).await.unwrap();
+    store.finish_check_run(site, "w", None, T0 + 32).await.unwrap();
+    store.check_run(ann, site).await.unwrap();
     store.list_url_failures(ann, site, None, 0, 100).await.unwrap();
     store.url_failure_kinds(ann, site).await.unwrap();
     store.record_site_snapshot(site, T0 + 30).await.unwrap();
