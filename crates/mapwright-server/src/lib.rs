@@ -69,7 +69,7 @@ impl AppState {
     /// that imports them.
     ///
     /// Workers in other processes sharing the database are told through the store
-    /// ([`Store::notify_due`](mapwright_store::Store::notify_due), PostgreSQL's `NOTIFY`), in the
+    /// ([`Store::notify_due`], PostgreSQL's `NOTIFY`), in the
     /// background: a web process (`--workers 0`) has no workers of its own, and the request that
     /// made the work due does not wait for the telling. Outside a runtime only this process's
     /// workers are woken (the others find the work at their next poll).

@@ -10,7 +10,7 @@
 //! interval after the last, so one user's stalled or endless sites leave workers free for the
 //! others. The dispatcher polls when idle and wakes at once on [`AppState::wake_workers`](crate::AppState::wake_workers) (a ping, a resubmit, a
 //! new index child) or when a job ends. `wake_workers` also tells the workers of every other
-//! process sharing the database (PostgreSQL `NOTIFY`, heard here by [`hear_wakes`]), so a job
+//! process sharing the database (PostgreSQL `NOTIFY`, heard here by `hear_wakes`), so a job
 //! submitted to a web process is picked up by a worker process at once.
 
 mod fetch;
