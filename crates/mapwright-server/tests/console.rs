@@ -386,14 +386,22 @@ async fn the_add_form_explains_refusals_and_links_to_verification() {
         let url: String =
             url::form_urlencoded::byte_serialize(format!("{}/sitemap.xml", test_site.origin).as_bytes()).collect();
         let body = format!("csrf={}&url={url}&site=", s.csrf);
-        let (status, _, html) = post_form(&app, "/sitemaps/add", &s.cookie, &body, &[]).await;
-        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{html}");
-        assert!(html.contains("is not verified yet"), "{html}");
+        // A sitemap of a site not verified yet: no error, straight to the site's verification
+        // with one instruction, the sitemap kept for after it.
+        let (status, headers, _) = post_form(&app, "/sitemaps/add", &s.cookie, &body, &[]).await;
+        assert_eq!(status, StatusCode::SEE_OTHER);
+        let verify = location(&headers).to_owned();
+        assert!(verify.starts_with("/sites/") && verify.contains(&format!("add={url}")), "{verify}");
+        let flash = crate::support::set_cookie(&headers).0;
+        let (_, _, html) = app.get(&verify, Auth::Cookie(&format!("{}; {flash}", s.cookie))).await;
         let doc = Html::parse_document(&html);
-        let link = Selector::parse("#add-error a").unwrap();
-        let verify =
-            doc.select(&link).next().expect("a link to the verify page").value().attr("href").unwrap().to_owned();
-        assert!(verify.starts_with("/sites/"), "{verify}");
+        let errors = Selector::parse(".error, #flash-error").unwrap();
+        assert_eq!(doc.select(&errors).count(), 0, "no red box for the normal first step: {html}");
+        let news: String = doc.select(&Selector::parse(".flash").unwrap()).flat_map(|e| e.text()).collect();
+        assert!(news.starts_with("First prove that you control") && news.contains("Verify now"), "{news}");
+        let pending: String = doc.select(&Selector::parse("#pending-add").unwrap()).flat_map(|e| e.text()).collect();
+        assert!(pending.ends_with("is added as soon as the site is verified."), "{pending}");
+        assert!(!html.contains("add the sitemap again") && !html.contains("is not verified yet"), "{html}");
 
         let (status, _, html) =
             post_form(&app, "/sitemaps/add", &s.cookie, &format!("csrf={}&url=ftp%3A%2F%2Fx", s.csrf), &[]).await;

@@ -36,7 +36,14 @@ fn actor(s: &Seeded) -> Actor {
 }
 
 /// Stores a read of one sitemap: leases it (after making it due), records the summary, completes.
-async fn read(app: &TestApp, id: i64, status: &str, url_count: i64, kinds: Option<&str>, findings: Vec<FindingRecord>) {
+pub async fn read(
+    app: &TestApp,
+    id: i64,
+    status: &str,
+    url_count: i64,
+    kinds: Option<&str>,
+    findings: Vec<FindingRecord>,
+) {
     let store = &app.store;
     let sm = store.sitemap_by_id(id).await.unwrap();
     let owner = store.site_by_id(sm.site_id).await.unwrap().owner_id;
@@ -80,7 +87,7 @@ async fn read(app: &TestApp, id: i64, status: &str, url_count: i64, kinds: Optio
     store.complete("test", id, &record, now() + 86_400).await.unwrap();
 }
 
-fn finding(rule: &str, severity: &str, line: i64, loc: &str) -> FindingRecord {
+pub fn finding(rule: &str, severity: &str, line: i64, loc: &str) -> FindingRecord {
     FindingRecord {
         rule: rule.into(),
         severity: severity.into(),
@@ -533,12 +540,11 @@ async fn verification_keeps_the_added_sitemap_and_names_the_robots_sitemaps() {
         web.put("/robots.txt", &format!("User-agent: *\nSitemap: {}\n", web.url("/from-robots.xml")));
         let wanted = web.url("/typed.xml");
         let encoded: String = url::form_urlencoded::byte_serialize(wanted.as_bytes()).collect();
-        let (status, _, html) =
+        let (status, headers, _) =
             post_form(&app, "/sitemaps/add", &s.cookie, &format!("csrf={}&url={encoded}", s.csrf), &[]).await;
-        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
-        let doc = Html::parse_document(&html);
-        let link = select(&doc, "#add-error a")[0].value().attr("href").unwrap().to_owned();
-        assert!(link.contains(&format!("add={encoded}")), "the link keeps the typed sitemap: {link}");
+        assert_eq!(status, StatusCode::SEE_OTHER);
+        let link = headers["location"].to_str().unwrap().to_owned();
+        assert!(link.contains(&format!("add={encoded}")), "the way on keeps the typed sitemap: {link}");
         let (_, _, page) = app.get(&link, Auth::Cookie(&s.cookie)).await;
         let doc = Html::parse_document(&page);
         let hidden = select(&doc, "form[action$='/verify'] input[name=add]");
@@ -553,7 +559,11 @@ async fn verification_keeps_the_added_sitemap_and_names_the_robots_sitemaps() {
         let (_, _, page) = app.get(&link, Auth::Cookie(&format!("{}; {flash}", s.cookie))).await;
         let doc = Html::parse_document(&page);
         let error: String = select(&doc, "#flash-error")[0].text().collect();
-        assert!(error.starts_with("Not verified.") && error.contains("mapwright-"), "{error}");
+        assert!(error.starts_with("Not verified: ") && error.contains("mapwright-"), "{error}");
+        assert_eq!(error.to_lowercase().matches("not verified").count(), 1, "said once: {error}");
+        // Before verification robots.txt is not read: the page says so rather than "none found".
+        let t = text(&page);
+        assert!(t.contains("robots.txt is read once the site is verified") && !t.contains("None found"), "{t}");
         assert_eq!(select(&doc, "#flash-error")[0].value().attr("role"), Some("alert"));
         // With the proof: verified, the robots.txt sitemap named, the typed one added.
         let site = app.store.list_sites(actor(&s)).await.unwrap().into_iter().find(|x| x.origin == web.origin).unwrap();

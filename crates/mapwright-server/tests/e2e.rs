@@ -371,13 +371,13 @@ async fn drive(c: &Client, base: &str, site: &TestSite, axe_js: &str, outbox: &P
     c.goto(&format!("{base}/sitemaps/add")).await.unwrap();
     fill(c, "#url", &good).await;
     click(c, Locator::Css("main form button[type=submit]")).await;
-    until(c, "#add-error", |t| t.contains("is not verified yet")).await;
-    look(c, axe_js, "add-refused").await;
-    click(c, Locator::Css("#add-error a")).await;
-    until(c, "h2", |t| t == "Verification").await;
+    until(c, ".flash", |t| t.starts_with("First prove that you control")).await;
+    assert!(c.find_all(Locator::Css(".error")).await.unwrap().is_empty(), "no red box for the first step");
+    until(c, "#pending-add", |t| t.ends_with("is added as soon as the site is verified.")).await;
+    look(c, axe_js, "add-verify-first").await;
     // Without the proof: an error in plain words.
     click(c, Locator::XPath("//button[text()='Verify now']")).await;
-    until(c, "#flash-error", |t| t.starts_with("Not verified.")).await;
+    until(c, "#flash-error", |t| t.starts_with("Not verified: ")).await;
     look(c, axe_js, "verify-failed").await;
     let token = text(c, "dl.facts dd code").await;
     site.put(&format!("/mapwright-{token}.html"), &token);

@@ -7,6 +7,7 @@ mod checks;
 mod connections;
 mod console;
 mod console_answers;
+mod console_words;
 mod e2e;
 mod hardening;
 mod life;

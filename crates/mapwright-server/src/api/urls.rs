@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use super::extract::{Id, Params};
 use crate::auth::CurrentUser;
+use crate::console::format::utc;
 use crate::{AppError, AppState, now};
 
 /// The most URLs one page of `GET /api/v1/sites/{id}/urls` or of the frontier holds.
@@ -67,9 +68,13 @@ impl Format {
     fn encode(self, rows: &[UrlRow], first: bool) -> Result<Vec<u8>, std::io::Error> {
         match self {
             Format::Csv => {
-                let mut writer = csv::WriterBuilder::new().has_headers(first).from_writer(Vec::new());
+                let mut writer = csv::Writer::from_writer(Vec::new());
+                // No header for no rows: an empty site's export is an empty file.
+                if first && !rows.is_empty() {
+                    writer.write_record(CSV_COLUMNS).map_err(std::io::Error::other)?;
+                }
                 for row in rows {
-                    writer.serialize(row).map_err(std::io::Error::other)?;
+                    writer.write_record(csv_record(row)).map_err(std::io::Error::other)?;
                 }
                 writer.into_inner().map_err(|e| std::io::Error::other(e.to_string()))
             }
@@ -83,6 +88,38 @@ impl Format {
             }
         }
     }
+}
+
+/// The CSV export's columns: those of `UrlRow`, in its order.
+const CSV_COLUMNS: [&str; 10] = [
+    "id",
+    "site_id",
+    "loc",
+    "lastmod",
+    "changefreq",
+    "priority",
+    "first_seen_at",
+    "last_seen_at",
+    "changed_at",
+    "removed_at",
+];
+
+/// One URL as a CSV row. Times are ISO 8601 UTC (`2026-11-21T08:41:29Z`), as in the console's
+/// failing-URL export, so that a spreadsheet shows dates rather than Unix seconds; the JSON
+/// forms keep the API's Unix seconds.
+fn csv_record(row: &UrlRow) -> [String; 10] {
+    [
+        row.id.to_string(),
+        row.site_id.to_string(),
+        row.loc.clone(),
+        row.lastmod.clone().unwrap_or_default(),
+        row.changefreq.clone().unwrap_or_default(),
+        row.priority.map(|p| p.to_string()).unwrap_or_default(),
+        utc(row.first_seen_at),
+        utc(row.last_seen_at),
+        utc(row.changed_at),
+        row.removed_at.map(utc).unwrap_or_default(),
+    ]
 }
 
 /// `GET /api/v1/sites/{id}/urls.csv`: every URL (removed ones with `include_removed=true`),

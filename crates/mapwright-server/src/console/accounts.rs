@@ -388,7 +388,7 @@ pub(crate) async fn revoke_confirm(State(state): State<AppState>, session: Sessi
         h1 { "Revoke this token?" }
         p { "Scripts that use the token " strong { (token.name) } " stop working at once. This cannot be undone." }
         div class="row" {
-            (button_form(&format!("/account/tokens/{id}/revoke"), &session.csrf, "Revoke token", "danger"))
+            (button_form(&format!("/account/tokens/{id}/revoke"), &session.csrf, "Revoke token", "danger", None))
             a class="button secondary" href="/account" { "Cancel" }
         }
     };

@@ -112,11 +112,7 @@ pub(crate) fn section(base: &str, examples: &[FindingExample], filter: Option<&s
                         " "
                         span class="count" { (thousands(g.count)) " " @if g.count == 1 { "finding" } @else { "findings" } }
                     }
-                    @if let Some(rule) = Rule::from_name(g.rule) {
-                        @let x = explain(rule);
-                        p { (x.checks) " " (x.why) }
-                        p { strong { "How to fix: " } (x.fix) }
-                    }
+                    @if let Some(rule) = Rule::from_name(g.rule) { (explanation(rule)) }
                     ul class="examples" {
                         @for e in &g.examples {
                             li {
@@ -134,6 +130,43 @@ pub(crate) fn section(base: &str, examples: &[FindingExample], filter: Option<&s
             }
         }
     }
+}
+
+/// What a rule checks, why, and how to fix it, for a site owner in the console: the core's
+/// `explain` without its advice about the command line's flags, and without "How to fix" when
+/// there is nothing to fix. `scope-vouched`, a note on every sitemap that robots.txt names, is
+/// said in one sentence.
+fn explanation(rule: Rule) -> Markup {
+    if rule == Rule::ScopeVouched {
+        return html! {
+            p { "Nothing to fix: the site's robots.txt names this sitemap (directly or through an index), or you "
+                "verified the site, so it may list any URL of the site, not only those under its own folder." }
+        };
+    }
+    let x = explain(rule);
+    let fix = without_flags(x.fix);
+    html! {
+        p { (without_flags(x.checks)) " " (without_flags(x.why)) }
+        @if !fix.is_empty() && !fix.starts_with("Nothing to fix") { p { strong { "How to fix: " } (fix) } }
+    }
+}
+
+/// `text` without the command line's flags: a parenthesis that names one ("(--url)", "(known
+/// with --follow)") goes, and so does a sentence that quotes one (`` `--vouched` ``).
+fn without_flags(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find(" (") {
+        let Some(close) = rest[open..].find(')').map(|c| open + c) else { break };
+        out.push_str(&rest[..open]);
+        if !rest[open..close].contains("--") {
+            out.push_str(&rest[open..=close]);
+        }
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    let sentences: Vec<&str> = out.split_inclusive(". ").filter(|s| !s.contains("`--")).collect();
+    sentences.concat().trim().to_owned()
 }
 
 /// `GET /sitemaps/{id}/findings?rule=`: every finding of one rule in the sitemap's last read.
@@ -185,12 +218,10 @@ async fn list(
     let rows = state.store.finding_examples(session.actor(), &query).await?;
     let more = rows.len() as i64 > PER_PAGE;
     let count = rows.first().map_or(0, |r| r.rule_count);
-    let x = explain(rule);
     let body = html! {
         p class="crumbs" { a href=(base) { (url(name)) } }
         h1 { "Findings of " code class="rule" { (rule.as_str()) } }
-        p { (x.checks) " " (x.why) }
-        p { strong { "How to fix: " } (x.fix) }
+        (explanation(rule))
         @if rows.is_empty() {
             p { "No findings of this rule." }
         } @else {
@@ -220,5 +251,26 @@ async fn list(
             }
         }
     };
-    Ok(page(session, &format!("Findings of {}", rule.as_str()), body))
+    Ok(page(session, &format!("Findings of {} in {name}", rule.as_str()), body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn explanations_give_no_command_line_advice() {
+        assert_eq!(
+            without_flags("With the URL known (--url), every <loc> (PROTOCOL.md 5) is."),
+            "With the URL known, every <loc> (PROTOCOL.md 5) is."
+        );
+        for &rule in Rule::ALL {
+            let shown = explanation(rule).into_string();
+            for flag in ["(--", "`--", "--url", "--follow", "--vouched", "--explain"] {
+                assert!(!shown.contains(flag), "{}: {shown}", rule.as_str());
+            }
+        }
+        let vouched = explanation(Rule::ScopeVouched).into_string();
+        assert!(vouched.len() < 300 && !vouched.contains("How to fix"), "{vouched}");
+    }
 }

@@ -13,7 +13,7 @@ mod accounts;
 pub mod checker;
 pub mod csrf;
 mod findings;
-mod format;
+pub(crate) mod format;
 mod sitemap_page;
 mod sitemaps;
 mod sites;
@@ -293,12 +293,13 @@ pub(crate) fn csrf_field(token: &str) -> Markup {
     html! { input type="hidden" name=(csrf::FIELD) value=(token); }
 }
 
-/// A form that is a single button posting to `action`.
-pub(crate) fn button_form(action: &str, csrf: &str, label: &str, class: &str) -> Markup {
+/// A form that is a single button posting to `action`; `name` is its accessible name when the
+/// visible label alone does not say which row it acts on ("Resubmit https://...").
+pub(crate) fn button_form(action: &str, csrf: &str, label: &str, class: &str, name: Option<&str>) -> Markup {
     html! {
         form method="post" action=(action) class="inline" {
             (csrf_field(csrf))
-            button type="submit" class=(class) { (label) }
+            button type="submit" class=(class) aria-label=[name] { (label) }
         }
     }
 }

@@ -78,17 +78,17 @@ pub(crate) async fn show(
             dt { "Type" } dd { (type_name) @for b in badges { " " span class="badge tag" { (b) } } }
             dt { "URLs" } dd { (shown.urls.map(thousands).unwrap_or_else(|| "–".into())) }
             dt { "File" } dd { a class="url" href=(sitemap.url) rel="noopener noreferrer" { (url(&sitemap.url)) } }
-            dt { "Source" } dd { (sitemap.source) }
+            dt { "Source" } dd { (source_words(&sitemap.source)) }
             dt { "Submitted" } dd { (time(sitemap.submitted_at, now)) }
             dt { "Last read" } dd { (time_or(sitemap.last_downloaded_at, now, "not yet")) }
             dt { "Next read" } dd { @if sitemap.removed_at.is_some() { "never (removed)" } @else { (time(sitemap.next_fetch_at, now)) } }
         }
         div class="row" {
             @if sitemap.removed_at.is_some() {
-                (button_form(&format!("/sitemaps/{id}/resubmit"), &session.csrf, "Restore", "secondary"))
+                (button_form(&format!("/sitemaps/{id}/resubmit"), &session.csrf, "Restore", "secondary", Some(&format!("Restore {}", sitemap.url))))
             } @else {
-                (button_form(&format!("/sitemaps/{id}/resubmit"), &session.csrf, "Resubmit", "secondary"))
-                a class="button danger" href=(format!("/sitemaps/{id}/remove")) { "Remove" }
+                (button_form(&format!("/sitemaps/{id}/resubmit"), &session.csrf, "Resubmit", "secondary", Some(&format!("Resubmit {}", sitemap.url))))
+                a class="button danger" href=(format!("/sitemaps/{id}/remove")) aria-label=(format!("Remove {}", sitemap.url)) { "Remove" }
             }
         }
         @if let Some(error) = latest.and_then(|d| d.error.as_deref()) { p class="error" { "Last download failed: " (error) } }
@@ -98,7 +98,19 @@ pub(crate) async fn show(
         (downloads_section(id, &downloads, shown_downloads, now))
         (urls_section(&sitemap, &p, &urls.items, urls.next_after))
     };
-    Ok(page(&session, "Sitemap", body))
+    Ok(page(&session, &format!("Sitemap {}", sitemap.url), body))
+}
+
+/// How a sitemap came to mapwright, in a site owner's words (the store keeps `api`, `robots`...).
+pub(crate) fn source_words(source: &str) -> &'static str {
+    match source {
+        "api" => "Added by you",
+        "robots" => "Named in the site's robots.txt",
+        "index" => "Listed in a sitemap index",
+        "ping" => "Announced by a ping",
+        "indexnow" => "Announced by IndexNow",
+        _ => "Other",
+    }
 }
 
 /// URLs and errors over the sitemap's full reads (an unchanged answer repeats the read before).

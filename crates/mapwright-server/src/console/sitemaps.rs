@@ -109,13 +109,16 @@ fn table_row(row: &SitemapSummary, children: &[SitemapSummary], csrf: &str, now:
             td data-label="Status" { (badge(&shown)) }
             td data-label="URLs" class="num" { (shown.urls.map(thousands).unwrap_or_else(|| "–".into())) }
             td data-label="Actions" class="actions" {
+                @let remove = html! {
+                    a class="button danger" href=(format!("/sitemaps/{}/remove", sm.id)) aria-label=(format!("Remove {}", sm.url)) { "Remove" }
+                };
                 @if sm.removed_at.is_some() {
-                    (button_form(&format!("/sitemaps/{}/resubmit", sm.id), csrf, "Restore", "secondary"))
+                    (button_form(&format!("/sitemaps/{}/resubmit", sm.id), csrf, "Restore", "secondary", Some(&format!("Restore {}", sm.url))))
                 } @else if !child {
-                    (button_form(&format!("/sitemaps/{}/resubmit", sm.id), csrf, "Resubmit", "secondary"))
-                    a class="button danger" href=(format!("/sitemaps/{}/remove", sm.id)) { "Remove" }
+                    (button_form(&format!("/sitemaps/{}/resubmit", sm.id), csrf, "Resubmit", "secondary", Some(&format!("Resubmit {}", sm.url))))
+                    (remove)
                 } @else {
-                    a class="button danger" href=(format!("/sitemaps/{}/remove", sm.id)) { "Remove" }
+                    (remove)
                 }
             }
         }
@@ -169,8 +172,9 @@ pub(crate) async fn add_form(State(state): State<AppState>, session: Session) ->
 fn add_page(session: &Session, sites: &[Site], form: &AddForm, error: Option<Markup>) -> Markup {
     html! {
         h1 { "Add a sitemap" }
-        p { "The sitemap must be on a verified site, or on another host that the site's robots.txt names in a "
-            code { "Sitemap:" } " line. A sitemap on a new site adds the site; verify it, then add the sitemap again." }
+        p { "The sitemap must be on a site you have verified, or on another host that the site's robots.txt names in a "
+            code { "Sitemap:" } " line. A sitemap of a site you have not verified yet takes you to that site's "
+            "verification; the sitemap is added as soon as the site is verified." }
         @if let Some(error) = error { div class="error" role="alert" id="add-error" { (error) } }
         form method="post" action="/sitemaps/add" class="stack" {
             (csrf_field(&session.csrf))
@@ -197,12 +201,14 @@ pub(crate) async fn add(
     session: Session,
     CsrfForm(form): CsrfForm<AddForm>,
 ) -> PageResult {
-    let (site, outcome) = match resolve_site(&state, &session, &form).await {
-        Ok(site) => {
-            let outcome = add_sitemap(&state, session.actor(), site.id, &form.url).await;
-            (Some(site), outcome)
-        }
-        Err(e) => (None, Err(e)),
+    let outcome = match resolve_site(&state, &session, &form).await {
+        // Not verified: no error, but the one next step, with the sitemap kept for after it.
+        Ok(site) if site.verified_at.is_none() => match parse_sitemap_url(&form.url) {
+            Ok(_) => return Ok(verify_first(&state, &site, form.url.trim())),
+            Err(e) => Err(e),
+        },
+        Ok(site) => add_sitemap(&state, session.actor(), site.id, &form.url).await,
+        Err(e) => Err(e),
     };
     let error = match outcome {
         Ok(added) => {
@@ -218,17 +224,23 @@ pub(crate) async fn add(
     };
     let message = error.to_string();
     let status = error.into_response().status();
-    let markup = html! {
-        p { (message) }
-        @if let Some(site) = site.filter(|s| s.verified_at.is_none()) {
-            @let keep: String = url::form_urlencoded::byte_serialize(form.url.trim().as_bytes()).collect();
-            p { a href=(format!("/sites/{}?add={keep}", site.id)) { "Verify " (site.origin) } ", then the sitemap is added." }
-        }
-    };
+    let markup = html! { p { (message) } };
     let sites = state.store.list_sites(session.actor()).await?;
     let mut response = page(&session, "Add a sitemap", add_page(&session, &sites, &form, Some(markup)));
     *response.status_mut() = if status.is_client_error() { status } else { StatusCode::BAD_REQUEST };
     Ok(response)
+}
+
+/// The way on from "Add" for a site not verified yet: its verification page, which keeps the
+/// sitemap and adds it once the proof is found, with one sentence that says so.
+fn verify_first(state: &AppState, site: &Site, sitemap_url: &str) -> axum::response::Response {
+    // The page itself names the kept sitemap ("... is added as soon as the site is verified").
+    let keep: String = url::form_urlencoded::byte_serialize(sitemap_url.as_bytes()).collect();
+    let message = format!(
+        "First prove that you control {}: put the file or the meta tag below in place, then press Verify now.",
+        site.origin
+    );
+    redirect_with(&format!("/sites/{}?add={keep}", site.id), &message, state)
 }
 
 /// The chosen site, or the user's site of the URL's origin, created when new.
@@ -275,7 +287,7 @@ pub(crate) async fn remove_confirm(State(state): State<AppState>, session: Sessi
             a class="button secondary" href="/" { "Cancel" }
         }
     };
-    Ok(page(&session, "Remove a sitemap", body))
+    Ok(page(&session, &format!("Remove {}", sitemap.url), body))
 }
 
 /// `POST /sitemaps/{id}/remove`.

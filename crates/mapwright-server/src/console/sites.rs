@@ -88,7 +88,12 @@ pub(crate) async fn show(
         (verification(&site, &session.csrf, p.add.trim(), now))
         h2 { "Sitemaps in robots.txt" }
         @if robots.items.is_empty() && p.robots_after == 0 {
-            p { "None found in " code class="url" { (url(&format!("{}/robots.txt", site.origin))) } " yet." }
+            @let robots_url = format!("{}/robots.txt", site.origin);
+            @if site.verified_at.is_none() {
+                p id="robots-unread" { code class="url" { (url(&robots_url)) } " is read once the site is verified; the sitemaps it names are added then." }
+            } @else {
+                p id="robots-none" { code class="url" { (url(&robots_url)) } " named no sitemap when it was last read." }
+            }
         } @else {
             ul { @for s in &robots.items { li { a class="url" href=(format!("/sitemaps/{}", s.id)) { (url(&s.url)) } } } }
             (pager(&base, "robots_after", p.robots_after, robots.next_after))
@@ -102,7 +107,7 @@ pub(crate) async fn show(
         }
         (check_status(run.as_ref(), next, site.verified_at.is_some(), now))
         @if site.verified_at.is_some() && !running {
-            (button_form(&format!("/sites/{id}/check"), &session.csrf, "Check now", "secondary"))
+            (button_form(&format!("/sites/{id}/check"), &session.csrf, "Check now", "secondary", None))
         }
         (kinds_section(id, &kinds, kind))
         (failures_table(&failures.items, run.as_ref(), now))
@@ -135,8 +140,9 @@ fn verification(site: &Site, csrf: &str, add: &str, now: i64) -> Markup {
             dt { "File" } dd { "Serve " code class="url" { (url(&format!("{}/{file}", site.origin))) } " with the token as its content." }
             dt { "Or meta tag" } dd { "Put " code { (meta_tag(&site.verification_token)) } " in the " code { "<head>" } " of " code class="url" { (url(&site.origin)) "/" } "." }
         }
+
         @if !add.is_empty() && site.verified_at.is_none() {
-            p { "Once verified, " span class="url" { (url(add)) } " is added." }
+            p id="pending-add" { span class="url" { (url(add)) } " is added as soon as the site is verified." }
         }
         form method="post" action=(format!("/sites/{}/verify", site.id)) class="inline" {
             (csrf_field(csrf))
@@ -251,20 +257,32 @@ fn kinds_section(id: i64, kinds: &[FailureKindCount], selected: Option<&str>) ->
     }
 }
 
-/// "301 → target" for a redirect, the status for the rest.
+/// "301 → target" for a redirect; for the rest the status with its name once ("404 Not
+/// found", "503 Server error") and what the check saw beyond it, without the URL again.
 fn what(f: &UrlFailure) -> Markup {
     let target =
         f.message.as_deref().and_then(|m| m.split(" redirects to ").nth(1)).map(|t| t.split(" (").next().unwrap_or(t));
+    let name = kind_name(&f.kind);
+    let status = f.status.map(|s| s.to_string());
+    let label = match (&status, f.kind.as_str()) {
+        (Some(s), _) if name.starts_with(s.as_str()) => name.to_owned(),
+        (Some(s), "5xx") => format!("{s} Server error"),
+        (Some(s), _) => format!("{s} {name}"),
+        (None, _) => name.to_owned(),
+    };
+    // The check's message names the URL first ("https://... answers 503"): the row shows it.
+    let seen = f.message.as_deref().map(|m| m.strip_prefix(f.loc.as_str()).unwrap_or(m).trim());
+    let plain = status.as_ref().map(|s| format!("answers {s}"));
+    let seen = seen.filter(|m| !m.is_empty() && Some(*m) != plain.as_deref());
     html! {
         @match (f.kind.as_str(), target) {
             ("redirect", Some(target)) => {
-                strong { (f.status.filter(|s| (300..400).contains(s)).map(|s| s.to_string()).unwrap_or_else(|| "3xx".into())) }
+                strong { (status.as_ref().filter(|s| s.starts_with('3')).map_or("3xx", |s| s.as_str())) }
                 " → " span class="url" { (url(target)) }
             }
             _ => {
-                @if let Some(s) = f.status { strong { (s) } " " }
-                (kind_name(&f.kind))
-                @if let Some(m) = &f.message { br; span class="muted" { (m) } }
+                strong { (label) }
+                @if let Some(m) = seen { br; span class="muted" { (m) } }
             }
         }
     }
@@ -381,7 +399,8 @@ pub(crate) async fn verify_now(
         } else {
             format!("/sites/{id}?add={}", url::form_urlencoded::byte_serialize(add.as_bytes()).collect::<String>())
         };
-        return Ok(redirect_error(&back, &format!("Not verified. {}", outcome.detail), &state));
+        let why = outcome.detail.strip_prefix("not verified: ").unwrap_or(&outcome.detail);
+        return Ok(redirect_error(&back, &format!("Not verified: {why}."), &state));
     }
     let after = robots_sitemaps(state.store.as_ref(), actor, id).await?;
     let new: Vec<&str> = after.iter().filter(|u| !before.contains(u)).map(String::as_str).collect();
@@ -444,7 +463,7 @@ pub(crate) async fn delete_confirm(State(state): State<AppState>, session: Sessi
             a class="button secondary" href=(format!("/sites/{id}")) { "Cancel" }
         }
     };
-    Ok(page(&session, "Delete a site", body))
+    Ok(page(&session, &format!("Delete {}", site.origin), body))
 }
 
 /// `POST /sites/{id}/delete`.

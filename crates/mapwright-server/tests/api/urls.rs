@@ -85,6 +85,12 @@ async fn exports_stream_every_url_as_csv_and_jsonl() {
         assert_eq!(rows.len(), 2500);
         assert_eq!(&rows[0][2], format!("{}/p0?q=\"a,b\"", site.origin), "quotes and commas survive");
         assert_eq!(&rows[0][3], "2024-01-01");
+        // Times as ISO 8601 UTC, like the failing-URL export, never Unix seconds.
+        assert_eq!(header[6..9], ["first_seen_at", "last_seen_at", "changed_at"]);
+        for at in [&rows[0][6], &rows[0][7], &rows[0][8]] {
+            assert!(at.len() == 20 && at.ends_with('Z') && at.as_bytes()[10] == b'T', "not ISO: {at}");
+        }
+        assert_eq!(&rows[0][9], "", "not removed");
         let ids: Vec<i64> = rows.iter().map(|r| r[0].parse().unwrap()).collect();
         assert!(ids.windows(2).all(|w| w[0] < w[1]), "in id order, each once");
 
