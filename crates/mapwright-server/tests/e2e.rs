@@ -228,12 +228,48 @@ fn row(url: &str) -> String {
     format!("//tr[td[1]/a[1][normalize-space(.)='{url}']]")
 }
 
+/// What makes a page hard to read at the window's width, found by measuring it: a card's cell
+/// whose label (its `::before`) is taller than the cell, so it runs into the next one; a
+/// chart's text under 10.5 px on the screen once the picture is scaled; chart text that
+/// leaves its picture.
+const LEGIBILITY_JS: &str = r#"
+const out = [];
+for (const td of document.querySelectorAll('table.cards > tbody > tr > td[data-label]')) {
+  const before = getComputedStyle(td, '::before');
+  if (before.content === 'none' || getComputedStyle(td).display === 'table-cell') continue;
+  const label = parseFloat(before.height) + parseFloat(getComputedStyle(td).paddingTop);
+  if (label > td.getBoundingClientRect().height + 0.5) out.push('label runs out of its cell: ' + td.dataset.label);
+}
+for (const svg of document.querySelectorAll('.chart svg')) {
+  const box = svg.getBoundingClientRect();
+  const scale = box.width / svg.viewBox.baseVal.width;
+  for (const t of svg.querySelectorAll('text')) {
+    const px = parseFloat(getComputedStyle(t).fontSize) * scale;
+    if (px < 10.5) out.push('chart text of ' + px.toFixed(1) + ' px: ' + t.textContent);
+    const r = t.getBoundingClientRect();
+    if (r.left < box.left - 1 || r.right > box.right + 1) out.push('chart text leaves its picture: ' + t.textContent);
+  }
+}
+return out;
+"#;
+
+async fn illegible(c: &Client) -> Vec<serde_json::Value> {
+    let found = c.execute(LEGIBILITY_JS, vec![]).await.unwrap();
+    found.as_array().cloned().unwrap_or_default()
+}
+
 /// Every page is looked at twice: at desktop width and at a phone's 390 px. Each time axe-core
 /// must find nothing serious, and on the phone the page must not scroll sideways. Both
 /// screenshots are saved.
 async fn look(c: &Client, axe_js: &str, name: &str) {
     axe(c, axe_js, name).await;
+    let bad = illegible(c).await;
+    assert!(bad.is_empty(), "the {name} page is hard to read: {bad:?}");
     save_png(&format!("{name}.png"), &c.screenshot().await.unwrap());
+    // The page's HTML beside its pictures, to look at a whole page (a screenshot shows the
+    // window only) with `chromium --headless --screenshot` at any size.
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("e2e-screenshots");
+    std::fs::write(dir.join(format!("{name}.html")), c.source().await.unwrap()).unwrap();
     c.set_window_size(390, 844).await.unwrap();
     let widths = c
         .execute(
@@ -246,6 +282,8 @@ async fn look(c: &Client, axe_js: &str, name: &str) {
     assert!(widths[2].as_i64().unwrap() <= 400, "the window did not shrink to a phone's width: {widths}");
     assert!(scroll <= client, "the {name} page scrolls sideways on a phone: {scroll} px wide in {client} px");
     axe(c, axe_js, &format!("{name} on a phone")).await;
+    let bad = illegible(c).await;
+    assert!(bad.is_empty(), "the {name} page is hard to read on a phone: {bad:?}");
     save_png(&format!("{name}-phone.png"), &c.screenshot().await.unwrap());
     c.set_window_size(1280, 900).await.unwrap();
 }
@@ -326,6 +364,15 @@ async fn drive(c: &Client, base: &str, site: &TestSite, axe_js: &str, outbox: &P
         .unwrap();
     let bad = axe_violations(c, axe_js, "control").await;
     assert!(bad.iter().any(|v| v.as_str().unwrap().contains("label")), "axe-core missed an unlabelled field: {bad:?}");
+    // So can the legibility check: a label that runs into the next cell, text 6 px high.
+    let cramped = "data:text/html,<!doctype html><html lang=en><title>t</title><style>\
+        td{display:block;position:relative;padding-left:7.5rem;min-height:2rem}\
+        td::before{content:attr(data-label);position:absolute;left:0;width:7rem}</style>\
+        <table class=cards><tbody><tr><td data-label='A label far too long for its column'>x</td></tr></tbody></table>\
+        <figure class=chart><svg viewBox='0 0 600 100' style='width:300px'><text x=0 y=50 font-size=12>tiny</text></svg></figure>";
+    c.goto(cramped).await.unwrap();
+    let bad = illegible(c).await;
+    assert!(bad.len() == 2, "the legibility check missed a cramped label or tiny text: {bad:?}");
     // So can the sideways-scroll check: a page wider than a phone.
     c.goto("data:text/html,<!doctype html><html lang=en><title>t</title><main><div style='width:800px'>wide</div></main></html>")
         .await

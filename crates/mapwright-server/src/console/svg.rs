@@ -9,7 +9,7 @@ use super::format::{thousands, utc};
 
 const WIDTH: f64 = 600.0;
 const HEIGHT: f64 = 180.0;
-/// Room for the axis labels.
+/// Room for the axis labels, at least (a wider number takes more, see [`left_room`]).
 const LEFT: f64 = 64.0;
 const RIGHT: f64 = 12.0;
 const TOP: f64 = 12.0;
@@ -29,7 +29,8 @@ pub(crate) fn line_chart(id: &str, title: &str, summary: &str, series: &[Series<
     let (t0, t1) = times.fold((i64::MAX, i64::MIN), |(a, b), t| (a.min(t), b.max(t)));
     let max = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).max().unwrap_or(0).max(1);
     let span = (t1 - t0).max(1) as f64;
-    let x = |t: i64| LEFT + (t - t0) as f64 / span * (WIDTH - LEFT - RIGHT);
+    let left = left_room(&thousands(max));
+    let x = |t: i64| left + (t - t0) as f64 / span * (WIDTH - left - RIGHT);
     let y = |v: i64| TOP + (1.0 - v as f64 / max as f64) * (HEIGHT - TOP - BOTTOM);
     let base = HEIGHT - BOTTOM;
     let empty = t0 > t1;
@@ -39,13 +40,13 @@ pub(crate) fn line_chart(id: &str, title: &str, summary: &str, series: &[Series<
                 xmlns="http://www.w3.org/2000/svg" {
                 title id=(format!("{id}-title")) { (title) }
                 desc id=(format!("{id}-desc")) { (summary) }
-                line class="axis" x1=(LEFT) y1=(base) x2=(WIDTH - RIGHT) y2=(base) {}
-                line class="axis" x1=(LEFT) y1=(TOP) x2=(LEFT) y2=(base) {}
-                text class="tick" x=(LEFT - 6.0) y=(TOP + 4.0) text-anchor="end" { (thousands(max)) }
-                text class="tick" x=(LEFT - 6.0) y=(base) text-anchor="end" { "0" }
+                line class="axis" x1=(left) y1=(base) x2=(WIDTH - RIGHT) y2=(base) {}
+                line class="axis" x1=(left) y1=(TOP) x2=(left) y2=(base) {}
+                text class="tick" x=(left - 6.0) y=(TOP + 8.0) text-anchor="end" { (thousands(max)) }
+                text class="tick" x=(left - 6.0) y=(base) text-anchor="end" { "0" }
                 @if !empty {
-                    text class="tick" x=(LEFT) y=(HEIGHT - 8.0) { (&utc(t0)[..10]) }
-                    text class="tick" x=(WIDTH - RIGHT) y=(HEIGHT - 8.0) text-anchor="end" { (&utc(t1)[..10]) }
+                    text class="tick" x=(left) y=(HEIGHT - 4.0) { (&utc(t0)[..10]) }
+                    text class="tick" x=(WIDTH - RIGHT) y=(HEIGHT - 4.0) text-anchor="end" { (&utc(t1)[..10]) }
                 }
                 @for s in series {
                     @if s.points.len() == 1 {
@@ -85,13 +86,21 @@ pub(crate) fn line_chart(id: &str, title: &str, summary: &str, series: &[Series<
     }
 }
 
-/// A horizontal bar chart of labelled counts, with its table twin.
+/// The room left of the plot for the value axis's widest label: 16 units a character holds
+/// the largest label size the stylesheet sets (28 units, on the narrowest chart).
+fn left_room(label: &str) -> f64 {
+    (16.0 * label.chars().count() as f64 + 12.0).max(LEFT)
+}
+
+/// A horizontal bar chart of labelled counts, with its table twin. Each label sits above its
+/// bar, across the whole width, so that a long one ("Unreachable or other status") fits at the
+/// larger text size of a narrow chart.
 pub(crate) fn bar_chart(id: &str, title: &str, summary: &str, bars: &[(String, i64)]) -> Markup {
     let max = bars.iter().map(|b| b.1).max().unwrap_or(0).max(1);
-    let row = 28.0;
-    let height = TOP + row * bars.len() as f64 + 4.0;
-    let label_width = 150.0;
-    let room = WIDTH - label_width - 70.0;
+    let row = 56.0;
+    let height = TOP + row * bars.len() as f64;
+    let label_width = 0.0;
+    let room = WIDTH - 110.0;
     html! {
         figure class="chart" {
             svg viewBox=(format!("0 0 {WIDTH} {height}")) role="img" aria-labelledby=(format!("{id}-title {id}-desc"))
@@ -100,10 +109,10 @@ pub(crate) fn bar_chart(id: &str, title: &str, summary: &str, bars: &[(String, i
                 desc id=(format!("{id}-desc")) { (summary) }
                 @for (i, (label, count)) in bars.iter().enumerate() {
                     @let top = TOP + row * i as f64;
-                    text class="tick" x=(label_width - 8.0) y=(top + 17.0) text-anchor="end" { (label) }
-                    rect class="bar" x=(label_width) y=(top + 4.0) height="18"
+                    text class="tick" x=(label_width) y=(top + 16.0) { (label) }
+                    rect class="bar" x=(label_width) y=(top + 24.0) height="20"
                         width=(format!("{:.1}", (*count as f64 / max as f64 * room).max(2.0))) {}
-                    text class="tick" x=(label_width + (*count as f64 / max as f64 * room).max(2.0) + 6.0) y=(top + 17.0) { (thousands(*count)) }
+                    text class="tick" x=(label_width + (*count as f64 / max as f64 * room).max(2.0) + 8.0) y=(top + 42.0) { (thousands(*count)) }
                 }
             }
             figcaption { (summary) }
