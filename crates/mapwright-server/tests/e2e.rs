@@ -418,7 +418,7 @@ async fn drive(c: &Client, base: &str, site: &TestSite, axe_js: &str, outbox: &P
     c.goto(&format!("{base}/sitemaps/add")).await.unwrap();
     fill(c, "#url", &good).await;
     click(c, Locator::Css("main form button[type=submit]")).await;
-    until(c, ".flash", |t| t.starts_with("First prove that you control")).await;
+    until(c, ".flash", |t| t.ends_with("is not verified yet.")).await;
     assert!(c.find_all(Locator::Css(".error")).await.unwrap().is_empty(), "no red box for the first step");
     until(c, "#pending-add", |t| t.ends_with("is added as soon as the site is verified.")).await;
     look(c, axe_js, "add-verify-first").await;

@@ -234,12 +234,11 @@ pub(crate) async fn add(
 /// The way on from "Add" for a site not verified yet: its verification page, which keeps the
 /// sitemap and adds it once the proof is found, with one sentence that says so.
 fn verify_first(state: &AppState, site: &Site, sitemap_url: &str) -> axum::response::Response {
-    // The page itself names the kept sitemap ("... is added as soon as the site is verified").
+    // A fact, not a second instruction: the page says what to do ("Prove that you control this
+    // site ..., then press Verify now") and names the kept sitemap ("... is added as soon as
+    // the site is verified").
     let keep: String = url::form_urlencoded::byte_serialize(sitemap_url.as_bytes()).collect();
-    let message = format!(
-        "First prove that you control {}: put the file or the meta tag below in place, then press Verify now.",
-        site.origin
-    );
+    let message = format!("{} is not verified yet.", site.origin);
     redirect_with(&format!("/sites/{}?add={keep}", site.id), &message, state)
 }
 
