@@ -22,6 +22,11 @@ fn now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
 }
 
+/// The current Unix time, for the other console tests.
+pub fn now_for_tests() -> i64 {
+    now()
+}
+
 /// The visible text of a page (URLs carry `<wbr>` break points in the HTML).
 fn text(html: &str) -> String {
     Html::parse_document(html).root_element().text().collect::<Vec<_>>().join("")

@@ -117,3 +117,25 @@ async fn the_waived_folder_rule_is_one_sentence_without_command_line_advice() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn an_empty_table_points_at_the_site_waiting_for_verification() {
+    each_backend(false, |app| async move {
+        let user = app.store.create_user("bo@example.com", "h", false, 0).await.unwrap();
+        let session = app.store.create_session(user.id, crate::console_answers::now_for_tests(), 3600).await.unwrap();
+        let cookie = format!("mapwright_session={session}");
+        let (_, _, html) = app.get("/", Auth::Cookie(&cookie)).await;
+        assert!(html.contains("Add your first sitemap") && !html.contains("verify-first"), "{html}");
+        let site = app.store.create_site(Actor::from(&user), "https://bo.example", 0).await.unwrap();
+        let (_, _, html) = app.get("/", Auth::Cookie(&cookie)).await;
+        let doc = Html::parse_document(&html);
+        let next = select(&doc, "#verify-first");
+        assert_eq!(text_of(&next[0]), "No sitemaps yet: verify https://bo.example to have its sitemaps read.");
+        assert_eq!(
+            select(&doc, "#verify-first a")[0].value().attr("href"),
+            Some(format!("/sites/{}", site.id).as_str())
+        );
+        assert!(!html.contains("Add your first sitemap"), "one next step: {html}");
+    })
+    .await;
+}

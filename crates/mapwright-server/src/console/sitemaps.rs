@@ -40,7 +40,13 @@ pub(crate) async fn table(State(state): State<AppState>, session: Session, Query
             a class="button" href="/sitemaps/add" { "Add a sitemap" }
         }
         @if rows.items.is_empty() && q.after == 0 {
-            p { "No sitemaps yet. " a href="/sitemaps/add" { "Add your first sitemap" } "." }
+            // A site waiting for its proof is the next step, not a new sitemap.
+            @if let Some(site) = sites.iter().find(|s| s.verified_at.is_none()) {
+                p id="verify-first" { "No sitemaps yet: " a href=(format!("/sites/{}", site.id)) { "verify " (site.origin) }
+                    " to have its sitemaps read." }
+            } @else {
+                p { "No sitemaps yet. " a href="/sitemaps/add" { "Add your first sitemap" } "." }
+            }
         } @else {
             table class="sitemaps cards" {
                 caption class="visually-hidden" { "My sitemaps" }
