@@ -22,6 +22,8 @@ mod signups;
 mod sql;
 #[macro_use]
 mod check_runs;
+#[macro_use]
+mod accounts;
 mod email;
 mod error;
 #[macro_use]
