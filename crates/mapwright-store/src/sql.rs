@@ -154,6 +154,7 @@ macro_rules! impl_store {
         loc_lower = $loc_lower:literal
     ) => {
         signup_methods!($ty);
+        lease_methods!($ty, lock = $lock);
         sitemap_methods!($ty);
         site_methods!($ty, lock = $lock);
         account_methods!($ty);
@@ -361,20 +362,7 @@ macro_rules! impl_store {
                 lease_seconds: i64,
                 policy: LeasePolicy,
             ) -> Result<Vec<LeasedSitemap>> {
-                let mut tx = self.begin_write().await?;
-                let mut leased: Vec<LeasedSitemap> = sqlx::query_as(lease_sql!($lock))
-                    .bind(worker)
-                    .bind(now.saturating_add(lease_seconds))
-                    .bind(now)
-                    .bind(limit)
-                    .bind(policy.per_origin.max(1))
-                    .bind(policy.per_owner.max(1))
-                    .bind(policy.min_interval.max(0))
-                    .fetch_all(&mut *tx)
-                    .await?;
-                tx.commit().await?;
-                leased.sort_by_key(|l| l.id);
-                Ok(leased)
+                self.lease_sitemaps_impl(worker, now, limit, lease_seconds, policy).await
             }
 
             async fn complete(&self, worker: &str, sitemap_id: i64, d: &DownloadRecord, next_fetch_at: Timestamp) -> Result<i64> {
@@ -382,39 +370,15 @@ macro_rules! impl_store {
             }
 
             async fn release(&self, worker: &str, sitemap_id: i64) -> Result<()> {
-                let done = sqlx::query(
-                    "UPDATE sitemaps SET lease_owner = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_owner = $2",
-                )
-                .bind(sitemap_id)
-                .bind(worker)
-                .execute(&self.pool)
-                .await?;
-                if done.rows_affected() == 0 {
-                    return Err(Error::LeaseLost { sitemap_id, worker: worker.to_owned() });
-                }
-                Ok(())
+                self.release_impl(worker, sitemap_id).await
             }
 
             async fn release_all(&self, worker: &str) -> Result<u64> {
-                let done = sqlx::query("UPDATE sitemaps SET lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = $1")
-                    .bind(worker)
-                    .execute(&self.pool)
-                    .await?;
-                Ok(done.rows_affected())
+                self.release_all_impl(worker).await
             }
 
             async fn queue_depth(&self, now: Timestamp) -> Result<i64> {
-                // $3 is the only placeholder due_where! uses; $1 and $2 are bound to dummies
-                // on PostgreSQL's demand that every placeholder up to the highest be typed.
-                Ok(sqlx::query_scalar(concat!(
-                    "SELECT COUNT(*) FROM sitemaps sm JOIN sites s ON s.id = sm.site_id WHERE $1 = $2 AND ",
-                    due_where!()
-                ))
-                .bind(0_i64)
-                .bind(0_i64)
-                .bind(now)
-                .fetch_one(&self.pool)
-                .await?)
+                self.queue_depth_impl(now).await
             }
 
             async fn list_downloads(&self, actor: Actor, sitemap_id: i64, limit: i64) -> Result<Vec<Download>> {
