@@ -154,6 +154,7 @@ macro_rules! impl_store {
         loc_lower = $loc_lower:literal
     ) => {
         signup_methods!($ty);
+        url_check_methods!($ty);
         url_methods!($ty, loc_lower = $loc_lower);
         lease_methods!($ty, lock = $lock);
         sitemap_methods!($ty);
@@ -557,10 +558,7 @@ macro_rules! impl_store {
             }
 
             async fn record_url_checks(&self, site_id: i64, checks: &[UrlCheckRecord], now: Timestamp) -> Result<()> {
-                let mut tx = self.begin_write().await?;
-                insert_url_checks!(tx, site_id, checks, now);
-                tx.commit().await?;
-                Ok(())
+                self.record_url_checks_impl(site_id, checks, now).await
             }
 
             async fn page_sitemaps(
@@ -583,25 +581,7 @@ macro_rules! impl_store {
                 after: i64,
                 limit: i64,
             ) -> Result<Page<UrlFailure>> {
-                self.site(actor, site_id).await?;
-                let limit = limit.clamp(1, 1000);
-                let items: Vec<UrlFailure> = sqlx::query_as(concat!(
-                    "SELECT c.url_id, u.loc, c.status, c.rule, c.message, c.checked_at, ", failure_kind!(), " AS kind, \
-                     (SELECT MIN(su.sitemap_id) FROM sitemap_urls su WHERE su.url_id = c.url_id) AS sitemap_id, \
-                     (SELECT sm.url FROM sitemaps sm WHERE sm.id = \
-                      (SELECT MIN(su.sitemap_id) FROM sitemap_urls su WHERE su.url_id = c.url_id)) AS sitemap_url \
-                     FROM url_checks c JOIN urls u ON u.id = c.url_id \
-                     WHERE c.site_id = $1 AND c.rule IS NOT NULL AND u.removed_at IS NULL AND c.url_id > $2 \
-                     AND ($4 OR ", failure_kind!(), " = $5) ORDER BY c.url_id LIMIT $3"
-                ))
-                .bind(site_id)
-                .bind(after)
-                .bind(limit + 1)
-                .bind(kind.is_none())
-                .bind(kind.unwrap_or(""))
-                .fetch_all(&self.pool)
-                .await?;
-                Ok(Page::from_one_extra(items, limit, |f| f.url_id))
+                self.list_url_failures_impl(actor, site_id, kind, after, limit).await
             }
 
             // --- retention ---
@@ -670,15 +650,7 @@ macro_rules! impl_store {
             }
 
             async fn url_failure_kinds(&self, actor: Actor, site_id: i64) -> Result<Vec<FailureKindCount>> {
-                self.site(actor, site_id).await?;
-                Ok(sqlx::query_as(concat!(
-                    "SELECT x.kind, COUNT(*) AS count FROM (SELECT ", failure_kind!(), " AS kind \
-                     FROM url_checks c JOIN urls u ON u.id = c.url_id \
-                     WHERE c.site_id = $1 AND c.rule IS NOT NULL AND u.removed_at IS NULL) x GROUP BY x.kind ORDER BY x.kind"
-                ))
-                .bind(site_id)
-                .fetch_all(&self.pool)
-                .await?)
+                self.url_failure_kinds_impl(actor, site_id).await
             }
 
             async fn record_site_snapshot(&self, site_id: i64, now: Timestamp) -> Result<SiteSnapshot> {
