@@ -23,6 +23,8 @@ mod sql;
 #[macro_use]
 mod check_runs;
 #[macro_use]
+mod retention;
+#[macro_use]
 mod urls;
 #[macro_use]
 mod leasing;

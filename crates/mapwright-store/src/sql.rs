@@ -154,6 +154,7 @@ macro_rules! impl_store {
         loc_lower = $loc_lower:literal
     ) => {
         signup_methods!($ty);
+        retention_methods!($ty);
         url_check_methods!($ty);
         url_methods!($ty, loc_lower = $loc_lower);
         lease_methods!($ty, lock = $lock);
@@ -203,7 +204,13 @@ macro_rules! impl_store {
                 self.listen_due().await
             }
 
-            async fn create_user(&self, email: &str, password_hash: &str, is_admin: bool, now: Timestamp) -> Result<User> {
+            async fn create_user(
+                &self,
+                email: &str,
+                password_hash: &str,
+                is_admin: bool,
+                now: Timestamp,
+            ) -> Result<User> {
                 self.create_user_impl(email, password_hash, is_admin, now).await
             }
 
@@ -309,7 +316,14 @@ macro_rules! impl_store {
                 self.verified_sites_by_origin_impl(origin).await
             }
 
-            async fn add_sitemap(&self, actor: Actor, site_id: i64, url: &str, source: Source, now: Timestamp) -> Result<Sitemap> {
+            async fn add_sitemap(
+                &self,
+                actor: Actor,
+                site_id: i64,
+                url: &str,
+                source: Source,
+                now: Timestamp,
+            ) -> Result<Sitemap> {
                 self.add_sitemap_impl(actor, site_id, url, source, now).await
             }
 
@@ -367,7 +381,13 @@ macro_rules! impl_store {
                 self.lease_sitemaps_impl(worker, now, limit, lease_seconds, policy).await
             }
 
-            async fn complete(&self, worker: &str, sitemap_id: i64, d: &DownloadRecord, next_fetch_at: Timestamp) -> Result<i64> {
+            async fn complete(
+                &self,
+                worker: &str,
+                sitemap_id: i64,
+                d: &DownloadRecord,
+                next_fetch_at: Timestamp,
+            ) -> Result<i64> {
                 self.complete_impl(worker, sitemap_id, d, next_fetch_at).await
             }
 
@@ -422,12 +442,24 @@ macro_rules! impl_store {
                 self.store_urls_impl(site_id, sitemap_id, urls, now, quota).await
             }
 
-            async fn sweep_urls(&self, site_id: i64, sitemap_id: i64, seen_since: Timestamp, now: Timestamp) -> Result<u64> {
+            async fn sweep_urls(
+                &self,
+                site_id: i64,
+                sitemap_id: i64,
+                seen_since: Timestamp,
+                now: Timestamp,
+            ) -> Result<u64> {
                 self.sweep_urls_impl(site_id, sitemap_id, seen_since, now).await
             }
 
             // The staged write path: `crate::ingest`.
-            async fn begin_url_stage(&self, worker: &str, site_id: i64, sitemap_id: i64, now: Timestamp) -> Result<UrlStage> {
+            async fn begin_url_stage(
+                &self,
+                worker: &str,
+                site_id: i64,
+                sitemap_id: i64,
+                now: Timestamp,
+            ) -> Result<UrlStage> {
                 self.ingest_begin(worker, site_id, sitemap_id, now).await
             }
 
@@ -463,7 +495,12 @@ macro_rules! impl_store {
 
             // --- console ---
 
-            async fn list_sitemap_summaries(&self, actor: Actor, after: i64, limit: i64) -> Result<Page<SitemapSummary>> {
+            async fn list_sitemap_summaries(
+                &self,
+                actor: Actor,
+                after: i64,
+                limit: i64,
+            ) -> Result<Page<SitemapSummary>> {
                 self.list_sitemap_summaries_impl(actor, after, limit).await
             }
 
@@ -587,66 +624,7 @@ macro_rules! impl_store {
             // --- retention ---
 
             async fn apply_retention(&self, policy: Retention, now: Timestamp) -> Result<RetentionReport> {
-                let batch = policy.batch.max(1);
-                Ok(RetentionReport {
-                    // The newest `keep` of each sitemap stay, and its newest that read the file
-                    // (the console's counts); findings go with their download (ON DELETE CASCADE).
-                    downloads: delete_in_batches!(
-                        self,
-                        batch,
-                        "DELETE FROM downloads WHERE id IN (SELECT r.id FROM (SELECT id, status, \
-                         ROW_NUMBER() OVER (PARTITION BY sitemap_id ORDER BY downloaded_at DESC, id DESC) AS n, \
-                         ROW_NUMBER() OVER (PARTITION BY sitemap_id, status = 'unchanged' \
-                         ORDER BY downloaded_at DESC, id DESC) AS m FROM downloads) r \
-                         WHERE r.n > $1 AND NOT (r.status <> 'unchanged' AND r.m = 1) LIMIT $2)",
-                        policy.keep_downloads.max(1)
-                    ),
-                    pings: delete_in_batches!(
-                        self,
-                        batch,
-                        "DELETE FROM pings WHERE id IN (SELECT id FROM pings WHERE received_at < $1 LIMIT $2)",
-                        now.saturating_sub(policy.ping_max_age)
-                    ),
-                    sessions: delete_in_batches!(
-                        self,
-                        batch,
-                        "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires_at <= $1 LIMIT $2)",
-                        now
-                    ),
-                    urls: delete_in_batches!(
-                        self,
-                        batch,
-                        "DELETE FROM urls WHERE id IN (SELECT id FROM urls WHERE removed_at < $1 LIMIT $2)",
-                        now.saturating_sub(policy.removed_url_max_age)
-                    ),
-                    // A site that lost its proof keeps its sitemaps and history: only sites that
-                    // never got a sitemap expire.
-                    sites: delete_in_batches!(
-                        self,
-                        batch,
-                        "DELETE FROM sites WHERE id IN (SELECT s.id FROM sites s WHERE s.verified_at IS NULL \
-                         AND s.created_at < $1 AND NOT EXISTS (SELECT 1 FROM sitemaps sm WHERE sm.site_id = s.id) LIMIT $2)",
-                        now.saturating_sub(policy.unverified_site_max_age)
-                    ),
-                    signups: delete_in_batches!(
-                        self,
-                        batch,
-                        "DELETE FROM signups WHERE token_hash IN (SELECT token_hash FROM signups WHERE expires_at <= $1 LIMIT $2)",
-                        now
-                    ),
-                    limits: delete_in_batches!(
-                        self,
-                        batch,
-                        "DELETE FROM rate_windows WHERE (scope, key) IN (SELECT scope, key FROM rate_windows WHERE window_start < $1 LIMIT $2)",
-                        now.saturating_sub($crate::sql::RATE_WINDOW_MAX_AGE)
-                    ),
-                    tokens: delete_in_batches!(
-                        self,
-                        batch,
-                        "DELETE FROM api_tokens WHERE id IN (SELECT id FROM api_tokens WHERE revoked_at < $1 LIMIT $2)",
-                        now.saturating_sub($crate::sql::REVOKED_TOKEN_MAX_AGE)
-                    ),
-                })
+                self.apply_retention_impl(policy, now).await
             }
 
             async fn url_failure_kinds(&self, actor: Actor, site_id: i64) -> Result<Vec<FailureKindCount>> {
@@ -799,35 +777,8 @@ macro_rules! forget_removed {
     }};
 }
 
-/// Runs a `DELETE ... WHERE id IN (SELECT ... LIMIT $2)` with `$1` = `$arg` in transactions
-/// of `$batch` rows until fewer are left; evaluates to the rows deleted.
-macro_rules! delete_in_batches {
-    ($self:expr, $batch:expr, $sql:literal, $arg:expr) => {{
-        let mut total = 0_u64;
-        let mut pacer = $self.pacer();
-        loop {
-            pacer.between().await;
-            let mut tx = $self.begin_write().await?;
-            let done = sqlx::query($sql).bind($arg).bind($batch).execute(&mut *tx).await?.rows_affected();
-            tx.commit().await?;
-            total += done;
-            if done < $batch as u64 {
-                break total;
-            }
-        }
-    }};
-}
-
 /// Roll-up chains longer than this stop (indexes of indexes are already beyond the protocol).
 pub(crate) const MAX_ROLLUP_DEPTH: usize = 16;
-
-/// How long a revoked API token's row is kept (it counts towards
-/// [`MAX_API_TOKENS`](crate::MAX_API_TOKENS) until then): a week.
-pub(crate) const REVOKED_TOKEN_MAX_AGE: i64 = 7 * 24 * 3600;
-
-/// A shared limit's window that started longer ago than this is deleted: every window of the
-/// service's limits is an hour at most.
-pub(crate) const RATE_WINDOW_MAX_AGE: i64 = 24 * 3600;
 
 /// The rank of a status for the roll-up, worst highest (see `rank_sql!`).
 pub(crate) fn status_rank(status: Option<&str>) -> i64 {
