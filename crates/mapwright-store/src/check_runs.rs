@@ -353,3 +353,12 @@ macro_rules! url_check_methods {
         }
     };
 }
+
+/// The kind of a failing URL check `c` in the console's report (see `UrlFailure::kind`).
+macro_rules! failure_kind {
+    () => {
+        "CASE WHEN c.rule = 'robots-disallowed' THEN 'robots' WHEN c.rule = 'url-noindex' THEN 'noindex' \
+         WHEN c.message LIKE '% redirects to %' THEN 'redirect' WHEN c.status = 404 THEN '404' \
+         WHEN c.status = 410 THEN '410' WHEN c.status >= 500 THEN '5xx' ELSE 'other' END"
+    };
+}

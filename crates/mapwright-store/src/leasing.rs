@@ -69,3 +69,48 @@ macro_rules! lease_methods {
         }
     };
 }
+
+/// Due and unleased: the WHERE clause shared by the lease query and the queue depth.
+macro_rules! due_where {
+    () => {
+        "sm.removed_at IS NULL AND s.verified_at IS NOT NULL AND sm.next_fetch_at <= $3 \
+         AND (sm.lease_expires_at IS NULL OR sm.lease_expires_at <= $3)"
+    };
+}
+
+/// The fair lease query; `$lock` is empty on SQLite (the write transaction serialises
+/// leasers) and `FOR UPDATE OF sm SKIP LOCKED` on PostgreSQL.
+///
+/// `$1` worker, `$2` lease end, `$3` now, `$4` limit, `$5` per origin, `$6` per owner, `$7`
+/// the minimum interval. From the inside out: the due sitemaps downloaded at least `$7` ago,
+/// ranked within their origin; those that fit beside the origin's leases in force; ranked
+/// within their owner, plus the owner's leases in force, which is the owner's turn; those whose
+/// turn fits under `$6`, in turn order (round-robin across owners), oldest due first. The
+/// window functions sit in a subquery because PostgreSQL refuses them beside `FOR UPDATE`;
+/// the outer level repeats the due test so that a row another leaser took meanwhile is not
+/// taken again when PostgreSQL re-reads it after the lock.
+macro_rules! lease_sql {
+    ($lock:literal) => {
+        concat!(
+            "UPDATE sitemaps SET lease_owner = $1, lease_expires_at = $2 WHERE id IN (",
+            "SELECT sm.id FROM sitemaps sm JOIN (",
+            "SELECT o.id, o.next_fetch_at, ",
+            "ROW_NUMBER() OVER (PARTITION BY o.owner_id ORDER BY o.next_fetch_at, o.id) + COALESCE(ob.n, 0) AS turn ",
+            "FROM (SELECT sm.id, sm.next_fetch_at, s.owner_id, s.origin, ",
+            "ROW_NUMBER() OVER (PARTITION BY s.origin ORDER BY sm.next_fetch_at, sm.id) AS origin_rank ",
+            "FROM sitemaps sm JOIN sites s ON s.id = sm.site_id WHERE ",
+            due_where!(),
+            " AND (sm.last_downloaded_at IS NULL OR sm.last_downloaded_at <= $3 - $7)) o ",
+            "LEFT JOIN (SELECT ls.origin, COUNT(*) AS n FROM sitemaps l JOIN sites ls ON ls.id = l.site_id ",
+            "WHERE l.lease_expires_at > $3 GROUP BY ls.origin) gb ON gb.origin = o.origin ",
+            "LEFT JOIN (SELECT ls.owner_id, COUNT(*) AS n FROM sitemaps l JOIN sites ls ON ls.id = l.site_id ",
+            "WHERE l.lease_expires_at > $3 GROUP BY ls.owner_id) ob ON ob.owner_id = o.owner_id ",
+            "WHERE o.origin_rank + COALESCE(gb.n, 0) <= $5) c ON c.id = sm.id ",
+            "WHERE c.turn <= $6 AND sm.removed_at IS NULL AND sm.next_fetch_at <= $3 ",
+            "AND (sm.lease_expires_at IS NULL OR sm.lease_expires_at <= $3) ",
+            "ORDER BY c.turn, c.next_fetch_at, c.id LIMIT $4 ",
+            $lock,
+            ") RETURNING id, site_id, url, parent_id, etag, last_modified, content_hash, lease_expires_at"
+        )
+    };
+}

@@ -167,3 +167,10 @@ macro_rules! site_methods {
         }
     };
 }
+
+/// The columns of [`crate::Site`].
+macro_rules! site_cols {
+    () => {
+        "s.id, s.owner_id, s.origin, s.verification_token, s.created_at, s.verified_at, s.last_checked_at"
+    };
+}

@@ -1,146 +1,26 @@
-//! The queries, written once for both backends.
+//! The `Store` implementation, written once for both backends, and what its queries share.
 //!
-//! SQLite and PostgreSQL take the same SQL here: `$N` placeholders (sqlx's SQLite driver
+//! SQLite and PostgreSQL take the same SQL: `$N` placeholders (sqlx's SQLite driver
 //! maps `$N` to the N-th argument), `ON CONFLICT ... DO UPDATE`, `RETURNING`, `IS DISTINCT
 //! FROM`, and the same column types (times and ids are 64-bit integers). A macro, not generic
 //! code over `sqlx::Database`, stamps the implementation out for each concrete pool type:
 //! the generic version needs a dozen higher-ranked trait bounds per method for no gain. What
 //! differs (how a write transaction begins, the lease query, the migrations) is passed in.
-
-/// The columns of [`crate::Site`].
-macro_rules! site_cols {
-    () => {
-        "s.id, s.owner_id, s.origin, s.verification_token, s.created_at, s.verified_at, s.last_checked_at"
-    };
-}
-
-/// The columns of [`crate::Sitemap`].
-macro_rules! sitemap_cols {
-    () => {
-        "sm.id, sm.site_id, sm.url, sm.source, sm.parent_id, sm.submitted_at, sm.next_fetch_at, \
-         sm.last_downloaded_at, sm.status, sm.http_status, sm.etag, sm.last_modified, \
-         sm.content_hash, sm.index_lastmod, sm.removed_at, sm.kinds, sm.url_count, sm.fetch_interval, sm.failures, \
-         sm.is_index, sm.errors, sm.warnings, sm.rollup_status, sm.rollup_errors, sm.rollup_warnings, sm.rollup_urls, \
-         sm.format, sm.web_count, sm.image_count, sm.video_count, sm.news_count, sm.last_submitted_at"
-    };
-}
-
-/// The columns of [`crate::UrlRow`]. A merge rewrites only the URL rows that changed, so
-/// "last seen" is the latest merge of a sitemap that lists the URL, or the row's own stamp.
-macro_rules! url_cols {
-    () => {
-        "u.id, u.site_id, u.loc, u.lastmod, u.changefreq, u.priority, u.first_seen_at, \
-         COALESCE((SELECT MAX(lsm.urls_read_at) FROM sitemap_urls lsu JOIN sitemaps lsm ON lsm.id = lsu.sitemap_id \
-         WHERE lsu.url_id = u.id AND lsm.urls_read_at > u.last_seen_at), u.last_seen_at) AS last_seen_at, \
-         u.changed_at, u.removed_at"
-    };
-}
-
-/// The console's summary of a sitemap: its row, its site's origin, and the counts of its last
-/// download that read the file (a 304 keeps the previous counts).
-macro_rules! summary_select {
-    () => {
-        concat!(
-            "SELECT ",
-            sitemap_cols!(),
-            ", s.origin, d.url_count, d.error_count, d.warning_count \
-             FROM sitemaps sm JOIN sites s ON s.id = sm.site_id \
-             LEFT JOIN downloads d ON d.id = (SELECT d2.id FROM downloads d2 \
-             WHERE d2.sitemap_id = sm.id AND d2.status <> 'unchanged' \
-             ORDER BY d2.downloaded_at DESC, d2.id DESC LIMIT 1) "
-        )
-    };
-}
-
-/// The kind of a failing URL check `c` in the console's report (see `UrlFailure::kind`).
-macro_rules! failure_kind {
-    () => {
-        "CASE WHEN c.rule = 'robots-disallowed' THEN 'robots' WHEN c.rule = 'url-noindex' THEN 'noindex' \
-         WHEN c.message LIKE '% redirects to %' THEN 'redirect' WHEN c.status = 404 THEN '404' \
-         WHEN c.status = 410 THEN '410' WHEN c.status >= 500 THEN '5xx' ELSE 'other' END"
-    };
-}
+//!
+//! [`impl_store!`] writes the `impl Store` (`#[async_trait]` rewrites only the methods written
+//! in the impl itself), whose methods call inherent ones (`*_impl`) that each concern's macro
+//! stamps out beside it: `accounts.rs` (users, sessions, API tokens), `signups.rs` (sign-ups,
+//! shared limits, health), `sites.rs`, `sitemaps.rs` (sitemaps, downloads, roll-ups, the
+//! console's summaries), `leasing.rs` (the fetch queue), `urls.rs`, `ingest.rs` (a download's
+//! staged URLs), `check_runs.rs` (check runs, recorded checks, failure reports) and
+//! `retention.rs`. What several concerns use stays here: `owned!`, `mark_orphans_removed!`,
+//! [`Pacer`], the hashing and cleaning of URLs, the chunk sizes.
 
 /// The condition "the acting user may see site `s`": `$a` is the admin flag, `$u` the id.
 macro_rules! owned {
     ($a:literal, $u:literal) => {
         concat!("(", $a, " OR s.owner_id = ", $u, ")")
     };
-}
-
-/// Due and unleased: the WHERE clause shared by the lease query and the queue depth.
-macro_rules! due_where {
-    () => {
-        "sm.removed_at IS NULL AND s.verified_at IS NOT NULL AND sm.next_fetch_at <= $3 \
-         AND (sm.lease_expires_at IS NULL OR sm.lease_expires_at <= $3)"
-    };
-}
-
-/// The fair lease query; `$lock` is empty on SQLite (the write transaction serialises
-/// leasers) and `FOR UPDATE OF sm SKIP LOCKED` on PostgreSQL.
-///
-/// `$1` worker, `$2` lease end, `$3` now, `$4` limit, `$5` per origin, `$6` per owner, `$7`
-/// the minimum interval. From the inside out: the due sitemaps downloaded at least `$7` ago,
-/// ranked within their origin; those that fit beside the origin's leases in force; ranked
-/// within their owner, plus the owner's leases in force, which is the owner's turn; those whose
-/// turn fits under `$6`, in turn order (round-robin across owners), oldest due first. The
-/// window functions sit in a subquery because PostgreSQL refuses them beside `FOR UPDATE`;
-/// the outer level repeats the due test so that a row another leaser took meanwhile is not
-/// taken again when PostgreSQL re-reads it after the lock.
-macro_rules! lease_sql {
-    ($lock:literal) => {
-        concat!(
-            "UPDATE sitemaps SET lease_owner = $1, lease_expires_at = $2 WHERE id IN (",
-            "SELECT sm.id FROM sitemaps sm JOIN (",
-            "SELECT o.id, o.next_fetch_at, ",
-            "ROW_NUMBER() OVER (PARTITION BY o.owner_id ORDER BY o.next_fetch_at, o.id) + COALESCE(ob.n, 0) AS turn ",
-            "FROM (SELECT sm.id, sm.next_fetch_at, s.owner_id, s.origin, ",
-            "ROW_NUMBER() OVER (PARTITION BY s.origin ORDER BY sm.next_fetch_at, sm.id) AS origin_rank ",
-            "FROM sitemaps sm JOIN sites s ON s.id = sm.site_id WHERE ",
-            due_where!(),
-            " AND (sm.last_downloaded_at IS NULL OR sm.last_downloaded_at <= $3 - $7)) o ",
-            "LEFT JOIN (SELECT ls.origin, COUNT(*) AS n FROM sitemaps l JOIN sites ls ON ls.id = l.site_id ",
-            "WHERE l.lease_expires_at > $3 GROUP BY ls.origin) gb ON gb.origin = o.origin ",
-            "LEFT JOIN (SELECT ls.owner_id, COUNT(*) AS n FROM sitemaps l JOIN sites ls ON ls.id = l.site_id ",
-            "WHERE l.lease_expires_at > $3 GROUP BY ls.owner_id) ob ON ob.owner_id = o.owner_id ",
-            "WHERE o.origin_rank + COALESCE(gb.n, 0) <= $5) c ON c.id = sm.id ",
-            "WHERE c.turn <= $6 AND sm.removed_at IS NULL AND sm.next_fetch_at <= $3 ",
-            "AND (sm.lease_expires_at IS NULL OR sm.lease_expires_at <= $3) ",
-            "ORDER BY c.turn, c.next_fetch_at, c.id LIMIT $4 ",
-            $lock,
-            ") RETURNING id, site_id, url, parent_id, etag, last_modified, content_hash, lease_expires_at"
-        )
-    };
-}
-
-/// `Err(Quota)` when the site holds [`MAX_SITEMAPS_PER_SITE`](crate::MAX_SITEMAPS_PER_SITE)
-/// sitemaps and `url` is not one of them (a known one may always come back), read in the
-/// transaction `$tx` that adds it.
-macro_rules! sitemap_room {
-    ($tx:ident, $site_id:expr, $url:expr) => {{
-        let known: Option<i64> = sqlx::query_scalar("SELECT id FROM sitemaps WHERE site_id = $1 AND url = $2")
-            .bind($site_id)
-            .bind($url)
-            .fetch_optional(&mut *$tx)
-            .await?;
-        let held: i64 = if known.is_some() {
-            0
-        } else {
-            sqlx::query_scalar("SELECT COUNT(*) FROM sitemaps WHERE site_id = $1")
-                .bind($site_id)
-                .fetch_one(&mut *$tx)
-                .await?
-        };
-        if held >= $crate::MAX_SITEMAPS_PER_SITE {
-            Err(Error::Quota(format!(
-                "the site has {} sitemaps, the most a site may have: remove some before adding {}",
-                $crate::MAX_SITEMAPS_PER_SITE,
-                $url
-            )))
-        } else {
-            Ok(())
-        }
-    }};
 }
 
 /// Implements [`crate::Store`] for a type with a `pool` field and `begin_write` and `pacer`
@@ -153,14 +33,14 @@ macro_rules! impl_store {
         lock = $lock:literal,
         loc_lower = $loc_lower:literal
     ) => {
-        signup_methods!($ty);
-        retention_methods!($ty);
-        url_check_methods!($ty);
-        url_methods!($ty, loc_lower = $loc_lower);
-        lease_methods!($ty, lock = $lock);
-        sitemap_methods!($ty);
-        site_methods!($ty, lock = $lock);
         account_methods!($ty);
+        signup_methods!($ty);
+        site_methods!($ty, lock = $lock);
+        sitemap_methods!($ty);
+        lease_methods!($ty, lock = $lock);
+        url_methods!($ty, loc_lower = $loc_lower);
+        url_check_methods!($ty);
+        retention_methods!($ty);
 
         #[async_trait::async_trait]
         impl $crate::Store for $ty {
@@ -658,153 +538,6 @@ macro_rules! mark_orphans_removed {
     };
 }
 
-/// The rank of a roll-up status in SQL, worst highest: failed 4, errors 3, warnings 2, pending
-/// (NULL) 1, ok 0. Kept equal to [`status_rank`].
-macro_rules! rank_sql {
-    () => {
-        "CASE rollup_status WHEN 'failed' THEN 4 WHEN 'errors' THEN 3 WHEN 'warnings' THEN 2 \
-         WHEN 'ok' THEN 0 WHEN 'unchanged' THEN 0 ELSE 1 END"
-    };
-}
-
-/// Recomputes, in the caller's transaction `$tx` (an identifier), the roll-up of a sitemap and
-/// of every index above it: the parent chain, at most [`MAX_ROLLUP_DEPTH`] long (which also
-/// ends a cycle, though `parent_id` makes none). Call it after any change of a sitemap's
-/// status, counts, links, children or removal.
-macro_rules! refresh_rollups {
-    ($tx:ident, $sitemap_id:expr) => {{
-        let mut next: Option<i64> = Some($sitemap_id);
-        let mut depth = 0;
-        while let Some(id) = next.take() {
-            depth += 1;
-            if depth > $crate::sql::MAX_ROLLUP_DEPTH {
-                break;
-            }
-            type Row = (Option<String>, Option<String>, i64, i64, Option<i64>, Option<i64>);
-            let row: Option<Row> = sqlx::query_as(
-                "SELECT kinds, status, errors, warnings, removed_at, parent_id FROM sitemaps WHERE id = $1",
-            )
-            .bind(id)
-            .fetch_optional(&mut *$tx)
-            .await?;
-            let Some((kinds, status, errors, warnings, removed_at, parent_id)) = row else { break };
-            let is_index = kinds.as_deref() == Some("index");
-            let (rollup_status, rollup_errors, rollup_warnings, rollup_urls) = if removed_at.is_some() {
-                (None, 0, 0, 0)
-            } else if is_index {
-                let (worst, errs, warns): (i64, i64, i64) = sqlx::query_as(concat!(
-                    "SELECT CAST(COALESCE(MAX(",
-                    rank_sql!(),
-                    "), 0) AS BIGINT), CAST(COALESCE(SUM(rollup_errors), 0) AS BIGINT), \
-                     CAST(COALESCE(SUM(rollup_warnings), 0) AS BIGINT) \
-                     FROM sitemaps WHERE parent_id = $1 AND id <> $1 AND removed_at IS NULL"
-                ))
-                .bind(id)
-                .fetch_one(&mut *$tx)
-                .await?;
-                // Distinct over every live descendant: a URL two children list counts once.
-                let urls: i64 = sqlx::query_scalar(
-                    "WITH RECURSIVE d(id) AS (SELECT id FROM sitemaps WHERE parent_id = $1 AND id <> $1 \
-                     AND removed_at IS NULL UNION SELECT c.id FROM sitemaps c JOIN d ON c.parent_id = d.id \
-                     WHERE c.removed_at IS NULL) \
-                     SELECT CAST(COUNT(DISTINCT su.url_id) AS BIGINT) FROM sitemap_urls su \
-                     WHERE su.sitemap_id IN (SELECT id FROM d)",
-                )
-                .bind(id)
-                .fetch_one(&mut *$tx)
-                .await?;
-                ($crate::sql::worse(status, worst), errors + errs, warnings + warns, urls)
-            } else {
-                let urls: i64 =
-                    sqlx::query_scalar("SELECT CAST(COUNT(*) AS BIGINT) FROM sitemap_urls WHERE sitemap_id = $1")
-                        .bind(id)
-                        .fetch_one(&mut *$tx)
-                        .await?;
-                (status, errors, warnings, urls)
-            };
-            sqlx::query(
-                "UPDATE sitemaps SET is_index = $1, rollup_status = $2, rollup_errors = $3, rollup_warnings = $4, \
-                 rollup_urls = $5 WHERE id = $6",
-            )
-            .bind(is_index)
-            .bind(rollup_status)
-            .bind(rollup_errors)
-            .bind(rollup_warnings)
-            .bind(rollup_urls)
-            .bind(id)
-            .execute(&mut *$tx)
-            .await?;
-            next = parent_id.filter(|p| *p != id);
-        }
-    }};
-}
-
-/// Marks removed, in the caller's transaction, the live index children (at any depth) of a
-/// sitemap being removed, and forgets every removed one's links, validators and verdict: a
-/// sitemap that comes back is read in full (a 304 would otherwise stand for URLs it no longer
-/// holds) and is pending until then. `$ids` are the sitemaps removed by the caller.
-macro_rules! forget_removed {
-    ($tx:ident, $ids:expr, $now:expr) => {{
-        // In chunks with IN lists, not three statements per sitemap: an index that drops
-        // 20,000 children is a few dozen statements (it was a minute on PostgreSQL).
-        let ids: Vec<i64> = $ids.into_iter().collect();
-        for chunk in ids.chunks($crate::sql::CHILD_CHUNK) {
-            let mut query = sqlx::QueryBuilder::new(
-                "WITH RECURSIVE d(id) AS (SELECT id FROM sitemaps WHERE source = 'index' \
-                 AND removed_at IS NULL AND parent_id IN ",
-            );
-            $crate::sql::push_id_list(&mut query, chunk);
-            query.push(
-                " UNION SELECT c.id FROM sitemaps c JOIN d ON c.parent_id = d.id \
-                 WHERE c.source = 'index' AND c.removed_at IS NULL) SELECT id FROM d",
-            );
-            let descendants: Vec<i64> = query.build_query_scalar().fetch_all(&mut *$tx).await?;
-            let gone: Vec<i64> = chunk.iter().copied().chain(descendants).collect();
-            for part in gone.chunks($crate::sql::CHILD_CHUNK) {
-                let mut update = sqlx::QueryBuilder::new("UPDATE sitemaps SET removed_at = COALESCE(removed_at, ");
-                update.push_bind($now).push(
-                    "), lease_owner = NULL, lease_expires_at = NULL, etag = NULL, last_modified = NULL, \
-                     content_hash = NULL, status = NULL, http_status = NULL, errors = 0, warnings = 0, \
-                     url_count = NULL WHERE id IN ",
-                );
-                $crate::sql::push_id_list(&mut update, part);
-                update.build().execute(&mut *$tx).await?;
-                let mut delete = sqlx::QueryBuilder::new("DELETE FROM sitemap_urls WHERE sitemap_id IN ");
-                $crate::sql::push_id_list(&mut delete, part);
-                delete.build().execute(&mut *$tx).await?;
-            }
-        }
-    }};
-}
-
-/// Roll-up chains longer than this stop (indexes of indexes are already beyond the protocol).
-pub(crate) const MAX_ROLLUP_DEPTH: usize = 16;
-
-/// The rank of a status for the roll-up, worst highest (see `rank_sql!`).
-pub(crate) fn status_rank(status: Option<&str>) -> i64 {
-    match status {
-        Some("failed") => 4,
-        Some("errors") => 3,
-        Some("warnings") => 2,
-        None => 1,
-        Some(_) => 0,
-    }
-}
-
-/// An index's roll-up status: its own, unless a child's rank `worst` is worse (a pending child
-/// makes an otherwise clean index pending: its verdict is not known yet).
-pub(crate) fn worse(own: Option<String>, worst: i64) -> Option<String> {
-    if status_rank(own.as_deref()) >= worst {
-        return own;
-    }
-    match worst {
-        4 => Some("failed".into()),
-        3 => Some("errors".into()),
-        2 => Some("warnings".into()),
-        _ => None,
-    }
-}
-
 /// The key of a URL within its site: the first 16 bytes of the SHA-256 of its text. A btree on
 /// the text itself refuses keys over 2,704 bytes on PostgreSQL; 128 bits make a collision
 /// among even billions of URLs vanishingly unlikely.
@@ -893,23 +626,4 @@ pub(crate) fn like_escape(text: &str) -> String {
 /// Turns "no row changed" into `NotFound`.
 pub(crate) fn found(rows: u64, what: &'static str, id: i64) -> crate::Result<()> {
     if rows == 0 { Err(crate::Error::NotFound { what, id }) } else { Ok(()) }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_index_rolls_up_to_the_worst() {
-        let ok = || Some("ok".to_owned());
-        assert_eq!(worse(ok(), 0), ok());
-        assert_eq!(worse(ok(), 1), None, "a pending child: not known yet");
-        assert_eq!(worse(ok(), 3).as_deref(), Some("errors"));
-        assert_eq!(worse(Some("failed".into()), 3).as_deref(), Some("failed"), "its own failure stays");
-        assert_eq!(worse(Some("warnings".into()), 4).as_deref(), Some("failed"));
-        assert_eq!(worse(None, 0), None, "the index itself pending");
-        for (status, rank) in [("failed", 4), ("errors", 3), ("warnings", 2), ("ok", 0), ("unchanged", 0)] {
-            assert_eq!(status_rank(Some(status)), rank, "{status}, as rank_sql! ranks it");
-        }
-    }
 }

@@ -255,3 +255,14 @@ macro_rules! url_methods {
         }
     };
 }
+
+/// The columns of [`crate::UrlRow`]. A merge rewrites only the URL rows that changed, so
+/// "last seen" is the latest merge of a sitemap that lists the URL, or the row's own stamp.
+macro_rules! url_cols {
+    () => {
+        "u.id, u.site_id, u.loc, u.lastmod, u.changefreq, u.priority, u.first_seen_at, \
+         COALESCE((SELECT MAX(lsm.urls_read_at) FROM sitemap_urls lsu JOIN sitemaps lsm ON lsm.id = lsu.sitemap_id \
+         WHERE lsu.url_id = u.id AND lsm.urls_read_at > u.last_seen_at), u.last_seen_at) AS last_seen_at, \
+         u.changed_at, u.removed_at"
+    };
+}
