@@ -1,5 +1,6 @@
-//! The failing-URL check runs' queries (issue 20), written once for both backends like
-//! `sql.rs`, as inherent methods that the `Store` implementation calls.
+//! The failing-URL check runs' queries (issue 20) and those of the checks they record and report,
+//! written once for both backends like `sql.rs`, as inherent methods that the `Store`
+//! implementation calls.
 //!
 //! A run is claimed in one write transaction that first locks one row standing for the site's
 //! origin (its lowest-id site row: `UPDATE ... SET origin = origin`), so that two processes
@@ -294,5 +295,70 @@ macro_rules! impl_check_runs {
                     .await?)
             }
         }
+    };
+}
+
+/// The `Store` methods of recorded URL checks and the console's failure reports: what a check run
+/// writes (through [`insert_url_checks!`]) and what its results look like to the user.
+macro_rules! url_check_methods {
+    ($ty:ty) => {
+        impl $ty {
+            pub(crate) async fn record_url_checks_impl(&self, site_id: i64, checks: &[UrlCheckRecord], now: Timestamp) -> Result<()> {
+                let mut tx = self.begin_write().await?;
+                insert_url_checks!(tx, site_id, checks, now);
+                tx.commit().await?;
+                Ok(())
+            }
+
+            pub(crate) async fn list_url_failures_impl(
+                &self,
+                actor: Actor,
+                site_id: i64,
+                kind: Option<&str>,
+                after: i64,
+                limit: i64,
+            ) -> Result<Page<UrlFailure>> {
+                self.site(actor, site_id).await?;
+                let limit = limit.clamp(1, 1000);
+                let items: Vec<UrlFailure> = sqlx::query_as(concat!(
+                    "SELECT c.url_id, u.loc, c.status, c.rule, c.message, c.checked_at, ", failure_kind!(), " AS kind, \
+                     (SELECT MIN(su.sitemap_id) FROM sitemap_urls su WHERE su.url_id = c.url_id) AS sitemap_id, \
+                     (SELECT sm.url FROM sitemaps sm WHERE sm.id = \
+                      (SELECT MIN(su.sitemap_id) FROM sitemap_urls su WHERE su.url_id = c.url_id)) AS sitemap_url \
+                     FROM url_checks c JOIN urls u ON u.id = c.url_id \
+                     WHERE c.site_id = $1 AND c.rule IS NOT NULL AND u.removed_at IS NULL AND c.url_id > $2 \
+                     AND ($4 OR ", failure_kind!(), " = $5) ORDER BY c.url_id LIMIT $3"
+                ))
+                .bind(site_id)
+                .bind(after)
+                .bind(limit + 1)
+                .bind(kind.is_none())
+                .bind(kind.unwrap_or(""))
+                .fetch_all(&self.pool)
+                .await?;
+                Ok(Page::from_one_extra(items, limit, |f| f.url_id))
+            }
+
+            pub(crate) async fn url_failure_kinds_impl(&self, actor: Actor, site_id: i64) -> Result<Vec<FailureKindCount>> {
+                self.site(actor, site_id).await?;
+                Ok(sqlx::query_as(concat!(
+                    "SELECT x.kind, COUNT(*) AS count FROM (SELECT ", failure_kind!(), " AS kind \
+                     FROM url_checks c JOIN urls u ON u.id = c.url_id \
+                     WHERE c.site_id = $1 AND c.rule IS NOT NULL AND u.removed_at IS NULL) x GROUP BY x.kind ORDER BY x.kind"
+                ))
+                .bind(site_id)
+                .fetch_all(&self.pool)
+                .await?)
+            }
+        }
+    };
+}
+
+/// The kind of a failing URL check `c` in the console's report (see `UrlFailure::kind`).
+macro_rules! failure_kind {
+    () => {
+        "CASE WHEN c.rule = 'robots-disallowed' THEN 'robots' WHEN c.rule = 'url-noindex' THEN 'noindex' \
+         WHEN c.message LIKE '% redirects to %' THEN 'redirect' WHEN c.status = 404 THEN '404' \
+         WHEN c.status = 410 THEN '410' WHEN c.status >= 500 THEN '5xx' ELSE 'other' END"
     };
 }

@@ -17,11 +17,23 @@
 #![deny(missing_docs)]
 
 #[macro_use]
-mod signups;
-#[macro_use]
 mod sql;
 #[macro_use]
+mod accounts;
+#[macro_use]
 mod check_runs;
+#[macro_use]
+mod leasing;
+#[macro_use]
+mod retention;
+#[macro_use]
+mod signups;
+#[macro_use]
+mod sitemaps;
+#[macro_use]
+mod sites;
+#[macro_use]
+mod urls;
 mod email;
 mod error;
 #[macro_use]

@@ -9,7 +9,7 @@ use crate::error::conflict;
 use crate::model::*;
 use crate::secret;
 use crate::sql::{CHILD_CHUNK, Pacer, URL_CHUNK, clean, found, like_escape, loc_hash};
-use crate::{Error, Result};
+use crate::{Error, Result, Store};
 
 /// How long an operation waits for a pooled connection (or a new one) before failing with
 /// an error for which [`crate::Error::is_unavailable`] holds.

@@ -1,146 +1,26 @@
-//! The queries, written once for both backends.
+//! The `Store` implementation, written once for both backends, and what its queries share.
 //!
-//! SQLite and PostgreSQL take the same SQL here: `$N` placeholders (sqlx's SQLite driver
+//! SQLite and PostgreSQL take the same SQL: `$N` placeholders (sqlx's SQLite driver
 //! maps `$N` to the N-th argument), `ON CONFLICT ... DO UPDATE`, `RETURNING`, `IS DISTINCT
 //! FROM`, and the same column types (times and ids are 64-bit integers). A macro, not generic
 //! code over `sqlx::Database`, stamps the implementation out for each concrete pool type:
 //! the generic version needs a dozen higher-ranked trait bounds per method for no gain. What
 //! differs (how a write transaction begins, the lease query, the migrations) is passed in.
-
-/// The columns of [`crate::Site`].
-macro_rules! site_cols {
-    () => {
-        "s.id, s.owner_id, s.origin, s.verification_token, s.created_at, s.verified_at, s.last_checked_at"
-    };
-}
-
-/// The columns of [`crate::Sitemap`].
-macro_rules! sitemap_cols {
-    () => {
-        "sm.id, sm.site_id, sm.url, sm.source, sm.parent_id, sm.submitted_at, sm.next_fetch_at, \
-         sm.last_downloaded_at, sm.status, sm.http_status, sm.etag, sm.last_modified, \
-         sm.content_hash, sm.index_lastmod, sm.removed_at, sm.kinds, sm.url_count, sm.fetch_interval, sm.failures, \
-         sm.is_index, sm.errors, sm.warnings, sm.rollup_status, sm.rollup_errors, sm.rollup_warnings, sm.rollup_urls, \
-         sm.format, sm.web_count, sm.image_count, sm.video_count, sm.news_count, sm.last_submitted_at"
-    };
-}
-
-/// The columns of [`crate::UrlRow`]. A merge rewrites only the URL rows that changed, so
-/// "last seen" is the latest merge of a sitemap that lists the URL, or the row's own stamp.
-macro_rules! url_cols {
-    () => {
-        "u.id, u.site_id, u.loc, u.lastmod, u.changefreq, u.priority, u.first_seen_at, \
-         COALESCE((SELECT MAX(lsm.urls_read_at) FROM sitemap_urls lsu JOIN sitemaps lsm ON lsm.id = lsu.sitemap_id \
-         WHERE lsu.url_id = u.id AND lsm.urls_read_at > u.last_seen_at), u.last_seen_at) AS last_seen_at, \
-         u.changed_at, u.removed_at"
-    };
-}
-
-/// The console's summary of a sitemap: its row, its site's origin, and the counts of its last
-/// download that read the file (a 304 keeps the previous counts).
-macro_rules! summary_select {
-    () => {
-        concat!(
-            "SELECT ",
-            sitemap_cols!(),
-            ", s.origin, d.url_count, d.error_count, d.warning_count \
-             FROM sitemaps sm JOIN sites s ON s.id = sm.site_id \
-             LEFT JOIN downloads d ON d.id = (SELECT d2.id FROM downloads d2 \
-             WHERE d2.sitemap_id = sm.id AND d2.status <> 'unchanged' \
-             ORDER BY d2.downloaded_at DESC, d2.id DESC LIMIT 1) "
-        )
-    };
-}
-
-/// The kind of a failing URL check `c` in the console's report (see `UrlFailure::kind`).
-macro_rules! failure_kind {
-    () => {
-        "CASE WHEN c.rule = 'robots-disallowed' THEN 'robots' WHEN c.rule = 'url-noindex' THEN 'noindex' \
-         WHEN c.message LIKE '% redirects to %' THEN 'redirect' WHEN c.status = 404 THEN '404' \
-         WHEN c.status = 410 THEN '410' WHEN c.status >= 500 THEN '5xx' ELSE 'other' END"
-    };
-}
+//!
+//! [`impl_store!`] writes the `impl Store` (`#[async_trait]` rewrites only the methods written
+//! in the impl itself), whose methods call inherent ones (`*_impl`) that each concern's macro
+//! stamps out beside it: `accounts.rs` (users, sessions, API tokens), `signups.rs` (sign-ups,
+//! shared limits, health), `sites.rs`, `sitemaps.rs` (sitemaps, downloads, roll-ups, the
+//! console's summaries), `leasing.rs` (the fetch queue), `urls.rs`, `ingest.rs` (a download's
+//! staged URLs), `check_runs.rs` (check runs, recorded checks, failure reports) and
+//! `retention.rs`. What several concerns use stays here: `owned!`, `mark_orphans_removed!`,
+//! [`Pacer`], the hashing and cleaning of URLs, the chunk sizes.
 
 /// The condition "the acting user may see site `s`": `$a` is the admin flag, `$u` the id.
 macro_rules! owned {
     ($a:literal, $u:literal) => {
         concat!("(", $a, " OR s.owner_id = ", $u, ")")
     };
-}
-
-/// Due and unleased: the WHERE clause shared by the lease query and the queue depth.
-macro_rules! due_where {
-    () => {
-        "sm.removed_at IS NULL AND s.verified_at IS NOT NULL AND sm.next_fetch_at <= $3 \
-         AND (sm.lease_expires_at IS NULL OR sm.lease_expires_at <= $3)"
-    };
-}
-
-/// The fair lease query; `$lock` is empty on SQLite (the write transaction serialises
-/// leasers) and `FOR UPDATE OF sm SKIP LOCKED` on PostgreSQL.
-///
-/// `$1` worker, `$2` lease end, `$3` now, `$4` limit, `$5` per origin, `$6` per owner, `$7`
-/// the minimum interval. From the inside out: the due sitemaps downloaded at least `$7` ago,
-/// ranked within their origin; those that fit beside the origin's leases in force; ranked
-/// within their owner, plus the owner's leases in force, which is the owner's turn; those whose
-/// turn fits under `$6`, in turn order (round-robin across owners), oldest due first. The
-/// window functions sit in a subquery because PostgreSQL refuses them beside `FOR UPDATE`;
-/// the outer level repeats the due test so that a row another leaser took meanwhile is not
-/// taken again when PostgreSQL re-reads it after the lock.
-macro_rules! lease_sql {
-    ($lock:literal) => {
-        concat!(
-            "UPDATE sitemaps SET lease_owner = $1, lease_expires_at = $2 WHERE id IN (",
-            "SELECT sm.id FROM sitemaps sm JOIN (",
-            "SELECT o.id, o.next_fetch_at, ",
-            "ROW_NUMBER() OVER (PARTITION BY o.owner_id ORDER BY o.next_fetch_at, o.id) + COALESCE(ob.n, 0) AS turn ",
-            "FROM (SELECT sm.id, sm.next_fetch_at, s.owner_id, s.origin, ",
-            "ROW_NUMBER() OVER (PARTITION BY s.origin ORDER BY sm.next_fetch_at, sm.id) AS origin_rank ",
-            "FROM sitemaps sm JOIN sites s ON s.id = sm.site_id WHERE ",
-            due_where!(),
-            " AND (sm.last_downloaded_at IS NULL OR sm.last_downloaded_at <= $3 - $7)) o ",
-            "LEFT JOIN (SELECT ls.origin, COUNT(*) AS n FROM sitemaps l JOIN sites ls ON ls.id = l.site_id ",
-            "WHERE l.lease_expires_at > $3 GROUP BY ls.origin) gb ON gb.origin = o.origin ",
-            "LEFT JOIN (SELECT ls.owner_id, COUNT(*) AS n FROM sitemaps l JOIN sites ls ON ls.id = l.site_id ",
-            "WHERE l.lease_expires_at > $3 GROUP BY ls.owner_id) ob ON ob.owner_id = o.owner_id ",
-            "WHERE o.origin_rank + COALESCE(gb.n, 0) <= $5) c ON c.id = sm.id ",
-            "WHERE c.turn <= $6 AND sm.removed_at IS NULL AND sm.next_fetch_at <= $3 ",
-            "AND (sm.lease_expires_at IS NULL OR sm.lease_expires_at <= $3) ",
-            "ORDER BY c.turn, c.next_fetch_at, c.id LIMIT $4 ",
-            $lock,
-            ") RETURNING id, site_id, url, parent_id, etag, last_modified, content_hash, lease_expires_at"
-        )
-    };
-}
-
-/// `Err(Quota)` when the site holds [`MAX_SITEMAPS_PER_SITE`](crate::MAX_SITEMAPS_PER_SITE)
-/// sitemaps and `url` is not one of them (a known one may always come back), read in the
-/// transaction `$tx` that adds it.
-macro_rules! sitemap_room {
-    ($tx:ident, $site_id:expr, $url:expr) => {{
-        let known: Option<i64> = sqlx::query_scalar("SELECT id FROM sitemaps WHERE site_id = $1 AND url = $2")
-            .bind($site_id)
-            .bind($url)
-            .fetch_optional(&mut *$tx)
-            .await?;
-        let held: i64 = if known.is_some() {
-            0
-        } else {
-            sqlx::query_scalar("SELECT COUNT(*) FROM sitemaps WHERE site_id = $1")
-                .bind($site_id)
-                .fetch_one(&mut *$tx)
-                .await?
-        };
-        if held >= $crate::MAX_SITEMAPS_PER_SITE {
-            Err(Error::Quota(format!(
-                "the site has {} sitemaps, the most a site may have: remove some before adding {}",
-                $crate::MAX_SITEMAPS_PER_SITE,
-                $url
-            )))
-        } else {
-            Ok(())
-        }
-    }};
 }
 
 /// Implements [`crate::Store`] for a type with a `pool` field and `begin_write` and `pacer`
@@ -153,7 +33,14 @@ macro_rules! impl_store {
         lock = $lock:literal,
         loc_lower = $loc_lower:literal
     ) => {
+        account_methods!($ty);
         signup_methods!($ty);
+        site_methods!($ty, lock = $lock);
+        sitemap_methods!($ty);
+        lease_methods!($ty, lock = $lock);
+        url_methods!($ty, loc_lower = $loc_lower);
+        url_check_methods!($ty);
+        retention_methods!($ty);
 
         #[async_trait::async_trait]
         impl $crate::Store for $ty {
@@ -197,40 +84,22 @@ macro_rules! impl_store {
                 self.listen_due().await
             }
 
-            async fn create_user(&self, email: &str, password_hash: &str, is_admin: bool, now: Timestamp) -> Result<User> {
-                let email = &$crate::normalize_email(email)?;
-                let id: i64 = sqlx::query_scalar(
-                    "INSERT INTO users (email, password_hash, is_admin, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
-                )
-                .bind(email)
-                .bind(password_hash)
-                .bind(is_admin)
-                .bind(now)
-                .fetch_one(&self.pool)
-                .await
-                .map_err(|e| conflict(e, format!("user {email}")))?;
-                Ok(User { id, email: email.to_owned(), is_admin, created_at: now })
+            async fn create_user(
+                &self,
+                email: &str,
+                password_hash: &str,
+                is_admin: bool,
+                now: Timestamp,
+            ) -> Result<User> {
+                self.create_user_impl(email, password_hash, is_admin, now).await
             }
 
             async fn grant_admin(&self, email: &str) -> Result<bool> {
-                let email = $crate::normalize_email(email)?;
-                let done = sqlx::query("UPDATE users SET is_admin = $1 WHERE email = $2")
-                    .bind(true)
-                    .bind(email)
-                    .execute(&self.pool)
-                    .await?;
-                Ok(done.rows_affected() > 0)
+                self.grant_admin_impl(email).await
             }
 
             async fn user_credentials(&self, email: &str) -> Result<Option<(User, String)>> {
-                let Ok(email) = $crate::normalize_email(email) else { return Ok(None) };
-                let row: Option<(i64, String, bool, i64, String)> = sqlx::query_as(
-                    "SELECT id, email, is_admin, created_at, password_hash FROM users WHERE email = $1",
-                )
-                .bind(email)
-                .fetch_optional(&self.pool)
-                .await?;
-                Ok(row.map(|(id, email, is_admin, created_at, hash)| (User { id, email, is_admin, created_at }, hash)))
+                self.user_credentials_impl(email).await
             }
 
             async fn request_signup(
@@ -268,277 +137,78 @@ macro_rules! impl_store {
             }
 
             async fn create_session(&self, user_id: i64, now: Timestamp, ttl_seconds: i64) -> Result<String> {
-                let token = secret::new_token();
-                let mut tx = self.begin_write().await?;
-                sqlx::query("INSERT INTO sessions (user_id, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4)")
-                    .bind(user_id)
-                    .bind(secret::token_hash(&token))
-                    .bind(now)
-                    .bind(now.saturating_add(ttl_seconds))
-                    .execute(&mut *tx)
-                    .await?;
-                // The newest MAX_SESSIONS_PER_USER stay: the one at that rank and older ones go.
-                sqlx::query(
-                    "DELETE FROM sessions WHERE user_id = $1 AND id <= \
-                     (SELECT id FROM sessions WHERE user_id = $1 ORDER BY id DESC LIMIT 1 OFFSET $2)",
-                )
-                .bind(user_id)
-                .bind($crate::MAX_SESSIONS_PER_USER)
-                .execute(&mut *tx)
-                .await?;
-                tx.commit().await?;
-                Ok(token)
+                self.create_session_impl(user_id, now, ttl_seconds).await
             }
 
             async fn session_user(&self, token: &str, now: Timestamp) -> Result<Option<User>> {
-                Ok(sqlx::query_as(
-                    "SELECT u.id, u.email, u.is_admin, u.created_at FROM sessions se JOIN users u ON u.id = se.user_id \
-                     WHERE se.token_hash = $1 AND se.expires_at > $2",
-                )
-                .bind(secret::token_hash(token))
-                .bind(now)
-                .fetch_optional(&self.pool)
-                .await?)
+                self.session_user_impl(token, now).await
             }
 
             async fn delete_session(&self, token: &str) -> Result<()> {
-                sqlx::query("DELETE FROM sessions WHERE token_hash = $1")
-                    .bind(secret::token_hash(token))
-                    .execute(&self.pool)
-                    .await?;
-                Ok(())
+                self.delete_session_impl(token).await
             }
 
             async fn delete_expired_sessions(&self, now: Timestamp) -> Result<u64> {
-                let done = sqlx::query("DELETE FROM sessions WHERE expires_at <= $1").bind(now).execute(&self.pool).await?;
-                Ok(done.rows_affected())
+                self.delete_expired_sessions_impl(now).await
             }
 
             async fn create_api_token(&self, actor: Actor, name: &str, now: Timestamp) -> Result<(ApiToken, String)> {
-                let token = secret::new_token();
-                // The count and the insert in one statement, as for sites.
-                let id: Option<i64> = sqlx::query_scalar(
-                    "INSERT INTO api_tokens (user_id, name, token_hash, created_at) SELECT $1, $2, $3, $4 \
-                     WHERE (SELECT COUNT(*) FROM api_tokens WHERE user_id = $1) < $5 RETURNING id",
-                )
-                .bind(actor.user_id)
-                .bind(name)
-                .bind(secret::token_hash(&token))
-                .bind(now)
-                .bind($crate::MAX_API_TOKENS)
-                .fetch_optional(&self.pool)
-                .await?;
-                let id = id.ok_or_else(|| {
-                    Error::Quota(format!(
-                        "you hold {} API tokens (revoked ones count for a week after): revoke some you no longer use",
-                        $crate::MAX_API_TOKENS
-                    ))
-                })?;
-                let listed = ApiToken {
-                    id,
-                    user_id: actor.user_id,
-                    name: name.to_owned(),
-                    created_at: now,
-                    last_used_at: None,
-                    revoked_at: None,
-                };
-                Ok((listed, token))
+                self.create_api_token_impl(actor, name, now).await
             }
 
             async fn list_api_tokens(&self, actor: Actor) -> Result<Vec<ApiToken>> {
-                Ok(sqlx::query_as(
-                    "SELECT id, user_id, name, created_at, last_used_at, revoked_at FROM api_tokens \
-                     WHERE ($1 OR user_id = $2) ORDER BY id DESC",
-                )
-                .bind(actor.is_admin)
-                .bind(actor.user_id)
-                .fetch_all(&self.pool)
-                .await?)
+                self.list_api_tokens_impl(actor).await
             }
 
             async fn revoke_api_token(&self, actor: Actor, token_id: i64, now: Timestamp) -> Result<()> {
-                let done = sqlx::query(
-                    "UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2 AND ($3 OR user_id = $4)",
-                )
-                .bind(now)
-                .bind(token_id)
-                .bind(actor.is_admin)
-                .bind(actor.user_id)
-                .execute(&self.pool)
-                .await?;
-                found(done.rows_affected(), "token", token_id)
+                self.revoke_api_token_impl(actor, token_id, now).await
             }
 
             async fn api_token_user(&self, secret_value: &str, now: Timestamp) -> Result<Option<User>> {
-                let hash = secret::token_hash(secret_value);
-                let user: Option<User> = sqlx::query_as(
-                    "SELECT u.id, u.email, u.is_admin, u.created_at FROM api_tokens t JOIN users u ON u.id = t.user_id \
-                     WHERE t.token_hash = $1 AND t.revoked_at IS NULL",
-                )
-                .bind(&hash)
-                .fetch_optional(&self.pool)
-                .await?;
-                if user.is_some() {
-                    // At most one write a minute per token, so API traffic does not turn every
-                    // read into a write.
-                    sqlx::query(
-                        "UPDATE api_tokens SET last_used_at = $1 WHERE token_hash = $2 \
-                         AND (last_used_at IS NULL OR last_used_at <= $1 - 60)",
-                    )
-                    .bind(now)
-                    .bind(&hash)
-                    .execute(&self.pool)
-                    .await?;
-                }
-                Ok(user)
+                self.api_token_user_impl(secret_value, now).await
             }
 
             async fn create_site(&self, actor: Actor, origin: &str, now: Timestamp) -> Result<Site> {
-                let token = secret::new_verification_token();
-                // The count and the insert in one statement: concurrent requests cannot pass
-                // the limit together.
-                let id: Option<i64> = sqlx::query_scalar(
-                    "INSERT INTO sites (owner_id, origin, verification_token, created_at) SELECT $1, $2, $3, $4 \
-                     WHERE (SELECT COUNT(*) FROM sites WHERE owner_id = $1 AND verified_at IS NULL) < $5 \
-                     AND (SELECT COUNT(*) FROM sites WHERE owner_id = $1) < $6 RETURNING id",
-                )
-                .bind(actor.user_id)
-                .bind(origin)
-                .bind(&token)
-                .bind(now)
-                .bind($crate::MAX_UNVERIFIED_SITES)
-                .bind($crate::MAX_SITES_PER_USER)
-                .fetch_optional(&self.pool)
-                .await
-                .map_err(|e| conflict(e, format!("site {origin}")))?;
-                let Some(id) = id else {
-                    let unverified = self.list_sites(actor).await?.iter().filter(|s| s.verified_at.is_none()).count();
-                    return Err(Error::Quota(if unverified as i64 >= $crate::MAX_UNVERIFIED_SITES {
-                        format!(
-                            "you have {} sites that are not verified: verify or delete one before adding {origin}",
-                            $crate::MAX_UNVERIFIED_SITES
-                        )
-                    } else {
-                        format!("you have {} sites, the most an account may have: delete one before adding {origin}", $crate::MAX_SITES_PER_USER)
-                    }));
-                };
-                Ok(Site {
-                    id,
-                    owner_id: actor.user_id,
-                    origin: origin.to_owned(),
-                    verification_token: token,
-                    created_at: now,
-                    verified_at: None,
-                    last_checked_at: None,
-                })
+                self.create_site_impl(actor, origin, now).await
             }
 
             async fn site(&self, actor: Actor, site_id: i64) -> Result<Site> {
-                sqlx::query_as(concat!("SELECT ", site_cols!(), " FROM sites s WHERE s.id = $1 AND ", owned!("$2", "$3")))
-                    .bind(site_id)
-                    .bind(actor.is_admin)
-                    .bind(actor.user_id)
-                    .fetch_optional(&self.pool)
-                    .await?
-                    .ok_or(Error::NotFound { what: "site", id: site_id })
+                self.site_impl(actor, site_id).await
             }
 
             async fn list_sites(&self, actor: Actor) -> Result<Vec<Site>> {
-                Ok(sqlx::query_as(concat!("SELECT ", site_cols!(), " FROM sites s WHERE ", owned!("$1", "$2"), " ORDER BY s.id"))
-                    .bind(actor.is_admin)
-                    .bind(actor.user_id)
-                    .fetch_all(&self.pool)
-                    .await?)
+                self.list_sites_impl(actor).await
             }
 
             async fn delete_site(&self, actor: Actor, site_id: i64) -> Result<()> {
-                let done = sqlx::query("DELETE FROM sites WHERE id = $1 AND ($2 OR owner_id = $3)")
-                    .bind(site_id)
-                    .bind(actor.is_admin)
-                    .bind(actor.user_id)
-                    .execute(&self.pool)
-                    .await?;
-                found(done.rows_affected(), "site", site_id)
+                self.delete_site_impl(actor, site_id).await
             }
 
             async fn record_verification(&self, site_id: i64, ok: bool, now: Timestamp) -> Result<()> {
-                let done = sqlx::query(
-                    "UPDATE sites SET last_checked_at = $1, \
-                     verified_at = CASE WHEN $2 THEN COALESCE(verified_at, $1) ELSE NULL END WHERE id = $3",
-                )
-                .bind(now)
-                .bind(ok)
-                .bind(site_id)
-                .execute(&self.pool)
-                .await?;
-                found(done.rows_affected(), "site", site_id)
+                self.record_verification_impl(site_id, ok, now).await
             }
 
             async fn sites_to_verify(&self, before: Timestamp, now: Timestamp, limit: i64) -> Result<Vec<Site>> {
-                // The subquery names the table `sm` for the lease query's row lock (`$lock` locks
-                // `sm`); the outer level repeats the due test for a row PostgreSQL re-reads after
-                // another pass's claim, as the lease query does. RETURNING names `site_cols!`'s
-                // columns bare: SQLite takes no table alias there.
-                let mut tx = self.begin_write().await?;
-                let mut sites: Vec<Site> = sqlx::query_as(concat!(
-                    "UPDATE sites SET last_checked_at = $3 WHERE id IN (SELECT sm.id FROM sites sm \
-                     WHERE sm.last_checked_at IS NULL OR sm.last_checked_at < $1 \
-                     ORDER BY COALESCE(sm.last_checked_at, 0), sm.id LIMIT $2 ", $lock, ") \
-                     AND (last_checked_at IS NULL OR last_checked_at < $1) \
-                     RETURNING id, owner_id, origin, verification_token, created_at, verified_at, last_checked_at"
-                ))
-                .bind(before)
-                .bind(limit)
-                .bind(now)
-                .fetch_all(&mut *tx)
-                .await?;
-                tx.commit().await?;
-                sites.sort_by_key(|s| s.id);
-                Ok(sites)
+                self.sites_to_verify_impl(before, now, limit).await
             }
 
             async fn verified_sites_by_origin(&self, origin: &str) -> Result<Vec<Site>> {
-                Ok(sqlx::query_as(concat!(
-                    "SELECT ", site_cols!(), " FROM sites s WHERE s.origin = $1 AND s.verified_at IS NOT NULL ORDER BY s.id"
-                ))
-                .bind(origin)
-                .fetch_all(&self.pool)
-                .await?)
+                self.verified_sites_by_origin_impl(origin).await
             }
 
-            async fn add_sitemap(&self, actor: Actor, site_id: i64, url: &str, source: Source, now: Timestamp) -> Result<Sitemap> {
-                self.site(actor, site_id).await?;
-                let mut tx = self.begin_write().await?;
-                sitemap_room!(tx, site_id, url)?;
-                // A removed one comes back submitted now (and pending: removal forgot its verdict).
-                let id: i64 = sqlx::query_scalar(
-                    "INSERT INTO sitemaps (site_id, url, source, submitted_at, next_fetch_at, last_submitted_at) \
-                     VALUES ($1, $2, $3, $4, $4, $4) \
-                     ON CONFLICT (site_id, url) DO UPDATE SET removed_at = NULL, removed_by_user = excluded.removed_by_user, \
-                     last_submitted_at = excluded.last_submitted_at, \
-                     submitted_at = CASE WHEN sitemaps.removed_at IS NULL THEN sitemaps.submitted_at \
-                     ELSE excluded.submitted_at END, \
-                     next_fetch_at = CASE WHEN sitemaps.next_fetch_at < excluded.next_fetch_at \
-                     THEN sitemaps.next_fetch_at ELSE excluded.next_fetch_at END RETURNING id",
-                )
-                .bind(site_id)
-                .bind(url)
-                .bind(source.as_str())
-                .bind(now)
-                .fetch_one(&mut *tx)
-                .await?;
-                refresh_rollups!(tx, id);
-                tx.commit().await?;
-                self.sitemap(actor, id).await
+            async fn add_sitemap(
+                &self,
+                actor: Actor,
+                site_id: i64,
+                url: &str,
+                source: Source,
+                now: Timestamp,
+            ) -> Result<Sitemap> {
+                self.add_sitemap_impl(actor, site_id, url, source, now).await
             }
 
             async fn sitemap_by_url(&self, actor: Actor, site_id: i64, url: &str) -> Result<Option<Sitemap>> {
-                self.site(actor, site_id).await?;
-                Ok(sqlx::query_as(concat!("SELECT ", sitemap_cols!(), " FROM sitemaps sm WHERE sm.site_id = $1 AND sm.url = $2"))
-                    .bind(site_id)
-                    .bind(url)
-                    .fetch_optional(&self.pool)
-                    .await?)
+                self.sitemap_by_url_impl(actor, site_id, url).await
             }
 
             async fn add_sitemap_for_site(
@@ -549,126 +219,35 @@ macro_rules! impl_store {
                 parent_id: Option<i64>,
                 now: Timestamp,
             ) -> Result<Sitemap> {
-                let mut tx = self.begin_write().await?;
-                sitemap_room!(tx, site_id, url)?;
-                // A sitemap the user removed stays removed even if robots.txt still names it.
-                let id: i64 = sqlx::query_scalar(
-                    "INSERT INTO sitemaps (site_id, url, source, parent_id, submitted_at, next_fetch_at) \
-                     VALUES ($1, $2, $3, $4, $5, $5) \
-                     ON CONFLICT (site_id, url) DO UPDATE SET parent_id = COALESCE(excluded.parent_id, sitemaps.parent_id) \
-                     RETURNING id",
-                )
-                .bind(site_id)
-                .bind(url)
-                .bind(source.as_str())
-                .bind(parent_id)
-                .bind(now)
-                .fetch_one(&mut *tx)
-                .await
-                .map_err(|e| match &e {
-                    sqlx::Error::Database(db) if db.is_foreign_key_violation() => Error::NotFound { what: "site", id: site_id },
-                    _ => Error::Database(e),
-                })?;
-                tx.commit().await?;
-                Ok(sqlx::query_as(concat!("SELECT ", sitemap_cols!(), " FROM sitemaps sm WHERE sm.id = $1"))
-                    .bind(id)
-                    .fetch_one(&self.pool)
-                    .await?)
+                self.add_sitemap_for_site_impl(site_id, url, source, parent_id, now).await
             }
 
             async fn sitemap(&self, actor: Actor, sitemap_id: i64) -> Result<Sitemap> {
-                sqlx::query_as(concat!(
-                    "SELECT ", sitemap_cols!(), " FROM sitemaps sm JOIN sites s ON s.id = sm.site_id \
-                     WHERE sm.id = $1 AND ", owned!("$2", "$3")
-                ))
-                .bind(sitemap_id)
-                .bind(actor.is_admin)
-                .bind(actor.user_id)
-                .fetch_optional(&self.pool)
-                .await?
-                .ok_or(Error::NotFound { what: "sitemap", id: sitemap_id })
+                self.sitemap_impl(actor, sitemap_id).await
             }
 
             async fn list_sitemaps(&self, actor: Actor, site_id: i64) -> Result<Vec<Sitemap>> {
-                self.site(actor, site_id).await?;
-                Ok(sqlx::query_as(concat!("SELECT ", sitemap_cols!(), " FROM sitemaps sm WHERE sm.site_id = $1 ORDER BY sm.id"))
-                    .bind(site_id)
-                    .fetch_all(&self.pool)
-                    .await?)
+                self.list_sitemaps_impl(actor, site_id).await
             }
 
             async fn resubmit_sitemap(&self, actor: Actor, sitemap_id: i64, now: Timestamp) -> Result<()> {
-                let mut tx = self.begin_write().await?;
-                let done = sqlx::query(
-                    "UPDATE sitemaps SET next_fetch_at = $1, submitted_at = $1, last_submitted_at = $1, removed_at = NULL, \
-                     removed_by_user = $5 WHERE id = $2 AND site_id IN (SELECT s.id FROM sites s WHERE ($3 OR s.owner_id = $4))",
-                )
-                .bind(now)
-                .bind(sitemap_id)
-                .bind(actor.is_admin)
-                .bind(actor.user_id)
-                .bind(false)
-                .execute(&mut *tx)
-                .await?;
-                found(done.rows_affected(), "sitemap", sitemap_id)?;
-                refresh_rollups!(tx, sitemap_id);
-                tx.commit().await?;
-                Ok(())
+                self.resubmit_sitemap_impl(actor, sitemap_id, now).await
             }
 
             async fn remove_sitemap(&self, actor: Actor, sitemap_id: i64, now: Timestamp) -> Result<()> {
-                let sitemap = self.sitemap(actor, sitemap_id).await?;
-                let mut tx = self.begin_write().await?;
-                // The user's removal: an index that still lists it does not bring it back.
-                sqlx::query("UPDATE sitemaps SET removed_by_user = $1 WHERE id = $2")
-                    .bind(true)
-                    .bind(sitemap_id)
-                    .execute(&mut *tx)
-                    .await?;
-                forget_removed!(tx, [sitemap_id], now);
-                mark_orphans_removed!(&mut *tx, sitemap.site_id, now);
-                refresh_rollups!(tx, sitemap_id);
-                tx.commit().await?;
-                Ok(())
+                self.remove_sitemap_impl(actor, sitemap_id, now).await
             }
 
             async fn record_ping(&self, sitemap_url: &str, client_addr: &str, now: Timestamp) -> Result<PingOutcome> {
-                let mut tx = self.begin_write().await?;
-                let done = sqlx::query(
-                    "UPDATE sitemaps SET next_fetch_at = CASE WHEN next_fetch_at > $1 THEN $1 ELSE next_fetch_at END, \
-                     last_submitted_at = $1 WHERE url = $2 AND removed_at IS NULL \
-                     AND site_id IN (SELECT id FROM sites WHERE verified_at IS NOT NULL)",
-                )
-                .bind(now)
-                .bind(sitemap_url)
-                .execute(&mut *tx)
-                .await?;
-                let scheduled = done.rows_affected();
-                sqlx::query("INSERT INTO pings (sitemap_url, client_addr, received_at, matched) VALUES ($1, $2, $3, $4)")
-                    .bind(sitemap_url)
-                    .bind(client_addr)
-                    .bind(now)
-                    .bind(scheduled as i64)
-                    .execute(&mut *tx)
-                    .await?;
-                tx.commit().await?;
-                Ok(PingOutcome { scheduled })
+                self.record_ping_impl(sitemap_url, client_addr, now).await
             }
 
             async fn pings_from_client_since(&self, client_addr: &str, since: Timestamp) -> Result<i64> {
-                Ok(sqlx::query_scalar("SELECT COUNT(*) FROM pings WHERE client_addr = $1 AND received_at >= $2")
-                    .bind(client_addr)
-                    .bind(since)
-                    .fetch_one(&self.pool)
-                    .await?)
+                self.pings_from_client_since_impl(client_addr, since).await
             }
 
             async fn pings_for_sitemap_since(&self, sitemap_url: &str, since: Timestamp) -> Result<i64> {
-                Ok(sqlx::query_scalar("SELECT COUNT(*) FROM pings WHERE sitemap_url = $1 AND received_at >= $2")
-                    .bind(sitemap_url)
-                    .bind(since)
-                    .fetch_one(&self.pool)
-                    .await?)
+                self.pings_for_sitemap_since_impl(sitemap_url, since).await
             }
 
             async fn lease_sitemaps(
@@ -679,207 +258,47 @@ macro_rules! impl_store {
                 lease_seconds: i64,
                 policy: LeasePolicy,
             ) -> Result<Vec<LeasedSitemap>> {
-                let mut tx = self.begin_write().await?;
-                let mut leased: Vec<LeasedSitemap> = sqlx::query_as(lease_sql!($lock))
-                    .bind(worker)
-                    .bind(now.saturating_add(lease_seconds))
-                    .bind(now)
-                    .bind(limit)
-                    .bind(policy.per_origin.max(1))
-                    .bind(policy.per_owner.max(1))
-                    .bind(policy.min_interval.max(0))
-                    .fetch_all(&mut *tx)
-                    .await?;
-                tx.commit().await?;
-                leased.sort_by_key(|l| l.id);
-                Ok(leased)
+                self.lease_sitemaps_impl(worker, now, limit, lease_seconds, policy).await
             }
 
-            async fn complete(&self, worker: &str, sitemap_id: i64, d: &DownloadRecord, next_fetch_at: Timestamp) -> Result<i64> {
-                let mut errors = d.findings.iter().filter(|f| f.severity == "error").count() as i64;
-                let mut warnings = d.findings.iter().filter(|f| f.severity == "warning").count() as i64;
-                let mut url_count = d.url_count;
-                let mut tx = self.begin_write().await?;
-                // A 304 stands for the content of the last read: it carries that read's verdict,
-                // counts and findings, and the sitemap keeps them (its status stays a verdict).
-                // Without such a read (none stored), it carries nothing and changes nothing.
-                let mut verdict = Some(d.status.clone());
-                let mut stands_for = None;
-                if d.status == "unchanged" {
-                    verdict = None;
-                    let read: Option<(i64, String, i64, i64, i64)> = sqlx::query_as(
-                        "SELECT id, status, error_count, warning_count, url_count FROM downloads \
-                         WHERE sitemap_id = $1 AND status IN ('ok', 'warnings', 'errors') \
-                         ORDER BY downloaded_at DESC, id DESC LIMIT 1",
-                    )
-                    .bind(sitemap_id)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-                    if let Some((id, status, e, w, n)) = read {
-                        (verdict, stands_for, errors, warnings, url_count) = (Some(status), Some(id), e, w, n);
-                    }
-                }
-                let keep_counts = d.status == "unchanged" && stands_for.is_none();
-                let done = sqlx::query(
-                    "UPDATE sitemaps SET lease_owner = NULL, lease_expires_at = NULL, next_fetch_at = $1, \
-                     last_downloaded_at = $2, status = COALESCE($3, status), http_status = $4, etag = $5, last_modified = $6, \
-                     content_hash = $7, errors = CASE WHEN $10 THEN errors ELSE $11 END, \
-                     warnings = CASE WHEN $10 THEN warnings ELSE $12 END WHERE id = $8 AND lease_owner = $9",
-                )
-                .bind(next_fetch_at)
-                .bind(d.downloaded_at)
-                .bind(&verdict)
-                .bind(d.http_status)
-                .bind(&d.etag)
-                .bind(&d.last_modified)
-                .bind(&d.content_hash)
-                .bind(sitemap_id)
-                .bind(worker)
-                .bind(keep_counts)
-                .bind(errors)
-                .bind(warnings)
-                .execute(&mut *tx)
-                .await?;
-                if done.rows_affected() == 0 {
-                    return Err(Error::LeaseLost { sitemap_id, worker: worker.to_owned() });
-                }
-                let download_id: i64 = sqlx::query_scalar(
-                    "INSERT INTO downloads (sitemap_id, downloaded_at, status, http_status, bytes, duration_ms, url_count, \
-                     error_count, warning_count, error) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
-                )
-                .bind(sitemap_id)
-                .bind(d.downloaded_at)
-                .bind(&d.status)
-                .bind(d.http_status)
-                .bind(d.bytes)
-                .bind(d.duration_ms)
-                .bind(url_count)
-                .bind(errors)
-                .bind(warnings)
-                .bind(d.error.as_deref().map(clean))
-                .fetch_one(&mut *tx)
-                .await?;
-                for f in &d.findings {
-                    sqlx::query(
-                        "INSERT INTO findings (download_id, rule, severity, line, col, loc, message) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                    )
-                    .bind(download_id)
-                    .bind(clean(&f.rule))
-                    .bind(clean(&f.severity))
-                    .bind(f.line)
-                    .bind(f.col)
-                    .bind(f.loc.as_deref().map(clean))
-                    .bind(clean(&f.message))
-                    .execute(&mut *tx)
-                    .await?;
-                }
-                if let Some(read) = stands_for {
-                    sqlx::query(
-                        "INSERT INTO findings (download_id, rule, severity, line, col, loc, message) \
-                         SELECT $1, rule, severity, line, col, loc, message FROM findings WHERE download_id = $2 ORDER BY id",
-                    )
-                    .bind(download_id)
-                    .bind(read)
-                    .execute(&mut *tx)
-                    .await?;
-                }
-                refresh_rollups!(tx, sitemap_id);
-                tx.commit().await?;
-                Ok(download_id)
+            async fn complete(
+                &self,
+                worker: &str,
+                sitemap_id: i64,
+                d: &DownloadRecord,
+                next_fetch_at: Timestamp,
+            ) -> Result<i64> {
+                self.complete_impl(worker, sitemap_id, d, next_fetch_at).await
             }
 
             async fn release(&self, worker: &str, sitemap_id: i64) -> Result<()> {
-                let done = sqlx::query(
-                    "UPDATE sitemaps SET lease_owner = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_owner = $2",
-                )
-                .bind(sitemap_id)
-                .bind(worker)
-                .execute(&self.pool)
-                .await?;
-                if done.rows_affected() == 0 {
-                    return Err(Error::LeaseLost { sitemap_id, worker: worker.to_owned() });
-                }
-                Ok(())
+                self.release_impl(worker, sitemap_id).await
             }
 
             async fn release_all(&self, worker: &str) -> Result<u64> {
-                let done = sqlx::query("UPDATE sitemaps SET lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = $1")
-                    .bind(worker)
-                    .execute(&self.pool)
-                    .await?;
-                Ok(done.rows_affected())
+                self.release_all_impl(worker).await
             }
 
             async fn queue_depth(&self, now: Timestamp) -> Result<i64> {
-                // $3 is the only placeholder due_where! uses; $1 and $2 are bound to dummies
-                // on PostgreSQL's demand that every placeholder up to the highest be typed.
-                Ok(sqlx::query_scalar(concat!(
-                    "SELECT COUNT(*) FROM sitemaps sm JOIN sites s ON s.id = sm.site_id WHERE $1 = $2 AND ",
-                    due_where!()
-                ))
-                .bind(0_i64)
-                .bind(0_i64)
-                .bind(now)
-                .fetch_one(&self.pool)
-                .await?)
+                self.queue_depth_impl(now).await
             }
 
             async fn list_downloads(&self, actor: Actor, sitemap_id: i64, limit: i64) -> Result<Vec<Download>> {
-                self.sitemap(actor, sitemap_id).await?;
-                Ok(sqlx::query_as(
-                    "SELECT id, sitemap_id, downloaded_at, status, http_status, bytes, duration_ms, url_count, error_count, \
-                     warning_count, error FROM downloads WHERE sitemap_id = $1 ORDER BY downloaded_at DESC, id DESC LIMIT $2",
-                )
-                .bind(sitemap_id)
-                .bind(limit)
-                .fetch_all(&self.pool)
-                .await?)
+                self.list_downloads_impl(actor, sitemap_id, limit).await
             }
 
             // --- scheduler ---
 
             async fn site_by_id(&self, site_id: i64) -> Result<Site> {
-                sqlx::query_as(concat!("SELECT ", site_cols!(), " FROM sites s WHERE s.id = $1"))
-                    .bind(site_id)
-                    .fetch_optional(&self.pool)
-                    .await?
-                    .ok_or(Error::NotFound { what: "site", id: site_id })
+                self.site_by_id_impl(site_id).await
             }
 
             async fn sitemap_by_id(&self, sitemap_id: i64) -> Result<Sitemap> {
-                sqlx::query_as(concat!("SELECT ", sitemap_cols!(), " FROM sitemaps sm WHERE sm.id = $1"))
-                    .bind(sitemap_id)
-                    .fetch_optional(&self.pool)
-                    .await?
-                    .ok_or(Error::NotFound { what: "sitemap", id: sitemap_id })
+                self.sitemap_by_id_impl(sitemap_id).await
             }
 
             async fn record_fetch_summary(&self, worker: &str, sitemap_id: i64, summary: &FetchSummary) -> Result<()> {
-                let done = sqlx::query(
-                    "UPDATE sitemaps SET kinds = COALESCE($1, kinds), url_count = COALESCE($2, url_count), \
-                     fetch_interval = $3, failures = $4, format = COALESCE($7, format), \
-                     web_count = COALESCE($8, web_count), image_count = COALESCE($9, image_count), \
-                     video_count = COALESCE($10, video_count), news_count = COALESCE($11, news_count) \
-                     WHERE id = $5 AND lease_owner = $6",
-                )
-                .bind(&summary.kinds)
-                .bind(summary.url_count)
-                .bind(summary.fetch_interval)
-                .bind(summary.failures)
-                .bind(sitemap_id)
-                .bind(worker)
-                .bind(&summary.format)
-                .bind(summary.contents.map(|c| c.web))
-                .bind(summary.contents.map(|c| c.image))
-                .bind(summary.contents.map(|c| c.video))
-                .bind(summary.contents.map(|c| c.news))
-                .execute(&self.pool)
-                .await?;
-                if done.rows_affected() == 0 {
-                    return Err(Error::LeaseLost { sitemap_id, worker: worker.to_owned() });
-                }
-                Ok(())
+                self.record_fetch_summary_impl(worker, sitemap_id, summary).await
             }
 
             async fn sync_index_children(
@@ -889,89 +308,7 @@ macro_rules! impl_store {
                 children: &[IndexChild],
                 now: Timestamp,
             ) -> Result<ChildSync> {
-                let mut sync = ChildSync::default();
-                let mut listed = std::collections::HashSet::with_capacity(children.len());
-                // Room left under the site's sitemap cap, counted once: nested indexes must
-                // not make the site's sitemaps (and their fetches) grow without end.
-                let held: i64 =
-                    sqlx::query_scalar("SELECT COUNT(*) FROM sitemaps WHERE site_id = $1").bind(site_id).fetch_one(&self.pool).await?;
-                let mut room = $crate::MAX_SITEMAPS_PER_SITE.saturating_sub(held).max(0);
-                // An index may list 50,000 children: they are added in transactions of
-                // CHILD_CHUNK, so that on SQLite another user's write waits for one chunk, not
-                // for the whole index. Each chunk is whole on its own; the removal of what the
-                // index no longer lists comes last, once every listed child is there.
-                let mut pacer = self.pacer();
-                for chunk in children.chunks(CHILD_CHUNK) {
-                    pacer.between().await;
-                    let mut tx = self.begin_write().await?;
-                    for child in chunk {
-                        if !listed.insert(child.url.as_str()) {
-                            continue;
-                        }
-                        type Known = (i64, Option<i64>, String, Option<String>, Option<i64>, bool);
-                        let known: Option<Known> = sqlx::query_as(
-                            "SELECT id, parent_id, source, index_lastmod, removed_at, removed_by_user FROM sitemaps \
-                             WHERE site_id = $1 AND url = $2",
-                        )
-                        .bind(site_id)
-                        .bind(&child.url)
-                        .fetch_optional(&mut *tx)
-                        .await?;
-                        match known {
-                            None if room == 0 => sync.refused += 1,
-                            None => {
-                                room -= 1;
-                                sqlx::query(
-                                    "INSERT INTO sitemaps (site_id, url, source, parent_id, submitted_at, next_fetch_at, index_lastmod) \
-                                     VALUES ($1, $2, 'index', $3, $4, $4, $5)",
-                                )
-                                .bind(site_id)
-                                .bind(&child.url)
-                                .bind(parent_id)
-                                .bind(now)
-                                .bind(&child.lastmod)
-                                .execute(&mut *tx)
-                                .await?;
-                                sync.added += 1;
-                            }
-                            // A child the user removed stays removed while the index lists it.
-                            Some((_, _, _, _, _, true)) => {}
-                            Some((id, parent, source, lastmod, removed, false)) => {
-                                let ours = id != parent_id && source == "index" && parent.is_none_or(|p| p == parent_id);
-                                if ours && (removed.is_some() || lastmod != child.lastmod) {
-                                    sqlx::query(
-                                        "UPDATE sitemaps SET index_lastmod = $1, parent_id = $2, removed_at = NULL, \
-                                         next_fetch_at = CASE WHEN next_fetch_at > $3 THEN $3 ELSE next_fetch_at END WHERE id = $4",
-                                    )
-                                    .bind(&child.lastmod)
-                                    .bind(parent_id)
-                                    .bind(now)
-                                    .bind(id)
-                                    .execute(&mut *tx)
-                                    .await?;
-                                    sync.brought_forward += 1;
-                                }
-                            }
-                        }
-                    }
-                    tx.commit().await?;
-                }
-                let mut tx = self.begin_write().await?;
-                let live: Vec<(i64, String)> = sqlx::query_as(
-                    "SELECT id, url FROM sitemaps WHERE parent_id = $1 AND source = 'index' AND removed_at IS NULL",
-                )
-                .bind(parent_id)
-                .fetch_all(&mut *tx)
-                .await?;
-                let left: Vec<i64> =
-                    live.into_iter().filter(|(_, url)| !listed.contains(url.as_str())).map(|(id, _)| id).collect();
-                sync.removed = left.len() as u64;
-                forget_removed!(tx, left, now);
-                if sync.removed > 0 {
-                    mark_orphans_removed!(&mut *tx, site_id, now);
-                }
-                tx.commit().await?;
-                Ok(sync)
+                self.sync_index_children_impl(site_id, parent_id, children, now).await
             }
 
             async fn store_urls(
@@ -982,114 +319,27 @@ macro_rules! impl_store {
                 now: Timestamp,
                 quota: i64,
             ) -> Result<UrlWrite> {
-                // One multi-row statement per chunk instead of two round trips per URL (ten
-                // times faster on PostgreSQL), one transaction per chunk so that other writers
-                // wait briefly. A statement may not touch a row twice, so a URL listed twice
-                // keeps its last entry.
-                let keyed: Vec<(std::borrow::Cow<'_, str>, Vec<u8>)> = urls
-                    .iter()
-                    .map(|u| {
-                        let loc = clean(&u.loc);
-                        let hash = loc_hash(&loc);
-                        (loc, hash)
-                    })
-                    .collect();
-                let mut last = std::collections::HashMap::with_capacity(urls.len());
-                for (i, (_, hash)) in keyed.iter().enumerate() {
-                    last.insert(hash.as_slice(), i);
-                }
-                let unique: Vec<usize> = (0..urls.len()).filter(|i| last[keyed[*i].1.as_slice()] == *i).collect();
-                let mut write = UrlWrite::default();
-                // The site's URL rows, counted once, when the first new URL meets a quota.
-                let mut rows: Option<i64> = None;
-                let mut pacer = self.pacer();
-                for chunk in unique.chunks(URL_CHUNK) {
-                    pacer.between().await;
-                    let mut tx = self.begin_write().await?;
-                    let mut take: Vec<usize> = chunk.to_vec();
-                    if quota < i64::MAX {
-                        let mut known = sqlx::QueryBuilder::new("SELECT loc_hash FROM urls WHERE site_id = ");
-                        known.push_bind(site_id).push(" AND loc_hash IN (");
-                        let mut list = known.separated(", ");
-                        for i in chunk {
-                            list.push_bind(keyed[*i].1.as_slice());
-                        }
-                        list.push_unseparated(")");
-                        let known: std::collections::HashSet<Vec<u8>> =
-                            known.build_query_scalar().fetch_all(&mut *tx).await?.into_iter().collect();
-                        let fresh = chunk.iter().filter(|i| !known.contains(&keyed[**i].1)).count() as i64;
-                        if fresh > 0 {
-                            let count = match rows {
-                                Some(n) => n,
-                                None => sqlx::query_scalar("SELECT COUNT(*) FROM urls WHERE site_id = $1")
-                                    .bind(site_id)
-                                    .fetch_one(&mut *tx)
-                                    .await?,
-                            };
-                            let room = quota.saturating_sub(count).clamp(0, fresh);
-                            let mut left = room;
-                            take.retain(|i| {
-                                known.contains(&keyed[*i].1) || {
-                                    left -= 1;
-                                    left >= 0
-                                }
-                            });
-                            write.refused += (fresh - room) as u64;
-                            rows = Some(count + room);
-                        }
-                    }
-                    if !take.is_empty() {
-                        let mut insert = sqlx::QueryBuilder::new(
-                            "INSERT INTO urls (site_id, loc, loc_hash, lastmod, changefreq, priority, first_seen_at, \
-                             last_seen_at, changed_at) ",
-                        );
-                        insert.push_values(&take, |mut row, i| {
-                            let (url, (loc, hash)) = (&urls[*i], &keyed[*i]);
-                            row.push_bind(site_id)
-                                .push_bind(loc.as_ref())
-                                .push_bind(hash.as_slice())
-                                .push_bind(&url.lastmod)
-                                .push_bind(&url.changefreq)
-                                .push_bind(url.priority)
-                                .push_bind(now)
-                                .push_bind(now)
-                                .push_bind(now);
-                        });
-                        insert.push(
-                            " ON CONFLICT (site_id, loc_hash) DO UPDATE SET \
-                             changed_at = CASE WHEN urls.removed_at IS NOT NULL OR urls.lastmod IS DISTINCT FROM excluded.lastmod \
-                             THEN excluded.changed_at ELSE urls.changed_at END, \
-                             lastmod = excluded.lastmod, changefreq = excluded.changefreq, priority = excluded.priority, \
-                             last_seen_at = excluded.last_seen_at, removed_at = NULL RETURNING id",
-                        );
-                        let ids: Vec<i64> = insert.build_query_scalar().fetch_all(&mut *tx).await?;
-                        let mut link = sqlx::QueryBuilder::new("INSERT INTO sitemap_urls (sitemap_id, url_id, last_seen_at) ");
-                        link.push_values(&ids, |mut row, id| {
-                            row.push_bind(sitemap_id).push_bind(*id).push_bind(now);
-                        });
-                        link.push(" ON CONFLICT (sitemap_id, url_id) DO UPDATE SET last_seen_at = excluded.last_seen_at");
-                        link.build().execute(&mut *tx).await?;
-                    }
-                    tx.commit().await?;
-                    write.written += take.len() as u64;
-                }
-                Ok(write)
+                self.store_urls_impl(site_id, sitemap_id, urls, now, quota).await
             }
 
-            async fn sweep_urls(&self, site_id: i64, sitemap_id: i64, seen_since: Timestamp, now: Timestamp) -> Result<u64> {
-                let mut tx = self.begin_write().await?;
-                sqlx::query("DELETE FROM sitemap_urls WHERE sitemap_id = $1 AND last_seen_at < $2")
-                    .bind(sitemap_id)
-                    .bind(seen_since)
-                    .execute(&mut *tx)
-                    .await?;
-                let removed = mark_orphans_removed!(&mut *tx, site_id, now);
-                tx.commit().await?;
-                Ok(removed)
+            async fn sweep_urls(
+                &self,
+                site_id: i64,
+                sitemap_id: i64,
+                seen_since: Timestamp,
+                now: Timestamp,
+            ) -> Result<u64> {
+                self.sweep_urls_impl(site_id, sitemap_id, seen_since, now).await
             }
 
             // The staged write path: `crate::ingest`.
-            async fn begin_url_stage(&self, worker: &str, site_id: i64, sitemap_id: i64, now: Timestamp) -> Result<UrlStage> {
+            async fn begin_url_stage(
+                &self,
+                worker: &str,
+                site_id: i64,
+                sitemap_id: i64,
+                now: Timestamp,
+            ) -> Result<UrlStage> {
                 self.ingest_begin(worker, site_id, sitemap_id, now).await
             }
 
@@ -1106,109 +356,32 @@ macro_rules! impl_store {
             }
 
             async fn list_urls(&self, actor: Actor, site_id: i64, query: UrlQuery) -> Result<Page<UrlRow>> {
-                self.site(actor, site_id).await?;
-                let limit = query.limit.clamp(1, 10_000);
-                let items: Vec<UrlRow> = sqlx::query_as(concat!(
-                    "SELECT ", url_cols!(), " FROM urls u WHERE u.site_id = $1 AND u.id > $2 \
-                     AND ($3 OR u.removed_at IS NULL) ORDER BY u.id LIMIT $4"
-                ))
-                .bind(site_id)
-                .bind(query.after)
-                .bind(query.include_removed)
-                .bind(limit + 1)
-                .fetch_all(&self.pool)
-                .await?;
-                Ok(Page::from_one_extra(items, limit, |u| u.id))
+                self.list_urls_impl(actor, site_id, query).await
             }
 
             async fn url_sitemaps(&self, actor: Actor, url_id: i64) -> Result<Vec<i64>> {
-                let visible: Option<i64> = sqlx::query_scalar(concat!(
-                    "SELECT u.id FROM urls u JOIN sites s ON s.id = u.site_id WHERE u.id = $1 AND ", owned!("$2", "$3")
-                ))
-                .bind(url_id)
-                .bind(actor.is_admin)
-                .bind(actor.user_id)
-                .fetch_optional(&self.pool)
-                .await?;
-                if visible.is_none() {
-                    return Err(Error::NotFound { what: "url", id: url_id });
-                }
-                Ok(sqlx::query_scalar("SELECT sitemap_id FROM sitemap_urls WHERE url_id = $1 ORDER BY sitemap_id")
-                    .bind(url_id)
-                    .fetch_all(&self.pool)
-                    .await?)
+                self.url_sitemaps_impl(actor, url_id).await
             }
 
             async fn frontier(&self, actor: Actor, site_id: i64, since: Timestamp, limit: i64) -> Result<Vec<UrlRow>> {
-                self.site(actor, site_id).await?;
-                Ok(sqlx::query_as(concat!(
-                    "SELECT ", url_cols!(), " FROM urls u WHERE u.site_id = $1 AND u.removed_at IS NULL ORDER BY \
-                     CASE WHEN u.changed_at >= $2 THEN 0 ELSE 1 END, \
-                     CASE WHEN u.changed_at >= $2 THEN u.changed_at ELSE 0 END DESC, \
-                     COALESCE(u.priority, 0.5) DESC, \
-                     CASE u.changefreq WHEN 'always' THEN 0 WHEN 'hourly' THEN 1 WHEN 'daily' THEN 2 \
-                     WHEN 'weekly' THEN 3 WHEN 'monthly' THEN 4 WHEN 'yearly' THEN 6 WHEN 'never' THEN 7 ELSE 5 END, \
-                     u.id LIMIT $3"
-                ))
-                .bind(site_id)
-                .bind(since)
-                .bind(limit.clamp(1, 10_000))
-                .fetch_all(&self.pool)
-                .await?)
+                self.frontier_impl(actor, site_id, since, limit).await
             }
 
             // --- api ---
 
             async fn record_pushed_urls(&self, site_id: i64, urls: &[String], now: Timestamp) -> Result<u64> {
-                let mut unique: Vec<(std::borrow::Cow<'_, str>, Vec<u8>)> = urls
-                    .iter()
-                    .map(|u| {
-                        let loc = clean(u);
-                        let hash = loc_hash(&loc);
-                        (loc, hash)
-                    })
-                    .collect();
-                unique.sort_unstable_by(|a, b| a.1.cmp(&b.1));
-                unique.dedup_by(|a, b| a.1 == b.1);
-                let mut tx = self.begin_write().await?;
-                for chunk in unique.chunks(URL_CHUNK) {
-                    let mut insert = sqlx::QueryBuilder::new(
-                        "INSERT INTO urls (site_id, loc, loc_hash, first_seen_at, last_seen_at, changed_at) ",
-                    );
-                    insert.push_values(chunk, |mut row, (loc, hash)| {
-                        row.push_bind(site_id)
-                            .push_bind(loc.as_ref())
-                            .push_bind(hash.as_slice())
-                            .push_bind(now)
-                            .push_bind(now)
-                            .push_bind(now);
-                    });
-                    insert.push(
-                        " ON CONFLICT (site_id, loc_hash) DO UPDATE SET changed_at = excluded.changed_at, removed_at = NULL",
-                    );
-                    insert.build().execute(&mut *tx).await?;
-                }
-                sqlx::query("UPDATE sites SET pushed_unswept = TRUE WHERE id = $1").bind(site_id).execute(&mut *tx).await?;
-                tx.commit().await?;
-                Ok(unique.len() as u64)
+                self.record_pushed_urls_impl(site_id, urls, now).await
             }
 
             // --- console ---
 
-            async fn list_sitemap_summaries(&self, actor: Actor, after: i64, limit: i64) -> Result<Page<SitemapSummary>> {
-                let limit = limit.clamp(1, 1000);
-                let items: Vec<SitemapSummary> = sqlx::query_as(concat!(
-                    summary_select!(),
-                    "WHERE sm.parent_id IS NULL AND sm.id > $1 AND ", owned!("$2", "$3"),
-                    " ORDER BY sm.id LIMIT $4"
-                ))
-                .bind(after)
-                .bind(actor.is_admin)
-                .bind(actor.user_id)
-                .bind(limit + 1)
-                .fetch_all(&self.pool)
-                .await?;
-                Ok(Page::from_one_extra(items, limit, |i| i.sitemap.id))
+            async fn list_sitemap_summaries(
+                &self,
+                actor: Actor,
+                after: i64,
+                limit: i64,
+            ) -> Result<Page<SitemapSummary>> {
+                self.list_sitemap_summaries_impl(actor, after, limit).await
             }
 
             async fn list_child_summaries(
@@ -1217,51 +390,11 @@ macro_rules! impl_store {
                 parent_ids: &[i64],
                 per_parent: i64,
             ) -> Result<Vec<SitemapSummary>> {
-                if parent_ids.is_empty() {
-                    return Ok(Vec::new());
-                }
-                let mut query = sqlx::QueryBuilder::new(concat!(
-                    "SELECT * FROM (SELECT ", sitemap_cols!(), ", s.origin, d.url_count, d.error_count, d.warning_count, \
-                     ROW_NUMBER() OVER (PARTITION BY sm.parent_id ORDER BY sm.id) AS child_number \
-                     FROM sitemaps sm JOIN sites s ON s.id = sm.site_id \
-                     LEFT JOIN downloads d ON d.id = (SELECT d2.id FROM downloads d2 \
-                     WHERE d2.sitemap_id = sm.id AND d2.status <> 'unchanged' \
-                     ORDER BY d2.downloaded_at DESC, d2.id DESC LIMIT 1) WHERE ("
-                ));
-                query.push_bind(actor.is_admin).push(" OR s.owner_id = ").push_bind(actor.user_id).push(") AND sm.parent_id IN ");
-                $crate::sql::push_id_list(&mut query, parent_ids);
-                query.push(") x WHERE x.child_number <= ").push_bind(per_parent.clamp(1, 10_000)).push(" ORDER BY x.parent_id, x.id");
-                Ok(query.build_query_as().fetch_all(&self.pool).await?)
+                self.list_child_summaries_impl(actor, parent_ids, per_parent).await
             }
 
             async fn finding_examples(&self, actor: Actor, q: &FindingQuery) -> Result<Vec<FindingExample>> {
-                self.site(actor, q.site_id).await?;
-                let per_rule = q.per_rule.clamp(1, 1000);
-                let offset = q.offset.max(0);
-                Ok(sqlx::query_as(
-                    "WITH latest AS (SELECT sm.id AS sid, sm.url AS surl, \
-                     (SELECT d.id FROM downloads d WHERE d.sitemap_id = sm.id AND d.status <> 'unchanged' \
-                      ORDER BY d.downloaded_at DESC, d.id DESC LIMIT 1) AS did \
-                     FROM sitemaps sm WHERE sm.site_id = $1 AND ($2 OR sm.id = $3) AND (sm.removed_at IS NULL OR sm.id = $3)) \
-                     SELECT x.rule, x.severity, x.line, x.col, x.loc, x.message, x.rule_count, x.sitemap_id, x.sitemap_url FROM \
-                     (SELECT f.rule, f.severity, f.line, f.col, f.loc, f.message, l.sid AS sitemap_id, l.surl AS sitemap_url, \
-                      ROW_NUMBER() OVER (PARTITION BY f.rule ORDER BY f.id) AS rn, \
-                      COUNT(*) OVER (PARTITION BY f.rule) AS rule_count \
-                      FROM findings f JOIN latest l ON f.download_id = l.did \
-                      WHERE ($4 OR f.rule = $5) AND ($6 OR f.severity = $7)) x \
-                     WHERE x.rn > $8 AND x.rn <= $9 ORDER BY x.rule, x.rn",
-                )
-                .bind(q.site_id)
-                .bind(q.sitemap_id.is_none())
-                .bind(q.sitemap_id.unwrap_or(0))
-                .bind(q.rule.is_none())
-                .bind(q.rule.as_deref().unwrap_or(""))
-                .bind(q.severity.is_none())
-                .bind(q.severity.as_deref().unwrap_or(""))
-                .bind(offset)
-                .bind(offset + per_rule)
-                .fetch_all(&self.pool)
-                .await?)
+                self.finding_examples_impl(actor, q).await
             }
 
             async fn search_sitemap_urls(
@@ -1272,42 +405,7 @@ macro_rules! impl_store {
                 after: i64,
                 limit: i64,
             ) -> Result<Page<UrlRow>> {
-                let site_id = self.sitemap(actor, sitemap_id).await?.site_id;
-                let limit = limit.clamp(1, 10_000);
-                // Two statements, not one with `($n OR ...)`: a prepared statement's generic plan
-                // could not use PostgreSQL's trigram index (migration 0010) through the OR. Both
-                // name the site, as every statement on a URL table does (ARCHITECTURE.md, "Past
-                // one PostgreSQL": with the URL tables split by site, each goes to one shard).
-                let items: Vec<UrlRow> = if contains.is_empty() {
-                    // Driven by the link table's key (sitemap, url) in URL order, so a page costs
-                    // its rows, not a scan of the site's URLs (PostgreSQL otherwise walks `urls`).
-                    sqlx::query_as(concat!(
-                        "SELECT ", url_cols!(), " FROM sitemap_urls su JOIN urls u ON u.id = su.url_id \
-                         WHERE su.sitemap_id = $1 AND su.url_id > $2 AND u.removed_at IS NULL AND u.site_id = $4 \
-                         ORDER BY su.url_id LIMIT $3"
-                    ))
-                    .bind(sitemap_id)
-                    .bind(after)
-                    .bind(limit + 1)
-                    .bind(site_id)
-                    .fetch_all(&self.pool)
-                    .await?
-                } else {
-                    let pattern = format!("%{}%", like_escape(&contains.to_ascii_lowercase()));
-                    sqlx::query_as(concat!(
-                        "SELECT ", url_cols!(), " FROM sitemap_urls su JOIN urls u ON u.id = su.url_id \
-                         WHERE su.sitemap_id = $1 AND su.url_id > $2 AND u.removed_at IS NULL \
-                         AND u.site_id = $5 AND ", $loc_lower, " LIKE $3 ESCAPE '\\' ORDER BY su.url_id LIMIT $4"
-                    ))
-                    .bind(sitemap_id)
-                    .bind(after)
-                    .bind(pattern)
-                    .bind(limit + 1)
-                    .bind(site_id)
-                    .fetch_all(&self.pool)
-                    .await?
-                };
-                Ok(Page::from_one_extra(items, limit, |u| u.id))
+                self.search_sitemap_urls_impl(actor, sitemap_id, contains, after, limit).await
             }
 
             async fn list_findings_page(
@@ -1317,27 +415,7 @@ macro_rules! impl_store {
                 offset: i64,
                 limit: i64,
             ) -> Result<Vec<FindingRecord>> {
-                let visible: Option<i64> = sqlx::query_scalar(concat!(
-                    "SELECT d.id FROM downloads d JOIN sitemaps sm ON sm.id = d.sitemap_id JOIN sites s ON s.id = sm.site_id \
-                     WHERE d.id = $1 AND ", owned!("$2", "$3")
-                ))
-                .bind(download_id)
-                .bind(actor.is_admin)
-                .bind(actor.user_id)
-                .fetch_optional(&self.pool)
-                .await?;
-                if visible.is_none() {
-                    return Err(Error::NotFound { what: "download", id: download_id });
-                }
-                Ok(sqlx::query_as(
-                    "SELECT rule, severity, line, col, loc, message FROM findings WHERE download_id = $1 \
-                     ORDER BY id LIMIT $2 OFFSET $3",
-                )
-                .bind(download_id)
-                .bind(limit.clamp(1, 10_000))
-                .bind(offset.max(0))
-                .fetch_all(&self.pool)
-                .await?)
+                self.list_findings_page_impl(actor, download_id, offset, limit).await
             }
 
             async fn sites_due_for_check_run(
@@ -1397,10 +475,7 @@ macro_rules! impl_store {
             }
 
             async fn record_url_checks(&self, site_id: i64, checks: &[UrlCheckRecord], now: Timestamp) -> Result<()> {
-                let mut tx = self.begin_write().await?;
-                insert_url_checks!(tx, site_id, checks, now);
-                tx.commit().await?;
-                Ok(())
+                self.record_url_checks_impl(site_id, checks, now).await
             }
 
             async fn page_sitemaps(
@@ -1412,22 +487,7 @@ macro_rules! impl_store {
                 after: i64,
                 limit: i64,
             ) -> Result<Page<Sitemap>> {
-                self.site(actor, site_id).await?;
-                let limit = limit.clamp(1, 1000);
-                let items: Vec<Sitemap> = sqlx::query_as(concat!(
-                    "SELECT ", sitemap_cols!(), " FROM sitemaps sm WHERE sm.site_id = $1 \
-                     AND (sm.removed_at IS NULL OR (NOT $2 AND sm.removed_by_user)) AND ($2 OR sm.parent_id = $3) AND ($4 OR sm.source = $5) AND sm.id > $6 ORDER BY sm.id LIMIT $7"
-                ))
-                .bind(site_id)
-                .bind(parent_id.is_none())
-                .bind(parent_id.unwrap_or(0))
-                .bind(source.is_none())
-                .bind(source.map_or("", Source::as_str))
-                .bind(after)
-                .bind(limit + 1)
-                .fetch_all(&self.pool)
-                .await?;
-                Ok(Page::from_one_extra(items, limit, |s| s.id))
+                self.page_sitemaps_impl(actor, site_id, parent_id, source, after, limit).await
             }
 
             async fn list_url_failures(
@@ -1438,139 +498,25 @@ macro_rules! impl_store {
                 after: i64,
                 limit: i64,
             ) -> Result<Page<UrlFailure>> {
-                self.site(actor, site_id).await?;
-                let limit = limit.clamp(1, 1000);
-                let items: Vec<UrlFailure> = sqlx::query_as(concat!(
-                    "SELECT c.url_id, u.loc, c.status, c.rule, c.message, c.checked_at, ", failure_kind!(), " AS kind, \
-                     (SELECT MIN(su.sitemap_id) FROM sitemap_urls su WHERE su.url_id = c.url_id) AS sitemap_id, \
-                     (SELECT sm.url FROM sitemaps sm WHERE sm.id = \
-                      (SELECT MIN(su.sitemap_id) FROM sitemap_urls su WHERE su.url_id = c.url_id)) AS sitemap_url \
-                     FROM url_checks c JOIN urls u ON u.id = c.url_id \
-                     WHERE c.site_id = $1 AND c.rule IS NOT NULL AND u.removed_at IS NULL AND c.url_id > $2 \
-                     AND ($4 OR ", failure_kind!(), " = $5) ORDER BY c.url_id LIMIT $3"
-                ))
-                .bind(site_id)
-                .bind(after)
-                .bind(limit + 1)
-                .bind(kind.is_none())
-                .bind(kind.unwrap_or(""))
-                .fetch_all(&self.pool)
-                .await?;
-                Ok(Page::from_one_extra(items, limit, |f| f.url_id))
+                self.list_url_failures_impl(actor, site_id, kind, after, limit).await
             }
 
             // --- retention ---
 
             async fn apply_retention(&self, policy: Retention, now: Timestamp) -> Result<RetentionReport> {
-                let batch = policy.batch.max(1);
-                Ok(RetentionReport {
-                    // The newest `keep` of each sitemap stay, and its newest that read the file
-                    // (the console's counts); findings go with their download (ON DELETE CASCADE).
-                    downloads: delete_in_batches!(
-                        self,
-                        batch,
-                        "DELETE FROM downloads WHERE id IN (SELECT r.id FROM (SELECT id, status, \
-                         ROW_NUMBER() OVER (PARTITION BY sitemap_id ORDER BY downloaded_at DESC, id DESC) AS n, \
-                         ROW_NUMBER() OVER (PARTITION BY sitemap_id, status = 'unchanged' \
-                         ORDER BY downloaded_at DESC, id DESC) AS m FROM downloads) r \
-                         WHERE r.n > $1 AND NOT (r.status <> 'unchanged' AND r.m = 1) LIMIT $2)",
-                        policy.keep_downloads.max(1)
-                    ),
-                    pings: delete_in_batches!(
-                        self,
-                        batch,
-                        "DELETE FROM pings WHERE id IN (SELECT id FROM pings WHERE received_at < $1 LIMIT $2)",
-                        now.saturating_sub(policy.ping_max_age)
-                    ),
-                    sessions: delete_in_batches!(
-                        self,
-                        batch,
-                        "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires_at <= $1 LIMIT $2)",
-                        now
-                    ),
-                    urls: delete_in_batches!(
-                        self,
-                        batch,
-                        "DELETE FROM urls WHERE id IN (SELECT id FROM urls WHERE removed_at < $1 LIMIT $2)",
-                        now.saturating_sub(policy.removed_url_max_age)
-                    ),
-                    // A site that lost its proof keeps its sitemaps and history: only sites that
-                    // never got a sitemap expire.
-                    sites: delete_in_batches!(
-                        self,
-                        batch,
-                        "DELETE FROM sites WHERE id IN (SELECT s.id FROM sites s WHERE s.verified_at IS NULL \
-                         AND s.created_at < $1 AND NOT EXISTS (SELECT 1 FROM sitemaps sm WHERE sm.site_id = s.id) LIMIT $2)",
-                        now.saturating_sub(policy.unverified_site_max_age)
-                    ),
-                    signups: delete_in_batches!(
-                        self,
-                        batch,
-                        "DELETE FROM signups WHERE token_hash IN (SELECT token_hash FROM signups WHERE expires_at <= $1 LIMIT $2)",
-                        now
-                    ),
-                    limits: delete_in_batches!(
-                        self,
-                        batch,
-                        "DELETE FROM rate_windows WHERE (scope, key) IN (SELECT scope, key FROM rate_windows WHERE window_start < $1 LIMIT $2)",
-                        now.saturating_sub($crate::sql::RATE_WINDOW_MAX_AGE)
-                    ),
-                    tokens: delete_in_batches!(
-                        self,
-                        batch,
-                        "DELETE FROM api_tokens WHERE id IN (SELECT id FROM api_tokens WHERE revoked_at < $1 LIMIT $2)",
-                        now.saturating_sub($crate::sql::REVOKED_TOKEN_MAX_AGE)
-                    ),
-                })
+                self.apply_retention_impl(policy, now).await
             }
 
             async fn url_failure_kinds(&self, actor: Actor, site_id: i64) -> Result<Vec<FailureKindCount>> {
-                self.site(actor, site_id).await?;
-                Ok(sqlx::query_as(concat!(
-                    "SELECT x.kind, COUNT(*) AS count FROM (SELECT ", failure_kind!(), " AS kind \
-                     FROM url_checks c JOIN urls u ON u.id = c.url_id \
-                     WHERE c.site_id = $1 AND c.rule IS NOT NULL AND u.removed_at IS NULL) x GROUP BY x.kind ORDER BY x.kind"
-                ))
-                .bind(site_id)
-                .fetch_all(&self.pool)
-                .await?)
+                self.url_failure_kinds_impl(actor, site_id).await
             }
 
             async fn record_site_snapshot(&self, site_id: i64, now: Timestamp) -> Result<SiteSnapshot> {
-                let mut tx = self.begin_write().await?;
-                let snapshot: SiteSnapshot = sqlx::query_as(
-                    "INSERT INTO site_snapshots (site_id, taken_at, live_urls, failing_urls) VALUES ($1, $2, \
-                     (SELECT COUNT(*) FROM urls WHERE site_id = $1 AND removed_at IS NULL), \
-                     (SELECT COUNT(*) FROM url_checks c JOIN urls u ON u.id = c.url_id \
-                      WHERE c.site_id = $1 AND c.rule IS NOT NULL AND u.removed_at IS NULL)) \
-                     ON CONFLICT (site_id, taken_at) DO UPDATE SET live_urls = excluded.live_urls, \
-                     failing_urls = excluded.failing_urls RETURNING taken_at, live_urls, failing_urls",
-                )
-                .bind(site_id)
-                .bind(now)
-                .fetch_one(&mut *tx)
-                .await?;
-                sqlx::query("DELETE FROM site_snapshots WHERE site_id = $1 AND taken_at < $2")
-                    .bind(site_id)
-                    .bind(now - 400 * 86_400)
-                    .execute(&mut *tx)
-                    .await?;
-                tx.commit().await?;
-                Ok(snapshot)
+                self.record_site_snapshot_impl(site_id, now).await
             }
 
             async fn list_site_snapshots(&self, actor: Actor, site_id: i64, limit: i64) -> Result<Vec<SiteSnapshot>> {
-                self.site(actor, site_id).await?;
-                let mut rows: Vec<SiteSnapshot> = sqlx::query_as(
-                    "SELECT taken_at, live_urls, failing_urls FROM site_snapshots WHERE site_id = $1 \
-                     ORDER BY taken_at DESC LIMIT $2",
-                )
-                .bind(site_id)
-                .bind(limit.clamp(1, 10_000))
-                .fetch_all(&self.pool)
-                .await?;
-                rows.reverse();
-                Ok(rows)
+                self.list_site_snapshots_impl(actor, site_id, limit).await
             }
         }
     };
@@ -1590,180 +536,6 @@ macro_rules! mark_orphans_removed {
         .await?
         .rows_affected()
     };
-}
-
-/// The rank of a roll-up status in SQL, worst highest: failed 4, errors 3, warnings 2, pending
-/// (NULL) 1, ok 0. Kept equal to [`status_rank`].
-macro_rules! rank_sql {
-    () => {
-        "CASE rollup_status WHEN 'failed' THEN 4 WHEN 'errors' THEN 3 WHEN 'warnings' THEN 2 \
-         WHEN 'ok' THEN 0 WHEN 'unchanged' THEN 0 ELSE 1 END"
-    };
-}
-
-/// Recomputes, in the caller's transaction `$tx` (an identifier), the roll-up of a sitemap and
-/// of every index above it: the parent chain, at most [`MAX_ROLLUP_DEPTH`] long (which also
-/// ends a cycle, though `parent_id` makes none). Call it after any change of a sitemap's
-/// status, counts, links, children or removal.
-macro_rules! refresh_rollups {
-    ($tx:ident, $sitemap_id:expr) => {{
-        let mut next: Option<i64> = Some($sitemap_id);
-        let mut depth = 0;
-        while let Some(id) = next.take() {
-            depth += 1;
-            if depth > $crate::sql::MAX_ROLLUP_DEPTH {
-                break;
-            }
-            type Row = (Option<String>, Option<String>, i64, i64, Option<i64>, Option<i64>);
-            let row: Option<Row> = sqlx::query_as(
-                "SELECT kinds, status, errors, warnings, removed_at, parent_id FROM sitemaps WHERE id = $1",
-            )
-            .bind(id)
-            .fetch_optional(&mut *$tx)
-            .await?;
-            let Some((kinds, status, errors, warnings, removed_at, parent_id)) = row else { break };
-            let is_index = kinds.as_deref() == Some("index");
-            let (rollup_status, rollup_errors, rollup_warnings, rollup_urls) = if removed_at.is_some() {
-                (None, 0, 0, 0)
-            } else if is_index {
-                let (worst, errs, warns): (i64, i64, i64) = sqlx::query_as(concat!(
-                    "SELECT CAST(COALESCE(MAX(",
-                    rank_sql!(),
-                    "), 0) AS BIGINT), CAST(COALESCE(SUM(rollup_errors), 0) AS BIGINT), \
-                     CAST(COALESCE(SUM(rollup_warnings), 0) AS BIGINT) \
-                     FROM sitemaps WHERE parent_id = $1 AND id <> $1 AND removed_at IS NULL"
-                ))
-                .bind(id)
-                .fetch_one(&mut *$tx)
-                .await?;
-                // Distinct over every live descendant: a URL two children list counts once.
-                let urls: i64 = sqlx::query_scalar(
-                    "WITH RECURSIVE d(id) AS (SELECT id FROM sitemaps WHERE parent_id = $1 AND id <> $1 \
-                     AND removed_at IS NULL UNION SELECT c.id FROM sitemaps c JOIN d ON c.parent_id = d.id \
-                     WHERE c.removed_at IS NULL) \
-                     SELECT CAST(COUNT(DISTINCT su.url_id) AS BIGINT) FROM sitemap_urls su \
-                     WHERE su.sitemap_id IN (SELECT id FROM d)",
-                )
-                .bind(id)
-                .fetch_one(&mut *$tx)
-                .await?;
-                ($crate::sql::worse(status, worst), errors + errs, warnings + warns, urls)
-            } else {
-                let urls: i64 =
-                    sqlx::query_scalar("SELECT CAST(COUNT(*) AS BIGINT) FROM sitemap_urls WHERE sitemap_id = $1")
-                        .bind(id)
-                        .fetch_one(&mut *$tx)
-                        .await?;
-                (status, errors, warnings, urls)
-            };
-            sqlx::query(
-                "UPDATE sitemaps SET is_index = $1, rollup_status = $2, rollup_errors = $3, rollup_warnings = $4, \
-                 rollup_urls = $5 WHERE id = $6",
-            )
-            .bind(is_index)
-            .bind(rollup_status)
-            .bind(rollup_errors)
-            .bind(rollup_warnings)
-            .bind(rollup_urls)
-            .bind(id)
-            .execute(&mut *$tx)
-            .await?;
-            next = parent_id.filter(|p| *p != id);
-        }
-    }};
-}
-
-/// Marks removed, in the caller's transaction, the live index children (at any depth) of a
-/// sitemap being removed, and forgets every removed one's links, validators and verdict: a
-/// sitemap that comes back is read in full (a 304 would otherwise stand for URLs it no longer
-/// holds) and is pending until then. `$ids` are the sitemaps removed by the caller.
-macro_rules! forget_removed {
-    ($tx:ident, $ids:expr, $now:expr) => {{
-        // In chunks with IN lists, not three statements per sitemap: an index that drops
-        // 20,000 children is a few dozen statements (it was a minute on PostgreSQL).
-        let ids: Vec<i64> = $ids.into_iter().collect();
-        for chunk in ids.chunks($crate::sql::CHILD_CHUNK) {
-            let mut query = sqlx::QueryBuilder::new(
-                "WITH RECURSIVE d(id) AS (SELECT id FROM sitemaps WHERE source = 'index' \
-                 AND removed_at IS NULL AND parent_id IN ",
-            );
-            $crate::sql::push_id_list(&mut query, chunk);
-            query.push(
-                " UNION SELECT c.id FROM sitemaps c JOIN d ON c.parent_id = d.id \
-                 WHERE c.source = 'index' AND c.removed_at IS NULL) SELECT id FROM d",
-            );
-            let descendants: Vec<i64> = query.build_query_scalar().fetch_all(&mut *$tx).await?;
-            let gone: Vec<i64> = chunk.iter().copied().chain(descendants).collect();
-            for part in gone.chunks($crate::sql::CHILD_CHUNK) {
-                let mut update = sqlx::QueryBuilder::new("UPDATE sitemaps SET removed_at = COALESCE(removed_at, ");
-                update.push_bind($now).push(
-                    "), lease_owner = NULL, lease_expires_at = NULL, etag = NULL, last_modified = NULL, \
-                     content_hash = NULL, status = NULL, http_status = NULL, errors = 0, warnings = 0, \
-                     url_count = NULL WHERE id IN ",
-                );
-                $crate::sql::push_id_list(&mut update, part);
-                update.build().execute(&mut *$tx).await?;
-                let mut delete = sqlx::QueryBuilder::new("DELETE FROM sitemap_urls WHERE sitemap_id IN ");
-                $crate::sql::push_id_list(&mut delete, part);
-                delete.build().execute(&mut *$tx).await?;
-            }
-        }
-    }};
-}
-
-/// Runs a `DELETE ... WHERE id IN (SELECT ... LIMIT $2)` with `$1` = `$arg` in transactions
-/// of `$batch` rows until fewer are left; evaluates to the rows deleted.
-macro_rules! delete_in_batches {
-    ($self:expr, $batch:expr, $sql:literal, $arg:expr) => {{
-        let mut total = 0_u64;
-        let mut pacer = $self.pacer();
-        loop {
-            pacer.between().await;
-            let mut tx = $self.begin_write().await?;
-            let done = sqlx::query($sql).bind($arg).bind($batch).execute(&mut *tx).await?.rows_affected();
-            tx.commit().await?;
-            total += done;
-            if done < $batch as u64 {
-                break total;
-            }
-        }
-    }};
-}
-
-/// Roll-up chains longer than this stop (indexes of indexes are already beyond the protocol).
-pub(crate) const MAX_ROLLUP_DEPTH: usize = 16;
-
-/// How long a revoked API token's row is kept (it counts towards
-/// [`MAX_API_TOKENS`](crate::MAX_API_TOKENS) until then): a week.
-pub(crate) const REVOKED_TOKEN_MAX_AGE: i64 = 7 * 24 * 3600;
-
-/// A shared limit's window that started longer ago than this is deleted: every window of the
-/// service's limits is an hour at most.
-pub(crate) const RATE_WINDOW_MAX_AGE: i64 = 24 * 3600;
-
-/// The rank of a status for the roll-up, worst highest (see `rank_sql!`).
-pub(crate) fn status_rank(status: Option<&str>) -> i64 {
-    match status {
-        Some("failed") => 4,
-        Some("errors") => 3,
-        Some("warnings") => 2,
-        None => 1,
-        Some(_) => 0,
-    }
-}
-
-/// An index's roll-up status: its own, unless a child's rank `worst` is worse (a pending child
-/// makes an otherwise clean index pending: its verdict is not known yet).
-pub(crate) fn worse(own: Option<String>, worst: i64) -> Option<String> {
-    if status_rank(own.as_deref()) >= worst {
-        return own;
-    }
-    match worst {
-        4 => Some("failed".into()),
-        3 => Some("errors".into()),
-        2 => Some("warnings".into()),
-        _ => None,
-    }
 }
 
 /// The key of a URL within its site: the first 16 bytes of the SHA-256 of its text. A btree on
@@ -1854,23 +626,4 @@ pub(crate) fn like_escape(text: &str) -> String {
 /// Turns "no row changed" into `NotFound`.
 pub(crate) fn found(rows: u64, what: &'static str, id: i64) -> crate::Result<()> {
     if rows == 0 { Err(crate::Error::NotFound { what, id }) } else { Ok(()) }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_index_rolls_up_to_the_worst() {
-        let ok = || Some("ok".to_owned());
-        assert_eq!(worse(ok(), 0), ok());
-        assert_eq!(worse(ok(), 1), None, "a pending child: not known yet");
-        assert_eq!(worse(ok(), 3).as_deref(), Some("errors"));
-        assert_eq!(worse(Some("failed".into()), 3).as_deref(), Some("failed"), "its own failure stays");
-        assert_eq!(worse(Some("warnings".into()), 4).as_deref(), Some("failed"));
-        assert_eq!(worse(None, 0), None, "the index itself pending");
-        for (status, rank) in [("failed", 4), ("errors", 3), ("warnings", 2), ("ok", 0), ("unchanged", 0)] {
-            assert_eq!(status_rank(Some(status)), rank, "{status}, as rank_sql! ranks it");
-        }
-    }
 }

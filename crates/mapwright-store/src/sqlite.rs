@@ -11,7 +11,7 @@ use crate::error::conflict;
 use crate::model::*;
 use crate::secret;
 use crate::sql::{CHILD_CHUNK, Pacer, URL_CHUNK, clean, found, like_escape, loc_hash};
-use crate::{Error, Result};
+use crate::{Error, Result, Store};
 
 /// A store in an SQLite database file.
 #[derive(Debug, Clone)]

@@ -1,0 +1,176 @@
+//! The queries of sites: adding, listing, deleting, verifying and their snapshots, written once for
+//! both backends like those of `sql.rs`, whose `impl_store!` expands [`site_methods!`] into inherent
+//! methods (`*_impl`) that its `impl Store` calls (see `signups.rs`).
+
+/// The `Store` methods of sites; `lock` is the row lock of the query of sites to verify (see
+/// `impl_store!`).
+macro_rules! site_methods {
+    ($ty:ty, lock = $lock:literal) => {
+        impl $ty {
+            pub(crate) async fn create_site_impl(&self, actor: Actor, origin: &str, now: Timestamp) -> Result<Site> {
+                let token = secret::new_verification_token();
+                // The count and the insert in one statement: concurrent requests cannot pass
+                // the limit together.
+                let id: Option<i64> = sqlx::query_scalar(
+                    "INSERT INTO sites (owner_id, origin, verification_token, created_at) SELECT $1, $2, $3, $4 \
+                     WHERE (SELECT COUNT(*) FROM sites WHERE owner_id = $1 AND verified_at IS NULL) < $5 \
+                     AND (SELECT COUNT(*) FROM sites WHERE owner_id = $1) < $6 RETURNING id",
+                )
+                .bind(actor.user_id)
+                .bind(origin)
+                .bind(&token)
+                .bind(now)
+                .bind($crate::MAX_UNVERIFIED_SITES)
+                .bind($crate::MAX_SITES_PER_USER)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(|e| conflict(e, format!("site {origin}")))?;
+                let Some(id) = id else {
+                    let unverified = self.list_sites(actor).await?.iter().filter(|s| s.verified_at.is_none()).count();
+                    return Err(Error::Quota(if unverified as i64 >= $crate::MAX_UNVERIFIED_SITES {
+                        format!(
+                            "you have {} sites that are not verified: verify or delete one before adding {origin}",
+                            $crate::MAX_UNVERIFIED_SITES
+                        )
+                    } else {
+                        format!("you have {} sites, the most an account may have: delete one before adding {origin}", $crate::MAX_SITES_PER_USER)
+                    }));
+                };
+                Ok(Site {
+                    id,
+                    owner_id: actor.user_id,
+                    origin: origin.to_owned(),
+                    verification_token: token,
+                    created_at: now,
+                    verified_at: None,
+                    last_checked_at: None,
+                })
+            }
+
+            pub(crate) async fn site_impl(&self, actor: Actor, site_id: i64) -> Result<Site> {
+                sqlx::query_as(concat!("SELECT ", site_cols!(), " FROM sites s WHERE s.id = $1 AND ", owned!("$2", "$3")))
+                    .bind(site_id)
+                    .bind(actor.is_admin)
+                    .bind(actor.user_id)
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .ok_or(Error::NotFound { what: "site", id: site_id })
+            }
+
+            pub(crate) async fn list_sites_impl(&self, actor: Actor) -> Result<Vec<Site>> {
+                Ok(sqlx::query_as(concat!("SELECT ", site_cols!(), " FROM sites s WHERE ", owned!("$1", "$2"), " ORDER BY s.id"))
+                    .bind(actor.is_admin)
+                    .bind(actor.user_id)
+                    .fetch_all(&self.pool)
+                    .await?)
+            }
+
+            pub(crate) async fn delete_site_impl(&self, actor: Actor, site_id: i64) -> Result<()> {
+                let done = sqlx::query("DELETE FROM sites WHERE id = $1 AND ($2 OR owner_id = $3)")
+                    .bind(site_id)
+                    .bind(actor.is_admin)
+                    .bind(actor.user_id)
+                    .execute(&self.pool)
+                    .await?;
+                found(done.rows_affected(), "site", site_id)
+            }
+
+            pub(crate) async fn record_verification_impl(&self, site_id: i64, ok: bool, now: Timestamp) -> Result<()> {
+                let done = sqlx::query(
+                    "UPDATE sites SET last_checked_at = $1, \
+                     verified_at = CASE WHEN $2 THEN COALESCE(verified_at, $1) ELSE NULL END WHERE id = $3",
+                )
+                .bind(now)
+                .bind(ok)
+                .bind(site_id)
+                .execute(&self.pool)
+                .await?;
+                found(done.rows_affected(), "site", site_id)
+            }
+
+            pub(crate) async fn sites_to_verify_impl(&self, before: Timestamp, now: Timestamp, limit: i64) -> Result<Vec<Site>> {
+                // The subquery names the table `sm` for the lease query's row lock (`$lock` locks
+                // `sm`); the outer level repeats the due test for a row PostgreSQL re-reads after
+                // another pass's claim, as the lease query does. RETURNING names `site_cols!`'s
+                // columns bare: SQLite takes no table alias there.
+                let mut tx = self.begin_write().await?;
+                let mut sites: Vec<Site> = sqlx::query_as(concat!(
+                    "UPDATE sites SET last_checked_at = $3 WHERE id IN (SELECT sm.id FROM sites sm \
+                     WHERE sm.last_checked_at IS NULL OR sm.last_checked_at < $1 \
+                     ORDER BY COALESCE(sm.last_checked_at, 0), sm.id LIMIT $2 ", $lock, ") \
+                     AND (last_checked_at IS NULL OR last_checked_at < $1) \
+                     RETURNING id, owner_id, origin, verification_token, created_at, verified_at, last_checked_at"
+                ))
+                .bind(before)
+                .bind(limit)
+                .bind(now)
+                .fetch_all(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                sites.sort_by_key(|s| s.id);
+                Ok(sites)
+            }
+
+            pub(crate) async fn verified_sites_by_origin_impl(&self, origin: &str) -> Result<Vec<Site>> {
+                Ok(sqlx::query_as(concat!(
+                    "SELECT ", site_cols!(), " FROM sites s WHERE s.origin = $1 AND s.verified_at IS NOT NULL ORDER BY s.id"
+                ))
+                .bind(origin)
+                .fetch_all(&self.pool)
+                .await?)
+            }
+
+            pub(crate) async fn site_by_id_impl(&self, site_id: i64) -> Result<Site> {
+                sqlx::query_as(concat!("SELECT ", site_cols!(), " FROM sites s WHERE s.id = $1"))
+                    .bind(site_id)
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .ok_or(Error::NotFound { what: "site", id: site_id })
+            }
+
+            pub(crate) async fn record_site_snapshot_impl(&self, site_id: i64, now: Timestamp) -> Result<SiteSnapshot> {
+                let mut tx = self.begin_write().await?;
+                let snapshot: SiteSnapshot = sqlx::query_as(
+                    "INSERT INTO site_snapshots (site_id, taken_at, live_urls, failing_urls) VALUES ($1, $2, \
+                     (SELECT COUNT(*) FROM urls WHERE site_id = $1 AND removed_at IS NULL), \
+                     (SELECT COUNT(*) FROM url_checks c JOIN urls u ON u.id = c.url_id \
+                      WHERE c.site_id = $1 AND c.rule IS NOT NULL AND u.removed_at IS NULL)) \
+                     ON CONFLICT (site_id, taken_at) DO UPDATE SET live_urls = excluded.live_urls, \
+                     failing_urls = excluded.failing_urls RETURNING taken_at, live_urls, failing_urls",
+                )
+                .bind(site_id)
+                .bind(now)
+                .fetch_one(&mut *tx)
+                .await?;
+                sqlx::query("DELETE FROM site_snapshots WHERE site_id = $1 AND taken_at < $2")
+                    .bind(site_id)
+                    .bind(now - 400 * 86_400)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                Ok(snapshot)
+            }
+
+            pub(crate) async fn list_site_snapshots_impl(&self, actor: Actor, site_id: i64, limit: i64) -> Result<Vec<SiteSnapshot>> {
+                self.site(actor, site_id).await?;
+                let mut rows: Vec<SiteSnapshot> = sqlx::query_as(
+                    "SELECT taken_at, live_urls, failing_urls FROM site_snapshots WHERE site_id = $1 \
+                     ORDER BY taken_at DESC LIMIT $2",
+                )
+                .bind(site_id)
+                .bind(limit.clamp(1, 10_000))
+                .fetch_all(&self.pool)
+                .await?;
+                rows.reverse();
+                Ok(rows)
+            }
+        }
+    };
+}
+
+/// The columns of [`crate::Site`].
+macro_rules! site_cols {
+    () => {
+        "s.id, s.owner_id, s.origin, s.verification_token, s.created_at, s.verified_at, s.last_checked_at"
+    };
+}
