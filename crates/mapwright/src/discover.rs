@@ -208,6 +208,24 @@ struct JsonUrl<'a> {
     site: Option<&'a str>,
 }
 
+impl<'a> JsonUrl<'a> {
+    /// The row of `u`, found in `sitemap` (of `site`, under `--sites`).
+    fn of(u: &'a UrlEntry, sitemap: &'a str, site: Option<&'a str>) -> Self {
+        JsonUrl {
+            loc: u.loc.as_str(),
+            lastmod: u.lastmod.as_ref().map(|l| l.to_string()),
+            changefreq: u.changefreq.map(|c| c.as_str()),
+            priority: u.priority,
+            images: &u.images,
+            videos: &u.videos,
+            news: u.news.as_deref(),
+            alternates: &u.alternates,
+            sitemap,
+            site,
+        }
+    }
+}
+
 #[derive(Serialize)]
 struct JsonSitemap<'a> {
     sitemap: &'a str,
@@ -288,18 +306,7 @@ impl<W: Write> Out<W> {
             }
             EntryFormat::Jsonl if !has_extensions(u) => plain_json_row(&mut self.w, u, sitemap, site),
             EntryFormat::Jsonl => {
-                let j = JsonUrl {
-                    loc: u.loc.as_str(),
-                    lastmod: u.lastmod.as_ref().map(|l| l.to_string()),
-                    changefreq: u.changefreq.map(|c| c.as_str()),
-                    priority: u.priority,
-                    images: &u.images,
-                    videos: &u.videos,
-                    news: u.news.as_deref(),
-                    alternates: &u.alternates,
-                    sitemap,
-                    site,
-                };
+                let j = JsonUrl::of(u, sitemap, site);
                 serde_json::to_writer(&mut self.w, &j)?;
                 writeln!(self.w)
             }
@@ -445,19 +452,7 @@ mod tests {
             for (sitemap, site) in
                 [("https://example.com/s.xml", None), ("https://e.com/\"q\".xml", Some("https://e.com/"))]
             {
-                let serde = serde_json::to_string(&JsonUrl {
-                    loc: u.loc.as_str(),
-                    lastmod: u.lastmod.as_ref().map(|l| l.to_string()),
-                    changefreq: u.changefreq.map(|c| c.as_str()),
-                    priority: u.priority,
-                    images: &u.images,
-                    videos: &u.videos,
-                    news: u.news.as_deref(),
-                    alternates: &u.alternates,
-                    sitemap,
-                    site,
-                })
-                .unwrap();
+                let serde = serde_json::to_string(&JsonUrl::of(&u, sitemap, site)).unwrap();
                 let mut fast = Vec::new();
                 plain_json_row(&mut fast, &u, sitemap, site).unwrap();
                 assert_eq!(String::from_utf8(fast).unwrap(), serde + "\n");

@@ -22,11 +22,18 @@ impl Server {
     /// Starts `mapwright serve --listen 127.0.0.1:0 ARGS`, logging to `log`, and waits until it
     /// listens.
     pub fn start(args: &[&str], log: &Path) -> Server {
+        let args: Vec<&str> = ["--listen", "127.0.0.1:0"].into_iter().chain(args.iter().copied()).collect();
+        Server::spawn(&args, log, "info", "listening on http://")
+    }
+
+    /// Starts `mapwright serve ARGS` with `RUST_LOG=rust_log`, logging to `log`, and waits until
+    /// its log shows `ready` (the address is read from the log when it listens at all).
+    pub fn spawn(args: &[&str], log: &Path, rust_log: &str, ready: &str) -> Server {
         let file = std::fs::File::create(log).unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_mapwright"))
-            .args(["serve", "--listen", "127.0.0.1:0"])
+            .arg("serve")
             .args(args)
-            .env("RUST_LOG", "info")
+            .env("RUST_LOG", rust_log)
             .stdout(Stdio::null())
             .stderr(file)
             .spawn()
@@ -35,8 +42,10 @@ impl Server {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let text = server.log_text();
-            if let Some((_, rest)) = text.split_once("listening on http://") {
-                server.addr = rest.split_whitespace().next().unwrap().to_owned();
+            if text.contains(ready) {
+                if let Some((_, rest)) = text.split_once("listening on http://") {
+                    server.addr = rest.split_whitespace().next().unwrap().to_owned();
+                }
                 return server;
             }
             assert!(server.child.try_wait().unwrap().is_none(), "serve exited: {text}");

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -22,29 +22,7 @@ use super::process::{Server, unix_now};
 /// Starts `mapwright serve ARGS` with the scheduler's debug lines (which worker leased what),
 /// and waits until its log shows `ready`.
 fn start(args: &[&str], log: &Path, ready: &str) -> Server {
-    let file = std::fs::File::create(log).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_mapwright"))
-        .arg("serve")
-        .args(args)
-        .env("RUST_LOG", "info,mapwright_server::scheduler=debug")
-        .stdout(Stdio::null())
-        .stderr(file)
-        .spawn()
-        .unwrap();
-    let mut server = Server { child, addr: String::new(), log: log.to_owned() };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let text = server.log_text();
-        if text.contains(ready) {
-            if let Some((_, rest)) = text.split_once("listening on http://") {
-                server.addr = rest.split_whitespace().next().unwrap().to_owned();
-            }
-            return server;
-        }
-        assert!(server.child.try_wait().unwrap().is_none(), "serve exited: {text}");
-        assert!(Instant::now() < deadline, "serve did not start: {text}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    Server::spawn(args, log, "info,mapwright_server::scheduler=debug", ready)
 }
 
 /// A site whose every `/NAME.xml` is a sitemap of one URL, answered after `delay_ms`, or held
