@@ -35,12 +35,48 @@ impl fmt::Display for LocError {
     }
 }
 
-/// An absolute `http`/`https` URL in the normalised form `url::Url` serializes to.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// An absolute `http`/`https` URL in the normalised form `url::Url` serializes to, which
+/// scope, deduplication and comparison use ([`Loc::as_str`]; equality, hashing and order are
+/// the normal form's), together with the text as the file wrote it ([`Loc::written`]), which
+/// is what users see: joins with crawl or analytics data keyed by the URL as written must not
+/// miss rows because a host was lowercased or a `/` added.
+///
+/// One allocation holds both: the normal form, then the written text when it differs (almost
+/// never: the fast path's URLs are their own normal form), so the type stays 24 bytes.
+#[derive(Clone)]
 pub struct Loc {
+    /// The normal form, followed by the written text when that differs.
     s: Box<str>,
     /// Byte index where the path starts (after the authority).
     path_start: u32,
+    /// Length of the normal form in `s`.
+    norm_len: u32,
+}
+
+impl PartialEq for Loc {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Loc {}
+
+impl std::hash::Hash for Loc {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl PartialOrd for Loc {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Loc {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
 }
 
 /// What [`Loc::parse`] had to change to make the text a URL.
@@ -53,7 +89,8 @@ pub struct LocRepairs {
 }
 
 impl Loc {
-    /// Parses an absolute http(s) URL (the caller trims whitespace first).
+    /// Parses an absolute http(s) URL (the caller trims whitespace first); `s` is kept as the
+    /// written text.
     pub fn parse(s: &str) -> Result<Self, LocError> {
         Self::parse_with_repairs(s).map(|(loc, _)| loc)
     }
@@ -61,14 +98,40 @@ impl Loc {
     /// Like [`Loc::parse`], also telling what had to be changed.
     pub fn parse_with_repairs(s: &str) -> Result<(Self, LocRepairs), LocError> {
         if let Some(path_start) = fast_path(s.as_bytes()) {
-            return Ok((Loc { s: s.into(), path_start: path_start as u32 }, LocRepairs::default()));
+            let loc = Loc { s: s.into(), path_start: path_start as u32, norm_len: s.len() as u32 };
+            return Ok((loc, LocRepairs::default()));
         }
         slow_path(s)
     }
 
-    /// The URL text.
+    /// The normal form (`url::Url`'s serialization): what scope, deduplication and comparison
+    /// use, and what a sitemap writer writes (it is always valid in a `<loc>`).
     pub fn as_str(&self) -> &str {
-        &self.s
+        &self.s[..self.norm_len as usize]
+    }
+
+    /// The URL as the file wrote it (entities decoded, surrounding white space trimmed by the
+    /// reader): what `read`, `discover`, the Python package and the service show as `loc`. It
+    /// is the normal form when the text was already in it, or when the `Loc` was made from a
+    /// `url::Url` (a relative feed link resolved against its base).
+    pub fn written(&self) -> &str {
+        if self.s.len() == self.norm_len as usize { self.as_str() } else { &self.s[self.norm_len as usize..] }
+    }
+
+    /// Whether the written text differs from the normal form.
+    pub fn is_rewritten(&self) -> bool {
+        self.s.len() != self.norm_len as usize
+    }
+
+    /// The same URL with `written` as its written text (when it differs from the normal form).
+    fn with_written(self, written: &str) -> Self {
+        if written == self.as_str() {
+            return self;
+        }
+        let mut s = String::with_capacity(self.norm_len as usize + written.len());
+        s.push_str(self.as_str());
+        s.push_str(written);
+        Loc { s: s.into(), path_start: self.path_start, norm_len: self.norm_len }
     }
 
     /// `http` or `https`.
@@ -102,37 +165,43 @@ impl Loc {
         }
         let s = url.as_str();
         let path_start = url[..url::Position::BeforePath].len();
-        Ok(Loc { s: s.into(), path_start: path_start as u32 })
+        Ok(Loc { s: s.into(), path_start: path_start as u32, norm_len: s.len() as u32 })
     }
 
     /// The length in characters, as the protocol's 2,048 limit counts.
     pub fn char_len(&self) -> usize {
         // Fast-path and `url` output are ASCII, so bytes are characters.
-        self.s.len()
+        self.norm_len as usize
     }
 }
 
+/// The normal form (messages and findings name the URL as it is compared).
 impl fmt::Display for Loc {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.s)
+        f.write_str(self.as_str())
     }
 }
 
 impl fmt::Debug for Loc {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.s, f)
+        fmt::Debug::fmt(self.as_str(), f)?;
+        if self.is_rewritten() {
+            write!(f, " (written {:?})", self.written())?;
+        }
+        Ok(())
     }
 }
 
 impl AsRef<str> for Loc {
     fn as_ref(&self) -> &str {
-        &self.s
+        self.as_str()
     }
 }
 
+/// The normal form, as [`Loc::as_str`].
 impl serde::Serialize for Loc {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.s)
+        s.serialize_str(self.as_str())
     }
 }
 
@@ -380,7 +449,7 @@ fn slow_path(s: &str) -> Result<(Loc, LocRepairs), LocError> {
             _ => break,
         }
     }
-    let loc = Loc::from_url(&url)?;
+    let loc = Loc::from_url(&url)?.with_written(s);
     let escaped = s
         .bytes()
         .any(|b| b >= 0x80 || b <= b' ' || matches!(b, b'"' | b'<' | b'>' | b'`' | b'{' | b'}' | b'|' | b'\\' | b'^'));
@@ -436,6 +505,38 @@ mod tests {
         check("", Err(LocError::Empty));
         assert!(matches!(Loc::parse("http://exa mple.com/"), Err(LocError::Invalid(_))));
         assert!(matches!(Loc::parse("http://"), Err(LocError::Invalid(_))));
+    }
+
+    #[test]
+    fn keeps_the_text_as_written() {
+        // (written, normal form): upper-case hosts, default ports, bare origins, escapes.
+        for (written, normal) in [
+            ("HTTPS://Example.COM/A", "https://example.com/A"),
+            ("https://example.com:443/a", "https://example.com/a"),
+            ("http://example.com:80/a", "http://example.com/a"),
+            ("https://example.com", "https://example.com/"),
+            ("https://example.com/a%7eb", "https://example.com/a%7eb"),
+            ("https://example.com/caf\u{e9} x", "https://example.com/caf%C3%A9%20x"),
+            ("https://example.com/a/../b", "https://example.com/b"),
+        ] {
+            let l = Loc::parse(written).unwrap();
+            assert_eq!((l.written(), l.as_str()), (written, normal), "{written}");
+            assert_eq!(l.is_rewritten(), written != normal);
+            assert_eq!(l.char_len(), normal.len());
+            // Compared, hashed and ordered by the normal form.
+            let n = Loc::parse(normal).unwrap();
+            assert_eq!(l, n);
+            assert_eq!(l.cmp(&n), std::cmp::Ordering::Equal);
+            let hasher = std::hash::RandomState::new();
+            use std::hash::BuildHasher;
+            assert_eq!(hasher.hash_one(&l), hasher.hash_one(&n));
+            assert_eq!(l.origin_str(), n.origin_str());
+            assert_eq!(l.path_and_rest(), n.path_and_rest());
+        }
+        let same = Loc::parse("https://example.com/a").unwrap();
+        assert_eq!(same.written(), "https://example.com/a");
+        assert!(!same.is_rewritten());
+        assert_eq!(std::mem::size_of::<Loc>(), 24);
     }
 
     #[test]
@@ -573,6 +674,8 @@ mod tests {
             if let Ok(l) = Loc::parse(&s) {
                 let again = Loc::parse(l.as_str()).expect("normalised URL must parse");
                 prop_assert_eq!(again.as_str(), l.as_str());
+                prop_assert!(!again.is_rewritten());
+                prop_assert_eq!(l.written(), s.as_str());
             }
         }
     }

@@ -2,7 +2,7 @@
 //! an independent parser (lxml) read, as the manifest records.
 
 use crate::support::{read_bytes, shared_dir};
-use mapwright_core::{Loc, Rule};
+use mapwright_core::{Entry, Loc, Rule};
 use serde_json::Value;
 
 #[test]
@@ -58,6 +58,22 @@ fn every_real_file() {
         let usable: Vec<&String> = first3.iter().filter(|l| Loc::parse(l).is_ok()).collect();
         let got: Vec<&str> = locs.iter().copied().take(usable.len()).collect();
         assert_eq!(got, usable.iter().map(|s| s.as_str()).collect::<Vec<_>>(), "{file}");
+        // As written: the text lxml read (entities decoded), trimmed, never rewritten.
+        let as_written: Vec<&str> = m["locs_first3"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().trim())
+            .filter(|s| Loc::parse(s).is_ok())
+            .collect();
+        let got: Vec<&str> = r
+            .entries
+            .iter()
+            .filter(|e| (kind == "sitemapindex") == matches!(e, Entry::Sitemap(_)))
+            .map(|e| e.loc().written())
+            .take(as_written.len())
+            .collect();
+        assert_eq!(got, as_written, "{file}: loc as written");
         checked += 1;
     }
     assert_eq!(checked, 36);

@@ -48,6 +48,11 @@ pub struct DiscoverConfig {
     pub scope: bool,
     /// Keep out-of-scope URLs whose host's robots.txt names the sitemap. Default true.
     pub cross_submission: bool,
+    /// Drop a URL listed twice only within one sitemap: a URL two sitemaps list comes out
+    /// once per sitemap, as advertools' `sitemap_to_df` gives it (the Python package's data
+    /// frames). Default false: each URL once per run. Either way duplicates are judged by the
+    /// URL's normal form, and the first entry is kept.
+    pub dedupe_per_sitemap: bool,
     /// URLs sent per [`Event::Urls`]. Default 1,024.
     pub batch: usize,
     /// Longest robots.txt `Crawl-delay` honoured between two sitemap requests to one host (a
@@ -66,6 +71,7 @@ impl Default for DiscoverConfig {
             sitemaps_only: false,
             scope: true,
             cross_submission: true,
+            dedupe_per_sitemap: false,
             batch: 1024,
             max_crawl_delay: Duration::from_secs(10),
         }
@@ -106,6 +112,12 @@ pub struct SitemapStatus {
     pub children: u64,
     /// Bytes received.
     pub bytes: u64,
+    /// Bytes of the sitemap once gzip is removed (what the protocol's 50 MiB counts).
+    pub bytes_read: u64,
+    /// The response's `ETag`, as sent.
+    pub etag: Option<String>,
+    /// The response's `Last-Modified`, as sent.
+    pub last_modified: Option<String>,
     /// A fault after some entries were read (the entries before it are kept).
     pub error: Option<Error>,
 }
@@ -249,6 +261,24 @@ impl Discovery {
             (robots.sitemaps.clone(), false, "robots.txt", Voucher::Robots(origin))
         };
         self.run(seeds, optional, from, Some(voucher), events).await
+    }
+
+    /// Reads the sitemaps a robots.txt names (`robots_url`, its `Sitemap:` lines, and what
+    /// their indexes list), without the usual paths [`Discovery::run_site`] falls back on: a
+    /// robots.txt that cannot be fetched, or names no sitemap, is an error. robots.txt vouches
+    /// for what it names, as in `run_site`.
+    pub async fn run_robots(&self, robots_url: &str, events: mpsc::Sender<Event>) -> Result<Summary, Error> {
+        let start = self.fetcher.check_url(robots_url)?;
+        let robots = crate::robots::fetch(&self.fetcher, start.as_str()).await?;
+        if robots.sitemaps.is_empty() {
+            let why = robots.note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
+            return Err(Error::Http {
+                url: robots_url.to_string(),
+                message: format!("robots.txt names no sitemap{why}"),
+            });
+        }
+        let origin = start.origin().ascii_serialization();
+        self.run(robots.sitemaps.clone(), false, "robots.txt", Some(Voucher::Robots(origin)), events).await
     }
 
     /// Reads the given sitemaps (and what their indexes list) and streams their URLs. Each
@@ -407,6 +437,9 @@ async fn process(shared: Arc<Shared>, task: Task) -> Vec<Task> {
         urls: 0,
         children: 0,
         bytes: 0,
+        bytes_read: 0,
+        etag: None,
+        last_modified: None,
         error: None,
     };
     let previous = match &shared.state {
@@ -461,6 +494,8 @@ async fn process(shared: Arc<Shared>, task: Task) -> Vec<Task> {
     let final_url = resp.meta.final_url.clone();
     let meta = resp.meta.clone();
     status.final_url = Some(final_url.clone());
+    status.etag = meta.validators.etag.clone();
+    status.last_modified = meta.validators.last_modified.clone();
     let Ok(final_loc) = Loc::parse(&final_url) else {
         status.outcome =
             Outcome::Failed(Error::InvalidUrl { url: final_url, reason: "final URL is not a sitemap URL".into() });
@@ -490,6 +525,7 @@ async fn process(shared: Arc<Shared>, task: Task) -> Vec<Task> {
         vouched: HashMap::new(),
         batch: Vec::new(),
         children: Vec::new(),
+        own_urls: HashSet::default(),
     };
     let (report, mut visitor) = match read_response(resp, shared.config.read.clone(), visitor).await {
         Ok(r) => r,
@@ -502,6 +538,7 @@ async fn process(shared: Arc<Shared>, task: Task) -> Vec<Task> {
     let ReadReport { format, body, error, .. } = report;
     status.format = format;
     status.bytes = body.bytes;
+    status.bytes_read = report.bytes_read;
     status.children = visitor.children.len() as u64;
     status.urls = report.entries - status.children;
     // Nothing read at all (an HTML page with status 200, a bomb stopped at once): a failure.
@@ -596,6 +633,8 @@ struct Collector {
     vouched: HashMap<String, bool>,
     batch: Vec<UrlEntry>,
     children: Vec<SitemapEntry>,
+    /// With `dedupe_per_sitemap`: the hashes of this sitemap's URLs (the run's set otherwise).
+    own_urls: HashSet<u64, BuildHasherDefault<Prehashed>>,
 }
 
 impl Collector {
@@ -627,9 +666,13 @@ impl Collector {
         }
         let mut batch = std::mem::take(&mut self.batch);
         let before = batch.len();
-        {
+        // By the normal form: two spellings of one URL are one URL.
+        let key = |u: &UrlEntry| xxhash_rust::xxh3::xxh3_64(u.loc.as_str().as_bytes());
+        if self.shared.config.dedupe_per_sitemap {
+            batch.retain(|u| self.own_urls.insert(key(u)));
+        } else {
             let mut seen = self.shared.urls.lock().expect("url set");
-            batch.retain(|u| seen.insert(xxhash_rust::xxh3::xxh3_64(u.loc.as_str().as_bytes())));
+            batch.retain(|u| seen.insert(key(u)));
         }
         let dups = (before - batch.len()) as u64;
         let max = self.shared.config.max_urls;
@@ -695,8 +738,13 @@ impl Visitor for Collector {
                 }
             }
             Entry::Sitemap(s) => {
+                // Without scope (`scope: false`) every child is followed, on any host.
                 let vouched_site = self.voucher_origin.as_deref() == Some(s.loc.origin_str());
-                if self.site.check(&s.loc).is_err() && !vouched_site && !self.vouched_for(&s.loc) {
+                if self.shared.config.scope
+                    && self.site.check(&s.loc).is_err()
+                    && !vouched_site
+                    && !self.vouched_for(&s.loc)
+                {
                     self.shared.totals.lock().expect("totals").not_followed += 1;
                     let msg =
                         format!("{} is on another site than the index at {}: not followed", s.loc, self.final_url);

@@ -130,10 +130,11 @@ impl State {
     /// Records URLs read this run from `sitemap` (already deduplicated).
     pub async fn stage(&self, sitemap: &str, urls: &[mapwright_core::UrlEntry]) -> Result<(), Error> {
         let mut tx: Transaction<'_, Sqlite> = self.pool.begin().await.map_err(|e| self.err(e))?;
-        for loc in urls.iter().map(|u| u.loc.as_str()) {
+        // Compared by the normal form's hash, kept as written (what `--changes` prints).
+        for loc in urls.iter().map(|u| &u.loc) {
             sqlx::query("INSERT OR IGNORE INTO fetch_url_stage (hash, loc, sitemap) VALUES (?, ?, ?)")
-                .bind(url_hash(loc))
-                .bind(loc)
+                .bind(url_hash(loc.as_str()))
+                .bind(loc.written())
                 .bind(sitemap)
                 .execute(&mut *tx)
                 .await

@@ -127,9 +127,18 @@ impl PyEntry {
         }
     }
 
-    /// The URL, normalised as `url.Url` writes it.
+    /// The URL as the file wrote it (entities decoded, surrounding white space trimmed), so
+    /// joins with data keyed by the URL as written find it.
     #[getter]
     fn loc(&self) -> &str {
+        self.inner.loc().written()
+    }
+
+    /// The URL in its normal form (`url`'s serialization: scheme and host lower-cased, default
+    /// port dropped, `/` after a bare origin, dot segments resolved): what scope and
+    /// deduplication compare.
+    #[getter]
+    fn loc_normalized(&self) -> &str {
         self.inner.loc().as_str()
     }
 

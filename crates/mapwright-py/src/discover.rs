@@ -9,7 +9,7 @@ use mapwright_fetch::{DiscoverConfig, Event, Outcome, Summary};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
@@ -43,8 +43,26 @@ pub struct Discovery {
     failed_seeds: Vec<String>,
     /// The first failure's exception, the cause of a partial result.
     first_error: Option<PyErr>,
-    /// What a partial result does: raise (default) or warn.
+    /// What a partial result does: raise (default), warn, or (frames) rows.
     on_partial: OnPartial,
+    /// Per sitemap read, what the frames' sitemap columns give (advertools' `etag`,
+    /// `sitemap_last_modified`, `sitemap_size_mb`, `download_date`).
+    meta: HashMap<Arc<str>, SitemapMeta>,
+    /// With `errors="rows"`: the sitemaps that failed, `(url, why)`, once the discovery is over.
+    pub failed_rows: Vec<(String, String)>,
+}
+
+/// What the data frames say of the sitemap a row came from.
+#[derive(Clone, Default)]
+pub struct SitemapMeta {
+    /// The response's `ETag`.
+    pub etag: Option<String>,
+    /// The response's `Last-Modified` (an HTTP date, parsed by the Python layer).
+    pub last_modified: Option<String>,
+    /// Bytes once gzip is removed.
+    pub size: u64,
+    /// When the sitemap was read to its end, nanoseconds since the epoch.
+    pub downloaded_ns: i64,
 }
 
 impl Discovery {
@@ -72,6 +90,18 @@ impl Discovery {
                 }
             }
             Event::Sitemap(s) => {
+                let downloaded_ns = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+                self.meta.insert(
+                    s.url.clone(),
+                    SitemapMeta {
+                        etag: s.etag.clone(),
+                        last_modified: s.last_modified.clone(),
+                        size: s.bytes_read,
+                        downloaded_ns,
+                    },
+                );
                 let d = PyDict::new(py);
                 d.set_item("url", &*s.url)?;
                 d.set_item("final_url", s.final_url)?;
@@ -106,6 +136,9 @@ impl Discovery {
                 d.set_item("urls", s.urls)?;
                 d.set_item("children", s.children)?;
                 d.set_item("bytes", s.bytes)?;
+                d.set_item("size", s.bytes_read)?;
+                d.set_item("etag", s.etag.as_deref())?;
+                d.set_item("last_modified", s.last_modified.as_deref())?;
                 d.set_item("error", err.or_else(|| s.error.map(|e| e.to_string())))?;
                 self.sitemaps.push(d.unbind());
             }
@@ -160,7 +193,9 @@ impl Discovery {
         }
         let failed: Vec<(String, String)> =
             summary.failed.iter().filter(|(u, _)| !(guessed && self.failed_seeds.contains(u))).cloned().collect();
-        if !failed.is_empty() {
+        if !failed.is_empty() && self.on_partial == OnPartial::Rows {
+            self.failed_rows = failed;
+        } else if !failed.is_empty() {
             errors::partial(py, self.on_partial, &self.start, Some(&self.start), &failed, self.first_error.take())?;
         }
         Ok(())
@@ -169,6 +204,11 @@ impl Discovery {
     /// Moves out the buffered URLs (for the column builder).
     pub fn take_buffered(&mut self) -> VecDeque<(Arc<str>, UrlEntry)> {
         std::mem::take(&mut self.buf)
+    }
+
+    /// What the frames say of the sitemap `url` (as listed), once it is done.
+    pub fn sitemap_meta(&self, url: &str) -> Option<&SitemapMeta> {
+        self.meta.get(url)
     }
 }
 
@@ -206,7 +246,8 @@ impl Discovery {
     }
 
     /// One dict per sitemap done: `url`, `final_url`, `parent`, `depth`, `outcome`, `format`,
-    /// `urls`, `children`, `bytes`, `error`.
+    /// `urls`, `children`, `bytes` (received), `size` (once gzip is removed), `etag`,
+    /// `last_modified` (the response's headers), `error`.
     #[getter]
     fn sitemaps(&self, py: Python<'_>) -> Vec<Py<PyDict>> {
         self.sitemaps.iter().map(|d| d.clone_ref(py)).collect()
@@ -219,18 +260,40 @@ impl Discovery {
     }
 }
 
+/// The last path segment of `url`, lower-cased.
+fn last_segment(url: &str) -> String {
+    let path = url.split(['?', '#']).next().unwrap_or("");
+    let path = path.splitn(4, '/').nth(3).unwrap_or("");
+    path.rsplit('/').next().unwrap_or("").to_ascii_lowercase()
+}
+
+/// Whether `url` names a robots.txt (its `Sitemap:` lines are followed, as advertools does).
+fn names_robots(url: &str) -> bool {
+    last_segment(url) == "robots.txt"
+}
+
 /// Whether `url` names a sitemap rather than a site: its last path segment has a sitemap's
 /// extension or says "sitemap".
 fn names_sitemap(url: &str) -> bool {
-    let path = url.split(['?', '#']).next().unwrap_or("");
-    let path = path.splitn(4, '/').nth(3).unwrap_or("");
-    let last = path.rsplit('/').next().unwrap_or("").to_ascii_lowercase();
+    let last = last_segment(url);
     last.contains("sitemap") || [".xml", ".gz", ".txt", ".rss", ".atom"].iter().any(|e| last.ends_with(e))
 }
 
-/// Starts a discovery; `mode` is `site`, `sitemap` or `auto` (see `names_sitemap`).
+/// How a discovery starts.
+enum Start {
+    /// A site: its robots.txt, else the usual paths.
+    Site,
+    /// A robots.txt: its `Sitemap:` lines only.
+    Robots,
+    /// A sitemap or index.
+    Sitemap,
+}
+
+/// Starts a discovery; `mode` is `site`, `robots`, `sitemap` or `auto` (see `names_robots`,
+/// `names_sitemap`). `dedupe` is `run` (each URL once) or `sitemap` (once per sitemap, as
+/// advertools gives them: the frames).
 #[pyfunction]
-#[pyo3(signature = (url, mode="auto", per_host=None, max_depth=None, max_sitemaps=None, max_urls=None, max_bytes=None, scope=true, cross_submission=true, timeout=None, errors="raise"))]
+#[pyo3(signature = (url, mode="auto", per_host=None, max_depth=None, max_sitemaps=None, max_urls=None, max_bytes=None, scope=true, cross_submission=true, timeout=None, errors="raise", dedupe="run"))]
 #[allow(clippy::too_many_arguments)]
 pub fn start_discovery(
     py: Python<'_>,
@@ -245,16 +308,29 @@ pub fn start_discovery(
     cross_submission: bool,
     timeout: Option<f64>,
     errors: &str,
+    dedupe: &str,
 ) -> PyResult<Discovery> {
     let on_partial = OnPartial::parse(errors)?;
     if !mapwright_fetch::remote::is_url(&url) {
         return Err(PyValueError::new_err(format!("{url:?} is not an http(s) URL")));
     }
-    let as_sitemap = match mode {
-        "site" => false,
+    let start_as = match mode {
+        "site" => Start::Site,
+        "robots" => Start::Robots,
+        "sitemap" => Start::Sitemap,
+        "auto" if names_robots(&url) => Start::Robots,
+        "auto" if names_sitemap(&url) => Start::Sitemap,
+        "auto" => Start::Site,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "mode must be 'site', 'robots', 'sitemap' or 'auto', not {other:?}"
+            )));
+        }
+    };
+    let dedupe_per_sitemap = match dedupe {
+        "run" => false,
         "sitemap" => true,
-        "auto" => names_sitemap(&url),
-        other => return Err(PyValueError::new_err(format!("mode must be 'site', 'sitemap' or 'auto', not {other:?}"))),
+        other => return Err(PyValueError::new_err(format!("dedupe must be 'run' or 'sitemap', not {other:?}"))),
     };
     let defaults = DiscoverConfig::default();
     let mut limits = Limits::default();
@@ -269,6 +345,7 @@ pub fn start_discovery(
         read: ReadOptions { limits },
         scope,
         cross_submission,
+        dedupe_per_sitemap,
         ..defaults
     };
     let fetcher = input::fetcher(py, max_bytes, timeout)?;
@@ -278,7 +355,11 @@ pub fn start_discovery(
     let discovery = mapwright_fetch::Discovery::new(fetcher, config);
     let start = url.clone();
     let job = rt.spawn(async move {
-        if as_sitemap { discovery.run_sitemaps(vec![url], tx).await } else { discovery.run_site(&url, tx).await }
+        match start_as {
+            Start::Site => discovery.run_site(&url, tx).await,
+            Start::Robots => discovery.run_robots(&url, tx).await,
+            Start::Sitemap => discovery.run_sitemaps(vec![url], tx).await,
+        }
     });
     Ok(Discovery {
         rx: Mutex::new(Some(rx)),
@@ -294,5 +375,7 @@ pub fn start_discovery(
         failed_seeds: Vec::new(),
         first_error: None,
         on_partial,
+        meta: HashMap::new(),
+        failed_rows: Vec::new(),
     })
 }

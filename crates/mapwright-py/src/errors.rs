@@ -138,6 +138,10 @@ pub enum OnPartial {
     Raise,
     /// A `PartialSitemapWarning`, and the result as read.
     Warn,
+    /// The data frames' `errors="rows"`: no exception and no warning, each failure is a row
+    /// of the frame (`sitemap`, `errors`), as advertools' `sitemap_to_df` gives it. The
+    /// caller records the failures.
+    Rows,
 }
 
 impl OnPartial {
@@ -146,9 +150,10 @@ impl OnPartial {
         match s {
             "raise" => Ok(OnPartial::Raise),
             "warn" => Ok(OnPartial::Warn),
-            other => {
-                Err(pyo3::exceptions::PyValueError::new_err(format!("errors must be 'raise' or 'warn', not {other:?}")))
-            }
+            "rows" => Ok(OnPartial::Rows),
+            other => Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "errors must be 'raise', 'warn' or (data frames only) 'rows', not {other:?}"
+            ))),
         }
     }
 }
@@ -177,6 +182,7 @@ pub fn partial(
     }
     let msg = format!("{what}: {} could not be read: {}", plural(failed.len()), shown.join("; "));
     match on {
+        OnPartial::Rows => Ok(()),
         OnPartial::Warn => {
             let category = py.get_type::<PartialSitemapWarning>();
             PyErr::warn(py, category.as_any(), &std::ffi::CString::new(msg).unwrap_or_default(), 1)

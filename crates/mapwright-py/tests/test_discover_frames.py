@@ -79,8 +79,12 @@ def test_to_pandas_columns_and_types():
 <url><loc>https://example.com/c</loc></url>
 </urlset>"""
     df = mapwright.to_pandas(xml)
-    # Only the extension columns some entry has (no image has a title here).
-    assert list(df.columns) == ["loc", "lastmod", "changefreq", "priority", "sitemap", "image_loc", "image_caption", "alternate_hreflang", "alternate_href"]
+    # Only the extension columns some entry has (no image has a title here); image_* of the
+    # last image as advertools gives them, image_*_all of every image.
+    assert list(df.columns) == [
+        "loc", "lastmod", "changefreq", "priority", "sitemap", "image_loc", "image_caption",
+        "image_loc_all", "image_caption_all", "alternate_hreflang", "alternate_href",
+    ]
     assert list(df["loc"]) == ["https://example.com/a", "https://example.com/b", "https://example.com/c"]
     assert str(df["lastmod"].dtype) == "datetime64[ns, UTC]"
     assert df["lastmod"][0] == pd.Timestamp("2024-05-01T08:00:00Z")
@@ -88,8 +92,9 @@ def test_to_pandas_columns_and_types():
     assert pd.isna(df["lastmod"][2])
     assert df["changefreq"][0] == "daily" and pd.isna(df["changefreq"][1])
     assert df["priority"][0] == 0.5 and pd.isna(df["priority"][2])
-    assert df["image_loc"][0] == "https://example.com/1.png@@https://example.com/2.png"
-    assert df["image_caption"][0] == "@@two"
+    assert df["image_loc"][0] == "https://example.com/2.png" and df["image_caption"][0] == "two"
+    assert df["image_loc_all"][0] == "https://example.com/1.png@@https://example.com/2.png"
+    assert df["image_caption_all"][0] == "@@two"
     assert pd.isna(df["image_loc"][1])
     assert df["alternate_hreflang"][0] == "de" and df["alternate_href"][0] == "https://example.com/de/a"
     assert df["sitemap"].isna().all()

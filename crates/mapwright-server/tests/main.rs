@@ -18,3 +18,4 @@ mod sitehost;
 mod strangers;
 mod support;
 mod verify;
+mod written;

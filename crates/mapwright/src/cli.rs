@@ -81,6 +81,11 @@ pub struct ReadArgs {
     /// Stop after this many uncompressed bytes (default: the protocol's 52,428,800).
     #[arg(long, value_name = "BYTES")]
     pub max_bytes: Option<u64>,
+    /// Print each `loc` in its normal form (scheme and host lower-cased, default port dropped,
+    /// `/` added to a bare origin, dot segments resolved, escapes as `url` writes them)
+    /// instead of as the file wrote it: the form deduplication and scope compare.
+    #[arg(long)]
+    pub normalized: bool,
     /// Do not print diagnostics.
     #[arg(long, short)]
     pub quiet: bool,
@@ -162,6 +167,11 @@ pub struct DiscoverArgs {
     /// With --state: print only the URLs added or removed since the last run.
     #[arg(long, requires = "state")]
     pub changes: bool,
+    /// Print each `loc` in its normal form (scheme and host lower-cased, default port dropped,
+    /// `/` added to a bare origin, dot segments resolved, escapes as `url` writes them)
+    /// instead of as the file wrote it: the form deduplication and scope compare.
+    #[arg(long)]
+    pub normalized: bool,
     /// No diagnostics, progress or summary on standard error.
     #[arg(long, short)]
     pub quiet: bool,

@@ -3,7 +3,7 @@
 
 use crate::cli::{DiscoverArgs, EntryFormat};
 use crate::http::runtime;
-use crate::output::print_finding;
+use crate::output::{print_finding, shown};
 use indicatif::{ProgressBar, ProgressStyle};
 use mapwright_core::{Rule, Severity, UrlEntry};
 use mapwright_fetch::{Change, DiscoverConfig, Discovery, Event, Fetcher, Outcome, SitemapStatus, State, Summary};
@@ -67,7 +67,8 @@ async fn run_async(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
         bar
     });
     let stdout = io::stdout();
-    let mut out = Out::new(BufWriter::with_capacity(256 * 1024, stdout.lock()), args.format, false);
+    let mut out =
+        Out::new(BufWriter::with_capacity(256 * 1024, stdout.lock()), args.format, false).normalized(args.normalized);
     let (mut sitemaps, mut urls) = (0u64, 0u64);
     let mut write_err: Option<io::Error> = None;
     while let Some(ev) = rx.recv().await {
@@ -209,10 +210,11 @@ struct JsonUrl<'a> {
 }
 
 impl<'a> JsonUrl<'a> {
-    /// The row of `u`, found in `sitemap` (of `site`, under `--sites`).
-    fn of(u: &'a UrlEntry, sitemap: &'a str, site: Option<&'a str>) -> Self {
+    /// The row of `u`, found in `sitemap` (of `site`, under `--sites`); `loc` as written, or
+    /// in its normal form when `normalized`.
+    fn of(u: &'a UrlEntry, sitemap: &'a str, site: Option<&'a str>, normalized: bool) -> Self {
         JsonUrl {
-            loc: u.loc.as_str(),
+            loc: shown(&u.loc, normalized),
             lastmod: u.lastmod.as_ref().map(|l| l.to_string()),
             changefreq: u.changefreq.map(|c| c.as_str()),
             priority: u.priority,
@@ -248,6 +250,8 @@ pub(crate) struct Out<W: Write> {
     format: EntryFormat,
     /// The CSV header is written (or is not this writer's to write).
     header: bool,
+    /// `loc` in its normal form (`--normalized`) rather than as written.
+    normalized: bool,
 }
 
 /// The CSV header of URL rows, and of `--sitemaps-only` rows.
@@ -263,7 +267,13 @@ pub(crate) fn csv_header(sitemaps_only: bool, sites: bool) -> &'static str {
 impl<W: Write> Out<W> {
     /// A writer; `header_done` when the CSV header is written elsewhere (per-site buffers).
     pub(crate) fn new(w: W, format: EntryFormat, header_done: bool) -> Self {
-        Out { w, format, header: header_done }
+        Out { w, format, header: header_done, normalized: false }
+    }
+
+    /// Prints `loc` in its normal form rather than as written.
+    pub(crate) fn normalized(mut self, on: bool) -> Self {
+        self.normalized = on;
+        self
     }
 
     fn header(&mut self, line: &str) -> io::Result<()> {
@@ -286,12 +296,12 @@ impl<W: Write> Out<W> {
     pub(crate) fn url(&mut self, u: &UrlEntry, sitemap: &str, site: Option<&str>) -> io::Result<()> {
         match self.format {
             EntryFormat::Text => {
-                self.w.write_all(u.loc.as_str().as_bytes())?;
+                self.w.write_all(shown(&u.loc, self.normalized).as_bytes())?;
                 self.w.write_all(b"\n")
             }
             EntryFormat::Csv => {
                 self.header(csv_header(false, site.is_some()))?;
-                csv(&mut self.w, u.loc.as_str())?;
+                csv(&mut self.w, shown(&u.loc, self.normalized))?;
                 self.w.write_all(b",")?;
                 if let Some(l) = &u.lastmod {
                     csv(&mut self.w, &l.to_string())?;
@@ -304,9 +314,9 @@ impl<W: Write> Out<W> {
                 csv(&mut self.w, sitemap)?;
                 self.end_row(site)
             }
-            EntryFormat::Jsonl if !has_extensions(u) => plain_json_row(&mut self.w, u, sitemap, site),
+            EntryFormat::Jsonl if !has_extensions(u) => plain_json_row(&mut self.w, u, sitemap, site, self.normalized),
             EntryFormat::Jsonl => {
-                let j = JsonUrl::of(u, sitemap, site);
+                let j = JsonUrl::of(u, sitemap, site, self.normalized);
                 serde_json::to_writer(&mut self.w, &j)?;
                 writeln!(self.w)
             }
@@ -353,6 +363,8 @@ impl<W: Write> Out<W> {
     }
 
     fn change(&mut self, c: Change, loc: &str, sitemap: &str) -> io::Result<()> {
+        let normal = if self.normalized { mapwright_core::Loc::parse(loc).ok() } else { None };
+        let loc = normal.as_ref().map_or(loc, |l| l.as_str());
         let word = match c {
             Change::Added => "added",
             Change::Removed => "removed",
@@ -385,9 +397,15 @@ fn has_extensions(u: &UrlEntry) -> bool {
 /// The JSON line of a URL without extensions, written field by field: the bytes serde_json
 /// gives for `JsonUrl` (a test compares them), without serde's call per token and the lastmod
 /// `String` of each row, which were a sixth of `discover --sites`.
-fn plain_json_row(w: &mut impl Write, u: &UrlEntry, sitemap: &str, site: Option<&str>) -> io::Result<()> {
+fn plain_json_row(
+    w: &mut impl Write,
+    u: &UrlEntry,
+    sitemap: &str,
+    site: Option<&str>,
+    normalized: bool,
+) -> io::Result<()> {
     w.write_all(b"{\"loc\":")?;
-    json_str(w, u.loc.as_str())?;
+    json_str(w, shown(&u.loc, normalized))?;
     match &u.lastmod {
         // A W3C Datetime is digits, `-`, `:`, `.`, `T`, `Z` and `+`: nothing to escape.
         Some(l) => write!(w, ",\"lastmod\":\"{l}\"")?,
@@ -445,6 +463,7 @@ mod tests {
               <changefreq>weekly</changefreq><priority>0.5</priority></url>
             <url><loc>http://127.0.0.1:8080/c</loc><lastmod>2024</lastmod><priority>1.0</priority></url>
             <url><loc>https://example.com/%C3%BC</loc><lastmod>2024-05-01</lastmod><priority>0.25</priority></url>
+            <url><loc>HTTPS://Example.COM:443</loc></url>
             </urlset>"#;
         let mut reader = SitemapReader::new(xml.as_bytes(), ReadOptions::default()).unwrap();
         let mut n = 0;
@@ -452,13 +471,17 @@ mod tests {
             for (sitemap, site) in
                 [("https://example.com/s.xml", None), ("https://e.com/\"q\".xml", Some("https://e.com/"))]
             {
-                let serde = serde_json::to_string(&JsonUrl::of(&u, sitemap, site)).unwrap();
-                let mut fast = Vec::new();
-                plain_json_row(&mut fast, &u, sitemap, site).unwrap();
-                assert_eq!(String::from_utf8(fast).unwrap(), serde + "\n");
+                for normalized in [false, true] {
+                    let serde = serde_json::to_string(&JsonUrl::of(&u, sitemap, site, normalized)).unwrap();
+                    let mut fast = Vec::new();
+                    plain_json_row(&mut fast, &u, sitemap, site, normalized).unwrap();
+                    assert_eq!(String::from_utf8(fast).unwrap(), format!("{serde}\n"));
+                    let want = if normalized { u.loc.as_str() } else { u.loc.written() };
+                    assert!(serde.starts_with(&format!("{{\"loc\":{}", serde_json::to_string(want).unwrap())));
+                }
             }
             n += 1;
         }
-        assert_eq!(n, 4);
+        assert_eq!(n, 5);
     }
 }

@@ -32,16 +32,23 @@ pub struct EntryWriter<W: Write> {
     out: W,
     format: EntryFormat,
     header_done: bool,
+    /// `loc` in its normal form (`--normalized`) rather than as written.
+    normalized: bool,
+}
+
+/// A `loc` as printed: as the file wrote it, or (`--normalized`) in its normal form.
+pub fn shown(loc: &mapwright_core::Loc, normalized: bool) -> &str {
+    if normalized { loc.as_str() } else { loc.written() }
 }
 
 impl<W: Write> EntryWriter<W> {
-    pub fn new(out: W, format: EntryFormat) -> Self {
-        EntryWriter { out, format, header_done: false }
+    pub fn new(out: W, format: EntryFormat, normalized: bool) -> Self {
+        EntryWriter { out, format, header_done: false, normalized }
     }
 
     pub fn write(&mut self, e: &Entry) -> io::Result<()> {
         match self.format {
-            EntryFormat::Text => writeln!(self.out, "{}", e.loc()),
+            EntryFormat::Text => writeln!(self.out, "{}", shown(e.loc(), self.normalized)),
             EntryFormat::Csv => {
                 if !self.header_done {
                     self.header_done = true;
@@ -52,7 +59,7 @@ impl<W: Write> EntryWriter<W> {
                     Entry::Sitemap(_) => ("sitemap", None, None),
                 };
                 write!(self.out, "{kind},")?;
-                write_csv_field(&mut self.out, e.loc().as_str())?;
+                write_csv_field(&mut self.out, shown(e.loc(), self.normalized))?;
                 write!(self.out, ",")?;
                 if let Some(l) = e.lastmod() {
                     write_csv_field(&mut self.out, &l.to_string())?;
@@ -67,7 +74,7 @@ impl<W: Write> EntryWriter<W> {
                 let j = match e {
                     Entry::Url(u) => JsonEntry {
                         kind: "url",
-                        loc: u.loc.as_str(),
+                        loc: shown(&u.loc, self.normalized),
                         lastmod: u.lastmod.as_ref().map(|l| l.to_string()),
                         changefreq: u.changefreq.map(|c| c.as_str()),
                         priority: u.priority,
@@ -78,7 +85,7 @@ impl<W: Write> EntryWriter<W> {
                     },
                     Entry::Sitemap(s) => JsonEntry {
                         kind: "sitemap",
-                        loc: s.loc.as_str(),
+                        loc: shown(&s.loc, self.normalized),
                         lastmod: s.lastmod.as_ref().map(|l| l.to_string()),
                         changefreq: None,
                         priority: None,

@@ -53,7 +53,7 @@ pub fn run(mut args: ReadArgs) -> anyhow::Result<ExitCode> {
         Box::new(BufReader::with_capacity(64 * 1024, f))
     };
     let stdout = io::stdout();
-    let mut out = EntryWriter::new(BufWriter::with_capacity(64 * 1024, stdout.lock()), args.format);
+    let mut out = EntryWriter::new(BufWriter::with_capacity(64 * 1024, stdout.lock()), args.format, args.normalized);
     let stderr = io::stderr();
     let mut err = stderr.lock();
     let report = |f: &Finding, err: &mut io::StderrLock<'_>| -> io::Result<()> {

@@ -89,6 +89,12 @@ Entries = Union[Reader, Discovery, Iterable[Entry]]
 #: what failed, or ``"warn"`` (a :class:`PartialSitemapWarning`) and return what was read.
 OnError = Literal["raise", "warn"]
 
+#: What a data frame does with a partial result: as :data:`OnError`, or ``"rows"``: no
+#: exception and no warning, each sitemap that failed is a row of the frame with its
+#: ``sitemap`` and the cause in ``errors`` (all else missing), as advertools'
+#: ``sitemap_to_df`` gives it. Nothing readable at all raises whatever this says.
+FrameOnError = Literal["raise", "warn", "rows"]
+
 
 def _is_url(s: str) -> bool:
     return s[:8].lower().startswith(("http://", "https://"))
@@ -163,15 +169,18 @@ def discover(
     """Every URL of a site's sitemaps, deduplicated, each with the sitemap it came from.
 
     Given a site (``https://example.com/``), its robots.txt names the sitemaps (else the
-    usual paths are tried); given a sitemap (a URL whose last segment says ``sitemap`` or
-    ends in ``.xml``, ``.gz``, ``.txt``; or ``mode="sitemap"``), that one is read, and an
-    index's children are followed. Sitemaps are fetched concurrently (``per_host`` at a
+    usual paths are tried); given a robots.txt (``https://example.com/robots.txt``, or
+    ``mode="robots"``), the sitemaps its ``Sitemap:`` lines name, and only those; given a
+    sitemap (a URL whose last segment says ``sitemap`` or ends in ``.xml``, ``.gz``,
+    ``.txt``; or ``mode="sitemap"``), that one is read, and an index's children are followed. Sitemaps are fetched concurrently (``per_host`` at a
     time per host), with the fetch crate's timeouts and limits.
 
     The returned :class:`Discovery` yields :class:`Entry` objects whose ``sitemap`` is
     their sitemap's URL; once exhausted, ``summary`` gives the totals (``fetched``,
     ``urls``, ``duplicates``, ``out_of_scope``, ``failed``...) and ``sitemaps`` one dict
-    per sitemap. ``scope=False`` keeps URLs outside their sitemap's scope.
+    per sitemap. ``scope=False`` keeps URLs outside their sitemap's scope and follows an
+    index's children on any host. Each entry's ``loc`` is the URL as the sitemap wrote it
+    (``loc_normalized`` its normal form, by which URLs are deduplicated).
 
     Failures raise, once the URLs read are yielded: when nothing could be read (the sitemap
     answers 404, is an HTML page, a broken gzip, too large; no sitemap at the site) the
@@ -186,6 +195,8 @@ def discover(
     >>> d.summary["urls"]                                     # doctest: +SKIP
     1234
     """
+    if errors not in ("raise", "warn"):
+        raise ValueError(f"errors must be 'raise' or 'warn', not {errors!r}")
     return _mapwright.start_discovery(
         site_or_sitemap_url,
         mode=mode,
@@ -274,29 +285,61 @@ def write(
     )
 
 
-def _columns(source: Union[Source, Entries], *, max_bytes: Optional[int], errors: OnError, arrow: bool) -> dict[str, Any]:
+def _is_robots(url: str) -> bool:
+    """Whether an http(s) URL names a robots.txt (advertools' test: the URL ends with it)."""
+    return url.split("#")[0].split("?")[0].lower().endswith("/robots.txt")
+
+
+def _columns(
+    source: Union[Source, Entries],
+    *,
+    max_bytes: Optional[int],
+    errors: FrameOnError,
+    arrow: bool,
+    scope: bool,
+    normalized: bool,
+) -> dict[str, Any]:
     """The Rust column builder over a source, a Reader, a Discovery or an iterable of Entry;
     with ``arrow``, ``loc`` comes as an Arrow string column's buffers (see :func:`_arrow_loc`).
     A partial result raises a :class:`PartialSitemapError` whose ``_columns`` holds what was read."""
+    if errors not in ("raise", "warn", "rows"):
+        raise ValueError(f"errors must be 'raise', 'warn' or 'rows', not {errors!r}")
     if isinstance(source, (Reader, Discovery)):
-        return _mapwright.columns(source, arrow, errors)
+        return _mapwright.columns(source, arrow, errors, normalized)
     if isinstance(source, str) and _is_url(source):
-        # As advertools' sitemap_to_df: an index's children are followed, every URL kept.
-        d = discover(source, mode="sitemap", scope=False, max_bytes=max_bytes, errors=errors)
-        return _mapwright.columns(d, arrow, errors)
+        # As advertools' sitemap_to_df: a robots.txt's Sitemap: lines and an index's children
+        # (on any host unless scope=True) are followed; a URL listed twice in one sitemap is
+        # one row, in two sitemaps two.
+        d = _mapwright.start_discovery(
+            source,
+            mode="robots" if _is_robots(source) else "sitemap",
+            max_bytes=max_bytes,
+            scope=scope,
+            errors=errors,
+            dedupe="sitemap",
+        )
+        return _mapwright.columns(d, arrow, errors, normalized)
     try:
         _kind(source)
     except TypeError:
         # Not a source: an iterable of Entry (a list, a filtered generator).
-        return _mapwright.columns(iter(source), arrow, errors)  # type: ignore[arg-type]
-    return _mapwright.columns(read(source, max_bytes=max_bytes), arrow, errors)  # type: ignore[arg-type]
+        return _mapwright.columns(iter(source), arrow, errors, normalized)  # type: ignore[arg-type]
+    return _mapwright.columns(read(source, max_bytes=max_bytes), arrow, errors, normalized)  # type: ignore[arg-type]
 
 
-def _frame_of(build: Any, source: Union[Source, Entries], max_bytes: Optional[int], errors: OnError, arrow: bool) -> Any:
+def _frame_of(
+    build: Any,
+    source: Union[Source, Entries],
+    max_bytes: Optional[int],
+    errors: FrameOnError,
+    arrow: bool,
+    scope: bool,
+    normalized: bool,
+) -> Any:
     """``build(columns)`` over the columns of ``source``; a partial result's exception
     carries the frame of what was read as its ``frame``."""
     try:
-        c = _columns(source, max_bytes=max_bytes, errors=errors, arrow=arrow)
+        c = _columns(source, max_bytes=max_bytes, errors=errors, arrow=arrow, scope=scope, normalized=normalized)
     except PartialSitemapError as e:
         cols = getattr(e, "_columns", None)
         if cols is not None:
@@ -304,6 +347,13 @@ def _frame_of(build: Any, source: Union[Source, Entries], max_bytes: Optional[in
             e.frame = build(cols)
         raise
     return build(c)
+
+
+def _per_sitemap(np: Any, codes: Any, values: list[Any], missing: Any, dtype: Any) -> Any:
+    """A column of one value per sitemap spread over the rows by their sitemap codes
+    (``-1``: no sitemap, ``missing``)."""
+    table = np.array(list(values) + [missing], dtype=dtype)
+    return table[np.where(codes >= 0, codes, len(values))]
 
 
 def _require(module: str, extra: str, what: str) -> Any:
@@ -334,17 +384,35 @@ def _arrow_loc(pa: Any, c: dict[str, Any]) -> Any:
 
 
 def to_pandas(
-    source: Union[Source, Entries], *, max_bytes: Optional[int] = None, errors: OnError = "raise"
+    source: Union[Source, Entries],
+    *,
+    max_bytes: Optional[int] = None,
+    errors: FrameOnError = "raise",
+    scope: bool = False,
+    normalized: bool = False,
 ) -> "pandas.DataFrame":
-    """One row per entry as a pandas ``DataFrame``, columns named as advertools'
-    ``sitemap_to_df`` names them: ``loc``, ``lastmod`` (``datetime64[ns, UTC]``),
-    ``changefreq`` (categorical), ``priority`` (float), ``sitemap`` (categorical), and
-    when present ``image_loc``, ``image_title``, ``image_caption``,
-    ``alternate_hreflang``, ``alternate_href`` (several values joined by ``@@``).
+    """One row per URL as a pandas ``DataFrame``, with the rows and columns advertools'
+    ``sitemap_to_df`` gives for the same source (the package README lists the few
+    differences and why).
 
-    ``source`` is anything :func:`read` takes (an http(s) URL of an index is followed
-    to its children, as ``sitemap_to_df`` does), or a :class:`Reader`,
-    :class:`Discovery` or iterable of :class:`Entry`. Columns are built in Rust.
+    ``source`` is anything :func:`read` takes, or a :class:`Reader`, :class:`Discovery` or
+    iterable of :class:`Entry`. An http(s) URL is read as ``sitemap_to_df`` reads it: an
+    index's children are followed, on any host (``scope=True`` drops what search engines
+    drop: URLs outside their sitemap's scope and children on another site), a robots.txt's
+    ``Sitemap:`` lines are followed; a URL listed twice in one sitemap is one row (the
+    first), in two sitemaps two rows. A path or bytes is one file: its duplicates dropped.
+
+    Columns (dtypes): ``loc`` (text: the URL as written; its normal form with
+    ``normalized=True``), ``lastmod`` (``datetime64[ns, UTC]``, a time without a zone read
+    as UTC), ``changefreq`` (categorical), ``priority`` (float64), ``sitemap`` (categorical:
+    the sitemap each row came from), then, each when some row has one, the extensions as
+    text: ``image_*``, ``video_*``, ``publication_name``, ``publication_language``,
+    ``news_*`` (of an entry's last image and video, as advertools keeps them),
+    ``image_*_all`` (every image, joined by ``@@``, when an entry has several),
+    ``alternate_hreflang``/``alternate_href`` (joined by ``@@``); for a URL source,
+    ``etag`` (text), ``sitemap_last_modified`` (``datetime64[ns, UTC]``),
+    ``sitemap_size_mb`` (float64, uncompressed), ``download_date`` (``datetime64[ns, UTC]``),
+    and with ``errors="rows"`` ``errors`` (text). Columns are built in Rust.
 
     Failures raise, whatever the source (a URL, a path, bytes): nothing readable raises the
     :class:`SitemapError` subclass of the cause (``FetchError`` for a 404 or a refused
@@ -353,7 +421,8 @@ def to_pandas(
     children failed, a file that broke after some entries) raises
     :class:`PartialSitemapError`: its ``frame`` is the frame of what was read, ``failed``
     lists ``(source, why)``. ``errors="warn"`` returns that frame with a
-    :class:`PartialSitemapWarning` instead.
+    :class:`PartialSitemapWarning` instead; ``errors="rows"`` returns it with a row per
+    failure (``sitemap``, ``errors``), as advertools does.
 
     Switching from advertools is one line::
 
@@ -373,33 +442,61 @@ def to_pandas(
     default = pd.Series(["-"]).dtype
     pa = _pyarrow() if getattr(default, "storage", None) == "pyarrow" else None
 
+    def utc(ns: Any) -> Any:
+        return pd.DatetimeIndex(np.asarray(ns, dtype=np.int64).view("M8[ns]")).tz_localize("UTC")
+
     def build(c: dict[str, Any]) -> Any:
         n = c["rows"]
-        lastmod = pd.DatetimeIndex(np.frombuffer(c["lastmod"], dtype=np.int64).view("M8[ns]")).tz_localize("UTC")
         cf = pd.Categorical.from_codes(np.frombuffer(c["changefreq"], dtype=np.int8), categories=c["changefreq_categories"])
         sm_codes = np.frombuffer(c["sitemap"], dtype=np.int32)
         sitemap = pd.Categorical.from_codes(sm_codes, categories=pd.Index(c["sitemap_categories"], dtype=object))
         cols = {
             # Text as pandas infers it from str (pandas 3: its string dtype; 2: object), as advertools gets it.
             "loc": c["loc"] if pa is None else pd.array(_arrow_loc(pa, c), dtype=default),
-            "lastmod": lastmod,
+            "lastmod": utc(np.frombuffer(c["lastmod"], dtype=np.int64)),
             "changefreq": cf,
             "priority": np.frombuffer(c["priority"], dtype=np.float64),
             "sitemap": sitemap,
         }
         for name, values in c["text"].items():
-            cols[name] = values
-        return pd.DataFrame(cols, index=pd.RangeIndex(n))
+            cols[name] = pd.array(values, dtype=default)
+        meta = c.get("sitemap_meta")
+        if meta is not None:
+            if any(v is not None for v in meta["etag"]):
+                cols["etag"] = pd.array(_per_sitemap(np, sm_codes, meta["etag"], None, object), dtype=default)
+            if any(v is not None for v in meta["last_modified"]):
+                # An HTTP date ("Wed, 21 Oct 2015 07:28:00 GMT"), as advertools parses it.
+                parsed = pd.to_datetime(pd.Series(meta["last_modified"], dtype=object), utc=True, errors="coerce")
+                ns = parsed.astype("datetime64[ns, UTC]").array.asi8
+                cols["sitemap_last_modified"] = utc(_per_sitemap(np, sm_codes, list(ns), np.iinfo(np.int64).min, np.int64))
+            cols["sitemap_size_mb"] = _per_sitemap(np, sm_codes, meta["size_mb"], np.nan, np.float64)
+            cols["download_date"] = utc(_per_sitemap(np, sm_codes, meta["download_date"], np.iinfo(np.int64).min, np.int64))
+        df = pd.DataFrame(cols, index=pd.RangeIndex(n))
+        if c["errors"]:
+            # advertools' rows for the sitemaps that failed: the sitemap and the cause, all else missing.
+            failed = pd.DataFrame({"sitemap": [s for s, _ in c["errors"]], "errors": [w for _, w in c["errors"]]})
+            df["sitemap"] = df["sitemap"].astype(object)
+            df = pd.concat([df, failed], ignore_index=True)
+            df["sitemap"] = df["sitemap"].astype("category")
+            df["errors"] = df["errors"].astype(default)
+        return df
 
-    return cast("pandas.DataFrame", _frame_of(build, source, max_bytes, errors, pa is not None))
+    return cast("pandas.DataFrame", _frame_of(build, source, max_bytes, errors, pa is not None, scope, normalized))
 
 
 def to_polars(
-    source: Union[Source, Entries], *, max_bytes: Optional[int] = None, errors: OnError = "raise"
+    source: Union[Source, Entries],
+    *,
+    max_bytes: Optional[int] = None,
+    errors: FrameOnError = "raise",
+    scope: bool = False,
+    normalized: bool = False,
 ) -> "polars.DataFrame":
-    """Like :func:`to_pandas`, as a polars ``DataFrame`` (``lastmod`` as
-    ``Datetime("ns", "UTC")``, ``changefreq`` and ``sitemap`` as ``Categorical``); failures
-    raise the same way (a :class:`PartialSitemapError`'s ``frame`` is a polars frame).
+    """Like :func:`to_pandas`, as a polars ``DataFrame`` (``lastmod``,
+    ``sitemap_last_modified`` and ``download_date`` as ``Datetime("ns", "UTC")``,
+    ``changefreq`` and ``sitemap`` as ``Categorical``, text as ``String``); the same rows,
+    and failures raise the same way (a :class:`PartialSitemapError`'s ``frame`` is a polars
+    frame).
 
     >>> df = mapwright.to_polars(b"https://example.com/a\\n")   # doctest: +SKIP
     >>> df["loc"].to_list()                                     # doctest: +SKIP
@@ -409,24 +506,46 @@ def to_polars(
     pl = _require("polars", "polars", "to_polars")
 
     pa = _pyarrow()
+    nat = np.iinfo(np.int64).min
+
+    def utc(name: str, ns: Any) -> Any:
+        return pl.Series(name, ns, dtype=pl.Int64).replace(nat, None).cast(pl.Datetime("ns", "UTC"))
 
     def build(c: dict[str, Any]) -> Any:
-        lastmod = np.frombuffer(c["lastmod"], dtype=np.int64)
         cf_codes = np.frombuffer(c["changefreq"], dtype=np.int8)
         cf_names = np.array(c["changefreq_categories"], dtype=object)
         sm_codes = np.frombuffer(c["sitemap"], dtype=np.int32)
         sm_names = np.array(c["sitemap_categories"] or [""], dtype=object)
         cols = {
             "loc": pl.Series("loc", c["loc"] if pa is None else _arrow_loc(pa, c), dtype=pl.String),
-            "lastmod": pl.Series("lastmod", lastmod, dtype=pl.Int64)
-            .replace(np.iinfo(np.int64).min, None)
-            .cast(pl.Datetime("ns", "UTC")),
+            "lastmod": utc("lastmod", np.frombuffer(c["lastmod"], dtype=np.int64)),
             "changefreq": pl.Series("changefreq", np.where(cf_codes >= 0, cf_names[np.maximum(cf_codes, 0)], None), dtype=pl.String).cast(pl.Categorical),
             "priority": pl.Series("priority", np.frombuffer(c["priority"], dtype=np.float64)).fill_nan(None),
             "sitemap": pl.Series("sitemap", np.where(sm_codes >= 0, sm_names[np.maximum(sm_codes, 0)], None), dtype=pl.String).cast(pl.Categorical),
         }
         for name, values in c["text"].items():
             cols[name] = pl.Series(name, values, dtype=pl.String)
-        return pl.DataFrame(cols)
+        meta = c.get("sitemap_meta")
+        if meta is not None:
+            if any(v is not None for v in meta["etag"]):
+                cols["etag"] = pl.Series("etag", _per_sitemap(np, sm_codes, meta["etag"], None, object), dtype=pl.String)
+            if any(v is not None for v in meta["last_modified"]):
+                # An HTTP date ("Wed, 21 Oct 2015 07:28:00 GMT").
+                parsed = pl.Series(meta["last_modified"], dtype=pl.String).str.strptime(
+                    pl.Datetime("ns", "UTC"), "%a, %d %b %Y %H:%M:%S GMT", strict=False
+                )
+                ns = parsed.cast(pl.Int64).fill_null(nat).to_numpy()
+                cols["sitemap_last_modified"] = utc("sitemap_last_modified", _per_sitemap(np, sm_codes, list(ns), nat, np.int64))
+            cols["sitemap_size_mb"] = pl.Series("sitemap_size_mb", _per_sitemap(np, sm_codes, meta["size_mb"], np.nan, np.float64)).fill_nan(None)
+            cols["download_date"] = utc("download_date", _per_sitemap(np, sm_codes, meta["download_date"], nat, np.int64))
+        df = pl.DataFrame(cols)
+        if c["errors"]:
+            failed = pl.DataFrame(
+                {"sitemap": [s for s, _ in c["errors"]], "errors": [w for _, w in c["errors"]]},
+                schema={"sitemap": pl.String, "errors": pl.String},
+            )
+            df = pl.concat([df.with_columns(pl.col("sitemap").cast(pl.String)), failed], how="diagonal_relaxed")
+            df = df.with_columns(pl.col("sitemap").cast(pl.Categorical))
+        return df
 
-    return cast("polars.DataFrame", _frame_of(build, source, max_bytes, errors, pa is not None))
+    return cast("polars.DataFrame", _frame_of(build, source, max_bytes, errors, pa is not None, scope, normalized))

@@ -2,6 +2,7 @@
 //! streams, stage its URLs in batches and merge them when the read is done (all or nothing:
 //! see `mapwright_store`'s `ingest`), its children if it is an index, and the download.
 
+use std::collections::HashMap;
 use std::time::Instant;
 
 use mapwright_core::validate::Config as ValidatorConfig;
@@ -380,6 +381,13 @@ struct Pass {
     contents: ContentCounts,
     /// An entry with hreflang alternates seen.
     hreflang: bool,
+    /// The spelling stored for each URL of this read, keyed by a hash of its normal form
+    /// (`None`: the normal form itself): a URL is stored as the file wrote it, and a second
+    /// spelling of it (`HTTPS://Example.com:443/a` after `https://example.com/a`) is handed
+    /// to the store as the first, so the store's one row per URL text stays one row per URL.
+    /// At most `MAX_URLS` entries.
+    spellings: HashMap<u64, Option<Box<str>>>,
+    hasher: std::hash::RandomState,
 }
 
 impl Pass {
@@ -402,7 +410,20 @@ impl Pass {
             skipped: None,
             contents: ContentCounts::default(),
             hreflang: false,
+            spellings: HashMap::new(),
+            hasher: std::hash::RandomState::new(),
         }
+    }
+
+    /// The URL text handed to the store for `loc`: as written, the first spelling of it in
+    /// this read (see `spellings`).
+    fn spelling(&mut self, loc: &Loc) -> String {
+        use std::hash::BuildHasher;
+        let kept = self
+            .spellings
+            .entry(self.hasher.hash_one(loc.as_str()))
+            .or_insert_with(|| loc.is_rewritten().then(|| loc.written().into()));
+        kept.as_deref().unwrap_or(loc.as_str()).to_owned()
     }
 
     fn entry(&mut self, entry: &Entry) {
@@ -420,8 +441,9 @@ impl Pass {
                 self.contents.video += i64::from(!u.videos.is_empty());
                 self.contents.news += i64::from(u.news.is_some());
                 self.hreflang |= !u.alternates.is_empty();
+                let loc = self.spelling(&u.loc);
                 self.batch.push(UrlRecord {
-                    loc: u.loc.as_str().to_owned(),
+                    loc,
                     lastmod: u.lastmod.as_ref().map(|l| l.to_string()),
                     changefreq: u.changefreq.map(|c| c.as_str().to_owned()),
                     // Through the shortest decimal text: 0.8f32 widened is 0.800000011920929.

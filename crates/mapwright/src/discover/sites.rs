@@ -83,7 +83,9 @@ pub async fn run(args: DiscoverArgs, list: PathBuf) -> anyhow::Result<ExitCode> 
     while let Some(ev) = ev_rx.recv().await {
         let r: anyhow::Result<()> = match ev {
             SiteEvent::Event { id, site, event } => {
-                let buf = buffers.entry(id).or_insert_with(|| Out::new(SiteBuf::default(), args.format, true));
+                let buf = buffers
+                    .entry(id)
+                    .or_insert_with(|| Out::new(SiteBuf::default(), args.format, true).normalized(args.normalized));
                 match event {
                     Event::Urls { sitemap, urls: batch } => {
                         urls += batch.len() as u64;

@@ -3,6 +3,7 @@
 
 mod oai;
 mod sites;
+mod written;
 
 use axum::Router;
 use axum::http::{StatusCode, Uri};
