@@ -134,8 +134,9 @@ def test_to_pandas_of_an_index_url_follows_children_like_advertools(site):
         mapwright.to_pandas(b + "/sitemap_index.xml")
     assert [u for u, _ in exc.value.failed] == [f"{b}/gone.xml"]
     df = exc.value.frame
-    # Every URL kept, as advertools does (no scope), each with its sitemap.
-    assert sorted(df["loc"]) == sorted([f"{b}/a", f"{b}/b", "https://elsewhere.example/x", f"{b}/c"])
+    # Every URL kept, as advertools does (no scope), each with its sitemap: /b, listed by two
+    # sitemaps, once for each.
+    assert sorted(df["loc"]) == sorted([f"{b}/a", f"{b}/b", "https://elsewhere.example/x", f"{b}/b", f"{b}/c"])
     by = dict(zip(df["loc"], df["sitemap"].astype(str)))
     assert by[f"{b}/a"] == f"{b}/s1.xml" and by[f"{b}/c"] == f"{b}/s2.xml.gz"
     assert df.loc[df["loc"] == f"{b}/c", "lastmod"].iloc[0] == pd.Timestamp("2024-02-03T04:05:06Z")

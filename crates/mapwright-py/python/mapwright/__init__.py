@@ -519,16 +519,17 @@ def to_polars(
         cols = {
             "loc": pl.Series("loc", c["loc"] if pa is None else _arrow_loc(pa, c), dtype=pl.String),
             "lastmod": utc("lastmod", np.frombuffer(c["lastmod"], dtype=np.int64)),
-            "changefreq": pl.Series("changefreq", np.where(cf_codes >= 0, cf_names[np.maximum(cf_codes, 0)], None), dtype=pl.String).cast(pl.Categorical),
+            # Lists, not numpy object arrays: polars makes an Object column of one that starts with None.
+            "changefreq": pl.Series("changefreq", np.where(cf_codes >= 0, cf_names[np.maximum(cf_codes, 0)], None).tolist(), dtype=pl.String).cast(pl.Categorical),
             "priority": pl.Series("priority", np.frombuffer(c["priority"], dtype=np.float64)).fill_nan(None),
-            "sitemap": pl.Series("sitemap", np.where(sm_codes >= 0, sm_names[np.maximum(sm_codes, 0)], None), dtype=pl.String).cast(pl.Categorical),
+            "sitemap": pl.Series("sitemap", np.where(sm_codes >= 0, sm_names[np.maximum(sm_codes, 0)], None).tolist(), dtype=pl.String).cast(pl.Categorical),
         }
         for name, values in c["text"].items():
             cols[name] = pl.Series(name, values, dtype=pl.String)
         meta = c.get("sitemap_meta")
         if meta is not None:
             if any(v is not None for v in meta["etag"]):
-                cols["etag"] = pl.Series("etag", _per_sitemap(np, sm_codes, meta["etag"], None, object), dtype=pl.String)
+                cols["etag"] = pl.Series("etag", _per_sitemap(np, sm_codes, meta["etag"], None, object).tolist(), dtype=pl.String)
             if any(v is not None for v in meta["last_modified"]):
                 # An HTTP date ("Wed, 21 Oct 2015 07:28:00 GMT").
                 parsed = pl.Series(meta["last_modified"], dtype=pl.String).str.strptime(
