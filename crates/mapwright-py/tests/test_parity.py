@@ -233,6 +233,20 @@ def test_the_listed_differences_are_differences(corpus):
     assert theirs.loc[theirs["loc"] == f"{b}/a", "changefreq"].iloc[0] == "daily"
     assert pd.isna(ours.loc[ours["loc"] == f"{b}/a", "changefreq"].iloc[0])
     assert len(theirs) == 3 and list(ours["loc"]) == [f"{b}/a", "https://example.com/"]
+    # White space around a <loc>: advertools keeps it in loc, we trim it.
+    main.add("/spaced.xml", urlset(f"<url><loc>\n  {b}/w  \n</loc></url>\n"))
+    assert list(adv.sitemap_to_df(b + "/spaced.xml")["loc"]) == [f"\n  {b}/w  \n"]
+    assert list(mapwright.to_pandas(b + "/spaced.xml")["loc"]) == [f"{b}/w"]
+    # A sitemap listed twice: advertools fetches it and gives its rows twice, we once.
+    main.add("/twice.xml", sitemapindex(f"{b}/deep.xml", f"{b}/deep.xml"))
+    assert list(adv.sitemap_to_df(b + "/twice.xml")["loc"]) == [f"{b}/deep"] * 2
+    assert list(mapwright.to_pandas(b + "/twice.xml")["loc"]) == [f"{b}/deep"]
+    # Indented extensions: advertools makes columns of the white space between the tags.
+    indented = urlset(f"<url><loc>{b}/i</loc>\n  <image:image>\n    <image:loc>{b}/i.png</image:loc>\n  </image:image>\n</url>\n")
+    main.add("/indented.xml", indented)
+    theirs = adv.sitemap_to_df(b + "/indented.xml")
+    assert "image" in theirs and not theirs["image"][0].strip()
+    assert "image" not in mapwright.to_pandas(b + "/indented.xml")
     # A text sitemap: advertools cannot parse it, we read it.
     main.add("/urls.txt", f"{b}/t1\n{b}/t2\n".encode(), content_type="text/plain")
     with pytest.raises(Exception):
