@@ -15,6 +15,9 @@ pub mod error;
 pub mod oai;
 pub mod remote;
 pub mod robots;
+#[cfg(feature = "arrow")]
+pub mod rows;
+pub mod site_list;
 pub mod sitemap;
 pub mod sites;
 pub mod state;
@@ -28,6 +31,7 @@ pub use error::Error;
 pub use oai::OaiPager;
 pub use remote::{Opener, Remote, RemoteResolver, StrictScope};
 pub use robots::{Robots, RobotsCache};
+pub use site_list::{SiteSummary, site_of};
 pub use sitemap::{ReadReport, SitemapFetch, Visitor, read_remote, read_response};
 pub use sites::{SiteEvent, run_sites};
 pub use state::{Change, SitemapState, SitesMark, State};

@@ -279,6 +279,34 @@ fn names_sitemap(url: &str) -> bool {
     last.contains("sitemap") || [".xml", ".gz", ".txt", ".rss", ".atom"].iter().any(|e| last.ends_with(e))
 }
 
+/// The discovery settings of the keyword arguments (`None`: the fetch crate's default), for
+/// `discover` and `discover_many` alike.
+pub fn config(
+    per_host: Option<usize>,
+    max_depth: Option<usize>,
+    max_sitemaps: Option<usize>,
+    max_urls: Option<u64>,
+    max_bytes: Option<u64>,
+    scope: bool,
+    cross_submission: bool,
+) -> DiscoverConfig {
+    let defaults = DiscoverConfig::default();
+    let mut limits = Limits::default();
+    if let Some(b) = max_bytes {
+        limits.max_bytes = b;
+    }
+    DiscoverConfig {
+        per_host: per_host.unwrap_or(defaults.per_host).max(1),
+        max_depth: max_depth.unwrap_or(defaults.max_depth),
+        max_sitemaps: max_sitemaps.unwrap_or(defaults.max_sitemaps),
+        max_urls: max_urls.unwrap_or(defaults.max_urls),
+        read: ReadOptions { limits },
+        scope,
+        cross_submission,
+        ..defaults
+    }
+}
+
 /// How a discovery starts.
 enum Start {
     /// A site: its robots.txt, else the usual paths.
@@ -332,21 +360,9 @@ pub fn start_discovery(
         "sitemap" => true,
         other => return Err(PyValueError::new_err(format!("dedupe must be 'run' or 'sitemap', not {other:?}"))),
     };
-    let defaults = DiscoverConfig::default();
-    let mut limits = Limits::default();
-    if let Some(b) = max_bytes {
-        limits.max_bytes = b;
-    }
     let config = DiscoverConfig {
-        per_host: per_host.unwrap_or(defaults.per_host).max(1),
-        max_depth: max_depth.unwrap_or(defaults.max_depth),
-        max_sitemaps: max_sitemaps.unwrap_or(defaults.max_sitemaps),
-        max_urls: max_urls.unwrap_or(defaults.max_urls),
-        read: ReadOptions { limits },
-        scope,
-        cross_submission,
         dedupe_per_sitemap,
-        ..defaults
+        ..config(per_host, max_depth, max_sitemaps, max_urls, max_bytes, scope, cross_submission)
     };
     let fetcher = input::fetcher(py, max_bytes, timeout)?;
     let rt = runtime()?;

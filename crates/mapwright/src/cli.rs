@@ -45,6 +45,9 @@ pub enum EntryFormat {
     Csv,
     /// One loc per line.
     Text,
+    /// Apache Parquet, written to --out FILE: the jsonl columns (the extensions as nested
+    /// lists), row group by row group as the rows come, so memory stays flat.
+    Parquet,
 }
 
 #[derive(clap::Args, Debug)]
@@ -53,7 +56,8 @@ pub enum EntryFormat {
 2 bad arguments or a source that cannot be opened.\n\n\
 Examples:\n  mapwright read sitemap.xml\n  mapwright read --format text sitemap.xml.gz | wc -l\n  \
 curl -s https://example.com/sitemap.xml | mapwright read - --url https://example.com/sitemap.xml --strict\n  \
-mapwright read sitemaps/pages.xml --url https://example.com/sitemaps/pages.xml --strict --vouched   # named in robots.txt"
+mapwright read sitemaps/pages.xml --url https://example.com/sitemaps/pages.xml --strict --vouched   # named in robots.txt\n  \
+mapwright read --format parquet --out entries.parquet sitemap.xml.gz"
 )]
 pub struct ReadArgs {
     /// A file path, an http(s) URL, or - for standard input. Format and compression are
@@ -62,6 +66,9 @@ pub struct ReadArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "jsonl")]
     pub format: EntryFormat,
+    /// Write the entries to FILE instead of standard output (needed by --format parquet).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
     /// Where the file was served from (for an http(s) SOURCE: its URL after redirects). The
     /// URLs a sitemap may list are judged against it: same scheme, host and port, and a path
     /// under the sitemap's folder, unless a robots.txt vouches for it (see --vouched).
@@ -100,7 +107,8 @@ Examples:\n  mapwright discover https://example.com/ > urls.jsonl\n  mapwright d
 mapwright discover --sitemaps-only https://example.com/\n  \
 mapwright discover --sitemap https://example.com/sitemap_index.xml\n  \
 mapwright discover --state site.db --changes https://example.com/   # added/removed since the last run\n  \
-mapwright discover --sites hosts.txt --out urls.jsonl --summary sites.jsonl --state run.db --shard 1/4"
+mapwright discover --sites hosts.txt --out urls.jsonl --summary sites.jsonl --state run.db --shard 1/4\n  \
+mapwright discover --sites hosts.txt --format parquet --out urls.parquet --summary sites.jsonl"
 )]
 pub struct DiscoverArgs {
     /// The site: any URL of it (its origin's robots.txt is read first). `https://` is assumed
@@ -128,8 +136,9 @@ pub struct DiscoverArgs {
     /// falls in shard K of N (K from 1 to N), so N machines split one list without talking.
     #[arg(long, value_name = "K/N", value_parser = shard, requires = "sites")]
     pub shard: Option<(u64, u64)>,
-    /// With --sites: write the rows to FILE instead of standard output (needed by --state).
-    #[arg(long, value_name = "FILE", requires = "sites")]
+    /// Write the rows to FILE instead of standard output (needed by --format parquet, and by
+    /// --state with --sites). Parquet rows of --sites come as sites give them (sort by `site`).
+    #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "jsonl")]

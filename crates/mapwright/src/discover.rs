@@ -6,20 +6,54 @@ use crate::http::runtime;
 use crate::output::{print_finding, shown};
 use indicatif::{ProgressBar, ProgressStyle};
 use mapwright_core::{Rule, Severity, UrlEntry};
+use mapwright_fetch::rows::{Columns, ParquetRows};
 use mapwright_fetch::{Change, DiscoverConfig, Discovery, Event, Fetcher, Outcome, SitemapStatus, State, Summary};
 use serde::Serialize;
+use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
 mod sites;
 
 pub fn run(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
+    if args.format == EntryFormat::Parquet {
+        check_parquet(&args)?;
+    }
     let rt = runtime()?;
     match args.sites.clone() {
         Some(list) => rt.block_on(sites::run(args, list)),
         None => rt.block_on(run_async(args)),
     }
+}
+
+/// What `--format parquet` needs and cannot do, said before anything runs.
+fn check_parquet(args: &DiscoverArgs) -> anyhow::Result<()> {
+    if args.out.is_none() {
+        anyhow::bail!(crate::read::NEEDS_OUT);
+    }
+    if args.sitemaps_only || args.changes {
+        anyhow::bail!("--format parquet holds URL rows: use jsonl or csv with --sitemaps-only and --changes");
+    }
+    if args.sites.is_some() && args.state.is_some() {
+        anyhow::bail!(
+            "--state with --sites resumes by cutting the output back to the last site done, which a Parquet file (its footer at the end) cannot be: use jsonl, or split the list with --shard"
+        );
+    }
+    Ok(())
+}
+
+/// A Parquet file of rows with these columns at `path`, created empty.
+pub(crate) fn parquet_out(path: &Path, columns: Columns) -> anyhow::Result<ParquetRows<BufWriter<File>>> {
+    let f = File::create(path).map_err(|e| anyhow::anyhow!("--out {}: {e}", path.display()))?;
+    Ok(ParquetRows::new(BufWriter::with_capacity(256 * 1024, f), columns)?)
+}
+
+/// The error of a text writer given the Parquet format, which goes through `ParquetRows`
+/// (the callers route it there: this is never written).
+pub(crate) fn not_text() -> io::Error {
+    io::Error::other("Parquet rows are written by mapwright_fetch::rows::ParquetRows, not as text")
 }
 
 /// The discovery settings the options describe, for one site or many.
@@ -66,9 +100,17 @@ async fn run_async(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
         bar.enable_steady_tick(Duration::from_millis(120));
         bar
     });
-    let stdout = io::stdout();
-    let mut out =
-        Out::new(BufWriter::with_capacity(256 * 1024, stdout.lock()), args.format, false).normalized(args.normalized);
+    let mut parquet = match (&args.out, args.format) {
+        (Some(path), EntryFormat::Parquet) => Some(parquet_out(path, Columns::DISCOVER.normalized(args.normalized))?),
+        _ => None,
+    };
+    let sink: Box<dyn Write> = match (&args.out, &parquet) {
+        (Some(path), None) => {
+            Box::new(File::create(path).map_err(|e| anyhow::anyhow!("--out {}: {e}", path.display()))?)
+        }
+        _ => Box::new(io::stdout().lock()),
+    };
+    let mut out = Out::new(BufWriter::with_capacity(256 * 1024, sink), args.format, false).normalized(args.normalized);
     let (mut sitemaps, mut urls) = (0u64, 0u64);
     let mut write_err: Option<io::Error> = None;
     while let Some(ev) = rx.recv().await {
@@ -83,6 +125,8 @@ async fn run_async(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
                 }
                 if args.changes || args.sitemaps_only {
                     Ok(())
+                } else if let Some(pq) = parquet.as_mut() {
+                    batch.iter().try_for_each(|u| pq.push_url(u, &sitemap, "")).map_err(io::Error::other)
                 } else {
                     batch.iter().try_for_each(|u| out.url(u, &sitemap, None))
                 }
@@ -140,6 +184,9 @@ async fn run_async(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
         })
         .await?;
         res?;
+    }
+    if let Some(pq) = parquet {
+        pq.finish()?;
     }
     out.w.flush()?;
     if !args.quiet {
@@ -320,6 +367,7 @@ impl<W: Write> Out<W> {
                 serde_json::to_writer(&mut self.w, &j)?;
                 writeln!(self.w)
             }
+            EntryFormat::Parquet => Err(not_text()),
         }
     }
 
@@ -359,6 +407,7 @@ impl<W: Write> Out<W> {
                 serde_json::to_writer(&mut self.w, &j)?;
                 writeln!(self.w)
             }
+            EntryFormat::Parquet => Err(not_text()),
         }
     }
 
@@ -386,6 +435,7 @@ impl<W: Write> Out<W> {
                 )?;
                 writeln!(self.w)
             }
+            EntryFormat::Parquet => Err(not_text()),
         }
     }
 }

@@ -98,6 +98,7 @@ impl<W: Write> EntryWriter<W> {
                 serde_json::to_writer(&mut self.out, &j)?;
                 writeln!(self.out)
             }
+            EntryFormat::Parquet => Err(crate::discover::not_text()),
         }
     }
 

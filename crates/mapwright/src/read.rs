@@ -1,15 +1,62 @@
 //! `mapwright read`: stream the entries of one sitemap to standard output.
 
-use crate::cli::ReadArgs;
+use crate::cli::{EntryFormat, ReadArgs};
 use crate::output::{EntryWriter, print_finding};
 use anyhow::Context;
 use mapwright_core::{Finding, Limits, Loc, ReadOptions, Rule, Severity, SitemapReader, Voucher};
 use mapwright_fetch::StrictScope;
+use mapwright_fetch::rows::{Columns, ParquetRows};
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
 use std::process::ExitCode;
 
+pub(crate) const NEEDS_OUT: &str =
+    "--format parquet needs --out FILE (a Parquet file ends with its footer: it is no stream)";
+
+/// Where the entries go: a text format (to standard output or --out), or a Parquet file.
+enum Sink {
+    Text(EntryWriter<BufWriter<Box<dyn Write>>>),
+    Parquet(Box<ParquetRows<BufWriter<File>>>),
+}
+
+impl Sink {
+    fn open(args: &ReadArgs) -> anyhow::Result<Sink> {
+        match (&args.out, args.format) {
+            (None, EntryFormat::Parquet) => anyhow::bail!(NEEDS_OUT),
+            (Some(path), EntryFormat::Parquet) => Ok(Sink::Parquet(Box::new(crate::discover::parquet_out(
+                path,
+                Columns::READ.normalized(args.normalized),
+            )?))),
+            (path, format) => {
+                let w: Box<dyn Write> = match path {
+                    Some(p) => Box::new(File::create(p).with_context(|| format!("--out {}", p.display()))?),
+                    None => Box::new(io::stdout().lock()),
+                };
+                Ok(Sink::Text(EntryWriter::new(BufWriter::with_capacity(64 * 1024, w), format, args.normalized)))
+            }
+        }
+    }
+
+    fn write(&mut self, e: &mapwright_core::Entry) -> anyhow::Result<()> {
+        match self {
+            Sink::Text(w) => Ok(w.write(e)?),
+            Sink::Parquet(p) => Ok(p.push_entry(e)?),
+        }
+    }
+
+    /// Flushes a text output; ends a Parquet file (its footer written).
+    fn finish(self) -> anyhow::Result<()> {
+        match self {
+            Sink::Text(mut w) => Ok(w.flush()?),
+            Sink::Parquet(p) => p.finish().map(drop).map_err(Into::into),
+        }
+    }
+}
+
 pub fn run(mut args: ReadArgs) -> anyhow::Result<ExitCode> {
+    if args.format == EntryFormat::Parquet && args.out.is_none() {
+        anyhow::bail!(NEEDS_OUT);
+    }
     let name = args.source.display().to_string();
     // An http(s) SOURCE is streamed (remote.rs); its scope is its URL after redirects.
     let opener = if crate::http::is_url(&name) { Some(crate::remote::opener(args.max_bytes)?) } else { None };
@@ -52,8 +99,7 @@ pub fn run(mut args: ReadArgs) -> anyhow::Result<ExitCode> {
         let f = File::open(&args.source).with_context(|| format!("cannot open {name}"))?;
         Box::new(BufReader::with_capacity(64 * 1024, f))
     };
-    let stdout = io::stdout();
-    let mut out = EntryWriter::new(BufWriter::with_capacity(64 * 1024, stdout.lock()), args.format, args.normalized);
+    let mut out = Sink::open(&args)?;
     let stderr = io::stderr();
     let mut err = stderr.lock();
     let report = |f: &Finding, err: &mut io::StderrLock<'_>| -> io::Result<()> {
@@ -65,6 +111,7 @@ pub fn run(mut args: ReadArgs) -> anyhow::Result<ExitCode> {
     let mut reader = match SitemapReader::paged(input, options, pager) {
         Ok(r) => r,
         Err(e) => {
+            out.finish()?;
             writeln!(err, "{name}: error: {e}")?;
             return Ok(ExitCode::from(1));
         }
@@ -95,13 +142,13 @@ pub fn run(mut args: ReadArgs) -> anyhow::Result<ExitCode> {
             }
             Ok(None) => break ExitCode::SUCCESS,
             Err(e) => {
-                out.flush()?;
                 writeln!(err, "{name}: error: {e}")?;
                 break ExitCode::from(1);
             }
         }
     };
-    out.flush()?;
+    // The entries before a fault are kept (a Parquet file is ended properly with them).
+    out.finish()?;
     if reader.dropped_findings() > 0 && !args.quiet {
         writeln!(err, "{name}: {} more diagnostics not shown", reader.dropped_findings())?;
     }

@@ -550,3 +550,64 @@ def to_polars(
         return df
 
     return cast("polars.DataFrame", _frame_of(build, source, max_bytes, errors, pa is not None, scope, normalized))
+
+
+# --- many sites, as Arrow batches (for a distributed engine) ---------------------------------
+
+from ._mapwright import SiteBatches  # noqa: E402
+
+__all__ += ["discover_many", "SiteBatches"]
+
+
+def discover_many(
+    sites: Iterable[str],
+    *,
+    hosts_in_flight: int = 64,
+    per_host: Optional[int] = None,
+    max_depth: Optional[int] = None,
+    max_sitemaps: Optional[int] = None,
+    max_urls: Optional[int] = None,
+    max_bytes: Optional[int] = None,
+    scope: bool = True,
+    cross_submission: bool = True,
+    timeout: Optional[float] = None,
+    errors: OnError = "raise",
+) -> SiteBatches:
+    """Every URL of many sites' sitemaps, as ``pyarrow.RecordBatch``es: ``mapwright discover
+    --sites`` from Python, one call per partition of a distributed engine.
+
+    ``sites`` are lines of a site list (any URL of each site, ``https://`` assumed; blank
+    lines and ``#`` comments skipped), read at the call. ``hosts_in_flight`` sites are
+    discovered at once, each as :func:`discover` would (robots.txt, indexes, scope,
+    deduplication per site, ``per_host`` requests at a time and robots.txt's Crawl-delay).
+    The batches have the columns of the CLI's Parquet (``--format parquet``): ``loc``,
+    ``lastmod`` (as written), ``changefreq``, ``priority``, ``images``, ``videos``, ``news``,
+    ``alternates`` (nested), ``sitemap``, ``site``. They are built in Rust without the GIL
+    and handed to pyarrow without a copy, so the worker's other threads keep running.
+
+    Failures, judged per site as the CLI's ``--summary`` does (``summaries`` holds its line
+    per site once the iterator is exhausted): when no site gave a URL, a :class:`FetchError`
+    naming the first; when some sites failed (no sitemap, an error status, a failed child
+    sitemap) after the batches of the others, a :class:`PartialSitemapError` whose
+    ``failed`` lists ``(site, why)``, or with ``errors="warn"`` a
+    :class:`PartialSitemapWarning`.
+
+    >>> import pyarrow as pa                                               # doctest: +SKIP
+    >>> table = pa.Table.from_batches(mapwright.discover_many(["example.com"]))  # doctest: +SKIP
+    """
+    if isinstance(sites, (str, bytes)):
+        raise TypeError("sites must be an iterable of site URLs (a list of str), not one string")
+    _require("pyarrow", "arrow", "discover_many")
+    return _mapwright.start_discover_many(
+        [str(s) for s in sites],
+        hosts_in_flight=hosts_in_flight,
+        per_host=per_host,
+        max_depth=max_depth,
+        max_sitemaps=max_sitemaps,
+        max_urls=max_urls,
+        max_bytes=max_bytes,
+        scope=scope,
+        cross_submission=cross_submission,
+        timeout=timeout,
+        errors=errors,
+    )

@@ -130,3 +130,26 @@ def write_set(
     extensions: Optional[list[str]] = ...,
 ) -> dict[str, Any]: ...
 def columns(source: Any, arrow: bool = ..., errors: str = ..., normalized: bool = ...) -> dict[str, Any]: ...
+
+class SiteBatches(Iterator[Any]):
+    """``pyarrow.RecordBatch``es of URL rows (pyarrow has no type hints: ``Any``)."""
+
+    summaries: list[dict[str, Any]]
+    rows: int
+    schema: Any
+    def __iter__(self) -> "SiteBatches": ...
+    def __next__(self) -> Any: ...
+
+def start_discover_many(
+    sites: list[str],
+    hosts_in_flight: int = ...,
+    per_host: Optional[int] = ...,
+    max_depth: Optional[int] = ...,
+    max_sitemaps: Optional[int] = ...,
+    max_urls: Optional[int] = ...,
+    max_bytes: Optional[int] = ...,
+    scope: bool = ...,
+    cross_submission: bool = ...,
+    timeout: Optional[float] = ...,
+    errors: str = ...,
+) -> SiteBatches: ...

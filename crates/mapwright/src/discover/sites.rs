@@ -6,12 +6,12 @@
 //! outputs' lengths, so a resumed run cuts off whatever a kill left half-written.
 
 use super::{Out, csv_header, report_sitemap, say};
-use crate::cli::{DiscoverArgs, EntryFormat, site_url};
+use crate::cli::{DiscoverArgs, EntryFormat};
 use crate::output::print_finding;
 use indicatif::{ProgressBar, ProgressStyle};
 use mapwright_core::{Rule, Severity};
-use mapwright_fetch::{Error, Event, Fetcher, SiteEvent, State, Summary, run_sites};
-use serde::Serialize;
+use mapwright_fetch::rows::Columns;
+use mapwright_fetch::{Event, Fetcher, SiteEvent, SiteSummary, State, run_sites, site_of};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufWriter, IsTerminal, Read, Seek, SeekFrom, Write};
@@ -55,7 +55,16 @@ pub async fn run(args: DiscoverArgs, list: PathBuf) -> anyhow::Result<ExitCode> 
             "--state with --sites needs --out FILE: a resumed run cuts the rows of a site a kill left half-written off that file"
         );
     }
-    let mut out = Output::open(args.out.as_deref(), mark.out_len, "--out")?;
+    // Parquet rows go to their own writer as they come (a row group at a time), never through
+    // the per-site buffers: a site's rows are tagged with it, and --state is refused with it.
+    let mut parquet = match (&args.out, args.format) {
+        (Some(path), EntryFormat::Parquet) => {
+            Some(super::parquet_out(path, Columns::SITES.normalized(args.normalized))?)
+        }
+        _ => None,
+    };
+    let rows_path = if parquet.is_some() { None } else { args.out.as_deref() };
+    let mut out = Output::open(rows_path, mark.out_len, "--out")?;
     let mut summary_out = match &args.summary {
         Some(p) => Some(Output::open(Some(p), mark.summary_len, "--summary")?),
         None => None,
@@ -91,6 +100,8 @@ pub async fn run(args: DiscoverArgs, list: PathBuf) -> anyhow::Result<ExitCode> 
                         urls += batch.len() as u64;
                         if args.sitemaps_only {
                             Ok(())
+                        } else if let Some(pq) = parquet.as_mut() {
+                            batch.iter().try_for_each(|u| pq.push_url(u, &sitemap, &site)).map_err(Into::into)
                         } else {
                             batch.iter().try_for_each(|u| buf.url(u, &sitemap, Some(&site))).map_err(Into::into)
                         }
@@ -151,6 +162,9 @@ pub async fn run(args: DiscoverArgs, list: PathBuf) -> anyhow::Result<ExitCode> 
         return Err(e);
     }
     fed?;
+    if let Some(pq) = parquet {
+        pq.finish()?;
+    }
     out.w.flush()?;
     let earlier_failed = mark.failed;
     if !args.quiet {
@@ -236,19 +250,6 @@ fn open_list(list: &Path) -> anyhow::Result<Box<dyn BufRead + Send>> {
     Ok(Box::new(io::BufReader::new(f)))
 }
 
-/// A line of the list as the site it names: `None` for a blank or `#` line. A line that is no
-/// URL is kept as written: its discovery fails, and its summary line says why.
-fn site_of(line: &str) -> Option<String> {
-    let t = line.trim();
-    if t.is_empty() || t.starts_with('#') {
-        return None;
-    }
-    Some(match site_url(t) {
-        Ok(full) => url::Url::parse(&full).map(|u| u.to_string()).unwrap_or(full),
-        Err(_) => t.to_string(),
-    })
-}
-
 /// Whether `site` falls in shard K of N: its xxh3-64 modulo N is K - 1.
 fn in_shard(site: &str, shard: Option<(u64, u64)>) -> bool {
     shard.is_none_or(|(k, n)| xxhash_rust::xxh3::xxh3_64(site.as_bytes()) % n == k - 1)
@@ -279,94 +280,6 @@ fn progress_bar(list: &Path, shard: Option<(u64, u64)>) -> ProgressBar {
     };
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
-}
-
-/// One line of `--summary`.
-#[derive(Serialize)]
-struct SiteSummary<'a> {
-    site: &'a str,
-    /// Whether the site gave URLs (sitemaps with --sitemaps-only) and no sitemap failed.
-    ok: bool,
-    /// Why the discovery ended: `complete`, `url-limit`, `sitemap-limit`, `no-sitemap`,
-    /// `no-urls` or `error` (the site could not be started).
-    ended: &'static str,
-    /// What went wrong, when something did.
-    error: Option<String>,
-    seeds_from: Option<&'a str>,
-    sitemaps: u64,
-    not_modified: u64,
-    sitemaps_failed: usize,
-    not_followed: u64,
-    urls: u64,
-    duplicates: u64,
-    out_of_scope: u64,
-    bytes: u64,
-    seconds: f64,
-    /// The first failures, sitemap and reason (all are counted in `sitemaps_failed`).
-    failures: Vec<(&'a str, &'a str)>,
-}
-
-impl<'a> SiteSummary<'a> {
-    fn of(site: &'a str, result: &'a Result<Summary, Error>, sitemaps_only: bool) -> Self {
-        let s = match result {
-            Ok(s) => s,
-            Err(e) => {
-                return SiteSummary {
-                    site,
-                    ok: false,
-                    ended: "error",
-                    error: Some(e.to_string()),
-                    seeds_from: None,
-                    sitemaps: 0,
-                    not_modified: 0,
-                    sitemaps_failed: 0,
-                    not_followed: 0,
-                    urls: 0,
-                    duplicates: 0,
-                    out_of_scope: 0,
-                    bytes: 0,
-                    seconds: 0.0,
-                    failures: Vec::new(),
-                };
-            }
-        };
-        let failures: Vec<(&str, &str)> = s.failed.iter().take(10).map(|(u, w)| (u.as_str(), w.as_str())).collect();
-        let first_failure = failures.first().map(|(u, w)| format!("{u}: {w}"));
-        let read = s.fetched + s.not_modified + s.skipped;
-        let (ended, error) = if read == 0 {
-            let why = match &first_failure {
-                Some(f) => format!("no sitemap could be read ({} failed; first: {f})", s.failed.len()),
-                None => "no sitemap found: robots.txt names none and no usual path answered".to_string(),
-            };
-            ("no-sitemap", Some(why))
-        } else if s.urls == 0 && !sitemaps_only {
-            ("no-urls", Some(first_failure.clone().unwrap_or_else(|| "the sitemaps list no URL".to_string())))
-        } else if s.over_limit > 0 {
-            ("url-limit", first_failure)
-        } else if s.over_sitemap_limit > 0 {
-            ("sitemap-limit", first_failure)
-        } else {
-            ("complete", first_failure)
-        };
-        let ok = matches!(ended, "complete" | "url-limit" | "sitemap-limit") && s.failed.is_empty();
-        SiteSummary {
-            site,
-            ok,
-            ended,
-            error,
-            seeds_from: Some(&s.seeds_from),
-            sitemaps: s.fetched,
-            not_modified: s.not_modified,
-            sitemaps_failed: s.failed.len(),
-            not_followed: s.not_followed,
-            urls: s.urls,
-            duplicates: s.duplicates,
-            out_of_scope: s.out_of_scope,
-            bytes: s.bytes,
-            seconds: (s.elapsed.as_secs_f64() * 1000.0).round() / 1000.0,
-            failures,
-        }
-    }
 }
 
 /// An output (a file, or standard output) that knows its length, so the state can record it.

@@ -2,6 +2,7 @@
 //! 127.0.0.1:0 by the test.
 
 mod oai;
+mod parquet;
 mod sites;
 mod written;
 
