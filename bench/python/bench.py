@@ -131,6 +131,7 @@ REAL_MIN_CPU = 0.05
 REAL_CASES = [
     ("mapwright", "read: iterate entries", False, "import mapwright\ndef one(src):\n    return sum(1 for e in mapwright.read(src))"),
     ("lxml", "iterparse loop, builds nothing", False, LXML_LOOP + "\none = lxml_count"),
+    ("mapwright", "read: iterate entries (by URL)", True, "import mapwright\ndef one(src):\n    return sum(1 for e in mapwright.read(src))"),
     ("mapwright", "to_pandas (by URL)", True, "import mapwright, pandas\ndef one(src):\n    return len(mapwright.to_pandas(src))"),
     ("advertools", "sitemap_to_df (by URL)", True,
      "import logging, advertools as adv\nlogging.disable(logging.WARNING)\n"
