@@ -55,8 +55,8 @@ target_dir() {
 
 # The Python package's test venv (pinned requirements), inside cargo's target folder. The
 # requirements are downloaded once into a wheelhouse beside it (again when requirements.txt
-# changes), and every venv of the tests installs from there without the network: this one, and
-# the fresh venv in which tests/test_wheel.py installs the built wheel.
+# changes), and the package's venvs install from there without the network: this one, and the
+# fresh venv into which tests/test_wheel.py installs the built wheel.
 python_venv() {
   local target venv house requirements=crates/mapwright-py/tests/requirements.txt
   target=$(target_dir) || return 1
@@ -88,7 +88,7 @@ schemathesis_venv() {
 # PyPI but in the dev profile: abi3, manylinux_2_17 (zig links it against glibc 2.17's symbols
 # and maturin checks the tag), stripped; with its sdist. zig's target build shares nothing with
 # the tests' (another target triple, another C compiler), so it compiles the extension's whole
-# dependency graph: some 300 CPU seconds, given to it at the lowest priority while the Rust
+# dependency graph (205 to 298 CPU seconds measured), at the lowest priority while the Rust
 # tests run (they leave more than a core idle on 2 cores, waiting on PostgreSQL, sockets and
 # timers), in a target folder of its own (cargo locks the folder it builds in).
 python_wheel() {
