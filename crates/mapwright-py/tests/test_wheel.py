@@ -167,10 +167,11 @@ def test_the_wheel_runs_the_examples_in_a_fresh_venv_without_rust(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, env=env)
     python = str(venv / "bin/python")
-    # Only wheels, only from the folders given: a build from source (which would need Rust) is
-    # impossible, and the extras resolve from the wheel's own metadata.
+    # Only wheels, only from the wheelhouse: a build from source (which would need Rust) is
+    # impossible, and the extras resolve from the wheel's own metadata. The wheel by its path
+    # ("mapwright" on PyPI is another project).
     subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-index", "--only-binary", ":all:",
-                    "--find-links", house, "--find-links", str(wheel.parent), "mapwright[pandas,polars]", "pytest"],
+                    "--find-links", house, f"{wheel}[pandas,polars]", "pytest"],
                    check=True, env=env)
     where = subprocess.run(
         [python, "-c", "import shutil, mapwright; assert shutil.which('cargo') is None and shutil.which('rustc') is None; print(mapwright._mapwright.__file__)"],
