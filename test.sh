@@ -53,15 +53,25 @@ target_dir() {
   cargo metadata --format-version 1 --no-deps --locked | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])'
 }
 
-# The Python package's test venv (pinned requirements), inside cargo's target folder.
+# The Python package's test venv (pinned requirements), inside cargo's target folder. The
+# requirements are downloaded once into a wheelhouse beside it (again when requirements.txt
+# changes), and the package's venvs install from there without the network: this one, and the
+# fresh venv into which tests/test_wheel.py installs the built wheel.
 python_venv() {
-  local venv
-  venv="$(target_dir)/py-venv" || return 1
+  local target venv house requirements=crates/mapwright-py/tests/requirements.txt
+  target=$(target_dir) || return 1
+  venv="$target/py-venv"
+  house="$target/py-wheelhouse"
+  if ! cmp -s "$requirements" "$house/requirements.txt"; then
+    rm -rf "$house"
+    python3 -m pip download -q --disable-pip-version-check --only-binary :all: -d "$house" -r "$requirements" || return 1
+    cp "$requirements" "$house/requirements.txt"
+  fi
   # A venv whose scripts no longer run (the target folder was moved: their #! names the old
   # path) is made again.
   if [ -x "$venv/bin/maturin" ] && ! "$venv/bin/maturin" --version >/dev/null 2>&1; then rm -rf "$venv"; fi
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv" || return 1
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r crates/mapwright-py/tests/requirements.txt
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-index --find-links "$house" -r "$requirements"
 }
 
 SCHEMATHESIS_VERSION=4.32.5
@@ -72,6 +82,27 @@ schemathesis_venv() {
   if [ ! -x "$venv/bin/schemathesis" ]; then
     python3 -m venv "$venv" && "$venv/bin/pip" install -q "schemathesis==$SCHEMATHESIS_VERSION" || return 1
   fi
+}
+
+# The wheel is built once, as the release workflow (.github/workflows/python.yml) builds it for
+# PyPI but in the dev profile: abi3, manylinux_2_17 (zig links it against glibc 2.17's symbols
+# and maturin checks the tag), stripped; with its sdist. zig's target build shares nothing with
+# the tests' (another target triple, another C compiler), so it compiles the extension's whole
+# dependency graph (205 to 298 CPU seconds measured), at the lowest priority while the Rust
+# tests run (they leave more than a core idle on 2 cores, waiting on PostgreSQL, sockets and
+# timers), in a target folder of its own (cargo locks the folder it builds in).
+python_wheel() {
+  local target venv wheels
+  target=$(target_dir) || return 1
+  venv="$target/py-venv"
+  wheels="$target/py-wheels"
+  rm -rf "$wheels"
+  # PATH: maturin finds zig as `python3 -m ziglang` of the venv (ziglang is pinned there).
+  (cd crates/mapwright-py &&
+    PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$target/py-wheel" nice -n 19 \
+      maturin build --profile dev --locked --quiet --zig --compatibility manylinux_2_17 \
+        --interpreter "$venv/bin/python" --out "$wheels" &&
+    PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$target/py-wheel" maturin sdist --out "$wheels")
 }
 
 provision_log=$(mktemp)
@@ -90,20 +121,30 @@ if [ $provisioned != 0 ]; then
   echo "test.sh: installing what the tests need failed" >&2
   exit 2
 fi
+# The Python package's wheel builds while the Rust tests run (python_wheel, above).
+wheel_log=$(mktemp)
+python_wheel > "$wheel_log" 2>&1 &
+wheel_build=$!
 cargo test --workspace --locked --no-fail-fast || failed+=("cargo test")
 
 # --- Python: the package crates/mapwright-py, built by maturin, tested by pytest ---------------
-# In a venv inside cargo's target folder, so nothing global changes; the extension is built
-# there too (dev profile, as the tests above), so it reuses what they compiled. The tests
-# compare with the CLI the cargo tests built. pytest's "no tests ran" (exit 5) is a failure too.
+# The wheel is installed into the test venv (inside cargo's target folder, so nothing global
+# changes) and the whole pytest suite runs on the installed package; tests/test_wheel.py checks
+# the wheel and the sdist (tags, auditwheel, the glibc symbols, no symbol table, the sdist
+# resolving offline) and installs the wheel into a fresh venv without Rust on PATH to run the
+# examples there. The tests compare with the CLI the cargo tests built. pytest's "no tests ran"
+# (exit 5) is a failure too.
 python_tests() {
-  local target venv
+  local target venv wheels built
   target=$(target_dir) || return 1
   venv="$target/py-venv"
-  (cd crates/mapwright-py && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$target" \
-    maturin develop --profile dev --locked --quiet) || return 1
-  # The CLI the cargo tests built (the tests build it themselves if it is missing).
-  MAPWRIGHT_BIN="$target/debug/mapwright" "$venv/bin/python" -m pytest -q -p no:cacheprovider crates/mapwright-py/tests
+  wheels="$target/py-wheels"
+  wait "$wheel_build"; built=$?
+  cat "$wheel_log" >&2
+  [ $built = 0 ] || return 1
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-index --no-deps --force-reinstall "$wheels"/*.whl || return 1
+  MAPWRIGHT_WHEELS="$wheels" MAPWRIGHT_WHEELHOUSE="$target/py-wheelhouse" MAPWRIGHT_BIN="$target/debug/mapwright" \
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider crates/mapwright-py/tests
 }
 python_tests || failed+=("python tests")
 

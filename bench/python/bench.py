@@ -5,7 +5,11 @@
     bench/python/.venv/bin/python bench/python/bench.py [--runs 3] [--skip-slow]
 
 Corpus: ../shared/bench's generator (s50k.xml: 50,000 URLs, 10 MB; big/: an index of 20
-gzipped parts, 1,000,000 URLs), served on 127.0.0.1 for the peers that fetch by URL.
+gzipped parts, 1,000,000 URLs), served on 127.0.0.1 for the peers that fetch by URL; and,
+in the same run, the real files of ../shared/realworld (every urlset with a URL that lxml
+reads: what real generators write, 1 to 259 URLs a file), each read in a loop until it has
+taken REAL_MIN_CPU seconds of CPU (after one read not timed), so a file's figure is a rate and
+not one clock tick; per file, the rate is compared with the bare lxml loop's on the same file.
 Every case runs in a fresh interpreter (imports done before the clock starts); it reports
 URLs, wall seconds, CPU seconds of the process (user + system, every thread: mapwright's
 reader thread and HTTP runtime included; the loopback server's are nobody's) and peak RSS,
@@ -43,6 +47,7 @@ ap.add_argument("--runs", type=int, default=3, help="timed runs per fast case (s
 ap.add_argument("--skip-slow", action="store_true", help="skip USP and advertools on the 1M-URL index")
 ap.add_argument("--out", help="write the Markdown table here too")
 ap.add_argument("--only", help="run only the cases whose 'library what corpus' matches this regular expression")
+ap.add_argument("--skip-real", action="store_true", help="skip the real files of ../shared/realworld")
 a = ap.parse_args()
 
 BASE = f"http://127.0.0.1:{a.port}"
@@ -115,6 +120,42 @@ CASES = [
      "n = int(adv.sitemap_to_df(INDEX_URL)['loc'].notna().sum())"),
 ]
 
+# The real files: every urlset of ../shared/realworld whose URLs lxml counts (the manifest's
+# url_count, computed with lxml by the corpus' author): not the empty one, not the two that are
+# not well-formed (lxml stops on them; mapwright too, with the position).
+REALWORLD = pathlib.Path(a.shared) / "realworld"
+REAL_FILES = [(f["file"], f["url_count"]) for f in json.loads((REALWORLD / "manifest.json").read_text())
+              if f["kind"] == "urlset" and f["url_count"] > 0 and not f["file"].startswith("broken-")]
+REAL_MIN_CPU = 0.05
+# Each real case: (peer, what, by URL?, setup defining `one(source) -> URLs`).
+REAL_CASES = [
+    ("mapwright", "read: iterate entries", False, "import mapwright\ndef one(src):\n    return sum(1 for e in mapwright.read(src))"),
+    ("lxml", "iterparse loop, builds nothing", False, LXML_LOOP + "\none = lxml_count"),
+    ("mapwright", "read: iterate entries (by URL)", True, "import mapwright\ndef one(src):\n    return sum(1 for e in mapwright.read(src))"),
+    ("mapwright", "to_pandas (by URL)", True, "import mapwright, pandas\ndef one(src):\n    return len(mapwright.to_pandas(src))"),
+    ("advertools", "sitemap_to_df (by URL)", True,
+     "import logging, advertools as adv\nlogging.disable(logging.WARNING)\n"
+     "def one(src):\n    return int(adv.sitemap_to_df(src)['loc'].notna().sum())"),
+    ("ultimate-sitemap-parser", "SitemapFetcher (by URL)", True, USP_COUNT + "\none = usp_count"),
+]
+REAL_RUNNER = """
+import os, sys, time, resource, json
+{setup}
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+out = {{}}
+for name, src in {sources!r}:
+    n = one(src)
+    reps, t, c = 0, time.perf_counter(), cpu()
+    while reps < 3 or cpu() - c < {min_cpu}:
+        n = one(src)
+        reps += 1
+    out[name] = [n, reps, time.perf_counter() - t, cpu() - c]
+print(json.dumps(out))
+"""
+
+
 RUNNER = """
 import os, sys, time, resource, json
 S50K, S50K_URL, INDEX_PATH, INDEX_URL = {paths!r}
@@ -137,7 +178,44 @@ def run_case(setup: str, code: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def run_real(setup: str, by_url: bool) -> dict:
+    """{file: (URLs, CPU s per read, wall s per read)} of one pass over the real files, in a fresh interpreter."""
+    sources = [(name, f"{BASE}/realworld/{name}" if by_url else str(REALWORLD / "files" / name)) for name, _ in REAL_FILES]
+    script = REAL_RUNNER.format(setup=textwrap.dedent(setup), sources=sources, min_cpu=REAL_MIN_CPU)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    if out.returncode != 0:
+        return {"error": (out.stderr.strip().splitlines() or ["?"])[-1]}
+    return {k: (n, c / reps, s / reps) for k, (n, reps, s, c) in json.loads(out.stdout.strip().splitlines()[-1]).items()}
+
+
+def real_rows() -> list:
+    """Per real case: (peer, what, {file: (URLs, CPU s, wall s)} medians of --runs, note)."""
+    rows = []
+    for peer, what, by_url, setup in REAL_CASES:
+        if a.only and not re.search(a.only, f"{peer} {what} realworld"):
+            continue
+        passes = [run_real(setup, by_url) for _ in range(a.runs)]
+        ok = [p for p in passes if "error" not in p]
+        if not ok:
+            rows.append((peer, what, {}, f"error: {passes[0]['error']}"))
+            print(f"{peer} {what} realworld: ERROR {passes[0]['error']}", file=sys.stderr)
+            continue
+        per_file = {name: (ok[0][name][0], statistics.median(p[name][1] for p in ok), statistics.median(p[name][2] for p in ok))
+                    for name, _ in REAL_FILES}
+        wrong = [f"{name} {per_file[name][0]}/{expected}" for name, expected in REAL_FILES if per_file[name][0] != expected]
+        rows.append((peer, what, per_file, f"MISMATCH: {', '.join(wrong)}" if wrong else ""))
+        urls = sum(v[0] for v in per_file.values())
+        cpu = sum(v[1] for v in per_file.values())
+        print(f"{peer:24} {what:44} realworld {cpu:8.4f} cpu-s {urls / cpu:12,.0f} URLs/cpu-s {rows[-1][3]}", file=sys.stderr)
+    return rows
+
+
 def main() -> None:
+    # The real files are served beside the corpus, at /realworld/.
+    link = pathlib.Path(a.corpus) / "realworld"
+    if not link.is_symlink():
+        link.symlink_to(REALWORLD / "files")
+    load_before = os.getloadavg()
     server = subprocess.Popen([sys.executable, "-m", "http.server", str(a.port), "--bind", "127.0.0.1", "--directory", a.corpus],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -166,16 +244,17 @@ def main() -> None:
             rss = max(r["rss_mb"] for r in ok)
             rows.append((peer, what, corpus, secs, cpu, n / cpu, rss, note))
             print(f"{peer:24} {what:44} {corpus:9} {secs:8.3f} s {cpu:8.3f} cpu-s {n / cpu:12,.0f} URLs/cpu-s {rss:7.0f} MB {note}", file=sys.stderr)
+        reals = [] if a.skip_real else real_rows()
     finally:
         server.terminate()
         server.wait()
-    table = render(rows)
+    table = render(rows, reals, load_before, os.getloadavg())
     print(table)
     if a.out:
         pathlib.Path(a.out).write_text(table)
 
 
-def render(rows) -> str:
+def render(rows, reals, load_before, load_after) -> str:
     import platform
 
     def peer_version(name: str) -> str:
@@ -189,6 +268,8 @@ def render(rows) -> str:
     lines = [
         f"Python {platform.python_version()}, {os.cpu_count()} cores; "
         + ", ".join(f"{p} {peer_version(p)}" for p in ("mapwright", "ultimate-sitemap-parser", "advertools", "lxml", "pandas")),
+        f"Load average (1, 5, 15 min) at the start {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, "
+        f"at the end {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}.",
         "",
         "| library | what | corpus | wall s | CPU s | URLs per CPU s | peak RSS (MB) | note |",
         "|---|---|---|---:|---:|---:|---:|---|",
@@ -198,7 +279,63 @@ def render(rows) -> str:
             lines.append(f"| {peer} | {what} | {corpus} | | | | | error: {note} |")
         else:
             lines.append(f"| {peer} | {what} | {corpus} | {secs:.3f} | {cpu:.3f} | {rate:,.0f} | {rss:.0f} | {note} |")
+    if reals:
+        lines += render_real(rows, reals)
     return "\n".join(lines) + "\n"
+
+
+def render_real(rows, reals) -> list:
+    """The real files: each case over all of them (URLs per CPU second of one pass), its ratio to
+    the bare lxml loop file by file (lowest, median, highest), and the same ratio on s50k.xml from
+    the table above; then file by file."""
+    def rate(per_file, name=None):
+        items = [per_file[name]] if name else list(per_file.values())
+        return sum(v[0] for v in items) / sum(v[1] for v in items)
+
+    base = {(p, w): f for p, w, f, _ in reals}
+    lxml = base.get(("lxml", "iterparse loop, builds nothing"))
+    adv = base.get(("advertools", "sitemap_to_df (by URL)"))
+    # The same case on s50k.xml (the same peer and "what", by URL where the real one is).
+    synthetic = {(r[0], r[1]): r[5] for r in rows if r[2] == "s50k.xml" and r[5]}
+    s_lxml = synthetic.get(("lxml", "iterparse loop, builds nothing"))
+    s_adv = synthetic.get(("advertools", "sitemap_to_df (by URL)"))
+    n_files, n_urls = len(REAL_FILES), sum(n for _, n in REAL_FILES)
+    lines = [
+        "",
+        f"Real files: {n_files} urlsets of ../shared/realworld, {n_urls} URLs (1 to {max(n for _, n in REAL_FILES)} a file); "
+        f"each read in a loop for {REAL_MIN_CPU} CPU s after one untimed read, medians of {a.runs} passes. "
+        "Ratios: per real file, the CPU of one read by the peer over the CPU of one read by the case (lowest / median / highest); "
+        "on s50k.xml, of URLs per CPU second in this run.",
+        "",
+        "| library | what | URLs per CPU s (all files) | x lxml loop, real files | x lxml loop, s50k.xml | x advertools, real files | x advertools, s50k.xml | note |",
+        "|---|---|---:|---|---:|---|---:|---|",
+    ]
+
+    def spread(per_file, ref):
+        # Per file, how many times less CPU one read of it takes: the same file read by both, so
+        # a URL one of them drops (a relative <loc>, which mapwright does not list) does not turn
+        # a speed into a zero.
+        if not ref:
+            return ""
+        ratios = sorted(ref[f][1] / per_file[f][1] for f in per_file)
+        return f"{ratios[0]:.2f} / {statistics.median(ratios):.2f} / {ratios[-1]:.2f}"
+
+    for peer, what, per_file, note in reals:
+        if not per_file:
+            lines.append(f"| {peer} | {what} | | | | | | {note} |")
+            continue
+        s = synthetic.get((peer, what))
+        on_lxml = f"{s / s_lxml:.2f}" if s and s_lxml else ""
+        on_adv = f"{s / s_adv:.2f}" if s and s_adv else ""
+        lines.append(f"| {peer} | {what} | {rate(per_file):,.0f} | {spread(per_file, lxml)} | {on_lxml} | "
+                     f"{spread(per_file, adv)} | {on_adv} | {note} |")
+    names = [f"{p} {w}" for p, w, f, _ in reals if f]
+    lines += ["", "URLs per CPU second, file by file:", "",
+              "| file | URLs | " + " | ".join(names) + " |", "|---|---:|" + "---:|" * len(names)]
+    for name, expected in REAL_FILES:
+        cells = [f"{rate(f, name):,.0f}" for _, _, f, _ in reals if f]
+        lines.append(f"| {name} | {expected} | " + " | ".join(cells) + " |")
+    return lines
 
 
 if __name__ == "__main__":
