@@ -172,7 +172,7 @@ def test_to_pandas_raises_on_a_broken_file():
 def test_frames_without_their_library_name_the_extra(monkeypatch, entry, extra, missing):
     # A module set to None in sys.modules fails to import, as an absent one does.
     monkeypatch.setitem(__import__("sys").modules, missing, None)
-    with pytest.raises(ImportError, match=rf"pip install 'mapwright\[{extra}\]'") as exc:
+    with pytest.raises(ImportError, match=rf"pip install 'mapwright-sitemaps\[{extra}\]'") as exc:
         getattr(mapwright, entry)(b"https://example.com/a\n")
     assert f"needs {missing}" in str(exc.value)
 

@@ -45,8 +45,8 @@ def built(kind: str) -> pathlib.Path:
     """The one wheel (`kind` "whl") or sdist ("tar.gz") of $MAPWRIGHT_WHEELS."""
     folder = os.environ.get("MAPWRIGHT_WHEELS")
     assert folder, "MAPWRIGHT_WHEELS is not set: test.sh builds the wheel and the sdist and sets it"
-    found = sorted(pathlib.Path(folder).glob(f"mapwright-*.{kind}"))
-    assert len(found) == 1, f"one mapwright-*.{kind} expected in {folder}, found {found}"
+    found = sorted(pathlib.Path(folder).glob(f"mapwright_sitemaps-*.{kind}"))
+    assert len(found) == 1, f"one mapwright_sitemaps-*.{kind} expected in {folder}, found {found}"
     return found[0]
 
 
@@ -59,12 +59,12 @@ def wheel_so(wheel: zipfile.ZipFile) -> bytes:
 def test_the_wheel_is_abi3_manylinux_2_17_with_the_package_and_nothing_else():
     path = built("whl")
     name, version, _, tags = parse_wheel_filename(path.name)
-    assert name == "mapwright"
+    assert name == "mapwright-sitemaps"
     # One wheel for every CPython from 3.9 (abi3), for glibc 2.17 and later (manylinux2014 is its
     # older name, which pip before 20.3 reads).
     assert tags == frozenset({Tag("cp39", "abi3", "manylinux_2_17_x86_64"), Tag("cp39", "abi3", "manylinux2014_x86_64")})
     with zipfile.ZipFile(path) as wheel:
-        info = f"mapwright-{version}.dist-info"
+        info = f"mapwright_sitemaps-{version}.dist-info"
         names = set(wheel.namelist())
         # maturin adds the Rust dependencies' SBOM (CycloneDX) to the dist-info.
         assert names == {
@@ -73,8 +73,8 @@ def test_the_wheel_is_abi3_manylinux_2_17_with_the_package_and_nothing_else():
         }, names
         meta = email.parser.Parser().parsestr(wheel.read(f"{info}/METADATA").decode())
         wheel_file = email.parser.Parser().parsestr(wheel.read(f"{info}/WHEEL").decode())
-    assert meta["Name"] == "mapwright" and meta["Requires-Python"] == ">=3.9"
-    assert set(meta.get_all("Provides-Extra")) == {"pandas", "polars"}
+    assert meta["Name"] == "mapwright-sitemaps" and meta["Requires-Python"] == ">=3.9"
+    assert set(meta.get_all("Provides-Extra")) == {"pandas", "polars", "arrow"}
     # The package README is the project page's description.
     assert meta.get_payload().strip().startswith("# mapwright for Python")
     assert wheel_file["Root-Is-Purelib"] == "false"
@@ -115,8 +115,8 @@ def test_auditwheel_agrees():
 def test_the_sdist_builds_offline_from_its_own_files():
     sdist = built("tar.gz")
     name, version = parse_sdist_filename(sdist.name)
-    assert name == "mapwright" and str(version) == parse_wheel_filename(built("whl").name)[1].public
-    root = f"mapwright-{version}"
+    assert name == "mapwright-sitemaps" and str(version) == parse_wheel_filename(built("whl").name)[1].public
+    root = f"mapwright_sitemaps-{version}"
     with tarfile.open(sdist) as tar:
         names = set(tar.getnames())
         for needed in ("pyproject.toml", "Cargo.toml", "Cargo.lock", "PKG-INFO", "backend/mapwright_build.py",
@@ -169,7 +169,7 @@ def test_the_wheel_runs_the_examples_in_a_fresh_venv_without_rust(tmp_path):
     python = str(venv / "bin/python")
     # Only wheels, only from the wheelhouse: a build from source (which would need Rust) is
     # impossible, and the extras resolve from the wheel's own metadata. The wheel by its path
-    # ("mapwright" on PyPI is another project).
+    # (the distribution is "mapwright-sitemaps": "mapwright" on PyPI is another project).
     subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-index", "--only-binary", ":all:",
                     "--find-links", house, f"{wheel}[pandas,polars]", "pytest"],
                    check=True, env=env)

@@ -363,7 +363,7 @@ def _require(module: str, extra: str, what: str) -> Any:
     except ImportError as e:
         raise ImportError(
             f"mapwright.{what} needs {module}, which is not installed: "
-            f"pip install 'mapwright[{extra}]' (or pip install {module})"
+            f"pip install 'mapwright-sitemaps[{extra}]' (or pip install {module})"
         ) from e
 
 
