@@ -32,6 +32,12 @@ fn discover_config(args: &DiscoverArgs) -> DiscoverConfig {
         sitemaps_only: args.sitemaps_only,
         scope: !args.no_scope,
         cross_submission: !args.no_cross_submission,
+        site_deadline: match args.site_deadline {
+            // Past what a Duration holds is no limit either.
+            Some(secs) if secs > 0.0 => Duration::try_from_secs_f64(secs).ok(),
+            Some(_) => None,
+            None => args.sites.is_some().then_some(mapwright_fetch::DEFAULT_SITE_DEADLINE),
+        },
         ..DiscoverConfig::default()
     }
 }
@@ -145,7 +151,7 @@ async fn run_async(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
         print_summary(&summary);
     }
     let nothing = summary.fetched + summary.not_modified + summary.skipped == 0;
-    Ok(if !summary.failed.is_empty() || nothing { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if !summary.failed.is_empty() || nothing || summary.deadline { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 /// A line on standard error that does not break the progress bar.
@@ -186,6 +192,9 @@ fn print_summary(s: &Summary) {
     eprintln!("mapwright: {:.1} MB received in {secs:.2} s ({rate:.0} URLs/s)", s.bytes as f64 / 1e6);
     for (url, why) in &s.failed {
         eprintln!("mapwright: failed: {url}: {why}");
+    }
+    if s.deadline {
+        eprintln!("mapwright: stopped at --site-deadline: the site is not discovered whole");
     }
 }
 

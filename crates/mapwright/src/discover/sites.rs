@@ -78,7 +78,7 @@ pub async fn run(args: DiscoverArgs, list: PathBuf) -> anyhow::Result<ExitCode> 
 
     let began = Instant::now();
     let mut buffers: HashMap<u64, Out<SiteBuf>> = HashMap::new();
-    let (mut done, mut failed, mut urls) = (0u64, 0u64, 0u64);
+    let (mut done, mut failed, mut urls, mut duplicates) = (0u64, 0u64, 0u64, 0u64);
     let mut write_err: Option<anyhow::Error> = None;
     while let Some(ev) = ev_rx.recv().await {
         let r: anyhow::Result<()> = match ev {
@@ -122,6 +122,7 @@ pub async fn run(args: DiscoverArgs, list: PathBuf) -> anyhow::Result<ExitCode> 
                 let rows = buffers.remove(&id).map(|o| o.w).unwrap_or_default();
                 let line = SiteSummary::of(&site, &result, args.sitemaps_only);
                 done += 1;
+                duplicates += u64::from(line.ended == "duplicate");
                 failed += u64::from(!line.ok);
                 if !args.quiet && !line.ok {
                     say(progress.as_ref(), &format!("{site}: failed: {}", line.error.as_deref().unwrap_or("")));
@@ -153,7 +154,8 @@ pub async fn run(args: DiscoverArgs, list: PathBuf) -> anyhow::Result<ExitCode> 
     let earlier_failed = mark.failed;
     if !args.quiet {
         eprintln!(
-            "mapwright: {done} sites discovered ({failed} failed), {} skipped as done by an earlier run ({earlier_failed} of them failed); {urls} URLs in {:.2} s",
+            "mapwright: {} sites discovered ({failed} failed), {duplicates} listed again (same origin: discovered once), {} skipped as done by an earlier run ({earlier_failed} of them failed); {urls} URLs in {:.2} s",
+            done - duplicates,
             fed_skipped.load(Ordering::Relaxed),
             began.elapsed().as_secs_f64()
         );
@@ -285,8 +287,10 @@ struct SiteSummary<'a> {
     site: &'a str,
     /// Whether the site gave URLs (sitemaps with --sitemaps-only) and no sitemap failed.
     ok: bool,
-    /// Why the discovery ended: `complete`, `url-limit`, `sitemap-limit`, `no-sitemap`,
-    /// `no-urls` or `error` (the site could not be started).
+    /// Why the discovery ended: `complete`, `url-limit`, `sitemap-limit`, `deadline` (cut by
+    /// --site-deadline), `no-sitemap`, `no-urls`, `duplicate` (the same site, by origin,
+    /// came earlier in the list: its rows are there) or `error` (the site could not be
+    /// started).
     ended: &'static str,
     /// What went wrong, when something did.
     error: Option<String>,
@@ -331,7 +335,17 @@ impl<'a> SiteSummary<'a> {
         let failures: Vec<(&str, &str)> = s.failed.iter().take(10).map(|(u, w)| (u.as_str(), w.as_str())).collect();
         let first_failure = failures.first().map(|(u, w)| format!("{u}: {w}"));
         let read = s.fetched + s.not_modified + s.skipped;
-        let (ended, error) = if read == 0 {
+        let (ended, error) = if s.duplicate {
+            ("duplicate", None)
+        } else if s.deadline {
+            let why = format!(
+                "stopped at the site deadline after {:.0} s, with {} sitemaps read and {} URLs found",
+                s.elapsed.as_secs_f64(),
+                read,
+                s.urls
+            );
+            ("deadline", Some(why))
+        } else if read == 0 {
             let why = match &first_failure {
                 Some(f) => format!("no sitemap could be read ({} failed; first: {f})", s.failed.len()),
                 None => "no sitemap found: robots.txt names none and no usual path answered".to_string(),
@@ -346,7 +360,7 @@ impl<'a> SiteSummary<'a> {
         } else {
             ("complete", first_failure)
         };
-        let ok = matches!(ended, "complete" | "url-limit" | "sitemap-limit") && s.failed.is_empty();
+        let ok = matches!(ended, "complete" | "url-limit" | "sitemap-limit" | "duplicate") && s.failed.is_empty();
         SiteSummary {
             site,
             ok,
