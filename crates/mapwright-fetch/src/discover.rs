@@ -780,6 +780,10 @@ impl Visitor for Collector {
                         return ControlFlow::Continue(());
                     }
                 }
+                if self.batch.capacity() == 0 {
+                    // One allocation per batch, not a regrowth (and a copy) at every doubling.
+                    self.batch.reserve_exact(self.shared.config.batch.max(1));
+                }
                 self.batch.push(u);
                 if self.batch.len() >= self.shared.config.batch {
                     self.flush();
