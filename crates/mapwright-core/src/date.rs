@@ -115,36 +115,96 @@ impl W3cDateTime {
 
 impl fmt::Display for W3cDateTime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:04}", self.year)?;
+        f.write_str(&self.text())
+    }
+}
+
+impl W3cDateTime {
+    /// The value in the form it was given (what `Display` writes), on the stack: writers of
+    /// millions of rows copy it without a `Formatter` call per field.
+    pub fn text(&self) -> DateText {
+        let mut t = DateText { bytes: [0; 40], len: 0 };
+        // A u16 year has at most 5 digits: the longest form is 36 bytes.
+        t.digits(u32::from(self.year), 4);
         if self.precision == Precision::Year {
-            return Ok(());
+            return t;
         }
-        write!(f, "-{:02}", self.month)?;
+        t.push(b'-');
+        t.digits(u32::from(self.month), 2);
         if self.precision == Precision::Month {
-            return Ok(());
+            return t;
         }
-        write!(f, "-{:02}", self.day)?;
+        t.push(b'-');
+        t.digits(u32::from(self.day), 2);
         if self.precision == Precision::Day {
-            return Ok(());
+            return t;
         }
-        write!(f, "T{:02}:{:02}", self.hour, self.minute)?;
+        t.push(b'T');
+        t.digits(u32::from(self.hour), 2);
+        t.push(b':');
+        t.digits(u32::from(self.minute), 2);
         if self.precision >= Precision::Second {
-            write!(f, ":{:02}", self.second)?;
+            t.push(b':');
+            t.digits(u32::from(self.second), 2);
         }
         if self.precision == Precision::Fraction {
-            let digits = usize::from(self.frac_digits.clamp(1, 9));
-            let scaled = self.nanos / 10u32.pow(9 - digits as u32);
-            write!(f, ".{scaled:0digits$}")?;
+            let digits = u32::from(self.frac_digits.clamp(1, 9));
+            t.push(b'.');
+            t.digits(self.nanos / 10u32.pow(9 - digits), digits as usize);
         }
         match self.tz {
-            Some(Tz::Utc) => f.write_str("Z"),
+            Some(Tz::Utc) => t.push(b'Z'),
             Some(Tz::Offset(m)) => {
-                let sign = if m < 0 { '-' } else { '+' };
-                let m = m.unsigned_abs();
-                write!(f, "{sign}{:02}:{:02}", m / 60, m % 60)
+                t.push(if m < 0 { b'-' } else { b'+' });
+                let m = u32::from(m.unsigned_abs());
+                t.digits(m / 60, 2);
+                t.push(b':');
+                t.digits(m % 60, 2);
             }
-            None => Ok(()),
+            None => {}
         }
+        t
+    }
+}
+
+/// A [`W3cDateTime`]'s text, from [`W3cDateTime::text`]: ASCII digits and `-:.TZ+`.
+#[derive(Clone, Copy)]
+pub struct DateText {
+    bytes: [u8; 40],
+    len: usize,
+}
+
+impl DateText {
+    fn push(&mut self, b: u8) {
+        if let Some(slot) = self.bytes.get_mut(self.len) {
+            *slot = b;
+            self.len += 1;
+        }
+    }
+
+    /// `v` in decimal, zero-padded to `width` digits (more when it needs more).
+    fn digits(&mut self, mut v: u32, width: usize) {
+        let mut tmp = [b'0'; 10];
+        let mut n = 0;
+        while v > 0 || n < width {
+            tmp[9 - n] = b'0' + (v % 10) as u8;
+            v /= 10;
+            n += 1;
+            if n == tmp.len() {
+                break;
+            }
+        }
+        for &b in &tmp[10 - n..] {
+            self.push(b);
+        }
+    }
+}
+
+impl std::ops::Deref for DateText {
+    type Target = str;
+    fn deref(&self) -> &str {
+        // Only ASCII bytes are ever pushed.
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default()
     }
 }
 

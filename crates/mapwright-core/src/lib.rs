@@ -14,7 +14,7 @@ pub mod scope;
 pub mod validate;
 pub mod write;
 
-pub use date::{Lastmod, Precision, Tz, W3cDateTime};
+pub use date::{DateText, Lastmod, Precision, Tz, W3cDateTime};
 pub use error::Error;
 pub use loc::{Loc, LocError};
 pub use model::{Alternate, ChangeFreq, Entry, Format, Image, News, SitemapEntry, UrlEntry, Video, VideoPrice};

@@ -9,6 +9,7 @@ use bytes::Bytes;
 use std::io::{self, BufRead, Read};
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
 
 /// Chunks in flight between the connection and the reader.
 const CHANNEL_CHUNKS: usize = 8;
@@ -31,6 +32,26 @@ pub struct BodyReader {
     cur: Bytes,
     stats: Arc<Mutex<BodyStats>>,
     failed: bool,
+    /// The task that feeds the channel: stopped when the reader goes (no more socket reads
+    /// for nobody), or from outside ([`BodyReader::stopper`]).
+    task: AbortHandle,
+    url: String,
+}
+
+impl Drop for BodyReader {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Stops a body's task when dropped: the reader then sees an error (never a clean end), so a
+/// reader blocked on a body whose caller gave up (a discovery past its deadline) ends at once.
+pub(crate) struct StopOnDrop(AbortHandle);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 impl BodyReader {
@@ -42,6 +63,12 @@ impl BodyReader {
     /// A shared handle on the statistics, readable after the reader is moved away.
     pub fn stats_handle(&self) -> Arc<Mutex<BodyStats>> {
         self.stats.clone()
+    }
+
+    /// A guard that stops the body when dropped, for a caller that hands the reader to
+    /// another thread and may give up before that thread is done.
+    pub(crate) fn stopper(&self) -> StopOnDrop {
+        StopOnDrop(self.task.clone())
     }
 }
 
@@ -63,6 +90,13 @@ impl BufRead for BodyReader {
                 Some(Err(e)) => {
                     self.failed = true;
                     return Err(io::Error::other(e));
+                }
+                // The task records a complete body before it ends; ended without that, it was
+                // stopped: what arrived is a cut body, not the whole one.
+                None if !self.stats.lock().is_ok_and(|s| s.complete) => {
+                    self.failed = true;
+                    let message = "the transfer was stopped before the end of the body".to_string();
+                    return Err(io::Error::other(Error::Http { url: self.url.clone(), message }));
                 }
                 None => break,
             }
@@ -91,7 +125,9 @@ pub(crate) fn spawn(mut resp: reqwest::Response, url: String, config: Arc<Config
     let task_stats = stats.clone();
     let encoding =
         resp.headers().get(reqwest::header::CONTENT_ENCODING).and_then(|v| v.to_str().ok()).map(str::to_string);
-    tokio::spawn(async move {
+    let task_url = url.clone();
+    let task = tokio::spawn(async move {
+        let url = task_url;
         if let Some(enc) =
             encoding.filter(|e| !matches!(e.trim().to_ascii_lowercase().as_str(), "gzip" | "x-gzip" | "identity" | ""))
         {
@@ -128,5 +164,5 @@ pub(crate) fn spawn(mut resp: reqwest::Response, url: String, config: Arc<Config
             *s = BodyStats { bytes: total, hash: hasher.digest(), complete };
         }
     });
-    BodyReader { rx, cur: Bytes::new(), stats, failed: false }
+    BodyReader { rx, cur: Bytes::new(), stats, failed: false, task: task.abort_handle(), url }
 }

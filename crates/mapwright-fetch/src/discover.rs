@@ -58,7 +58,20 @@ pub struct DiscoverConfig {
     /// Longest robots.txt `Crawl-delay` honoured between two sitemap requests to one host (a
     /// larger one is capped). Default 10 s.
     pub max_crawl_delay: Duration,
+    /// Longest time one discovery ([`Discovery::run_site`], [`Discovery::run_sitemaps`])
+    /// may take, robots.txt included: a host that trickles bytes just inside every per-request
+    /// timeout, or lists thousands of slow sitemaps, would otherwise hold its slot of a
+    /// many-site run for hours. When it passes, every request of the discovery is dropped, the
+    /// URLs already sent stand and [`Summary::deadline`] says so. Default `None` (no limit
+    /// beyond the per-request ones); a many-site run should set one
+    /// ([`DEFAULT_SITE_DEADLINE`] is the CLI's).
+    pub site_deadline: Option<Duration>,
 }
+
+/// The per-site time limit `discover --sites` applies unless told otherwise: ten minutes, far
+/// beyond what a site of 50,000,000 URLs takes over a fast link, short enough that a list of
+/// 10,000 hosts is not held up for long by a few that trickle.
+pub const DEFAULT_SITE_DEADLINE: Duration = Duration::from_secs(600);
 
 impl Default for DiscoverConfig {
     fn default() -> Self {
@@ -74,6 +87,7 @@ impl Default for DiscoverConfig {
             dedupe_per_sitemap: false,
             batch: 1024,
             max_crawl_delay: Duration::from_secs(10),
+            site_deadline: None,
         }
     }
 }
@@ -185,6 +199,12 @@ pub struct Summary {
     pub elapsed: Duration,
     /// Every sitemap seen, with whether it was read this run (for incremental change tracking).
     pub sitemaps: Vec<(String, bool)>,
+    /// The discovery was cut by [`DiscoverConfig::site_deadline`]: the counts are of what was
+    /// done before it; sitemaps still being read then are in none of them.
+    pub deadline: bool,
+    /// The site was not discovered because the same site (its origin) came earlier in the
+    /// list of a many-site run ([`crate::run_sites`]): its rows are under that first listing.
+    pub duplicate: bool,
 }
 
 /// A discovery engine; one per run.
@@ -224,6 +244,11 @@ struct Shared {
     urls: Mutex<HashSet<u64, BuildHasherDefault<Prehashed>>>,
     emitted: AtomicU64,
     stop: AtomicBool,
+    /// The deadline passed: set under the `urls` lock, so no batch is counted or sent after.
+    expired: AtomicBool,
+    /// Set to true when the deadline passes: wakes a reader waiting on another host's
+    /// robots.txt (cross-submission) so it ends at once.
+    expire: tokio::sync::watch::Sender<bool>,
     hosts: Mutex<HashMap<String, Arc<Host>>>,
     totals: Mutex<Summary>,
 }
@@ -243,8 +268,16 @@ impl Discovery {
 
     /// Discovers the sitemaps of `site` (any URL of it) and streams their URLs to `events`.
     pub async fn run_site(&self, site: &str, events: mpsc::Sender<Event>) -> Result<Summary, Error> {
+        let began = Instant::now();
+        let deadline = self.config.site_deadline.map(|d| began + d);
         let start = self.fetcher.check_url(site)?;
-        let robots = self.robots.get(&self.fetcher, start.as_str()).await;
+        let robots = match until(deadline, self.robots.get(&self.fetcher, start.as_str())).await {
+            Some(r) => r,
+            None => {
+                let summary = Summary { seeds_from: "robots.txt".into(), ..Summary::default() };
+                return Ok(self.expired(summary, began, &events).await);
+            }
+        };
         if let Some(note) = &robots.note {
             let _ = events.send(Event::Notice { sitemap: None, message: note.clone() }).await;
         }
@@ -260,7 +293,7 @@ impl Discovery {
         } else {
             (robots.sitemaps.clone(), false, "robots.txt", Voucher::Robots(origin))
         };
-        self.run(seeds, optional, from, Some(voucher), events).await
+        self.run(seeds, optional, from, Some(voucher), events, began).await
     }
 
     /// Reads the sitemaps a robots.txt names (`robots_url`, its `Sitemap:` lines, and what
@@ -278,13 +311,27 @@ impl Discovery {
             });
         }
         let origin = start.origin().ascii_serialization();
-        self.run(robots.sitemaps.clone(), false, "robots.txt", Some(Voucher::Robots(origin)), events).await
+        self.run(robots.sitemaps.clone(), false, "robots.txt", Some(Voucher::Robots(origin)), events, Instant::now())
+            .await
     }
 
     /// Reads the given sitemaps (and what their indexes list) and streams their URLs. Each
     /// seed's own host's robots.txt is asked whether it vouches for it.
     pub async fn run_sitemaps(&self, seeds: Vec<String>, events: mpsc::Sender<Event>) -> Result<Summary, Error> {
-        self.run(seeds, false, "given", None, events).await
+        self.run(seeds, false, "given", None, events, Instant::now()).await
+    }
+
+    /// The summary of a discovery its deadline cut, with a notice saying so.
+    async fn expired(&self, mut summary: Summary, began: Instant, events: &mpsc::Sender<Event>) -> Summary {
+        let limit = self.config.site_deadline.unwrap_or_default();
+        summary.deadline = true;
+        summary.elapsed = began.elapsed();
+        let message = format!(
+            "the discovery took longer than its deadline ({} s): stopped; the URLs sent before it stand",
+            limit.as_secs_f64()
+        );
+        let _ = events.send(Event::Notice { sitemap: None, message }).await;
+        summary
     }
 
     async fn run(
@@ -294,8 +341,9 @@ impl Discovery {
         from: &str,
         voucher: Option<Voucher>,
         events: mpsc::Sender<Event>,
+        began: Instant,
     ) -> Result<Summary, Error> {
-        let began = Instant::now();
+        let deadline = self.config.site_deadline.map(|d| began + d);
         let shared = Arc::new(Shared {
             fetcher: self.fetcher.clone(),
             config: self.config.clone(),
@@ -305,6 +353,8 @@ impl Discovery {
             urls: Mutex::new(HashSet::default()),
             emitted: AtomicU64::new(0),
             stop: AtomicBool::new(false),
+            expired: AtomicBool::new(false),
+            expire: tokio::sync::watch::Sender::new(false),
             hosts: Mutex::new(HashMap::new()),
             totals: Mutex::new(Summary { seeds_from: from.to_string(), ..Summary::default() }),
         });
@@ -326,7 +376,14 @@ impl Discovery {
                 set.spawn(process(shared.clone(), task));
             }
         }
-        while let Some(joined) = set.join_next().await {
+        let mut cut = false;
+        while let Some(joined) = match until(deadline, set.join_next()).await {
+            Some(next) => next,
+            None => {
+                cut = true;
+                None
+            }
+        } {
             let children = joined.map_err(|e| Error::Http { url: String::new(), message: e.to_string() })?;
             for child in children {
                 let key = normalise(&child.url);
@@ -358,16 +415,40 @@ impl Discovery {
                 }
             }
         }
+        if cut {
+            // No URL is sent from now on (a reader still running drops its batches), so the
+            // count below is the count of rows the caller got.
+            {
+                let _seen = shared.urls.lock().expect("url set");
+                shared.expired.store(true, Ordering::Relaxed);
+                shared.stop.store(true, Ordering::Relaxed);
+            }
+            let _ = shared.expire.send(true);
+            // Dropping the tasks drops their requests and body streams; a reader blocked on
+            // a body then sees it end (see `sitemap::read_response`).
+            set.shutdown().await;
+        }
         let mut summary = std::mem::take(&mut *shared.totals.lock().expect("totals"));
         summary.urls = shared.emitted.load(Ordering::Relaxed);
+        if cut {
+            return Ok(self.expired(summary, began, &shared.events).await);
+        }
         summary.elapsed = began.elapsed();
         Ok(summary)
     }
 }
 
-/// The dedup set holds xxh3 hashes already: hashing them again would be wasted work.
+/// `fut`'s output, or `None` when `deadline` passes first.
+async fn until<T>(deadline: Option<Instant>, fut: impl std::future::Future<Output = T>) -> Option<T> {
+    match deadline {
+        None => Some(fut.await),
+        Some(t) => tokio::time::timeout_at(t.into(), fut).await.ok(),
+    }
+}
+
+/// The dedup sets hold xxh3 hashes already: hashing them again would be wasted work.
 #[derive(Default)]
-struct Prehashed(u64);
+pub(crate) struct Prehashed(u64);
 
 impl Hasher for Prehashed {
     fn finish(&self) -> u64 {
@@ -646,7 +727,15 @@ impl Collector {
         if let Some(v) = self.vouched.get(loc.origin_str()) {
             return *v;
         }
-        let robots = self.handle.block_on(self.shared.robots.get(&self.shared.fetcher, loc.as_str()));
+        let mut expire = self.shared.expire.subscribe();
+        let robots = self.handle.block_on(async {
+            tokio::select! {
+                r = self.shared.robots.get(&self.shared.fetcher, loc.as_str()) => Some(r),
+                _ = expire.wait_for(|e| *e) => None,
+            }
+        });
+        // Past the deadline nothing more is sent: the answer no longer matters.
+        let Some(robots) = robots else { return false };
         let v = robots.lists_sitemap(&self.requested) || robots.lists_sitemap(&self.final_url);
         self.vouched.insert(loc.origin_str().to_string(), v);
         v
@@ -668,15 +757,20 @@ impl Collector {
         let before = batch.len();
         // By the normal form: two spellings of one URL are one URL.
         let key = |u: &UrlEntry| xxhash_rust::xxh3::xxh3_64(u.loc.as_str().as_bytes());
-        if self.shared.config.dedupe_per_sitemap {
-            batch.retain(|u| self.own_urls.insert(key(u)));
-        } else {
+        let prev = {
             let mut seen = self.shared.urls.lock().expect("url set");
-            batch.retain(|u| seen.insert(key(u)));
-        }
+            if self.shared.expired.load(Ordering::Relaxed) {
+                return; // past the deadline: the summary is taken, nothing more goes out
+            }
+            if self.shared.config.dedupe_per_sitemap {
+                batch.retain(|u| self.own_urls.insert(key(u)));
+            } else {
+                batch.retain(|u| seen.insert(key(u)));
+            }
+            self.shared.emitted.fetch_add(batch.len() as u64, Ordering::Relaxed)
+        };
         let dups = (before - batch.len()) as u64;
         let max = self.shared.config.max_urls;
-        let prev = self.shared.emitted.fetch_add(batch.len() as u64, Ordering::Relaxed);
         let mut over = 0;
         if prev + batch.len() as u64 > max {
             let keep = max.saturating_sub(prev) as usize;
@@ -731,6 +825,10 @@ impl Visitor for Collector {
                         self.drop_finding(Rule::LocOutOfScope, position, &u.loc, msg);
                         return ControlFlow::Continue(());
                     }
+                }
+                if self.batch.capacity() == 0 {
+                    // One allocation per batch, not a regrowth (and a copy) at every doubling.
+                    self.batch.reserve_exact(self.shared.config.batch.max(1));
                 }
                 self.batch.push(u);
                 if self.batch.len() >= self.shared.config.batch {

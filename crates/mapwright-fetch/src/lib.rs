@@ -26,7 +26,7 @@ pub mod submit;
 pub use body::BodyReader;
 pub use client::{Fetched, Fetcher, Meta, Response, Validators};
 pub use config::{Config, DEFAULT_USER_AGENT};
-pub use discover::{DiscoverConfig, Discovery, Event, Outcome, SitemapStatus, Summary};
+pub use discover::{DEFAULT_SITE_DEADLINE, DiscoverConfig, Discovery, Event, Outcome, SitemapStatus, Summary};
 pub use error::Error;
 pub use oai::OaiPager;
 pub use remote::{Opener, Remote, RemoteResolver, StrictScope};

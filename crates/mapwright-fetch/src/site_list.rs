@@ -27,8 +27,10 @@ pub struct SiteSummary<'a> {
     pub site: &'a str,
     /// Whether the site gave URLs (sitemaps with --sitemaps-only) and no sitemap failed.
     pub ok: bool,
-    /// Why the discovery ended: `complete`, `url-limit`, `sitemap-limit`, `no-sitemap`,
-    /// `no-urls` or `error` (the site could not be started).
+    /// Why the discovery ended: `complete`, `url-limit`, `sitemap-limit`, `deadline` (cut by
+    /// the site deadline), `no-sitemap`, `no-urls`, `duplicate` (the same site, by origin,
+    /// came earlier in the list: its rows are there) or `error` (the site could not be
+    /// started).
     pub ended: &'static str,
     /// What went wrong, when something did.
     pub error: Option<String>,
@@ -84,7 +86,17 @@ impl<'a> SiteSummary<'a> {
         let failures: Vec<(&str, &str)> = s.failed.iter().take(10).map(|(u, w)| (u.as_str(), w.as_str())).collect();
         let first_failure = failures.first().map(|(u, w)| format!("{u}: {w}"));
         let read = s.fetched + s.not_modified + s.skipped;
-        let (ended, error) = if read == 0 {
+        let (ended, error) = if s.duplicate {
+            ("duplicate", None)
+        } else if s.deadline {
+            let why = format!(
+                "stopped at the site deadline after {:.0} s, with {} sitemaps read and {} URLs found",
+                s.elapsed.as_secs_f64(),
+                read,
+                s.urls
+            );
+            ("deadline", Some(why))
+        } else if read == 0 {
             let why = match &first_failure {
                 Some(f) => format!("no sitemap could be read ({} failed; first: {f})", s.failed.len()),
                 None => "no sitemap found: robots.txt names none and no usual path answered".to_string(),
@@ -99,7 +111,7 @@ impl<'a> SiteSummary<'a> {
         } else {
             ("complete", first_failure)
         };
-        let ok = matches!(ended, "complete" | "url-limit" | "sitemap-limit") && s.failed.is_empty();
+        let ok = matches!(ended, "complete" | "url-limit" | "sitemap-limit" | "duplicate") && s.failed.is_empty();
         SiteSummary {
             site,
             ok,

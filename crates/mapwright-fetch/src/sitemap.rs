@@ -77,6 +77,9 @@ pub async fn read_response<V: Visitor>(
     let pager = resp.pager();
     let body = resp.into_reader();
     let stats = body.stats_handle();
+    // Should this future be dropped (a discovery past its deadline), the body stops and the
+    // reader on its thread sees an error at once instead of waiting on the socket.
+    let _stop = body.stopper();
     let final_url = meta.final_url.clone();
     let joined = tokio::task::spawn_blocking(move || read_blocking(body, options, pager, visitor, &final_url)).await;
     let (mut report, visitor) =

@@ -242,7 +242,12 @@ pub fn start_discover_many(
     errors: &str,
 ) -> PyResult<SiteBatches> {
     let on_partial = OnPartial::parse(errors)?;
-    let config = config(per_host, max_depth, max_sitemaps, max_urls, max_bytes, scope, cross_submission);
+    // Each site bounded in time as the CLI's --sites is by default: a host that trickles bytes
+    // never holds a partition's slot for hours.
+    let config = mapwright_fetch::DiscoverConfig {
+        site_deadline: Some(mapwright_fetch::DEFAULT_SITE_DEADLINE),
+        ..config(per_host, max_depth, max_sitemaps, max_urls, max_bytes, scope, cross_submission)
+    };
     let fetcher = input::fetcher(py, max_bytes, timeout)?;
     let sites: Vec<Arc<str>> = sites.iter().map(String::as_str).filter_map(site_of).map(Arc::from).collect();
     let in_flight = hosts_in_flight.max(1);

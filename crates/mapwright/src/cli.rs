@@ -136,6 +136,12 @@ pub struct DiscoverArgs {
     /// falls in shard K of N (K from 1 to N), so N machines split one list without talking.
     #[arg(long, value_name = "K/N", value_parser = shard, requires = "sites")]
     pub shard: Option<(u64, u64)>,
+    /// Seconds one site's discovery may take, robots.txt included: past it the site stops,
+    /// the URLs found before stay, and its summary line says `"ended": "deadline"` (a host
+    /// that trickles bytes just inside every request timeout would otherwise hold its slot
+    /// for hours). 0 for no limit. Default: 600 with --sites, no limit for one site.
+    #[arg(long, value_name = "SECS", value_parser = seconds)]
+    pub site_deadline: Option<f64>,
     /// Write the rows to FILE instead of standard output (needed by --format parquet, and by
     /// --state with --sites). Parquet rows of --sites come as sites give them (sort by `site`).
     #[arg(long, value_name = "FILE")]
@@ -186,6 +192,14 @@ pub struct DiscoverArgs {
     pub quiet: bool,
     #[command(flatten)]
     pub http: crate::http::HttpArgs,
+}
+
+/// A number of seconds, 0 or more.
+fn seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("{s:?} is not a number of seconds (0 or more)")),
+    }
 }
 
 /// `K/N`, 1 <= K <= N.

@@ -5,7 +5,7 @@ use crate::cli::{DiscoverArgs, EntryFormat};
 use crate::http::runtime;
 use crate::output::{print_finding, shown};
 use indicatif::{ProgressBar, ProgressStyle};
-use mapwright_core::{Rule, Severity, UrlEntry};
+use mapwright_core::{Lastmod, Rule, Severity, UrlEntry};
 use mapwright_fetch::rows::{Columns, ParquetRows};
 use mapwright_fetch::{Change, DiscoverConfig, Discovery, Event, Fetcher, Outcome, SitemapStatus, State, Summary};
 use serde::Serialize;
@@ -66,6 +66,12 @@ fn discover_config(args: &DiscoverArgs) -> DiscoverConfig {
         sitemaps_only: args.sitemaps_only,
         scope: !args.no_scope,
         cross_submission: !args.no_cross_submission,
+        site_deadline: match args.site_deadline {
+            // Past what a Duration holds is no limit either.
+            Some(secs) if secs > 0.0 => Duration::try_from_secs_f64(secs).ok(),
+            Some(_) => None,
+            None => args.sites.is_some().then_some(mapwright_fetch::DEFAULT_SITE_DEADLINE),
+        },
         ..DiscoverConfig::default()
     }
 }
@@ -128,7 +134,7 @@ async fn run_async(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
                 } else if let Some(pq) = parquet.as_mut() {
                     batch.iter().try_for_each(|u| pq.push_url(u, &sitemap, "")).map_err(io::Error::other)
                 } else {
-                    batch.iter().try_for_each(|u| out.url(u, &sitemap, None))
+                    out.urls(&batch, &sitemap, None)
                 }
             }
             Event::Sitemap(s) => {
@@ -193,7 +199,7 @@ async fn run_async(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
         print_summary(&summary);
     }
     let nothing = summary.fetched + summary.not_modified + summary.skipped == 0;
-    Ok(if !summary.failed.is_empty() || nothing { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if !summary.failed.is_empty() || nothing || summary.deadline { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 /// A line on standard error that does not break the progress bar.
@@ -234,6 +240,9 @@ fn print_summary(s: &Summary) {
     eprintln!("mapwright: {:.1} MB received in {secs:.2} s ({rate:.0} URLs/s)", s.bytes as f64 / 1e6);
     for (url, why) in &s.failed {
         eprintln!("mapwright: failed: {url}: {why}");
+    }
+    if s.deadline {
+        eprintln!("mapwright: stopped at --site-deadline: the site is not discovered whole");
     }
 }
 
@@ -371,6 +380,25 @@ impl<W: Write> Out<W> {
         }
     }
 
+    /// The rows of a batch of URLs from one sitemap: what [`Out::url`] writes for each, with
+    /// the JSON rows' common end encoded once.
+    pub(crate) fn urls(&mut self, batch: &[UrlEntry], sitemap: &str, site: Option<&str>) -> io::Result<()> {
+        if self.format != EntryFormat::Jsonl {
+            return batch.iter().try_for_each(|u| self.url(u, sitemap, site));
+        }
+        let mut tail = Vec::with_capacity(sitemap.len() + site.map_or(0, str::len) + 24);
+        json_row_tail(&mut tail, sitemap, site)?;
+        for u in batch {
+            if has_extensions(u) {
+                self.url(u, sitemap, site)?;
+            } else {
+                plain_json_row_head(&mut self.w, u, self.normalized)?;
+                self.w.write_all(&tail)?;
+            }
+        }
+        Ok(())
+    }
+
     pub(crate) fn sitemap(&mut self, s: &SitemapStatus, site: Option<&str>) -> io::Result<()> {
         let (status, error) = match &s.outcome {
             Outcome::Fetched => ("ok", s.error.as_ref().map(|e| e.to_string())),
@@ -454,15 +482,48 @@ fn plain_json_row(
     site: Option<&str>,
     normalized: bool,
 ) -> io::Result<()> {
+    let mut tail = Vec::new();
+    json_row_tail(&mut tail, sitemap, site)?;
+    plain_json_row_head(w, u, normalized)?;
+    w.write_all(&tail)
+}
+
+/// The end of every row of one batch (`,"sitemap":...,"site":...}` and the newline): the same
+/// for all of them, so it is encoded once per batch.
+fn json_row_tail(tail: &mut Vec<u8>, sitemap: &str, site: Option<&str>) -> io::Result<()> {
+    tail.extend_from_slice(b",\"sitemap\":");
+    json_str(tail, sitemap)?;
+    if let Some(site) = site {
+        tail.extend_from_slice(b",\"site\":");
+        json_str(tail, site)?;
+    }
+    tail.extend_from_slice(b"}\n");
+    Ok(())
+}
+
+/// A row of [`plain_json_row`] up to its priority.
+fn plain_json_row_head(w: &mut impl Write, u: &UrlEntry, normalized: bool) -> io::Result<()> {
     w.write_all(b"{\"loc\":")?;
     json_str(w, shown(&u.loc, normalized))?;
     match &u.lastmod {
-        // A W3C Datetime is digits, `-`, `:`, `.`, `T`, `Z` and `+`: nothing to escape.
-        Some(l) => write!(w, ",\"lastmod\":\"{l}\"")?,
+        Some(Lastmod::W3c(v)) => {
+            // A W3C Datetime is digits, `-`, `:`, `.`, `T`, `Z` and `+`: nothing to escape.
+            w.write_all(b",\"lastmod\":\"")?;
+            w.write_all(v.text().as_bytes())?;
+            w.write_all(b"\"")?;
+        }
+        Some(Lastmod::Text { text, .. }) => {
+            w.write_all(b",\"lastmod\":")?;
+            json_str(w, text)?;
+        }
         None => w.write_all(b",\"lastmod\":null")?,
     }
     match u.changefreq {
-        Some(c) => write!(w, ",\"changefreq\":\"{}\"", c.as_str())?,
+        Some(c) => {
+            w.write_all(b",\"changefreq\":\"")?;
+            w.write_all(c.as_str().as_bytes())?;
+            w.write_all(b"\"")?;
+        }
         None => w.write_all(b",\"changefreq\":null")?,
     }
     w.write_all(b",\"priority\":")?;
@@ -470,19 +531,20 @@ fn plain_json_row(
         Some(p) => serde_json::to_writer(&mut *w, &p)?,
         None => w.write_all(b"null")?,
     }
-    w.write_all(b",\"sitemap\":")?;
-    json_str(w, sitemap)?;
-    if let Some(site) = site {
-        w.write_all(b",\"site\":")?;
-        json_str(w, site)?;
-    }
-    w.write_all(b"}\n")
+    Ok(())
+}
+
+/// Whether `s` can go into JSON between quotes as it is: no control character, quote or
+/// backslash. Checked 16 bytes at a time without an early exit, so the compiler vectorises it
+/// (a URL almost never needs escaping, and this runs three times a row).
+fn json_plain(s: &str) -> bool {
+    s.as_bytes().chunks(16).all(|c| !c.iter().fold(false, |bad, &b| bad | (b < 0x20) | (b == b'"') | (b == b'\\')))
 }
 
 /// A JSON string: as it is when nothing in it needs escaping (a URL, almost always), else
 /// through serde_json.
 fn json_str(w: &mut impl Write, s: &str) -> io::Result<()> {
-    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+    if json_plain(s) {
         w.write_all(b"\"")?;
         w.write_all(s.as_bytes())?;
         w.write_all(b"\"")
@@ -503,6 +565,20 @@ fn csv(w: &mut impl Write, s: &str) -> io::Result<()> {
 mod tests {
     use super::*;
     use mapwright_core::{Entry, ReadOptions, SitemapReader};
+
+    /// The vectorised check agrees with a byte-by-byte one, at every position of a long string.
+    #[test]
+    fn json_plain_finds_what_needs_escaping_anywhere() {
+        let base = "https://example.com/".repeat(3);
+        assert!(json_plain(&base));
+        for bad in ['"', '\\', '\n', '\u{1}'] {
+            for i in 0..base.len() {
+                let mut s = base.clone();
+                s.insert(i, bad);
+                assert!(!json_plain(&s), "{s:?}");
+            }
+        }
+    }
 
     /// The hand-written row is byte for byte serde_json's, with and without a site.
     #[test]

@@ -87,14 +87,17 @@ pub async fn run(args: DiscoverArgs, list: PathBuf) -> anyhow::Result<ExitCode> 
 
     let began = Instant::now();
     let mut buffers: HashMap<u64, Out<SiteBuf>> = HashMap::new();
-    let (mut done, mut failed, mut urls) = (0u64, 0u64, 0u64);
+    // Row buffers of sites done, kept for the next ones: no regrowth, no fresh pages.
+    let mut spare: Vec<Vec<u8>> = Vec::new();
+    let (mut done, mut failed, mut urls, mut duplicates) = (0u64, 0u64, 0u64, 0u64);
     let mut write_err: Option<anyhow::Error> = None;
     while let Some(ev) = ev_rx.recv().await {
         let r: anyhow::Result<()> = match ev {
             SiteEvent::Event { id, site, event } => {
-                let buf = buffers
-                    .entry(id)
-                    .or_insert_with(|| Out::new(SiteBuf::default(), args.format, true).normalized(args.normalized));
+                let buf = buffers.entry(id).or_insert_with(|| {
+                    let mem = spare.pop().unwrap_or_else(|| Vec::with_capacity(SPILL_AT));
+                    Out::new(SiteBuf { mem, spill: None }, args.format, true).normalized(args.normalized)
+                });
                 match event {
                     Event::Urls { sitemap, urls: batch } => {
                         urls += batch.len() as u64;
@@ -103,7 +106,7 @@ pub async fn run(args: DiscoverArgs, list: PathBuf) -> anyhow::Result<ExitCode> 
                         } else if let Some(pq) = parquet.as_mut() {
                             batch.iter().try_for_each(|u| pq.push_url(u, &sitemap, &site)).map_err(Into::into)
                         } else {
-                            batch.iter().try_for_each(|u| buf.url(u, &sitemap, Some(&site))).map_err(Into::into)
+                            buf.urls(&batch, &sitemap, Some(&site)).map_err(Into::into)
                         }
                     }
                     Event::Sitemap(s) => {
@@ -135,11 +138,18 @@ pub async fn run(args: DiscoverArgs, list: PathBuf) -> anyhow::Result<ExitCode> 
                 let rows = buffers.remove(&id).map(|o| o.w).unwrap_or_default();
                 let line = SiteSummary::of(&site, &result, args.sitemaps_only);
                 done += 1;
+                duplicates += u64::from(line.ended == "duplicate");
                 failed += u64::from(!line.ok);
                 if !args.quiet && !line.ok {
                     say(progress.as_ref(), &format!("{site}: failed: {}", line.error.as_deref().unwrap_or("")));
                 }
-                finish_site(&mut out, summary_out.as_mut(), rows, &line, state.as_ref(), &site).await
+                match finish_site(&mut out, summary_out.as_mut(), rows, &line, state.as_ref(), &site).await {
+                    Ok(Some(mem)) if spare.len() < args.hosts_in_flight => {
+                        spare.push(mem);
+                        Ok(())
+                    }
+                    other => other.map(drop),
+                }
             }
         };
         if let Err(e) = r {
@@ -169,7 +179,8 @@ pub async fn run(args: DiscoverArgs, list: PathBuf) -> anyhow::Result<ExitCode> 
     let earlier_failed = mark.failed;
     if !args.quiet {
         eprintln!(
-            "mapwright: {done} sites discovered ({failed} failed), {} skipped as done by an earlier run ({earlier_failed} of them failed); {urls} URLs in {:.2} s",
+            "mapwright: {} sites discovered ({failed} failed), {duplicates} listed again (same origin: discovered once), {} skipped as done by an earlier run ({earlier_failed} of them failed); {urls} URLs in {:.2} s",
+            done - duplicates,
             fed_skipped.load(Ordering::Relaxed),
             began.elapsed().as_secs_f64()
         );
@@ -178,6 +189,7 @@ pub async fn run(args: DiscoverArgs, list: PathBuf) -> anyhow::Result<ExitCode> 
 }
 
 /// Writes a finished site: its rows, then its summary line, each flushed; then records it.
+/// Gives back the rows' memory buffer, emptied, when it was not spilled.
 async fn finish_site(
     out: &mut Output,
     summary: Option<&mut Output>,
@@ -185,8 +197,8 @@ async fn finish_site(
     line: &SiteSummary<'_>,
     state: Option<&State>,
     site: &str,
-) -> anyhow::Result<()> {
-    rows.copy_to(out)?;
+) -> anyhow::Result<Option<Vec<u8>>> {
+    let mem = rows.copy_to(out)?;
     out.w.flush()?;
     let summary_len = match summary {
         Some(s) => {
@@ -200,7 +212,7 @@ async fn finish_site(
     if let Some(st) = state {
         st.record_site(site, line.ok, out.len, summary_len).await?;
     }
-    Ok(())
+    Ok(mem)
 }
 
 /// Reads the list line by line (on a blocking thread), normalises each site, keeps the
@@ -369,15 +381,21 @@ impl Write for SiteBuf {
 }
 
 impl SiteBuf {
-    fn copy_to(self, out: &mut impl Write) -> io::Result<()> {
+    /// Writes the rows to `out`; gives back the memory buffer, emptied, if it held them.
+    fn copy_to(self, out: &mut impl Write) -> io::Result<Option<Vec<u8>>> {
         match self.spill {
             Some(f) => {
                 let mut f = f.into_inner().map_err(|e| e.into_error())?;
                 f.seek(SeekFrom::Start(0))?;
                 io::copy(&mut f, out)?;
-                Ok(())
+                Ok(None)
             }
-            None => out.write_all(&self.mem),
+            None => {
+                let mut mem = self.mem;
+                out.write_all(&mem)?;
+                mem.clear();
+                Ok(Some(mem))
+            }
         }
     }
 }

@@ -22,6 +22,10 @@ enum Kind {
     Empty,
     /// Accepts connections and never answers.
     Hanging,
+    /// robots.txt -> an index -> a child of `urls` URLs and a child that trickles a byte every
+    /// 50 ms forever (inside every request timeout but the whole-request one); with
+    /// `robots: true`, robots.txt itself trickles.
+    Trickle { urls: usize, robots: bool },
 }
 
 fn router(base: &str, urls: usize, delay_ms: u64) -> Router {
@@ -80,6 +84,14 @@ fn serve_sites(kinds: &[Kind]) -> Vec<String> {
                     Kind::Empty => {
                         tokio::spawn(async move { axum::serve(listener, Router::new()).await });
                     }
+                    Kind::Trickle { urls, robots } => {
+                        let base = base.clone();
+                        tokio::spawn(async move {
+                            while let Ok((socket, _)) = listener.accept().await {
+                                tokio::spawn(trickle(socket, base.clone(), urls, robots));
+                            }
+                        });
+                    }
                     Kind::Hanging => {
                         tokio::spawn(async move {
                             let mut held = Vec::new();
@@ -96,6 +108,58 @@ fn serve_sites(kinds: &[Kind]) -> Vec<String> {
         });
     });
     rx.recv().unwrap()
+}
+
+/// A keep-alive HTTP/1.1 connection of a [`Kind::Trickle`] site.
+async fn trickle(mut sock: tokio::net::TcpStream, base: String, urls: usize, slow_robots: bool) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 1024];
+    loop {
+        let end = loop {
+            if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break p + 4;
+            }
+            match sock.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        };
+        let head = String::from_utf8_lossy(&buf[..end]).into_owned();
+        buf.drain(..end);
+        let ns = "xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\"";
+        let (body, slow) = match head.split(' ').nth(1).unwrap_or("") {
+            "/robots.txt" => (format!("User-agent: *\nSitemap: {base}/index.xml\n"), slow_robots),
+            "/index.xml" => (
+                format!(
+                    "<sitemapindex {ns}><sitemap><loc>{base}/a.xml</loc></sitemap>\
+                     <sitemap><loc>{base}/slow.xml</loc></sitemap></sitemapindex>"
+                ),
+                false,
+            ),
+            "/a.xml" => {
+                let locs: String = (0..urls).map(|i| format!("<url><loc>{base}/a/{i}</loc></url>")).collect();
+                (format!("<urlset {ns}>{locs}</urlset>"), false)
+            }
+            "/slow.xml" => (format!("<urlset {ns}>"), true),
+            _ => (String::new(), false),
+        };
+        let status = if body.is_empty() { "404 Not Found" } else { "200 OK" };
+        // A slow body announces far more than it sends, then sends a space every 50 ms.
+        let len = if slow { 100_000_000 } else { body.len() };
+        let head = format!("HTTP/1.1 {status}\r\nContent-Length: {len}\r\n\r\n{body}");
+        if sock.write_all(head.as_bytes()).await.is_err() {
+            return;
+        }
+        if slow {
+            loop {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                if sock.write_all(b" ").await.is_err() {
+                    return; // the client gave up
+                }
+            }
+        }
+    }
 }
 
 fn run(args: &[&str], dir: &Path) -> (i32, String, String) {
@@ -282,7 +346,10 @@ fn a_run_killed_with_sigkill_resumes_without_losing_or_doubling_rows() {
     let before = std::fs::read(dir.path().join("rows.jsonl")).unwrap();
     let (code, _, err) = run(&args, dir.path());
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("0 sites discovered (0 failed), 6 skipped"), "{err}");
+    assert!(
+        err.contains("0 sites discovered (0 failed), 0 listed again (same origin: discovered once), 6 skipped"),
+        "{err}"
+    );
     assert_eq!(std::fs::read(dir.path().join("rows.jsonl")).unwrap(), before);
 }
 
@@ -293,4 +360,91 @@ fn state_with_sites_needs_an_output_file() {
     let (code, _, err) = run(&["discover", "--sites", "sites.txt", "--state", "run.db"], dir.path());
     assert_eq!(code, 2);
     assert!(err.contains("--state with --sites needs --out FILE"), "{err}");
+}
+
+#[test]
+fn a_site_that_trickles_ends_at_its_deadline_and_keeps_what_it_found() {
+    let fast = Kind::Fast { urls: 20, delay_ms: 0 };
+    let kinds = [Kind::Trickle { urls: 40, robots: false }, Kind::Trickle { urls: 40, robots: true }, fast, fast];
+    let bases = serve_sites(&kinds);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("sites.txt"), bases.join("\n")).unwrap();
+    // Bytes every 50 ms: no between-bytes timeout fires, and the whole-request one (60 s) is
+    // far beyond the deadline, so only the deadline can end these sites as "deadline".
+    let (code, out, err) = run(
+        &[
+            "discover",
+            "--sites",
+            "sites.txt",
+            "--hosts-in-flight",
+            "2",
+            "--site-deadline",
+            "2",
+            "--timeout",
+            "60",
+            "--summary",
+            "summary.jsonl",
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, 1, "the cut sites are failures: {err}");
+    let summary = jsonl(&std::fs::read_to_string(dir.path().join("summary.jsonl")).unwrap());
+    assert_eq!(summary.len(), 4, "{summary:?}");
+    let by_site: BTreeMap<&str, &serde_json::Value> =
+        summary.iter().map(|v| (v["site"].as_str().unwrap(), v)).collect();
+    let got = rows(&out);
+    let rows_of =
+        |b: &str| got.iter().filter(|(s, _)| *s == format!("{b}/")).map(|(_, l)| l.clone()).collect::<Vec<_>>();
+
+    // Cut in a child: the other child's URLs were sent before the deadline, and stand.
+    let cut = by_site[format!("{}/", bases[0]).as_str()];
+    assert_eq!((cut["ok"].as_bool(), cut["ended"].as_str()), (Some(false), Some("deadline")), "{cut}");
+    assert!(cut["error"].as_str().unwrap().contains("site deadline"), "{cut}");
+    let cut_rows = rows_of(&bases[0]);
+    assert_eq!(cut["urls"].as_u64(), Some(cut_rows.len() as u64), "the summary counts the rows written: {cut}");
+    assert_eq!(cut_rows.len(), 40, "{cut}");
+    assert!(cut_rows.iter().all(|l| l.starts_with(&format!("{}/a/", bases[0]))), "{cut_rows:?}");
+
+    // Cut while robots.txt trickles: nothing found, the same reason.
+    let early = by_site[format!("{}/", bases[1]).as_str()];
+    assert_eq!((early["ended"].as_str(), early["urls"].as_u64()), (Some("deadline"), Some(0)), "{early}");
+    assert!(rows_of(&bases[1]).is_empty());
+
+    for b in &bases[2..] {
+        let s = by_site[format!("{b}/").as_str()];
+        assert_eq!((s["ended"].as_str(), s["urls"].as_u64()), (Some("complete"), Some(40)), "{s}");
+        assert_eq!(rows_of(b).len(), 40);
+    }
+}
+
+#[test]
+fn a_site_listed_again_is_discovered_once() {
+    let fast = Kind::Fast { urls: 5, delay_ms: 0 };
+    let bases = serve_sites(&[fast, fast]);
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (&bases[0], &bases[1]);
+    // The same origin three more times: repeated, another path, the scheme in capitals with a
+    // trailing slash.
+    let list = format!("{a}\n{b}\n{a}\n{a}/blog/post?x=1\n{}/\n", a.replace("http://", "HTTP://"));
+    std::fs::write(dir.path().join("sites.txt"), list).unwrap();
+    let (code, out, err) =
+        run(&["discover", "--sites", "sites.txt", "--hosts-in-flight", "4", "--summary", "summary.jsonl"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("2 sites discovered (0 failed), 3 listed again"), "{err}");
+    let got = rows(&out);
+    let want: BTreeSet<_> = expected(a, 5).into_iter().chain(expected(b, 5)).collect();
+    assert_eq!(got.len(), want.len(), "each site's rows once: {err}");
+    assert_eq!(got.into_iter().collect::<BTreeSet<_>>(), want);
+    let summary = jsonl(&std::fs::read_to_string(dir.path().join("summary.jsonl")).unwrap());
+    assert_eq!(summary.len(), 5, "one line per line of the list: {summary:?}");
+    let ended: Vec<(&str, &str)> =
+        summary.iter().map(|v| (v["site"].as_str().unwrap(), v["ended"].as_str().unwrap())).collect();
+    let dups: Vec<String> = ended.iter().filter(|(_, e)| *e == "duplicate").map(|(s, _)| s.to_string()).collect();
+    assert_eq!(dups, [format!("{a}/"), format!("{a}/blog/post?x=1"), format!("{a}/")], "{ended:?}");
+    let complete: BTreeSet<String> =
+        ended.iter().filter(|(_, e)| *e == "complete").map(|(s, _)| s.to_string()).collect();
+    assert_eq!(complete, [format!("{a}/"), format!("{b}/")].into_iter().collect(), "{ended:?}");
+    for v in summary.iter().filter(|v| v["ended"] == "duplicate") {
+        assert_eq!((v["ok"].as_bool(), v["urls"].as_u64()), (Some(true), Some(0)), "{v}");
+    }
 }
