@@ -17,4 +17,5 @@ mod sharing;
 mod sitehost;
 mod strangers;
 mod support;
+mod tree;
 mod verify;
