@@ -102,22 +102,26 @@ macro_rules! sitemap_methods {
                 let mut tx = self.begin_write().await?;
                 // Submitted now (`last_submitted_at`); `submitted_at` moves only when a removed
                 // one comes back, as when it is added again.
-                let done = sqlx::query(
+                let is_index: Option<bool> = sqlx::query_scalar(
                     "UPDATE sitemaps SET next_fetch_at = $1, last_submitted_at = $1, \
                      submitted_at = CASE WHEN removed_at IS NULL THEN submitted_at ELSE $1 END, removed_at = NULL, \
-                     removed_by_user = $5 WHERE id = $2 AND site_id IN (SELECT s.id FROM sites s WHERE ($3 OR s.owner_id = $4))",
+                     removed_by_user = $5 WHERE id = $2 AND site_id IN (SELECT s.id FROM sites s WHERE ($3 OR s.owner_id = $4)) \
+                     RETURNING is_index",
                 )
                 .bind(now)
                 .bind(sitemap_id)
                 .bind(actor.is_admin)
                 .bind(actor.user_id)
                 .bind(false)
-                .execute(&mut *tx)
+                .fetch_optional(&mut *tx)
                 .await?;
-                found(done.rows_affected(), "sitemap", sitemap_id)?;
+                let Some(is_index) = is_index else {
+                    return Err(Error::NotFound { what: "sitemap", id: sitemap_id });
+                };
                 // An index is read again with its whole tree: every live child at any depth is
                 // due now too. Each keeps its validators, so an unchanged child costs a 304.
-                sqlx::query(
+                if is_index {
+                    sqlx::query(
                     "WITH RECURSIVE d(id) AS (SELECT id FROM sitemaps WHERE parent_id = $1 AND id <> $1 \
                      AND source = 'index' AND removed_at IS NULL UNION SELECT c.id FROM sitemaps c JOIN d ON c.parent_id = d.id \
                      WHERE c.source = 'index' AND c.removed_at IS NULL) \
@@ -128,6 +132,7 @@ macro_rules! sitemap_methods {
                 .bind(now)
                 .execute(&mut *tx)
                 .await?;
+                }
                 refresh_rollups!(tx, sitemap_id);
                 tx.commit().await?;
                 Ok(())
