@@ -48,6 +48,10 @@ pub enum AppError {
     /// Already exists.
     #[error("{0} already exists")]
     Conflict(String),
+    /// Refused while something else is under way (a check of the same site); the message says
+    /// what. 409, as for a conflict.
+    #[error("{0}")]
+    Busy(String),
     /// The database is unreachable.
     #[error("the service is unavailable")]
     Unavailable(#[source] mapwright_store::Error),
@@ -79,7 +83,7 @@ impl AppError {
             AppError::Unauthorized | AppError::BadCredentials => StatusCode::UNAUTHORIZED,
             AppError::Forbidden(_) => StatusCode::FORBIDDEN,
             AppError::NotFound => StatusCode::NOT_FOUND,
-            AppError::Conflict(_) => StatusCode::CONFLICT,
+            AppError::Conflict(_) | AppError::Busy(_) => StatusCode::CONFLICT,
             AppError::Rejected(_) => StatusCode::UNPROCESSABLE_ENTITY,
             AppError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             AppError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,

@@ -1,7 +1,8 @@
 //! The console end to end in headless Chromium (Debian's `chromium` and `chromium-driver`,
 //! driven over WebDriver by fantoccini): sign up, verify a test site served on 127.0.0.1 (the
 //! typed sitemap kept through it, the robots.txt index added), wait for the downloads, read the
-//! table (types, an index with a failing child rolled up), a sitemap with a few hundred
+//! table (types, an index with a failing child rolled up, a Resubmit per child), the index's
+//! page with its tree, a sitemap with a few hundred
 //! findings grouped by rule, the background "Check now" and the failing-URLs report, a token,
 //! Remove (then Removed with Restore), an error page and deleting a site. Every page is looked
 //! at at desktop width and at a phone's 390 px: axe-core finds no serious or critical
@@ -69,7 +70,7 @@ async fn browser(driver: &Driver, profile: &Path) -> Client {
         "--disable-component-update",
         "--disable-sync",
         "--disable-dev-shm-usage",
-        "--window-size=1280,900",
+        "--window-size=1366,900",
     ];
     let mut args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
     args.push(format!("--user-data-dir={}", profile.display()));
@@ -285,7 +286,7 @@ async fn look(c: &Client, axe_js: &str, name: &str) {
     let bad = illegible(c).await;
     assert!(bad.is_empty(), "the {name} page is hard to read on a phone: {bad:?}");
     save_png(&format!("{name}-phone.png"), &c.screenshot().await.unwrap());
-    c.set_window_size(1280, 900).await.unwrap();
+    c.set_window_size(1366, 900).await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -383,7 +384,7 @@ async fn drive(c: &Client, base: &str, site: &TestSite, axe_js: &str, outbox: &P
         .await
         .unwrap();
     assert_eq!(wide, json!(true), "the sideways-scroll check cannot fail");
-    c.set_window_size(1280, 900).await.unwrap();
+    c.set_window_size(1366, 900).await.unwrap();
 
     // Sign up (and check the sign-in page on the way).
     c.goto(&format!("{base}/")).await.unwrap();
@@ -448,7 +449,12 @@ async fn drive(c: &Client, base: &str, site: &TestSite, axe_js: &str, outbox: &P
     let broken_row = row_text(broken.clone()).await;
     assert!(broken_row.contains("Has errors") && broken_row.contains("300 errors"), "{broken_row}");
     let index_row = row_text(index.clone()).await;
-    assert!(index_row.contains("Sitemap index") && index_row.contains("Couldn't fetch"), "rolled up: {index_row}");
+    // The index itself loaded: the row says where the trouble is, not "Couldn't fetch".
+    assert!(index_row.contains("Sitemap index") && index_row.contains("Has errors"), "rolled up: {index_row}");
+    assert!(
+        index_row.contains("1 of 3 sitemaps couldn't be fetched") && !index_row.contains("Couldn't fetch"),
+        "{index_row}"
+    );
     assert!(index_row.contains(" 2 "), "the children's URLs: {index_row}");
     assert!(row_text(feed.clone()).await.contains("RSS"));
     // The index's children are collapsed beneath it.
@@ -456,6 +462,11 @@ async fn drive(c: &Client, base: &str, site: &TestSite, axe_js: &str, outbox: &P
     click(c, Locator::Css("tr.children summary")).await;
     let child = row_text(format!("{o}/c1.xml")).await;
     assert!(child.contains("image") && child.contains("hreflang") && child.contains("Success"), "{child}");
+    // Every child row has its own Resubmit.
+    for c_url in [format!("{o}/c1.xml"), format!("{o}/c2.xml")] {
+        let label = format!("Resubmit {c_url}");
+        assert!(c.find(Locator::Css(&format!("tr.children button[aria-label='{label}']"))).await.is_ok(), "{label}");
+    }
     look(c, axe_js, "table").await;
 
     // The broken sitemap's page: a few hundred findings as five groups, worst first.
@@ -479,7 +490,22 @@ async fn drive(c: &Client, base: &str, site: &TestSite, axe_js: &str, outbox: &P
     c.goto(&format!("{base}/")).await.unwrap();
     click(c, Locator::XPath(&format!("{}/td[1]/a[1]", row(&index)))).await;
     until(c, "#children", |t| t == "Sitemaps in this index").await;
+    // Its tree: the roll-up above, the file's own read apart, the URLs of its sitemaps, the
+    // picture of the roll-up; nothing below contradicts the top.
+    let facts = text(c, "dl.facts").await;
+    assert!(facts.contains("Has errors") && facts.contains("2 in 2 sitemaps of the index"), "{facts}");
+    let own = text(c, "#this-file").await;
+    assert!(own.contains("Success") && own.contains("Sitemaps it lists"), "{own}");
+    let urls = text(c, "#urls ~ table").await;
+    assert!(urls.contains(&format!("{o}/c1/x")) && urls.contains(&format!("{o}/c1/y")), "{urls}");
+    // An SVG <desc> is not rendered, so WebDriver's text is empty: its content is read.
+    let desc = c.execute("return document.getElementById('urls-chart-desc').textContent;", vec![]).await.unwrap();
+    assert!(desc.as_str().unwrap_or("").starts_with("2 URL entries in the index's sitemaps"), "{desc}");
+    let page = text(c, "main").await;
+    assert!(!page.contains("No URLs"), "{page}");
     look(c, axe_js, "index").await;
+    click(c, Locator::Css(&format!("#children ~ table button[aria-label='Resubmit {o}/c2.xml']"))).await;
+    until(c, ".flash", |t| t.starts_with(&format!("Resubmitted {o}/c2.xml"))).await;
 
     // The site: findings across its sitemaps, Check now in the background, the report by kind.
     c.goto(&format!("{base}/")).await.unwrap();

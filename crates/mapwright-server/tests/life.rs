@@ -169,8 +169,9 @@ async fn a_cross_submitted_sitemap_stays_limited_to_the_site_that_names_it() {
         // A's robots.txt stops naming it: nobody vouches, so nothing is read from B.
         a.put("/robots.txt", "User-agent: *\nDisallow:\n");
         resubmit(&app, &token, &added["id"]).await;
-        assert_eq!(drain(&app.state).await, 1);
+        assert_eq!(drain(&app.state).await, 2, "the index and its child, Resubmit reading the tree");
         assert_eq!(b.hits("/feeds/a-index.xml"), 1, "not fetched without a voucher");
+        assert_eq!(b.hits("/feeds/deep/part.xml"), 1, "nor its child");
         let parent = shown(&app, &token, &added["id"]).await;
         assert_eq!((&parent["status"], &parent["rollup_status"]), (&json!("failed"), &json!("failed")));
         let error = parent["last_download"]["error"].as_str().unwrap();
@@ -222,7 +223,7 @@ async fn remove_then_re_add_or_resubmit_brings_the_urls_back_despite_etags() {
         // Removed again, then Resubmit (the console's Restore): the same.
         remove(&app, &token, &id).await;
         resubmit(&app, &token, &id).await;
-        assert_eq!(shown(&app, &token, &id).await["rollup_status"], Value::Null, "pending until read");
+        assert_eq!(shown(&app, &token, &id).await["rollup_status"], "pending", "pending until read");
         drain(&app.state).await;
         assert_eq!(web.hits("/s.xml"), 4);
         let s = shown(&app, &token, &id).await;
@@ -342,7 +343,7 @@ async fn adding_a_sitemap_that_exists_says_so() {
 }
 
 #[tokio::test]
-async fn resubmit_moves_the_submission_time() {
+async fn resubmit_moves_the_last_submission_time() {
     each_backend(false, |app| async move {
         let (actor, token, site, web) = owner_site(&app, "ann@example.com").await;
         let old = app.store.add_sitemap(actor, site.id, &web.url("/s.xml"), Source::Api, 1000).await.unwrap();
@@ -350,7 +351,9 @@ async fn resubmit_moves_the_submission_time() {
         let before = unix_now();
         resubmit(&app, &token, &json!(old.id)).await;
         let s = shown(&app, &token, &json!(old.id)).await;
-        assert!(s["submitted_at"].as_i64().unwrap() >= before, "{s:#}");
+        // One meaning each: submitted_at when it became the site's, last_submitted_at the last time.
+        assert_eq!(s["submitted_at"], 1000, "{s:#}");
+        assert!(s["last_submitted_at"].as_i64().unwrap() >= before, "{s:#}");
     })
     .await;
 }
@@ -374,7 +377,7 @@ async fn a_child_the_user_removed_stays_removed_while_its_index_lists_it() {
         // The index changes c2's lastmod: c2 would be due again, but the user removed it.
         web.put("/index.xml", &index(&[(&c1, Some("2024-01-01")), (&c2, Some("2024-02-01"))]));
         resubmit(&app, &token, &id).await;
-        assert_eq!(drain(&app.state).await, 1, "only the index");
+        assert_eq!(drain(&app.state).await, 2, "the index and its live child c1, not c2");
         assert_eq!(web.hits("/c2.xml"), 1);
         assert!(listed(&app, &token, &site, &c2).await["removed_at"].is_i64());
         assert_eq!(live_urls(&app, actor, &site).await, std::slice::from_ref(&a));

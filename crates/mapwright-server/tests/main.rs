@@ -17,5 +17,6 @@ mod sharing;
 mod sitehost;
 mod strangers;
 mod support;
+mod tree;
 mod verify;
 mod written;

@@ -210,9 +210,10 @@ async fn an_index_is_fetched_incrementally() {
         assert_eq!(app.store.sitemap(actor, parent.id).await.unwrap().kinds.as_deref(), Some("index"));
         assert_eq!(urls(&app.state, actor, &site, false).await.len(), 3);
 
-        // Only the child whose lastmod changed is fetched again.
+        // Read again on a ping (as on its schedule), only the child whose lastmod changed is
+        // fetched again (a Resubmit reads the whole tree: tests/tree.rs).
         web.put_etag("/index.xml", &listing(Some("2024-02-01")), None);
-        app.store.resubmit_sitemap(actor, parent.id, unix_now()).await.unwrap();
+        app.store.record_ping(&idx, "127.0.0.1", unix_now()).await.unwrap();
         assert_eq!(drain(&app.state).await, 2);
         assert_eq!(
             [web.hits("/index.xml"), web.hits("/c1.xml"), web.hits("/c2.xml"), web.hits("/c3.xml")],
@@ -221,7 +222,7 @@ async fn an_index_is_fetched_incrementally() {
 
         // A child that leaves the index is removed, and its URLs with it.
         web.put_etag("/index.xml", &index(&[(&c1, day1), (&c2, Some("2024-02-01"))]), None);
-        app.store.resubmit_sitemap(actor, parent.id, unix_now()).await.unwrap();
+        app.store.record_ping(&idx, "127.0.0.1", unix_now()).await.unwrap();
         assert_eq!(drain(&app.state).await, 1);
         let gone = app.store.sitemap(actor, child(&c3).id).await.unwrap();
         assert!(gone.removed_at.is_some());
@@ -230,7 +231,7 @@ async fn an_index_is_fetched_incrementally() {
 
         // It comes back when the index lists it again.
         web.put_etag("/index.xml", &listing(Some("2024-02-01")), None);
-        app.store.resubmit_sitemap(actor, parent.id, unix_now()).await.unwrap();
+        app.store.record_ping(&idx, "127.0.0.1", unix_now()).await.unwrap();
         assert_eq!(drain(&app.state).await, 2);
         assert!(app.store.sitemap(actor, child(&c3).id).await.unwrap().removed_at.is_none());
         assert_eq!(web.hits("/c3.xml"), 2);

@@ -134,7 +134,8 @@ pub struct Sitemap {
     pub source: String,
     /// The index that lists it, for children.
     pub parent_id: Option<i64>,
-    /// When it was first submitted.
+    /// When it was first submitted (added, or named by robots.txt, an index, a ping), or
+    /// restored after a removal: when it became one of the site's sitemaps this time.
     pub submitted_at: Timestamp,
     /// When the scheduler should fetch it next.
     pub next_fetch_at: Timestamp,
@@ -194,9 +195,18 @@ pub struct Sitemap {
     /// Of those, entries with news.
     pub news_count: Option<i64>,
     /// When it was last submitted (added again, resubmitted or pinged); `None`: not since
-    /// `submitted_at`.
+    /// `submitted_at`. Read it through [`Sitemap::last_submitted`].
     pub last_submitted_at: Option<Timestamp>,
 }
+}
+
+impl Sitemap {
+    /// The last submission, Search Console's `lastSubmitted`: the latest of `submitted_at` and
+    /// `last_submitted_at`. The API's `last_submitted_at` and the console's "Submitted" both
+    /// show this one time, so the two never disagree.
+    pub fn last_submitted(&self) -> Timestamp {
+        self.last_submitted_at.unwrap_or(self.submitted_at).max(self.submitted_at)
+    }
 }
 
 row! {
@@ -437,8 +447,9 @@ pub struct ChildSync {
 
 // --- console ---
 
-/// A row of the console's "My sitemaps" table: the sitemap, its site's origin, and the counts
-/// of its last download that read the file (an unchanged answer keeps the previous counts).
+/// A row of the console's "My sitemaps" table: the sitemap and its site's origin. Its numbers
+/// (URLs, errors, warnings) are the sitemap's own stored fields, kept by the store at every
+/// read (a 304 keeps those of the read it stands for): one source for them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SitemapSummary {
     /// The sitemap (its columns in the same row).
@@ -446,12 +457,6 @@ pub struct SitemapSummary {
     pub sitemap: Sitemap,
     /// Its site's origin.
     pub origin: String,
-    /// Entries read by the last download, if any.
-    pub url_count: Option<i64>,
-    /// Errors of the last download.
-    pub error_count: Option<i64>,
-    /// Warnings of the last download.
-    pub warning_count: Option<i64>,
 }
 
 impl<'r, R: sqlx::Row> sqlx::FromRow<'r, R> for SitemapSummary
@@ -459,17 +464,39 @@ where
     Sitemap: sqlx::FromRow<'r, R>,
     &'r str: sqlx::ColumnIndex<R>,
     String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    Option<i64>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
 {
     fn from_row(row: &'r R) -> Result<Self, sqlx::Error> {
-        Ok(Self {
-            sitemap: Sitemap::from_row(row)?,
-            origin: row.try_get("origin")?,
-            url_count: row.try_get("url_count")?,
-            error_count: row.try_get("error_count")?,
-            warning_count: row.try_get("warning_count")?,
-        })
+        Ok(Self { sitemap: Sitemap::from_row(row)?, origin: row.try_get("origin")? })
     }
+}
+
+row! {
+/// How an index's live descendants (at any depth) stand, as the console's roll-up words name
+/// them ("1 of 4 sitemaps couldn't be fetched; 7 errors in 1 sitemap").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct TreeTally {
+    /// The index.
+    pub index_id: i64,
+    /// Its live descendants.
+    pub sitemaps: i64,
+    /// Of those, whose last fetch failed.
+    pub failed: i64,
+    /// Of those, not read yet.
+    pub pending: i64,
+    /// Of those, with errors in the read that stands.
+    pub with_errors: i64,
+    /// Of those, with warnings in the read that stands.
+    pub with_warnings: i64,
+    /// Their URL entries by content type, summed (see [`ContentCounts`]): an index's
+    /// `contents`, as Search Console sums its children's.
+    pub web: i64,
+    /// Entries with images, summed.
+    pub image: i64,
+    /// Entries with videos, summed.
+    pub video: i64,
+    /// Entries with news, summed.
+    pub news: i64,
+}
 }
 
 /// The outcome of one live check of a listed URL, as the failing-URLs checker reports it.

@@ -100,18 +100,39 @@ macro_rules! sitemap_methods {
 
             pub(crate) async fn resubmit_sitemap_impl(&self, actor: Actor, sitemap_id: i64, now: Timestamp) -> Result<()> {
                 let mut tx = self.begin_write().await?;
-                let done = sqlx::query(
-                    "UPDATE sitemaps SET next_fetch_at = $1, submitted_at = $1, last_submitted_at = $1, removed_at = NULL, \
-                     removed_by_user = $5 WHERE id = $2 AND site_id IN (SELECT s.id FROM sites s WHERE ($3 OR s.owner_id = $4))",
+                // Submitted now (`last_submitted_at`); `submitted_at` moves only when a removed
+                // one comes back, as when it is added again.
+                let is_index: Option<bool> = sqlx::query_scalar(
+                    "UPDATE sitemaps SET next_fetch_at = $1, last_submitted_at = $1, \
+                     submitted_at = CASE WHEN removed_at IS NULL THEN submitted_at ELSE $1 END, removed_at = NULL, \
+                     removed_by_user = $5 WHERE id = $2 AND site_id IN (SELECT s.id FROM sites s WHERE ($3 OR s.owner_id = $4)) \
+                     RETURNING is_index",
                 )
                 .bind(now)
                 .bind(sitemap_id)
                 .bind(actor.is_admin)
                 .bind(actor.user_id)
                 .bind(false)
+                .fetch_optional(&mut *tx)
+                .await?;
+                let Some(is_index) = is_index else {
+                    return Err(Error::NotFound { what: "sitemap", id: sitemap_id });
+                };
+                // An index is read again with its whole tree: every live child at any depth is
+                // due now too. Each keeps its validators, so an unchanged child costs a 304.
+                if is_index {
+                    sqlx::query(
+                    "WITH RECURSIVE d(id) AS (SELECT id FROM sitemaps WHERE parent_id = $1 AND id <> $1 \
+                     AND source = 'index' AND removed_at IS NULL UNION SELECT c.id FROM sitemaps c JOIN d ON c.parent_id = d.id \
+                     WHERE c.source = 'index' AND c.removed_at IS NULL) \
+                     UPDATE sitemaps SET next_fetch_at = CASE WHEN next_fetch_at > $2 THEN $2 ELSE next_fetch_at END \
+                     WHERE id IN (SELECT id FROM d)",
+                )
+                .bind(sitemap_id)
+                .bind(now)
                 .execute(&mut *tx)
                 .await?;
-                found(done.rows_affected(), "sitemap", sitemap_id)?;
+                }
                 refresh_rollups!(tx, sitemap_id);
                 tx.commit().await?;
                 Ok(())
@@ -298,17 +319,57 @@ macro_rules! sitemap_methods {
                     return Ok(Vec::new());
                 }
                 let mut query = sqlx::QueryBuilder::new(concat!(
-                    "SELECT * FROM (SELECT ", sitemap_cols!(), ", s.origin, d.url_count, d.error_count, d.warning_count, \
+                    "SELECT * FROM (SELECT ", sitemap_cols!(), ", s.origin, \
                      ROW_NUMBER() OVER (PARTITION BY sm.parent_id ORDER BY sm.id) AS child_number \
-                     FROM sitemaps sm JOIN sites s ON s.id = sm.site_id \
-                     LEFT JOIN downloads d ON d.id = (SELECT d2.id FROM downloads d2 \
-                     WHERE d2.sitemap_id = sm.id AND d2.status <> 'unchanged' \
-                     ORDER BY d2.downloaded_at DESC, d2.id DESC LIMIT 1) WHERE ("
+                     FROM sitemaps sm JOIN sites s ON s.id = sm.site_id WHERE ("
                 ));
                 query.push_bind(actor.is_admin).push(" OR s.owner_id = ").push_bind(actor.user_id).push(") AND sm.parent_id IN ");
                 $crate::sql::push_id_list(&mut query, parent_ids);
                 query.push(") x WHERE x.child_number <= ").push_bind(per_parent.clamp(1, 10_000)).push(" ORDER BY x.parent_id, x.id");
                 Ok(query.build_query_as().fetch_all(&self.pool).await?)
+            }
+
+            pub(crate) async fn tree_tallies_impl(&self, actor: Actor, index_ids: &[i64]) -> Result<Vec<TreeTally>> {
+                if index_ids.is_empty() {
+                    return Ok(Vec::new());
+                }
+                // The live descendants of each index, at any depth, as `refresh_rollups!` sums
+                // them (UNION ends a cycle, though `parent_id` makes none).
+                let mut query = sqlx::QueryBuilder::new(
+                    "WITH RECURSIVE t(root, id) AS (SELECT parent_id, id FROM sitemaps WHERE removed_at IS NULL \
+                     AND id <> parent_id AND parent_id IN ",
+                );
+                $crate::sql::push_id_list(&mut query, index_ids);
+                query.push(
+                    " UNION SELECT t.root, c.id FROM sitemaps c JOIN t ON c.parent_id = t.id WHERE c.removed_at IS NULL) \
+                     SELECT t.root AS index_id, CAST(COUNT(*) AS BIGINT) AS sitemaps, \
+                     CAST(SUM(CASE WHEN sm.status = 'failed' THEN 1 ELSE 0 END) AS BIGINT) AS failed, \
+                     CAST(SUM(CASE WHEN sm.status IS NULL THEN 1 ELSE 0 END) AS BIGINT) AS pending, \
+                     CAST(SUM(CASE WHEN sm.errors > 0 THEN 1 ELSE 0 END) AS BIGINT) AS with_errors, \
+                     CAST(SUM(CASE WHEN sm.warnings > 0 THEN 1 ELSE 0 END) AS BIGINT) AS with_warnings, \
+                     CAST(COALESCE(SUM(sm.web_count), 0) AS BIGINT) AS web, CAST(COALESCE(SUM(sm.image_count), 0) AS BIGINT) AS image, \
+                     CAST(COALESCE(SUM(sm.video_count), 0) AS BIGINT) AS video, CAST(COALESCE(SUM(sm.news_count), 0) AS BIGINT) AS news \
+                     FROM t JOIN sitemaps sm ON sm.id = t.id JOIN sites s ON s.id = sm.site_id WHERE (",
+                );
+                query.push_bind(actor.is_admin).push(" OR s.owner_id = ").push_bind(actor.user_id).push(") GROUP BY t.root ORDER BY t.root");
+                Ok(query.build_query_as().fetch_all(&self.pool).await?)
+            }
+
+            pub(crate) async fn tree_reads_impl(&self, actor: Actor, sitemap_id: i64, limit: i64) -> Result<Vec<Download>> {
+                let sitemap = self.sitemap(actor, sitemap_id).await?;
+                Ok(sqlx::query_as(
+                    "WITH RECURSIVE tree(id) AS (SELECT CAST($1 AS BIGINT) UNION SELECT c.id FROM sitemaps c \
+                     JOIN tree t ON c.parent_id = t.id WHERE c.removed_at IS NULL AND c.site_id = $2) \
+                     SELECT d.id, d.sitemap_id, d.downloaded_at, d.status, d.http_status, d.bytes, d.duration_ms, \
+                     d.url_count, d.error_count, d.warning_count, d.error FROM downloads d \
+                     WHERE d.sitemap_id IN (SELECT id FROM tree) AND d.status <> 'unchanged' \
+                     ORDER BY d.downloaded_at DESC, d.id DESC LIMIT $3",
+                )
+                .bind(sitemap_id)
+                .bind(sitemap.site_id)
+                .bind(limit.clamp(1, 100_000))
+                .fetch_all(&self.pool)
+                .await?)
             }
 
             pub(crate) async fn page_sitemaps_impl(
@@ -475,11 +536,16 @@ macro_rules! sitemap_methods {
                 self.site(actor, q.site_id).await?;
                 let per_rule = q.per_rule.clamp(1, 1000);
                 let offset = q.offset.max(0);
+                // One sitemap's findings are those of its tree: an index's own and its live
+                // children's at any depth (a sitemap that is no index is its own tree).
                 Ok(sqlx::query_as(
-                    "WITH latest AS (SELECT sm.id AS sid, sm.url AS surl, \
+                    "WITH RECURSIVE tree(id) AS (SELECT CAST($3 AS BIGINT) UNION SELECT c.id FROM sitemaps c \
+                     JOIN tree t ON c.parent_id = t.id WHERE c.removed_at IS NULL AND c.site_id = $1), \
+                     latest AS (SELECT sm.id AS sid, sm.url AS surl, \
                      (SELECT d.id FROM downloads d WHERE d.sitemap_id = sm.id AND d.status <> 'unchanged' \
                       ORDER BY d.downloaded_at DESC, d.id DESC LIMIT 1) AS did \
-                     FROM sitemaps sm WHERE sm.site_id = $1 AND ($2 OR sm.id = $3) AND (sm.removed_at IS NULL OR sm.id = $3)) \
+                     FROM sitemaps sm WHERE sm.site_id = $1 AND ($2 OR sm.id IN (SELECT id FROM tree)) \
+                     AND (sm.removed_at IS NULL OR sm.id = $3)) \
                      SELECT x.rule, x.severity, x.line, x.col, x.loc, x.message, x.rule_count, x.sitemap_id, x.sitemap_url FROM \
                      (SELECT f.rule, f.severity, f.line, f.col, f.loc, f.message, l.sid AS sitemap_id, l.surl AS sitemap_url, \
                       ROW_NUMBER() OVER (PARTITION BY f.rule ORDER BY f.id) AS rn, \
@@ -545,19 +611,10 @@ macro_rules! sitemap_cols {
     };
 }
 
-/// The console's summary of a sitemap: its row, its site's origin, and the counts of its last
-/// download that read the file (a 304 keeps the previous counts).
+/// The console's summary of a sitemap: its row and its site's origin.
 macro_rules! summary_select {
     () => {
-        concat!(
-            "SELECT ",
-            sitemap_cols!(),
-            ", s.origin, d.url_count, d.error_count, d.warning_count \
-             FROM sitemaps sm JOIN sites s ON s.id = sm.site_id \
-             LEFT JOIN downloads d ON d.id = (SELECT d2.id FROM downloads d2 \
-             WHERE d2.sitemap_id = sm.id AND d2.status <> 'unchanged' \
-             ORDER BY d2.downloaded_at DESC, d2.id DESC LIMIT 1) "
-        )
+        concat!("SELECT ", sitemap_cols!(), ", s.origin FROM sitemaps sm JOIN sites s ON s.id = sm.site_id ")
     };
 }
 

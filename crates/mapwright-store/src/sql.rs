@@ -393,6 +393,14 @@ macro_rules! impl_store {
                 self.list_child_summaries_impl(actor, parent_ids, per_parent).await
             }
 
+            async fn tree_tallies(&self, actor: Actor, index_ids: &[i64]) -> Result<Vec<TreeTally>> {
+                self.tree_tallies_impl(actor, index_ids).await
+            }
+
+            async fn tree_reads(&self, actor: Actor, sitemap_id: i64, limit: i64) -> Result<Vec<Download>> {
+                self.tree_reads_impl(actor, sitemap_id, limit).await
+            }
+
             async fn finding_examples(&self, actor: Actor, q: &FindingQuery) -> Result<Vec<FindingExample>> {
                 self.finding_examples_impl(actor, q).await
             }

@@ -180,7 +180,9 @@ pub trait Store: Send + Sync + 'static {
     /// The sitemaps of a site of the actor, removed ones included, by id.
     async fn list_sitemaps(&self, actor: Actor, site_id: i64) -> Result<Vec<Sitemap>>;
 
-    /// Resubmit: due now and submitted now; a removed one is restored (pending until read).
+    /// Resubmit: due now, its `last_submitted_at` now; a removed one is restored (pending until
+    /// read, `submitted_at` now). An index's live children, at any depth, are due now too, so
+    /// the whole tree is read again (each with its validators: an unchanged child is a 304).
     async fn resubmit_sitemap(&self, actor: Actor, sitemap_id: i64, now: Timestamp) -> Result<()>;
 
     /// Removes a sitemap: no more fetches, and its URLs leave the site unless another
@@ -363,8 +365,8 @@ pub trait Store: Send + Sync + 'static {
     // --- console ---
 
     /// A page of the actor's sitemaps that are not an index's children (removed ones included,
-    /// so the table can offer to restore them), by id, with their site's origin and the counts
-    /// of their last download that read the file: the console's table.
+    /// so the table can offer to restore them), by id, with their site's origin: the console's
+    /// table.
     async fn list_sitemap_summaries(&self, actor: Actor, after: i64, limit: i64) -> Result<Page<SitemapSummary>>;
 
     /// The children of these indexes (of sites of the actor), removed ones included, up to
@@ -376,12 +378,22 @@ pub trait Store: Send + Sync + 'static {
         per_parent: i64,
     ) -> Result<Vec<SitemapSummary>>;
 
-    /// Findings of the last reads of a site's live sitemaps (or of one sitemap), the first
-    /// `per_rule` of each rule after `offset`, each with its rule's total; grouped by the caller.
+    /// How the live descendants of each of these indexes (of sites of the actor) stand: one
+    /// tally per index that has any, by index id.
+    async fn tree_tallies(&self, actor: Actor, index_ids: &[i64]) -> Result<Vec<TreeTally>>;
+
+    /// The reads (downloads other than "unchanged") of a sitemap of the actor and of its live
+    /// descendants, newest first, at most `limit`: the history of an index's roll-up.
+    async fn tree_reads(&self, actor: Actor, sitemap_id: i64, limit: i64) -> Result<Vec<Download>>;
+
+    /// Findings of the last reads of a site's live sitemaps (or of one sitemap's tree: the
+    /// sitemap and, for an index, its live children at any depth), the first `per_rule` of
+    /// each rule after `offset`, each with its rule's total; grouped by the caller.
     async fn finding_examples(&self, actor: Actor, query: &FindingQuery) -> Result<Vec<FindingExample>>;
 
-    /// A page of the live URLs a sitemap of the actor lists, by id; `contains` (if not empty)
-    /// keeps those whose URL contains it, ignoring ASCII case.
+    /// A page of the live URLs a sitemap of the actor lists (an index: those its live children
+    /// list, at any depth, each once), by id; `contains` (if not empty) keeps those whose URL
+    /// contains it, ignoring ASCII case.
     async fn search_sitemap_urls(
         &self,
         actor: Actor,

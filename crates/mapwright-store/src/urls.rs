@@ -215,8 +215,33 @@ macro_rules! url_methods {
                 after: i64,
                 limit: i64,
             ) -> Result<Page<UrlRow>> {
-                let site_id = self.sitemap(actor, sitemap_id).await?.site_id;
+                let sitemap = self.sitemap(actor, sitemap_id).await?;
+                let site_id = sitemap.site_id;
                 let limit = limit.clamp(1, 10_000);
+                if sitemap.is_index {
+                    // An index's URLs are its tree's: the site's live URLs in id order that a
+                    // live descendant lists (each once, however many list it), as its roll-up
+                    // counts them.
+                    let pattern = format!("%{}%", like_escape(&contains.to_ascii_lowercase()));
+                    let items: Vec<UrlRow> = sqlx::query_as(concat!(
+                        "WITH RECURSIVE tree(id) AS (SELECT id FROM sitemaps WHERE parent_id = $1 AND id <> $1 \
+                         AND removed_at IS NULL UNION SELECT c.id FROM sitemaps c JOIN tree t ON c.parent_id = t.id \
+                         WHERE c.removed_at IS NULL) \
+                         SELECT ", url_cols!(), " FROM urls u WHERE u.site_id = $4 AND u.id > $2 AND u.removed_at IS NULL \
+                         AND ($5 OR ", $loc_lower, " LIKE $6 ESCAPE '\\') \
+                         AND EXISTS (SELECT 1 FROM sitemap_urls su WHERE su.url_id = u.id AND su.sitemap_id IN (SELECT id FROM tree)) \
+                         ORDER BY u.id LIMIT $3"
+                    ))
+                    .bind(sitemap_id)
+                    .bind(after)
+                    .bind(limit + 1)
+                    .bind(site_id)
+                    .bind(contains.is_empty())
+                    .bind(pattern)
+                    .fetch_all(&self.pool)
+                    .await?;
+                    return Ok(Page::from_one_extra(items, limit, |u| u.id));
+                }
                 // Two statements, not one with `($n OR ...)`: a prepared statement's generic plan
                 // could not use PostgreSQL's trigram index (migration 0010) through the OR. Both
                 // name the site, as every statement on a URL table does (ARCHITECTURE.md, "Past

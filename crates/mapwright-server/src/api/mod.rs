@@ -1,5 +1,6 @@
 //! The JSON API under `/api/v1`: sites, verification, sitemaps, downloads, findings, URLs
-//! (pages, CSV and JSONL exports) and the crawl frontier, plus the IndexNow receiver and the
+//! (pages, CSV and JSONL exports), the failing-URL report (its check run, "Check now", pages
+//! and exports) and the crawl frontier, plus the IndexNow receiver and the
 //! OpenAPI file that documents all of them.
 //!
 //! Every handler takes the signed-in user (`CurrentUser`) first, so a request
@@ -13,6 +14,7 @@
 //! extractors, not axum's, and a path under `/api/v1` that is no route is a problem 404, a
 //! method a route does not take a problem 405 with `Allow`.
 
+mod checks;
 pub(crate) mod extract;
 mod sitemaps;
 mod sites;
@@ -76,6 +78,10 @@ pub const ROUTES: &[(Method, &str)] = &[
     (Method::Get, "/api/v1/sites/{id}/urls.jsonl"),
     (Method::Get, "/api/v1/sites/{id}/frontier"),
     (Method::Get, "/api/v1/sites/{id}/url-check"),
+    (Method::Post, "/api/v1/sites/{id}/url-check"),
+    (Method::Get, "/api/v1/sites/{id}/failing-urls"),
+    (Method::Get, "/api/v1/sites/{id}/failing-urls.csv"),
+    (Method::Get, "/api/v1/sites/{id}/failing-urls.jsonl"),
     (Method::Get, "/api/v1/sitemaps/{id}"),
     (Method::Delete, "/api/v1/sitemaps/{id}"),
     (Method::Post, "/api/v1/sitemaps/{id}/resubmit"),
@@ -84,6 +90,16 @@ pub const ROUTES: &[(Method, &str)] = &[
     (Method::Get, "/indexnow"),
     (Method::Post, "/indexnow"),
 ];
+
+/// Every failing URL of a site as the CSV export of the API (see `checks::export`): the
+/// console's download is this file too.
+pub(crate) async fn failing_export(
+    state: &AppState,
+    actor: mapwright_store::Actor,
+    site_id: i64,
+) -> Result<axum::response::Response, crate::AppError> {
+    checks::export(state, actor, site_id, None, checks::Format::Csv).await
+}
 
 /// The handler of one entry of [`ROUTES`].
 fn handler(method: Method, path: &str) -> MethodRouter<AppState> {
@@ -111,7 +127,11 @@ fn handler(method: Method, path: &str) -> MethodRouter<AppState> {
         (Method::Get, "/api/v1/sites/{id}/urls.csv") => get(urls::export_csv),
         (Method::Get, "/api/v1/sites/{id}/urls.jsonl") => get(urls::export_jsonl),
         (Method::Get, "/api/v1/sites/{id}/frontier") => get(urls::frontier),
-        (Method::Get, "/api/v1/sites/{id}/url-check") => get(sites::url_check),
+        (Method::Get, "/api/v1/sites/{id}/url-check") => get(checks::url_check),
+        (Method::Post, "/api/v1/sites/{id}/url-check") => post(checks::check_now),
+        (Method::Get, "/api/v1/sites/{id}/failing-urls") => get(checks::page),
+        (Method::Get, "/api/v1/sites/{id}/failing-urls.csv") => get(checks::export_csv),
+        (Method::Get, "/api/v1/sites/{id}/failing-urls.jsonl") => get(checks::export_jsonl),
         (Method::Get, "/api/v1/sitemaps/{id}") => get(sitemaps::show),
         (Method::Delete, "/api/v1/sitemaps/{id}") => delete(sitemaps::remove),
         (Method::Post, "/api/v1/sitemaps/{id}/resubmit") => post(sitemaps::resubmit),

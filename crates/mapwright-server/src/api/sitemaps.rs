@@ -4,7 +4,7 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use mapwright_store::{Actor, ContentCounts, Download, FindingRecord, Sitemap};
+use mapwright_store::{Actor, ContentCounts, Download, FindingRecord, Sitemap, TreeTally};
 use serde::{Deserialize, Serialize};
 
 use super::extract::{Id, JsonBody, Params};
@@ -28,8 +28,10 @@ pub(crate) struct SitemapView {
     url: String,
     source: String,
     parent_id: Option<i64>,
+    /// When it became one of the site's sitemaps: first submitted, or restored after a removal.
     submitted_at: i64,
-    /// The last time it was added, resubmitted or pinged (the first submission if never).
+    /// Its last submission (added again, resubmitted or pinged; `submitted_at` if never since):
+    /// Search Console's `lastSubmitted`, and the console's "Submitted".
     last_submitted_at: i64,
     next_fetch_at: i64,
     last_downloaded_at: Option<i64>,
@@ -52,7 +54,8 @@ pub(crate) struct SitemapView {
     errors: Option<i64>,
     /// Findings of severity warning of the last read.
     warnings: Option<i64>,
-    /// The worst of its own status and, for an index, its live children's (`None`: pending).
+    /// The worst of its own status and, for an index, its live children's: `failed`, `errors`,
+    /// `warnings`, `pending` (it or a child is not read yet) or `ok`; `null` only when removed.
     rollup_status: Option<String>,
     /// Its errors plus, for an index, its children's.
     rollup_errors: i64,
@@ -60,7 +63,8 @@ pub(crate) struct SitemapView {
     rollup_warnings: i64,
     /// URLs stored: for an index, the distinct URLs of its children.
     rollup_urls: i64,
-    /// URL entries of the last read by content type.
+    /// URL entries of the last read by content type; for an index, its live children's (at any
+    /// depth) summed, as Search Console sums them.
     contents: Option<ContentCounts>,
 }
 
@@ -85,30 +89,40 @@ fn type_name(format: &str) -> Option<&'static str> {
     }
 }
 
-/// The API's view of a stored sitemap.
-fn view(sitemap: Sitemap) -> SitemapView {
+/// The API's view of a stored sitemap; `tree` is the tally of an index's descendants.
+fn view(sitemap: Sitemap, tree: Option<&TreeTally>) -> SitemapView {
     // Counts of the last read, once there was one (a 304 keeps those of the read it stands for).
     let read = sitemap.status.is_some();
-    let contents = sitemap.web_count.map(|web| ContentCounts {
-        web,
-        image: sitemap.image_count.unwrap_or(0),
-        video: sitemap.video_count.unwrap_or(0),
-        news: sitemap.news_count.unwrap_or(0),
-    });
+    let contents = match tree {
+        Some(t) if sitemap.is_index => Some(ContentCounts { web: t.web, image: t.image, video: t.video, news: t.news }),
+        _ => sitemap.web_count.map(|web| ContentCounts {
+            web,
+            image: sitemap.image_count.unwrap_or(0),
+            video: sitemap.video_count.unwrap_or(0),
+            news: sitemap.news_count.unwrap_or(0),
+        }),
+    };
     let pending =
         sitemap.removed_at.is_none() && (sitemap.last_downloaded_at.is_none() || sitemap.next_fetch_at <= now());
+    let last_submitted_at = sitemap.last_submitted();
+    // The store keeps no verdict while it or a child waits for a read: the API says so.
+    let rollup_status = match sitemap.rollup_status {
+        _ if sitemap.removed_at.is_some() => None,
+        Some(status) => Some(status),
+        None => Some("pending".to_owned()),
+    };
     SitemapView {
         pending,
         is_index: sitemap.is_index,
         r#type: sitemap.format.as_deref().and_then(type_name),
         errors: read.then_some(sitemap.errors),
         warnings: read.then_some(sitemap.warnings),
-        rollup_status: sitemap.rollup_status,
+        rollup_status,
         rollup_errors: sitemap.rollup_errors,
         rollup_warnings: sitemap.rollup_warnings,
         rollup_urls: sitemap.rollup_urls,
         contents,
-        last_submitted_at: sitemap.last_submitted_at.unwrap_or(sitemap.submitted_at).max(sitemap.submitted_at),
+        last_submitted_at,
         id: sitemap.id,
         site_id: sitemap.site_id,
         url: sitemap.url,
@@ -130,6 +144,32 @@ fn view(sitemap: Sitemap) -> SitemapView {
     }
 }
 
+/// The views of these sitemaps, with the tallies of the indexes among them.
+async fn views(state: &AppState, actor: Actor, sitemaps: Vec<Sitemap>) -> Result<Vec<SitemapView>, AppError> {
+    let indexes: Vec<i64> = sitemaps.iter().filter(|s| s.is_index && s.removed_at.is_none()).map(|s| s.id).collect();
+    let mut tallies = Vec::new();
+    for chunk in indexes.chunks(500) {
+        tallies.extend(state.store.tree_tallies(actor, chunk).await?);
+    }
+    Ok(sitemaps
+        .into_iter()
+        .map(|s| {
+            // An index with no live child yet sums nothing.
+            let tally = tallies.iter().find(|t| t.index_id == s.id).copied().unwrap_or_default();
+            view(s, Some(&tally))
+        })
+        .collect())
+}
+
+/// One sitemap's view.
+async fn view_one(state: &AppState, actor: Actor, sitemap: Sitemap) -> Result<SitemapView, AppError> {
+    let tally = match sitemap.is_index && sitemap.removed_at.is_none() {
+        true => Some(state.store.tree_tallies(actor, &[sitemap.id]).await?.into_iter().next().unwrap_or_default()),
+        false => None,
+    };
+    Ok(view(sitemap, tally.as_ref()))
+}
+
 /// `POST /api/v1/sites/{id}/sitemaps` `{"url"}`: 201 with the sitemap, due at once; 200 with
 /// the row when it was there already (a removed one is restored, due at once).
 pub(crate) async fn add(
@@ -141,7 +181,7 @@ pub(crate) async fn add(
     let actor = Actor::from(&user);
     let added = submission::add_sitemap(&state, actor, site_id, &body.url).await?;
     let status = if matches!(added, submission::Added::New(_)) { StatusCode::CREATED } else { StatusCode::OK };
-    Ok((status, Json(view(Sitemap::clone(&added)))))
+    Ok((status, Json(view_one(&state, actor, Sitemap::clone(&added)).await?)))
 }
 
 /// `GET /api/v1/sites/{id}/sitemaps`: removed ones included (their `removed_at` is set).
@@ -151,11 +191,8 @@ pub(crate) async fn list(
     Id(site_id): Id,
 ) -> Result<Json<Vec<SitemapView>>, AppError> {
     let actor = Actor::from(&user);
-    let mut views = Vec::new();
-    for sitemap in state.store.list_sitemaps(actor, site_id).await? {
-        views.push(view(sitemap));
-    }
-    Ok(Json(views))
+    let sitemaps = state.store.list_sitemaps(actor, site_id).await?;
+    Ok(Json(views(&state, actor, sitemaps).await?))
 }
 
 /// `GET /api/v1/sitemaps/{id}`: the sitemap and its last download.
@@ -167,11 +204,12 @@ pub(crate) async fn show(
     let actor = Actor::from(&user);
     let sitemap = state.store.sitemap(actor, id).await?;
     let last_download = state.store.list_downloads(actor, id, 1).await?.into_iter().next();
-    Ok(Json(SitemapStatus { sitemap: view(sitemap), last_download }))
+    Ok(Json(SitemapStatus { sitemap: view_one(&state, actor, sitemap).await?, last_download }))
 }
 
 /// `POST /api/v1/sitemaps/{id}/resubmit`: 202, fetched again as soon as a worker is free (a
-/// removed sitemap is restored).
+/// removed sitemap is restored); an index with its whole tree (an unchanged child costs a 304).
+/// A child of an index is resubmitted on its own the same way.
 pub(crate) async fn resubmit(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
@@ -180,7 +218,7 @@ pub(crate) async fn resubmit(
     let actor = Actor::from(&user);
     crate::submission::resubmit(&state, actor, id).await?;
     let sitemap = state.store.sitemap(actor, id).await?;
-    Ok((StatusCode::ACCEPTED, Json(view(sitemap))))
+    Ok((StatusCode::ACCEPTED, Json(view_one(&state, actor, sitemap).await?)))
 }
 
 /// `DELETE /api/v1/sitemaps/{id}`: Remove. No more fetches; its URLs leave the site unless

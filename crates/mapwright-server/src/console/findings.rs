@@ -81,12 +81,28 @@ fn groups(examples: &[FindingExample]) -> Vec<Group<'_>> {
     out
 }
 
+/// Whose findings a section shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Across {
+    /// One sitemap's last read.
+    One,
+    /// An index's tree: its own last read and its live children's (each example named).
+    Tree,
+    /// Every sitemap of a site (each example named).
+    Site,
+}
+
 /// The findings section of a sitemap page (`base` = `/sitemaps/ID`) or a site page
-/// (`/sites/ID`, `across` = true: each example names its sitemap).
-pub(crate) fn section(base: &str, examples: &[FindingExample], filter: Option<&str>, across: bool) -> Markup {
+/// (`/sites/ID`); across more than one sitemap each example names its sitemap.
+pub(crate) fn section(base: &str, examples: &[FindingExample], filter: Option<&str>, scope: Across) -> Markup {
     let groups = groups(examples);
     let total: i64 = groups.iter().map(|g| g.count).sum();
-    let heading = if across { "Findings across the site's sitemaps" } else { "Findings of the last read" };
+    let across = scope != Across::One;
+    let heading = match scope {
+        Across::One => "Findings of the last read",
+        Across::Tree => "Findings of the last reads of this index and its sitemaps",
+        Across::Site => "Findings across the site's sitemaps",
+    };
     html! {
         h2 id="findings" { (heading) }
         form method="get" action=(format!("{base}#findings")) class="row" {
@@ -177,7 +193,8 @@ pub(crate) async fn of_sitemap(
     Query(p): Query<Params>,
 ) -> PageResult {
     let sitemap = state.store.sitemap(session.actor(), id).await?;
-    list(&state, &session, sitemap.site_id, Some(id), &sitemap.url, p).await
+    // An index's findings are its tree's: each row names its sitemap.
+    list(&state, &session, sitemap.site_id, Some(id), &sitemap.url, sitemap.is_index, p).await
 }
 
 /// `GET /sites/{id}/findings?rule=`: every finding of one rule across the site's sitemaps.
@@ -188,7 +205,7 @@ pub(crate) async fn of_site(
     Query(p): Query<Params>,
 ) -> PageResult {
     let site = state.store.site(session.actor(), id).await?;
-    list(&state, &session, id, None, &site.origin, p).await
+    list(&state, &session, id, None, &site.origin, true, p).await
 }
 
 async fn list(
@@ -197,6 +214,7 @@ async fn list(
     site_id: i64,
     sitemap_id: Option<i64>,
     name: &str,
+    named: bool,
     p: Params,
 ) -> PageResult {
     let base = match sitemap_id {
@@ -230,7 +248,7 @@ async fn list(
                 caption class="visually-hidden" { "Findings of " (rule.as_str()) }
                 thead { tr {
                     th scope="col" { "Line:col" } th scope="col" { "Finding" } th scope="col" { "URL" }
-                    @if sitemap_id.is_none() { th scope="col" { "Sitemap" } }
+                    @if named { th scope="col" { "Sitemap" } }
                 } }
                 tbody {
                     @for e in rows.iter().take(PER_PAGE as usize) {
@@ -238,7 +256,7 @@ async fn list(
                             td data-label="Line:col" class="num" { (position(e.line, e.col)) }
                             td data-label="Finding" { (e.message) }
                             td data-label="URL" class="url" { (e.loc.as_deref().map(url).unwrap_or_else(|| html! { "–" })) }
-                            @if sitemap_id.is_none() {
+                            @if named {
                                 td data-label="Sitemap" class="url" { a href=(format!("/sitemaps/{}", e.sitemap_id)) { (url(&e.sitemap_url)) } }
                             }
                         }

@@ -3,7 +3,7 @@
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use mapwright_store::{Site, SitemapSummary};
+use mapwright_store::{Site, SitemapSummary, TreeTally};
 use maud::{Markup, html};
 use serde::Deserialize;
 
@@ -32,6 +32,7 @@ pub(crate) async fn table(State(state): State<AppState>, session: Session, Query
     let rows = state.store.list_sitemap_summaries(session.actor(), q.after, PAGE).await?;
     let indexes: Vec<i64> = rows.items.iter().filter(|r| status::is_index(r)).map(|r| r.sitemap.id).collect();
     let children = state.store.list_child_summaries(session.actor(), &indexes, CHILDREN_SHOWN).await?;
+    let tallies = state.store.tree_tallies(session.actor(), &indexes).await?;
     let sites = state.store.list_sites(session.actor()).await?;
     let now = now();
     let body = html! {
@@ -55,7 +56,8 @@ pub(crate) async fn table(State(state): State<AppState>, session: Session, Query
                     @for row in &rows.items {
                         @let own: Vec<SitemapSummary> =
                             children.iter().filter(|c| c.sitemap.parent_id == Some(row.sitemap.id)).cloned().collect();
-                        (table_row(row, &own, &session.csrf, now, false))
+                        @let tally = tallies.iter().find(|t| t.index_id == row.sitemap.id);
+                        (table_row(row, tally, &session.csrf, now))
                         @if !own.is_empty() {
                             tr class="children" {
                                 td colspan="8" {
@@ -64,7 +66,7 @@ pub(crate) async fn table(State(state): State<AppState>, session: Session, Query
                                         table class="cards" {
                                             caption class="visually-hidden" { "Sitemaps in " (row.sitemap.url) }
                                             (head())
-                                            tbody { @for child in &own { (table_row(child, &[], &session.csrf, now, true)) } }
+                                            tbody { @for child in &own { (table_row(child, None, &session.csrf, now)) } }
                                         }
                                         @if own.len() as i64 >= CHILDREN_SHOWN {
                                             p { a href=(format!("/sitemaps/{}#children", row.sitemap.id)) { "All sitemaps of this index" } }
@@ -94,10 +96,11 @@ fn head() -> Markup {
     }
 }
 
-/// One sitemap's row; an index's status and URLs rolled up with `children`.
-fn table_row(row: &SitemapSummary, children: &[SitemapSummary], csrf: &str, now: i64, child: bool) -> Markup {
+/// One sitemap's row; an index's status and URLs rolled up over its tree (`tally`). Every
+/// row, an index's child too, has its own Resubmit (or Restore) and Remove.
+fn table_row(row: &SitemapSummary, tally: Option<&TreeTally>, csrf: &str, now: i64) -> Markup {
     let sm = &row.sitemap;
-    let shown = if status::is_index(row) { status::rolled_up(row, children) } else { status::own(row) };
+    let shown = if status::is_index(row) { status::rolled_up(row, tally) } else { status::own(row) };
     let (type_name, badges) = status::kind(row);
     html! {
         tr class=[sm.removed_at.map(|_| "removed")] {
@@ -110,21 +113,16 @@ fn table_row(row: &SitemapSummary, children: &[SitemapSummary], csrf: &str, now:
                 (type_name)
                 @for b in badges { " " span class="badge tag" { (b) } }
             }
-            td data-label="Submitted" { (time(sm.submitted_at, now)) }
+            td data-label="Submitted" { (time(sm.last_submitted(), now)) }
             td data-label="Last read" { (time_or(sm.last_downloaded_at, now, "not yet")) }
             td data-label="Status" { (badge(&shown)) }
             td data-label="URLs" class="num" { (shown.urls.map(thousands).unwrap_or_else(|| "–".into())) }
             td data-label="Actions" class="actions" {
-                @let remove = html! {
-                    a class="button danger" href=(format!("/sitemaps/{}/remove", sm.id)) aria-label=(format!("Remove {}", sm.url)) { "Remove" }
-                };
                 @if sm.removed_at.is_some() {
                     (button_form(&format!("/sitemaps/{}/resubmit", sm.id), csrf, "Restore", "secondary", Some(&format!("Restore {}", sm.url))))
-                } @else if !child {
-                    (button_form(&format!("/sitemaps/{}/resubmit", sm.id), csrf, "Resubmit", "secondary", Some(&format!("Resubmit {}", sm.url))))
-                    (remove)
                 } @else {
-                    (remove)
+                    (button_form(&format!("/sitemaps/{}/resubmit", sm.id), csrf, "Resubmit", "secondary", Some(&format!("Resubmit {}", sm.url))))
+                    a class="button danger" href=(format!("/sitemaps/{}/remove", sm.id)) aria-label=(format!("Remove {}", sm.url)) { "Remove" }
                 }
             }
         }
@@ -273,8 +271,14 @@ pub(crate) async fn resubmit(
 ) -> PageResult {
     let sitemap = state.store.sitemap(session.actor(), id).await?;
     crate::submission::resubmit(&state, session.actor(), id).await?;
-    let done = if sitemap.removed_at.is_some() { "Restored" } else { "Resubmitted" };
-    Ok(redirect_with("/", &format!("{done} {}: it will be downloaded again shortly.", sitemap.url), &state))
+    let message = if sitemap.removed_at.is_some() {
+        format!("Restored {}: it will be downloaded again shortly.", sitemap.url)
+    } else if sitemap.is_index {
+        format!("Resubmitted {} and the sitemaps it lists: they will be read again shortly.", sitemap.url)
+    } else {
+        format!("Resubmitted {}: it will be downloaded again shortly.", sitemap.url)
+    };
+    Ok(redirect_with("/", &message, &state))
 }
 
 /// `GET /sitemaps/{id}/remove`: the confirmation step.

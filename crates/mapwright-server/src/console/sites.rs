@@ -3,12 +3,9 @@
 //! findings across all its sitemaps, pictures of its URLs, the failing-URLs report by kind
 //! (CSV too) with "Check now" as a background run, and deleting the site.
 
-use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::HeaderValue;
-use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
-use axum::response::IntoResponse;
-use mapwright_store::{Actor, CheckRun, FailureKindCount, FindingQuery, Page, Site, Source, Store, UrlFailure};
+use mapwright_store::{Actor, CheckRun, FailureKindCount, FindingQuery, Site, Source, Store, UrlFailure};
 use maud::{Markup, html};
 use serde::Deserialize;
 
@@ -98,7 +95,7 @@ pub(crate) async fn show(
             ul { @for s in &robots.items { li { a class="url" href=(format!("/sitemaps/{}", s.id)) { (url(&s.url)) } } } }
             (pager(&base, "robots_after", p.robots_after, robots.next_after))
         }
-        (findings::section(&base, &examples, filter, true))
+        (findings::section(&base, &examples, filter, findings::Across::Site))
         (live_urls(&snapshots))
         h2 id="failing" { "Failing URLs" }
         p {
@@ -320,56 +317,11 @@ fn failures_table(failures: &[UrlFailure], run: Option<&CheckRun>, now: i64) -> 
     }
 }
 
-/// Failing URLs per round trip of the CSV export.
-const EXPORT_PAGE: i64 = 1000;
-
 /// `GET /sites/{id}/failing.csv`: every failing URL with its kind, status, what was found and
-/// a sitemap listing it, streamed a page at a time.
+/// a sitemap listing it, streamed a page at a time: the API's export
+/// (`/api/v1/sites/{id}/failing-urls.csv`), so both give the same file.
 pub(crate) async fn failing_csv(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> PageResult {
-    let actor = session.actor();
-    let first = state.store.list_url_failures(actor, id, None, 0, EXPORT_PAGE).await?;
-    let cursor = (state.store.clone(), actor, id, Some(first), None::<i64>, true);
-    let stream = futures_util::stream::unfold(cursor, |(store, actor, id, ready, after, first)| async move {
-        let page = match ready {
-            Some(page) => page,
-            None => match store.list_url_failures(actor, id, None, after?, EXPORT_PAGE).await {
-                Ok(page) => page,
-                Err(e) => {
-                    tracing::error!(error = %e, site = id, "failing-URL export stopped");
-                    return Some((Err(std::io::Error::other(e)), (store, actor, id, None, None, false)));
-                }
-            },
-        };
-        let chunk = csv_rows(&page, first);
-        Some((chunk, (store, actor, id, None, page.next_after, false)))
-    });
-    let disposition = format!("attachment; filename=\"site-{id}-failing-urls.csv\"");
-    Ok((
-        [(CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()), (CONTENT_DISPOSITION, disposition)],
-        Body::from_stream(stream),
-    )
-        .into_response())
-}
-
-fn csv_rows(page: &Page<UrlFailure>, header: bool) -> Result<Vec<u8>, std::io::Error> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    if header {
-        w.write_record(["url", "kind", "status", "rule", "found", "checked_at", "sitemap"])
-            .map_err(std::io::Error::other)?;
-    }
-    for f in &page.items {
-        w.write_record([
-            f.loc.as_str(),
-            f.kind.as_str(),
-            &f.status.map(|s| s.to_string()).unwrap_or_default(),
-            f.rule.as_str(),
-            f.message.as_deref().unwrap_or(""),
-            &super::format::utc(f.checked_at),
-            f.sitemap_url.as_deref().unwrap_or(""),
-        ])
-        .map_err(std::io::Error::other)?;
-    }
-    w.into_inner().map_err(|e| std::io::Error::other(e.to_string()))
+    Ok(crate::api::failing_export(&state, session.actor(), id).await?)
 }
 
 /// The verify form: `add` is the sitemap kept from the "Add" form.

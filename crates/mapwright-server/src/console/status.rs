@@ -3,7 +3,7 @@
 //! what the store records (a roll-up of an index's children, the counts of the last full read)
 //! changes only this file.
 
-use mapwright_store::SitemapSummary;
+use mapwright_store::{SitemapSummary, TreeTally};
 
 use super::format::thousands;
 
@@ -18,18 +18,6 @@ pub(crate) struct Shown {
     pub detail: Option<String>,
     /// The URL count shown, `None` before anything was read.
     pub urls: Option<i64>,
-}
-
-/// How bad a status is, for the roll-up: the worst wins.
-fn rank(word: &str) -> u8 {
-    match word {
-        "Couldn't fetch" => 5,
-        "Has errors" => 4,
-        "Has warnings" => 3,
-        "Pending" => 2,
-        "Success" => 1,
-        _ => 0,
-    }
 }
 
 fn plural(n: i64, word: &str) -> String {
@@ -73,30 +61,47 @@ pub(crate) fn own(row: &SitemapSummary) -> Shown {
     Shown { word, class, detail, urls }
 }
 
-/// An index's status rolled up with its children's by the store (`rollup_*`): the worst of its
-/// own read and its live children's, their counts summed, and the distinct URLs of its
-/// children. `children` (those at hand) only name how many of them are the worst.
-pub(crate) fn rolled_up(index: &SitemapSummary, children: &[SitemapSummary]) -> Shown {
+/// An index's status rolled up with its tree's by the store (`rollup_*`), in words that say
+/// where the trouble is. Its own failure is "Couldn't fetch"; when its own read stands, a
+/// child's failure makes the tree "Has errors", never "Couldn't fetch", and the detail counts
+/// the sitemaps behind each number: "1 of 4 sitemaps couldn't be fetched; 7 errors in 1
+/// sitemap". `tally` is the store's count of its live descendants ([`TreeTally`]).
+pub(crate) fn rolled_up(index: &SitemapSummary, tally: Option<&TreeTally>) -> Shown {
     let sm = &index.sitemap;
-    if sm.removed_at.is_some() {
-        return own(index);
-    }
     let mine = own(index);
-    let (word, class) = word_of(sm.rollup_status.as_deref(), sm.rollup_errors, sm.rollup_warnings);
-    let live: Vec<Shown> = children.iter().filter(|c| c.sitemap.removed_at.is_none()).map(own).collect();
-    let detail = if rank(word) > rank(mine.word) && !live.is_empty() {
-        let bad = live.iter().filter(|c| c.word == word).count() as i64;
-        let which = format!("{} of {} in the index", thousands(bad), plural(live.len() as i64, "sitemap"));
-        Some(match counts(sm.rollup_errors, sm.rollup_warnings) {
-            Some(counts) => format!("{counts}: {which}"),
-            None => which,
-        })
-    } else if word == "Couldn't fetch" {
-        mine.detail
+    if sm.removed_at.is_some() || sm.status.is_none() || mine.word == "Couldn't fetch" {
+        return mine;
+    }
+    let tally = tally.copied().unwrap_or_default();
+    let (word, class) = if tally.failed > 0 || sm.rollup_errors > 0 {
+        ("Has errors", "bad")
+    } else if sm.rollup_warnings > 0 {
+        ("Has warnings", "warn")
+    } else if tally.pending > 0 {
+        ("Pending", "pending")
     } else {
-        counts(sm.rollup_errors, sm.rollup_warnings)
+        ("Success", "ok")
     };
-    Shown { word, class, detail, urls: sm.status.is_some().then_some(sm.rollup_urls) }
+    // The sitemaps of the tree: the index and its live descendants.
+    let all = tally.sitemaps + 1;
+    let mut parts = Vec::new();
+    if tally.failed > 0 {
+        parts.push(format!("{} of {} couldn't be fetched", thousands(tally.failed), plural(all, "sitemap")));
+    }
+    let with = |n: i64, own: bool| n + i64::from(own);
+    if sm.rollup_errors > 0 {
+        let n = with(tally.with_errors, sm.errors > 0);
+        parts.push(format!("{} in {}", plural(sm.rollup_errors, "error"), plural(n, "sitemap")));
+    }
+    if sm.rollup_warnings > 0 {
+        let n = with(tally.with_warnings, sm.warnings > 0);
+        parts.push(format!("{} in {}", plural(sm.rollup_warnings, "warning"), plural(n, "sitemap")));
+    }
+    if tally.pending > 0 {
+        parts.push(format!("{} of {} not read yet", thousands(tally.pending), plural(all, "sitemap")));
+    }
+    let detail = (!parts.is_empty()).then(|| parts.join("; "));
+    Shown { word, class, detail, urls: Some(sm.rollup_urls) }
 }
 
 /// Whether the last read found a sitemap index.
@@ -169,9 +174,6 @@ mod tests {
                 last_submitted_at: None,
             },
             origin: "https://a.example".into(),
-            url_count: urls,
-            error_count: Some(errors),
-            warning_count: Some(warnings),
         }
     }
 
@@ -190,16 +192,26 @@ mod tests {
     }
 
     #[test]
-    fn an_index_takes_the_worst_of_its_children() {
-        // The store rolled the failing child up into the index's `rollup_*`.
-        let mut index = row(Some("ok"), 0, 0, Some(100), Some("index"));
+    fn an_index_says_where_the_trouble_is() {
+        // The index read fine; one of its 3 children 404s, another has 7 errors.
+        let mut index = row(Some("ok"), 0, 0, Some(260), Some("index"));
         index.sitemap.rollup_status = Some("failed".into());
-        let children = [row(Some("ok"), 0, 0, Some(100), None), row(Some("failed"), 0, 0, None, None)];
-        let shown = rolled_up(&index, &children);
-        assert_eq!((shown.word, shown.urls), ("Couldn't fetch", Some(100)));
-        assert_eq!(shown.detail.as_deref(), Some("1 of 2 sitemaps in the index"));
+        index.sitemap.rollup_errors = 7;
+        let tally = TreeTally { index_id: 1, sitemaps: 3, failed: 1, with_errors: 1, ..TreeTally::default() };
+        let shown = rolled_up(&index, Some(&tally));
+        assert_eq!((shown.word, shown.urls), ("Has errors", Some(260)), "the index itself was fetched");
+        assert_eq!(shown.detail.as_deref(), Some("1 of 4 sitemaps couldn't be fetched; 7 errors in 1 sitemap"));
+        // Its own failure is its own word.
+        let failed = row(Some("failed"), 0, 0, None, Some("index"));
+        assert_eq!(rolled_up(&failed, Some(&tally)).word, "Couldn't fetch");
+        // A child not read yet, nothing wrong elsewhere.
+        let mut waiting = row(Some("ok"), 0, 0, Some(10), Some("index"));
+        waiting.sitemap.rollup_status = None;
+        let tally = TreeTally { sitemaps: 2, pending: 1, ..tally };
+        let shown = rolled_up(&waiting, Some(&TreeTally { failed: 0, with_errors: 0, ..tally }));
+        assert_eq!((shown.word, shown.detail.as_deref()), ("Pending", Some("1 of 3 sitemaps not read yet")));
         let healthy = row(Some("ok"), 0, 0, Some(100), Some("index"));
-        assert_eq!(rolled_up(&healthy, &children[..1]).word, "Success");
+        assert_eq!((rolled_up(&healthy, None).word, rolled_up(&healthy, None).detail), ("Success", None));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 mod contract;
 mod cross_user;
 mod indexnow;
+mod lifecycle;
 mod openapi;
 mod sitemaps;
 mod sites;
