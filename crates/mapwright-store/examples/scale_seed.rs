@@ -128,7 +128,7 @@ fn now() -> i64 {
 
 async fn prepare(db: &mut Db, sites: i64, templates: i64, port: u16) -> Res<()> {
     let now = now();
-    let users = (sites + 99) / 100;
+    let users = (sites - 1) / 100 + 1;
     db.exec("BEGIN").await?;
     if users > 1 {
         db.exec(&format!(
