@@ -88,12 +88,16 @@ macro_rules! due_where {
 /// turn fits under `$6`, in turn order (round-robin across owners), oldest due first. The
 /// window functions sit in a subquery because PostgreSQL refuses them beside `FOR UPDATE`;
 /// the outer level repeats the due test so that a row another leaser took meanwhile is not
-/// taken again when PostgreSQL re-reads it after the lock.
+/// taken again when PostgreSQL re-reads it after the lock. The ranked candidates are a
+/// `MATERIALIZED` CTE, computed once: as a plain subquery joined to `sitemaps`, PostgreSQL
+/// (estimating one due row on statistics older than a burst of new sitemaps, e.g. the children
+/// of a thousand new indexes) ran it as the inner side of a nested loop and recomputed both
+/// window functions for every due row, 1.5 s per lease with 800 due (bench/serve/RESULTS.md).
 macro_rules! lease_sql {
     ($lock:literal) => {
         concat!(
             "UPDATE sitemaps SET lease_owner = $1, lease_expires_at = $2 WHERE id IN (",
-            "SELECT sm.id FROM sitemaps sm JOIN (",
+            "WITH c AS MATERIALIZED (SELECT * FROM (",
             "SELECT o.id, o.next_fetch_at, ",
             "ROW_NUMBER() OVER (PARTITION BY o.owner_id ORDER BY o.next_fetch_at, o.id) + COALESCE(ob.n, 0) AS turn ",
             "FROM (SELECT sm.id, sm.next_fetch_at, s.owner_id, s.origin, ",
@@ -105,8 +109,9 @@ macro_rules! lease_sql {
             "WHERE l.lease_expires_at > $3 GROUP BY ls.origin) gb ON gb.origin = o.origin ",
             "LEFT JOIN (SELECT ls.owner_id, COUNT(*) AS n FROM sitemaps l JOIN sites ls ON ls.id = l.site_id ",
             "WHERE l.lease_expires_at > $3 GROUP BY ls.owner_id) ob ON ob.owner_id = o.owner_id ",
-            "WHERE o.origin_rank + COALESCE(gb.n, 0) <= $5) c ON c.id = sm.id ",
-            "WHERE c.turn <= $6 AND sm.removed_at IS NULL AND sm.next_fetch_at <= $3 ",
+            "WHERE o.origin_rank + COALESCE(gb.n, 0) <= $5) t WHERE t.turn <= $6) ",
+            "SELECT sm.id FROM sitemaps sm JOIN c ON c.id = sm.id ",
+            "WHERE sm.removed_at IS NULL AND sm.next_fetch_at <= $3 ",
             "AND (sm.lease_expires_at IS NULL OR sm.lease_expires_at <= $3) ",
             "ORDER BY c.turn, c.next_fetch_at, c.id LIMIT $4 ",
             $lock,
