@@ -146,12 +146,12 @@ impl Loc {
 
     /// The path, query and fragment (`/a/b?c#d`); always starts with `/`.
     pub fn path_and_rest(&self) -> &str {
-        &self.s[self.path_start as usize..]
+        &self.s[self.path_start as usize..self.norm_len as usize]
     }
 
     /// The `url::Url` for this location (parsing cannot fail: the text was checked).
     pub fn to_url(&self) -> Url {
-        Url::parse(&self.s).expect("Loc holds a URL that url::Url accepted")
+        Url::parse(self.as_str()).expect("Loc holds a URL that url::Url accepted")
     }
 
     /// Turns a `url::Url` into a `Loc` when it is http(s) with a host.
@@ -532,6 +532,7 @@ mod tests {
             assert_eq!(hasher.hash_one(&l), hasher.hash_one(&n));
             assert_eq!(l.origin_str(), n.origin_str());
             assert_eq!(l.path_and_rest(), n.path_and_rest());
+            assert_eq!(l.to_url().as_str(), normal);
         }
         let same = Loc::parse("https://example.com/a").unwrap();
         assert_eq!(same.written(), "https://example.com/a");

@@ -147,48 +147,49 @@ const ALL_IMAGES: usize = 34;
 /// same name: a field of the images (of the videos) is the last image's (video's) that has
 /// it, a repeated `video:tag` or `video:price` the last one.
 fn push_text(cols: &mut [TextCol], u: &UrlEntry) {
-    let mut c = cols.iter_mut();
-    let mut next = |v: Option<String>| c.next().expect("one column per value").push(v);
-    let image = |f: fn(&Image) -> Option<&String>| u.images.iter().rev().find_map(f).cloned();
-    next(image(|i| Some(&i.loc)));
-    next(image(|i| i.title.as_ref()));
-    next(image(|i| i.caption.as_ref()));
-    next(image(|i| i.geo_location.as_ref()));
-    next(image(|i| i.license.as_ref()));
-    let video = |f: fn(&Video) -> Option<&String>| u.videos.iter().rev().find_map(f).cloned();
-    let number = |f: fn(&Video) -> Option<String>| u.videos.iter().rev().find_map(f);
-    next(video(|v| v.thumbnail_loc.as_ref()));
-    next(video(|v| v.title.as_ref()));
-    next(video(|v| v.description.as_ref()));
-    next(video(|v| v.content_loc.as_ref()));
-    next(video(|v| v.player_loc.as_ref()));
-    next(number(|v| v.duration.map(|d| d.to_string())));
-    next(video(|v| v.expiration_date.as_ref()));
-    next(number(|v| v.rating.map(|r| r.to_string())));
-    next(number(|v| v.view_count.map(|n| n.to_string())));
-    next(video(|v| v.publication_date.as_ref()));
-    next(video(|v| v.family_friendly.as_ref()));
-    next(video(|v| v.restriction.as_ref()));
-    next(video(|v| v.platform.as_ref()));
-    next(video(|v| v.prices.last().map(|p| &p.value)));
-    next(video(|v| v.requires_subscription.as_ref()));
-    next(video(|v| v.uploader.as_ref()));
-    next(video(|v| v.live.as_ref()));
-    next(video(|v| v.tags.last()));
-    next(video(|v| v.category.as_ref()));
-    next(video(|v| v.gallery_loc.as_ref()));
-    next(video(|v| v.id.as_ref()));
-    let n = u.news.as_deref();
-    let news = |f: fn(&News) -> Option<&String>| n.and_then(f).cloned();
-    next(news(|n| n.publication_name.as_ref()));
-    next(news(|n| n.language.as_ref()));
-    next(news(|n| n.publication_date.as_ref()));
-    next(news(|n| n.title.as_ref()));
-    next(news(|n| n.keywords.as_ref()));
-    next(news(|n| n.genres.as_ref()));
-    next(news(|n| n.stock_tickers.as_ref()));
-    next(news(|n| n.access.as_ref()));
-    drop(next);
+    {
+        let mut c = cols.iter_mut();
+        let mut next = |v: Option<String>| c.next().expect("one column per value").push(v);
+        let image = |f: fn(&Image) -> Option<&String>| u.images.iter().rev().find_map(f).cloned();
+        next(image(|i| Some(&i.loc)));
+        next(image(|i| i.title.as_ref()));
+        next(image(|i| i.caption.as_ref()));
+        next(image(|i| i.geo_location.as_ref()));
+        next(image(|i| i.license.as_ref()));
+        let video = |f: fn(&Video) -> Option<&String>| u.videos.iter().rev().find_map(f).cloned();
+        let number = |f: fn(&Video) -> Option<String>| u.videos.iter().rev().find_map(f);
+        next(video(|v| v.thumbnail_loc.as_ref()));
+        next(video(|v| v.title.as_ref()));
+        next(video(|v| v.description.as_ref()));
+        next(video(|v| v.content_loc.as_ref()));
+        next(video(|v| v.player_loc.as_ref()));
+        next(number(|v| v.duration.map(|d| d.to_string())));
+        next(video(|v| v.expiration_date.as_ref()));
+        next(number(|v| v.rating.map(|r| r.to_string())));
+        next(number(|v| v.view_count.map(|n| n.to_string())));
+        next(video(|v| v.publication_date.as_ref()));
+        next(video(|v| v.family_friendly.as_ref()));
+        next(video(|v| v.restriction.as_ref()));
+        next(video(|v| v.platform.as_ref()));
+        next(video(|v| v.prices.last().map(|p| &p.value)));
+        next(video(|v| v.requires_subscription.as_ref()));
+        next(video(|v| v.uploader.as_ref()));
+        next(video(|v| v.live.as_ref()));
+        next(video(|v| v.tags.last()));
+        next(video(|v| v.category.as_ref()));
+        next(video(|v| v.gallery_loc.as_ref()));
+        next(video(|v| v.id.as_ref()));
+        let n = u.news.as_deref();
+        let news = |f: fn(&News) -> Option<&String>| n.and_then(f).cloned();
+        next(news(|n| n.publication_name.as_ref()));
+        next(news(|n| n.language.as_ref()));
+        next(news(|n| n.publication_date.as_ref()));
+        next(news(|n| n.title.as_ref()));
+        next(news(|n| n.keywords.as_ref()));
+        next(news(|n| n.genres.as_ref()));
+        next(news(|n| n.stock_tickers.as_ref()));
+        next(news(|n| n.access.as_ref()));
+    }
     let rest = &mut cols[ALL_IMAGES..];
     let several = u.images.len() > 1;
     let all = |f: fn(&Image) -> Option<&str>| u.images.iter().map(f).collect::<Vec<_>>();
@@ -223,6 +224,9 @@ impl Text<'_> {
         }
     }
 }
+
+/// What is known of a sitemap, by its URL (a discovery's [`SitemapMeta`]).
+type MetaOf<'a> = &'a dyn Fn(&str) -> Option<SitemapMeta>;
 
 struct Builder<'py> {
     py: Python<'py>,
@@ -328,7 +332,7 @@ impl<'py> Builder<'py> {
     /// The columns; `meta` gives, for a discovery, what is known of each sitemap (advertools'
     /// `etag`, `sitemap_last_modified`, `sitemap_size_mb`, `download_date`, one value per
     /// sitemap code for the Python layer to spread over the rows).
-    fn finish(self, meta: Option<&dyn Fn(&str) -> Option<SitemapMeta>>) -> PyResult<Bound<'py, PyDict>> {
+    fn finish(self, meta: Option<MetaOf<'_>>) -> PyResult<Bound<'py, PyDict>> {
         let py = self.py;
         let packed = |bytes: &[u8]| PyBytes::new(py, bytes);
         let d = PyDict::new(py);
@@ -356,7 +360,7 @@ impl<'py> Builder<'py> {
         }
         d.set_item("text", extra)?;
         if let Some(meta) = meta {
-            let m: Vec<SitemapMeta> = self.sitemaps.iter().map(|s| meta(&**s).unwrap_or_default()).collect();
+            let m: Vec<SitemapMeta> = self.sitemaps.iter().map(|s| meta(s).unwrap_or_default()).collect();
             let per = PyDict::new(py);
             per.set_item("etag", m.iter().map(|m| m.etag.clone()).collect::<Vec<_>>())?;
             per.set_item("last_modified", m.iter().map(|m| m.last_modified.clone()).collect::<Vec<_>>())?;
@@ -459,12 +463,7 @@ pub fn columns<'py>(
 }
 
 /// `err` with the columns read so far as its `_columns` attribute.
-fn with_columns(
-    py: Python<'_>,
-    err: PyErr,
-    b: Builder<'_>,
-    meta: Option<&dyn Fn(&str) -> Option<SitemapMeta>>,
-) -> PyErr {
+fn with_columns(py: Python<'_>, err: PyErr, b: Builder<'_>, meta: Option<MetaOf<'_>>) -> PyErr {
     match b.finish(meta) {
         Ok(cols) => {
             let _ = err.value(py).setattr("_columns", cols);
