@@ -8,7 +8,7 @@ macro_rules! sitemap_methods {
     ($ty:ty) => {
         impl $ty {
             pub(crate) async fn add_sitemap_impl(&self, actor: Actor, site_id: i64, url: &str, source: Source, now: Timestamp) -> Result<Sitemap> {
-                self.site(actor, site_id).await?;
+                self.site_as_owner_impl(actor, site_id).await?;
                 let mut tx = self.begin_write().await?;
                 sitemap_room!(tx, site_id, url)?;
                 // A removed one comes back submitted now (and pending: removal forgot its verdict).
@@ -99,11 +99,13 @@ macro_rules! sitemap_methods {
             }
 
             pub(crate) async fn resubmit_sitemap_impl(&self, actor: Actor, sitemap_id: i64, now: Timestamp) -> Result<()> {
+                let sitemap = self.sitemap(actor, sitemap_id).await?;
+                self.site_as_owner_impl(actor, sitemap.site_id).await?;
                 let mut tx = self.begin_write().await?;
-                let done = sqlx::query(
+                let done = sqlx::query(concat!(
                     "UPDATE sitemaps SET next_fetch_at = $1, submitted_at = $1, last_submitted_at = $1, removed_at = NULL, \
-                     removed_by_user = $5 WHERE id = $2 AND site_id IN (SELECT s.id FROM sites s WHERE ($3 OR s.owner_id = $4))",
-                )
+                     removed_by_user = $5 WHERE id = $2 AND site_id IN (SELECT s.id FROM sites s WHERE ", owner_of!("$3", "$4"), ")",
+                ))
                 .bind(now)
                 .bind(sitemap_id)
                 .bind(actor.is_admin)
@@ -119,6 +121,7 @@ macro_rules! sitemap_methods {
 
             pub(crate) async fn remove_sitemap_impl(&self, actor: Actor, sitemap_id: i64, now: Timestamp) -> Result<()> {
                 let sitemap = self.sitemap(actor, sitemap_id).await?;
+                self.site_as_owner_impl(actor, sitemap.site_id).await?;
                 let mut tx = self.begin_write().await?;
                 // The user's removal: an index that still lists it does not bring it back.
                 sqlx::query("UPDATE sitemaps SET removed_by_user = $1 WHERE id = $2")
@@ -305,7 +308,11 @@ macro_rules! sitemap_methods {
                      WHERE d2.sitemap_id = sm.id AND d2.status <> 'unchanged' \
                      ORDER BY d2.downloaded_at DESC, d2.id DESC LIMIT 1) WHERE ("
                 ));
-                query.push_bind(actor.is_admin).push(" OR s.owner_id = ").push_bind(actor.user_id).push(") AND sm.parent_id IN ");
+                query
+                    .push_bind(actor.is_admin)
+                    .push(" OR s.id IN (SELECT m.site_id FROM site_members m WHERE m.user_id = ")
+                    .push_bind(actor.user_id)
+                    .push(")) AND sm.parent_id IN ");
                 $crate::sql::push_id_list(&mut query, parent_ids);
                 query.push(") x WHERE x.child_number <= ").push_bind(per_parent.clamp(1, 10_000)).push(" ORDER BY x.parent_id, x.id");
                 Ok(query.build_query_as().fetch_all(&self.pool).await?)

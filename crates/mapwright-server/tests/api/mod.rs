@@ -4,6 +4,8 @@
 mod contract;
 mod cross_user;
 mod indexnow;
+mod listing;
+mod members;
 mod openapi;
 mod sitemaps;
 mod sites;
