@@ -438,7 +438,10 @@ async fn the_add_form_explains_refusals_and_links_to_verification() {
         let (status, headers, _) = post_form(&app, "/sitemaps/add", &s.cookie, &body, &[]).await;
         assert_eq!((status, location(&headers)), (StatusCode::SEE_OTHER, "/"));
         let (_, _, html) = app.get("/", Auth::Cookie(&s.cookie)).await;
-        assert!(html.contains(&format!("{}/sitemap.xml", test_site.origin)) && html.contains("Pending"), "{html}");
+        assert!(
+            html.contains(&format!("{}/sitemap.xml", test_site.origin)) && html.contains(">Pending</span>"),
+            "{html}"
+        );
     })
     .await;
 }
