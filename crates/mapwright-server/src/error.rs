@@ -69,6 +69,9 @@ impl From<mapwright_store::Error> for AppError {
             mapwright_store::Error::NotFound { .. } => AppError::NotFound,
             mapwright_store::Error::Conflict(what) => AppError::Conflict(what),
             mapwright_store::Error::Quota(why) => AppError::Rejected(why),
+            mapwright_store::Error::Forbidden(why) => AppError::Forbidden(why),
+            mapwright_store::Error::Refused(why) => AppError::Rejected(why),
+            mapwright_store::Error::InvalidEmail(why) => AppError::BadRequest(why.to_string()),
             other if other.is_unavailable() => AppError::Unavailable(other),
             other => AppError::Internal(Box::new(other)),
         }

@@ -14,7 +14,9 @@ mod error;
 pub mod hashing;
 pub mod indexnow;
 pub mod listen;
+mod listing;
 pub mod mail;
+pub mod members;
 pub mod metrics;
 mod ping;
 mod ratelimit;
@@ -142,6 +144,9 @@ pub struct Limits {
     pub mail_per_network: SharedLimit,
     /// Sign-in attempts per client address, whatever the e-mail (default 20 a minute).
     pub sign_in_per_client: SharedLimit,
+    /// Site invitations a user sends (default 20 a day): each is a mail to an address the
+    /// user chooses.
+    pub invitations_per_user: SharedLimit,
     /// Failed sign-ins per client address and e-mail together: 5 free, then a wait of 1 s
     /// doubling up to a minute, forgotten after 15 minutes or a success. Keyed by both, a
     /// stranger's guesses slow down the stranger, never the owner elsewhere.
@@ -161,6 +166,7 @@ impl Default for Limits {
             mail_per_network_address: SharedLimit::new("sign-up mail per network and address", 3, 60 * minute),
             mail_per_network: SharedLimit::new("sign-up mail per network", 30, 60 * minute),
             sign_in_per_client: SharedLimit::new("sign-in per client", 20, minute),
+            invitations_per_user: SharedLimit::new("invitations per user", 20, 24 * 60 * minute),
             sign_in_failures: Backoff::new(5, second, minute, 15 * minute),
             sign_in_failures_per_email: Backoff::new(u32::MAX, second, minute, 15 * minute),
         }

@@ -35,10 +35,10 @@ impl std::ops::Deref for Added {
 
 /// Adds `url` to the actor's site `site_id` (due at once), or says why not: not an absolute
 /// http(s) URL (400), the site not verified (422), or another host that the site's
-/// robots.txt does not name (422). Another user's site is 404. A sitemap already there is
-/// left as it is; a removed one is restored.
+/// robots.txt does not name (422). Another user's site is 404, a reader's 403. A sitemap
+/// already there is left as it is; a removed one is restored.
 pub async fn add_sitemap(state: &AppState, actor: Actor, site_id: i64, url: &str) -> Result<Added, AppError> {
-    let site = state.store.site(actor, site_id).await?;
+    let site = state.store.site_as_owner(actor, site_id).await?;
     let url = parse_sitemap_url(url)?;
     if site.verified_at.is_none() {
         return Err(AppError::Rejected(format!(

@@ -25,6 +25,10 @@ pub struct Seeded {
     pub site: Site,
     pub sitemap: Sitemap,
     pub token_id: i64,
+    /// An invitation of the site, waiting.
+    pub invitation_id: i64,
+    /// The user's own membership of the site.
+    pub member_id: i64,
 }
 
 pub async fn seed(app: &TestApp, email: &str, origin: &str) -> Seeded {
@@ -72,12 +76,16 @@ pub async fn seed(app: &TestApp, email: &str, origin: &str) -> Seeded {
     };
     store.record_url_checks(site.id, &[check], now).await.unwrap();
     let (token, _) = store.create_api_token(actor, "ci", now).await.unwrap();
+    let guest = format!("guest-{email}");
+    let role = mapwright_store::Role::Reader;
+    let (invitation, _) = store.create_invitation(actor, site.id, &guest, role, now, 86_400).await.unwrap();
+    let member_id = store.list_members(actor, site.id).await.unwrap()[0].id;
     let cookie = format!("mapwright_session={session}");
     let (status, _, html) = app.get("/", Auth::Cookie(&cookie)).await;
     assert_eq!(status, StatusCode::OK, "{html}");
     let csrf = csrf_of(&html).expect("the table page has a form with a CSRF token");
     let sitemap = store.sitemap(actor, sitemap.id).await.unwrap();
-    Seeded { cookie, csrf, site, sitemap, token_id: token.id }
+    Seeded { cookie, csrf, site, sitemap, token_id: token.id, invitation_id: invitation.id, member_id }
 }
 
 /// The CSRF token of the first post form of a page.
@@ -201,7 +209,7 @@ async fn pages_without_a_session_redirect_to_sign_in() {
 
 /// Every GET page and POST action that takes an id, with the id it takes from a seeded user.
 fn routes_with_ids(s: &Seeded) -> (Vec<String>, Vec<String>) {
-    let (sm, site, tok) = (s.sitemap.id, s.site.id, s.token_id);
+    let (sm, site, tok, inv, member) = (s.sitemap.id, s.site.id, s.token_id, s.invitation_id, s.member_id);
     let gets = vec![
         format!("/sitemaps/{sm}"),
         format!("/sitemaps/{sm}/remove"),
@@ -211,6 +219,8 @@ fn routes_with_ids(s: &Seeded) -> (Vec<String>, Vec<String>) {
         format!("/sites/{site}/failing.csv"),
         format!("/sites/{site}/delete"),
         format!("/account/tokens/{tok}/revoke"),
+        format!("/sites/{site}/members"),
+        format!("/sites/{site}/members/{member}/remove"),
     ];
     let posts = vec![
         format!("/sitemaps/{sm}/resubmit"),
@@ -218,6 +228,9 @@ fn routes_with_ids(s: &Seeded) -> (Vec<String>, Vec<String>) {
         format!("/sites/{site}/verify"),
         format!("/sites/{site}/check"),
         format!("/account/tokens/{tok}/revoke"),
+        format!("/sites/{site}/invitations"),
+        format!("/sites/{site}/invitations/{inv}/withdraw"),
+        format!("/sites/{site}/members/{member}/remove"),
         format!("/sites/{site}/delete"),
     ];
     (gets, posts)
@@ -425,7 +438,10 @@ async fn the_add_form_explains_refusals_and_links_to_verification() {
         let (status, headers, _) = post_form(&app, "/sitemaps/add", &s.cookie, &body, &[]).await;
         assert_eq!((status, location(&headers)), (StatusCode::SEE_OTHER, "/"));
         let (_, _, html) = app.get("/", Auth::Cookie(&s.cookie)).await;
-        assert!(html.contains(&format!("{}/sitemap.xml", test_site.origin)) && html.contains("Pending"), "{html}");
+        assert!(
+            html.contains(&format!("{}/sitemap.xml", test_site.origin)) && html.contains(">Pending</span>"),
+            "{html}"
+        );
     })
     .await;
 }

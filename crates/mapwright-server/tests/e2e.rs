@@ -27,7 +27,7 @@ const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 const INSTALL: &str = "apt-get install -y chromium chromium-driver (as .ci/run does)";
 
 /// ChromeDriver on a free port, stopped when dropped.
-struct Driver {
+pub(crate) struct Driver {
     child: Child,
     url: String,
 }
@@ -39,7 +39,7 @@ impl Drop for Driver {
     }
 }
 
-fn start_driver() -> Driver {
+pub(crate) fn start_driver() -> Driver {
     for path in [CHROMIUM, CHROMEDRIVER] {
         assert!(Path::new(path).exists(), "{path} is missing: install it with `{INSTALL}`");
     }
@@ -59,7 +59,7 @@ fn start_driver() -> Driver {
     driver
 }
 
-async fn browser(driver: &Driver, profile: &Path) -> Client {
+pub(crate) async fn browser(driver: &Driver, profile: &Path) -> Client {
     let args = [
         "--headless",
         "--no-sandbox",
@@ -85,7 +85,7 @@ async fn browser(driver: &Driver, profile: &Path) -> Client {
 }
 
 /// The axe-core script from `tests/e2e/node_modules` (`npm ci` there installs it).
-fn axe_source() -> String {
+pub(crate) fn axe_source() -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/node_modules/axe-core/axe.min.js");
     std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
@@ -139,7 +139,7 @@ async fn poll_page(c: &Client, url: &str, what: &str, check: impl Fn(&str) -> bo
 }
 
 /// An element, waited for up to 60 s (pages load slowly on a busy machine).
-async fn find(c: &Client, locator: Locator<'_>) -> fantoccini::elements::Element {
+pub(crate) async fn find(c: &Client, locator: Locator<'_>) -> fantoccini::elements::Element {
     match c.wait().at_most(Duration::from_secs(60)).for_element(locator).await {
         Ok(element) => element,
         Err(e) => panic!("no element {locator:?} on {:?}: {e}", c.current_url().await.ok()),
@@ -151,7 +151,7 @@ async fn text(c: &Client, css: &str) -> String {
 }
 
 /// The text of `css` once it satisfies `ready` (a click's navigation ends later than the click).
-async fn until(c: &Client, css: &str, ready: impl Fn(&str) -> bool) -> String {
+pub(crate) async fn until(c: &Client, css: &str, ready: impl Fn(&str) -> bool) -> String {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         if let Ok(element) = c.find(Locator::Css(css)).await {
@@ -172,11 +172,11 @@ async fn until(c: &Client, css: &str, ready: impl Fn(&str) -> bool) -> String {
     }
 }
 
-async fn click(c: &Client, locator: Locator<'_>) {
+pub(crate) async fn click(c: &Client, locator: Locator<'_>) {
     find(c, locator).await.click().await.unwrap();
 }
 
-async fn fill(c: &Client, css: &str, value: &str) {
+pub(crate) async fn fill(c: &Client, css: &str, value: &str) {
     let field = find(c, Locator::Css(css)).await;
     field.clear().await.unwrap();
     field.send_keys(value).await.unwrap();
@@ -262,7 +262,7 @@ async fn illegible(c: &Client) -> Vec<serde_json::Value> {
 /// Every page is looked at twice: at desktop width and at a phone's 390 px. Each time axe-core
 /// must find nothing serious, and on the phone the page must not scroll sideways. Both
 /// screenshots are saved.
-async fn look(c: &Client, axe_js: &str, name: &str) {
+pub(crate) async fn look(c: &Client, axe_js: &str, name: &str) {
     axe(c, axe_js, name).await;
     let bad = illegible(c).await;
     assert!(bad.is_empty(), "the {name} page is hard to read: {bad:?}");
@@ -441,8 +441,11 @@ async fn drive(c: &Client, base: &str, site: &TestSite, axe_js: &str, outbox: &P
         click(c, Locator::Css("main form button[type=submit]")).await;
         until(c, ".flash", |t| t.starts_with("Added")).await;
     }
-    poll_page(c, &format!("{base}/"), "every download", |html| !html.contains("Pending") && html.contains("c2.xml"))
-        .await;
+    // A status badge, not the table's filter form (whose status list offers "Pending").
+    poll_page(c, &format!("{base}/"), "every download", |html| {
+        !html.contains(">Pending</span>") && html.contains("c2.xml")
+    })
+    .await;
     let row_text = |url: String| async move { c.find(Locator::XPath(&row(&url))).await.unwrap().text().await.unwrap() };
     let good_row = row_text(good.clone()).await;
     assert!(good_row.contains("Success") && good_row.contains(" 3 ") && good_row.contains("Sitemap"), "{good_row}");

@@ -45,6 +45,14 @@ pub enum Error {
         /// The stage.
         stage_id: i64,
     },
+    /// The acting user sees the row but their role does not allow the change (a reader of a
+    /// site); the message says so.
+    #[error("{0}")]
+    Forbidden(String),
+    /// A rule of the service refuses the change (the last owner of a site leaving); the
+    /// message says which and what to do instead.
+    #[error("{0}")]
+    Refused(String),
     /// A per-user limit of the service is reached (unverified sites); the message says which.
     #[error("{0}")]
     Quota(String),

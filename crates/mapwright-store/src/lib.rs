@@ -25,6 +25,10 @@ mod check_runs;
 #[macro_use]
 mod leasing;
 #[macro_use]
+mod listing;
+#[macro_use]
+mod members;
+#[macro_use]
 mod retention;
 #[macro_use]
 mod signups;
@@ -54,6 +58,8 @@ use std::sync::Arc;
 
 pub use email::{InvalidEmail, normalize_email};
 pub use error::{Error, Result};
+pub use listing::{SitemapListing, SortKey, StatusFilter, TypeFilter};
+pub use members::{Invitation, InvitationInfo, MAX_MEMBERS_PER_SITE, Member, Role};
 pub use model::*;
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;

@@ -8,7 +8,7 @@ macro_rules! sitemap_methods {
     ($ty:ty) => {
         impl $ty {
             pub(crate) async fn add_sitemap_impl(&self, actor: Actor, site_id: i64, url: &str, source: Source, now: Timestamp) -> Result<Sitemap> {
-                self.site(actor, site_id).await?;
+                self.site_as_owner_impl(actor, site_id).await?;
                 let mut tx = self.begin_write().await?;
                 sitemap_room!(tx, site_id, url)?;
                 // A removed one comes back submitted now (and pending: removal forgot its verdict).
@@ -99,15 +99,17 @@ macro_rules! sitemap_methods {
             }
 
             pub(crate) async fn resubmit_sitemap_impl(&self, actor: Actor, sitemap_id: i64, now: Timestamp) -> Result<()> {
+                let sitemap = self.sitemap(actor, sitemap_id).await?;
+                self.site_as_owner_impl(actor, sitemap.site_id).await?;
                 let mut tx = self.begin_write().await?;
                 // Submitted now (`last_submitted_at`); `submitted_at` moves only when a removed
                 // one comes back, as when it is added again.
-                let is_index: Option<bool> = sqlx::query_scalar(
+                let is_index: Option<bool> = sqlx::query_scalar(concat!(
                     "UPDATE sitemaps SET next_fetch_at = $1, last_submitted_at = $1, \
                      submitted_at = CASE WHEN removed_at IS NULL THEN submitted_at ELSE $1 END, removed_at = NULL, \
-                     removed_by_user = $5 WHERE id = $2 AND site_id IN (SELECT s.id FROM sites s WHERE ($3 OR s.owner_id = $4)) \
+                     removed_by_user = $5 WHERE id = $2 AND site_id IN (SELECT s.id FROM sites s WHERE ", owner_of!("$3", "$4"), ") \
                      RETURNING is_index",
-                )
+                ))
                 .bind(now)
                 .bind(sitemap_id)
                 .bind(actor.is_admin)
@@ -140,6 +142,7 @@ macro_rules! sitemap_methods {
 
             pub(crate) async fn remove_sitemap_impl(&self, actor: Actor, sitemap_id: i64, now: Timestamp) -> Result<()> {
                 let sitemap = self.sitemap(actor, sitemap_id).await?;
+                self.site_as_owner_impl(actor, sitemap.site_id).await?;
                 let mut tx = self.begin_write().await?;
                 // The user's removal: an index that still lists it does not bring it back.
                 sqlx::query("UPDATE sitemaps SET removed_by_user = $1 WHERE id = $2")
@@ -323,7 +326,11 @@ macro_rules! sitemap_methods {
                      ROW_NUMBER() OVER (PARTITION BY sm.parent_id ORDER BY sm.id) AS child_number \
                      FROM sitemaps sm JOIN sites s ON s.id = sm.site_id WHERE ("
                 ));
-                query.push_bind(actor.is_admin).push(" OR s.owner_id = ").push_bind(actor.user_id).push(") AND sm.parent_id IN ");
+                query
+                    .push_bind(actor.is_admin)
+                    .push(" OR s.id IN (SELECT m.site_id FROM site_members m WHERE m.user_id = ")
+                    .push_bind(actor.user_id)
+                    .push(")) AND sm.parent_id IN ");
                 $crate::sql::push_id_list(&mut query, parent_ids);
                 query.push(") x WHERE x.child_number <= ").push_bind(per_parent.clamp(1, 10_000)).push(" ORDER BY x.parent_id, x.id");
                 Ok(query.build_query_as().fetch_all(&self.pool).await?)
@@ -351,7 +358,12 @@ macro_rules! sitemap_methods {
                      CAST(COALESCE(SUM(sm.video_count), 0) AS BIGINT) AS video, CAST(COALESCE(SUM(sm.news_count), 0) AS BIGINT) AS news \
                      FROM t JOIN sitemaps sm ON sm.id = t.id JOIN sites s ON s.id = sm.site_id WHERE (",
                 );
-                query.push_bind(actor.is_admin).push(" OR s.owner_id = ").push_bind(actor.user_id).push(") GROUP BY t.root ORDER BY t.root");
+                // Any member of the site reads its tree (readers too), as every other read.
+                query
+                    .push_bind(actor.is_admin)
+                    .push(" OR s.id IN (SELECT m.site_id FROM site_members m WHERE m.user_id = ")
+                    .push_bind(actor.user_id)
+                    .push(")) GROUP BY t.root ORDER BY t.root");
                 Ok(query.build_query_as().fetch_all(&self.pool).await?)
             }
 

@@ -11,6 +11,7 @@ macro_rules! site_methods {
                 let token = secret::new_verification_token();
                 // The count and the insert in one statement: concurrent requests cannot pass
                 // the limit together.
+                let mut tx = self.begin_write().await?;
                 let id: Option<i64> = sqlx::query_scalar(
                     "INSERT INTO sites (owner_id, origin, verification_token, created_at) SELECT $1, $2, $3, $4 \
                      WHERE (SELECT COUNT(*) FROM sites WHERE owner_id = $1 AND verified_at IS NULL) < $5 \
@@ -22,9 +23,19 @@ macro_rules! site_methods {
                 .bind(now)
                 .bind($crate::MAX_UNVERIFIED_SITES)
                 .bind($crate::MAX_SITES_PER_USER)
-                .fetch_optional(&self.pool)
+                .fetch_optional(&mut *tx)
                 .await
                 .map_err(|e| conflict(e, format!("site {origin}")))?;
+                if let Some(id) = id {
+                    // Its first member: the user who added it, as owner (`members.rs`).
+                    sqlx::query("INSERT INTO site_members (site_id, user_id, role, added_at) VALUES ($1, $2, 'owner', $3)")
+                        .bind(id)
+                        .bind(actor.user_id)
+                        .bind(now)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                tx.commit().await?;
                 let Some(id) = id else {
                     let unverified = self.list_sites(actor).await?.iter().filter(|s| s.verified_at.is_none()).count();
                     return Err(Error::Quota(if unverified as i64 >= $crate::MAX_UNVERIFIED_SITES {
@@ -66,7 +77,8 @@ macro_rules! site_methods {
             }
 
             pub(crate) async fn delete_site_impl(&self, actor: Actor, site_id: i64) -> Result<()> {
-                let done = sqlx::query("DELETE FROM sites WHERE id = $1 AND ($2 OR owner_id = $3)")
+                self.site_as_owner_impl(actor, site_id).await?;
+                let done = sqlx::query(concat!("DELETE FROM sites WHERE id IN (SELECT s.id FROM sites s WHERE s.id = $1 AND ", owner_of!("$2", "$3"), ")"))
                     .bind(site_id)
                     .bind(actor.is_admin)
                     .bind(actor.user_id)

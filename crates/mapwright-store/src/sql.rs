@@ -12,14 +12,28 @@
 //! stamps out beside it: `accounts.rs` (users, sessions, API tokens), `signups.rs` (sign-ups,
 //! shared limits, health), `sites.rs`, `sitemaps.rs` (sitemaps, downloads, roll-ups, the
 //! console's summaries), `leasing.rs` (the fetch queue), `urls.rs`, `ingest.rs` (a download's
-//! staged URLs), `check_runs.rs` (check runs, recorded checks, failure reports) and
-//! `retention.rs`. What several concerns use stays here: `owned!`, `mark_orphans_removed!`,
+//! staged URLs), `check_runs.rs` (check runs, recorded checks, failure reports), `members.rs` (members
+//! and invitations) and `retention.rs`. What several concerns use stays here: `owned!`, `owner_of!`, `mark_orphans_removed!`,
 //! [`Pacer`], the hashing and cleaning of URLs, the chunk sizes.
 
-/// The condition "the acting user may see site `s`": `$a` is the admin flag, `$u` the id.
+/// The condition "the acting user may see site `s`": `$a` is the admin flag, `$u` the id; a
+/// member of any role sees the site (`members.rs`; index `site_members_user`).
 macro_rules! owned {
     ($a:literal, $u:literal) => {
-        concat!("(", $a, " OR s.owner_id = ", $u, ")")
+        concat!("(", $a, " OR s.id IN (SELECT m.site_id FROM site_members m WHERE m.user_id = ", $u, "))")
+    };
+}
+
+/// The condition "the acting user may change site `s`": an admin or an owner of it.
+macro_rules! owner_of {
+    ($a:literal, $u:literal) => {
+        concat!(
+            "(",
+            $a,
+            " OR s.id IN (SELECT m.site_id FROM site_members m WHERE m.user_id = ",
+            $u,
+            " AND m.role = 'owner'))"
+        )
     };
 }
 
@@ -41,6 +55,8 @@ macro_rules! impl_store {
         url_methods!($ty, loc_lower = $loc_lower);
         url_check_methods!($ty);
         retention_methods!($ty);
+        member_methods!($ty);
+        listing_methods!($ty);
 
         #[async_trait::async_trait]
         impl $crate::Store for $ty {
@@ -525,6 +541,66 @@ macro_rules! impl_store {
 
             async fn list_site_snapshots(&self, actor: Actor, site_id: i64, limit: i64) -> Result<Vec<SiteSnapshot>> {
                 self.list_site_snapshots_impl(actor, site_id, limit).await
+            }
+
+            async fn list_sitemaps_by(
+                &self,
+                actor: Actor,
+                site_id: Option<i64>,
+                listing: &$crate::SitemapListing,
+                offset: i64,
+                limit: i64,
+            ) -> Result<(Vec<SitemapSummary>, bool)> {
+                self.list_sitemaps_by_impl(actor, site_id, listing, offset, limit).await
+            }
+
+            async fn site_role(&self, actor: Actor, site_id: i64) -> Result<$crate::Role> {
+                self.site_role_impl(actor, site_id).await
+            }
+
+            async fn site_as_owner(&self, actor: Actor, site_id: i64) -> Result<Site> {
+                self.site_as_owner_impl(actor, site_id).await
+            }
+
+            async fn list_members(&self, actor: Actor, site_id: i64) -> Result<Vec<$crate::Member>> {
+                self.list_members_impl(actor, site_id).await
+            }
+
+            async fn list_invitations(
+                &self,
+                actor: Actor,
+                site_id: i64,
+                now: Timestamp,
+            ) -> Result<Vec<$crate::Invitation>> {
+                self.list_invitations_impl(actor, site_id, now).await
+            }
+
+            async fn create_invitation(
+                &self,
+                actor: Actor,
+                site_id: i64,
+                email: &str,
+                role: $crate::Role,
+                now: Timestamp,
+                ttl_seconds: i64,
+            ) -> Result<($crate::Invitation, String)> {
+                self.create_invitation_impl(actor, site_id, email, role, now, ttl_seconds).await
+            }
+
+            async fn revoke_invitation(&self, actor: Actor, invitation_id: i64) -> Result<()> {
+                self.revoke_invitation_impl(actor, invitation_id).await
+            }
+
+            async fn invitation_by_token(&self, token: &str, now: Timestamp) -> Result<Option<$crate::InvitationInfo>> {
+                self.invitation_by_token_impl(token, now).await
+            }
+
+            async fn accept_invitation(&self, actor: Actor, token: &str, now: Timestamp) -> Result<Site> {
+                self.accept_invitation_impl(actor, token, now).await
+            }
+
+            async fn remove_member(&self, actor: Actor, member_id: i64) -> Result<()> {
+                self.remove_member_impl(actor, member_id).await
             }
         }
     };

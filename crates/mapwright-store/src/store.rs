@@ -9,11 +9,14 @@ use async_trait::async_trait;
 
 use crate::Result;
 use crate::model::*;
+use crate::{Invitation, InvitationInfo, Member, Role, SitemapListing};
 
 /// Storage of the sitemap service.
 ///
-/// Methods that take an [`Actor`] act on behalf of a user and see only that user's rows
-/// (all rows for an admin): another user's row is [`Error::NotFound`](crate::Error::NotFound).
+/// Methods that take an [`Actor`] act on behalf of a user and see only the rows of the sites
+/// the user is a member of (all rows for an admin): another user's row is
+/// [`Error::NotFound`](crate::Error::NotFound). Changes are an owner's: a reader's attempt is
+/// [`Error::Forbidden`](crate::Error::Forbidden).
 /// Methods without one are for the service itself (scheduler, verifier, ping).
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
@@ -505,6 +508,64 @@ pub trait Store: Send + Sync + 'static {
 
     /// The last `limit` snapshots of a site of the actor, oldest first.
     async fn list_site_snapshots(&self, actor: Actor, site_id: i64, limit: i64) -> Result<Vec<SiteSnapshot>>;
+
+    /// Sitemaps of the actor sorted and filtered (`listing.rs`): of one site, children
+    /// included (`site_id`), or every sitemap of the actor's sites that is no index's child
+    /// (`None`, the console's table); rows `offset..offset+limit`, and whether more follow.
+    async fn list_sitemaps_by(
+        &self,
+        actor: Actor,
+        site_id: Option<i64>,
+        listing: &SitemapListing,
+        offset: i64,
+        limit: i64,
+    ) -> Result<(Vec<SitemapSummary>, bool)>;
+
+    // --- members (several users per site) ---
+
+    /// The actor's role on a site (an admin is an owner of every site).
+    async fn site_role(&self, actor: Actor, site_id: i64) -> Result<Role>;
+
+    /// The site, if the actor may change it: an owner's (or an admin's); a reader gets
+    /// [`Error::Forbidden`](crate::Error::Forbidden), a stranger `NotFound`.
+    async fn site_as_owner(&self, actor: Actor, site_id: i64) -> Result<Site>;
+
+    /// The members of a site of the actor, by membership id.
+    async fn list_members(&self, actor: Actor, site_id: i64) -> Result<Vec<Member>>;
+
+    /// The invitations of a site of the actor that have not expired, by id.
+    async fn list_invitations(&self, actor: Actor, site_id: i64, now: Timestamp) -> Result<Vec<Invitation>>;
+
+    /// An owner invites an address: returns the invitation and its link's token (stored
+    /// hashed, valid `ttl_seconds`, single-use). Inviting an address again replaces its link.
+    /// A member's address is [`Error::Conflict`](crate::Error::Conflict); past
+    /// [`MAX_MEMBERS_PER_SITE`](crate::MAX_MEMBERS_PER_SITE) members and invitations,
+    /// [`Error::Quota`](crate::Error::Quota).
+    async fn create_invitation(
+        &self,
+        actor: Actor,
+        site_id: i64,
+        email: &str,
+        role: Role,
+        now: Timestamp,
+        ttl_seconds: i64,
+    ) -> Result<(Invitation, String)>;
+
+    /// An owner withdraws an invitation: its link stops working.
+    async fn revoke_invitation(&self, actor: Actor, invitation_id: i64) -> Result<()>;
+
+    /// The invitation of a link's token, if it is valid now.
+    async fn invitation_by_token(&self, token: &str, now: Timestamp) -> Result<Option<InvitationInfo>>;
+
+    /// Accepts an invitation for the actor, who must be signed in with the invited address
+    /// (else [`Error::Forbidden`](crate::Error::Forbidden)); the token is used up. An unknown,
+    /// used or expired token is `NotFound`. Returns the site.
+    async fn accept_invitation(&self, actor: Actor, token: &str, now: Timestamp) -> Result<Site>;
+
+    /// Removes a member: an owner removes anyone, any member may leave. The last owner stays
+    /// ([`Error::Refused`](crate::Error::Refused)); when the user the site counts against
+    /// leaves, it counts against another owner.
+    async fn remove_member(&self, actor: Actor, member_id: i64) -> Result<()>;
 
     // --- retention ---
 

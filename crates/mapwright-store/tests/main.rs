@@ -6,6 +6,7 @@ mod check_runs;
 mod disk;
 mod ingest;
 mod lease;
+mod members;
 mod opening;
 mod ownership;
 mod pushed;

@@ -1,11 +1,13 @@
 //! The JSON API under `/api/v1`: sites, verification, sitemaps, downloads, findings, URLs
 //! (pages, CSV and JSONL exports), the failing-URL report (its check run, "Check now", pages
-//! and exports) and the crawl frontier, plus the IndexNow receiver and the
+//! and exports), the crawl frontier, and a site's members and invitations, plus the IndexNow
+//! receiver and the
 //! OpenAPI file that documents all of them.
 //!
 //! Every handler takes the signed-in user (`CurrentUser`) first, so a request
 //! without a session or token is 401 before anything else is looked at, and passes the
-//! user's `Actor` to the store, so another user's resource is 404, never 403.
+//! user's `Actor` to the store, so another user's resource is 404, never 403; a reader of a
+//! site who tries an owner's action is 403.
 //!
 //! [`ROUTES`] is the one list of the routes `openapi.yaml` documents (health, ping, IndexNow,
 //! accounts and this module's): [`router`] is built from it, and the tests compare it to the
@@ -16,6 +18,7 @@
 
 mod checks;
 pub(crate) mod extract;
+mod members;
 mod sitemaps;
 mod sites;
 mod urls;
@@ -87,6 +90,11 @@ pub const ROUTES: &[(Method, &str)] = &[
     (Method::Post, "/api/v1/sitemaps/{id}/resubmit"),
     (Method::Get, "/api/v1/sitemaps/{id}/downloads"),
     (Method::Get, "/api/v1/downloads/{id}/findings"),
+    (Method::Get, "/api/v1/sites/{id}/members"),
+    (Method::Post, "/api/v1/sites/{id}/invitations"),
+    (Method::Delete, "/api/v1/invitations/{id}"),
+    (Method::Post, "/api/v1/invitations/accept"),
+    (Method::Delete, "/api/v1/members/{id}"),
     (Method::Get, "/indexnow"),
     (Method::Post, "/indexnow"),
 ];
@@ -137,6 +145,11 @@ fn handler(method: Method, path: &str) -> MethodRouter<AppState> {
         (Method::Post, "/api/v1/sitemaps/{id}/resubmit") => post(sitemaps::resubmit),
         (Method::Get, "/api/v1/sitemaps/{id}/downloads") => get(sitemaps::downloads),
         (Method::Get, "/api/v1/downloads/{id}/findings") => get(sitemaps::findings),
+        (Method::Get, "/api/v1/sites/{id}/members") => get(members::list),
+        (Method::Post, "/api/v1/sites/{id}/invitations") => post(members::invite),
+        (Method::Delete, "/api/v1/invitations/{id}") => delete(members::revoke),
+        (Method::Post, "/api/v1/invitations/accept") => post(members::accept),
+        (Method::Delete, "/api/v1/members/{id}") => delete(members::remove),
         (Method::Get, "/indexnow") => get(crate::indexnow::get),
         (Method::Post, "/indexnow") => post(crate::indexnow::post).layer(crate::indexnow::body_limit()),
         _ => unreachable!("every entry of ROUTES has a handler: {method:?} {path}"),

@@ -189,9 +189,18 @@ pub(crate) async fn list(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
     Id(site_id): Id,
+    params: Params,
 ) -> Result<Json<Vec<SitemapView>>, AppError> {
     let actor = Actor::from(&user);
-    let sitemaps = state.store.list_sitemaps(actor, site_id).await?;
+    // `status`, `type`, `errors`, `sort`, `order`: see `crate::listing`.
+    let listing = crate::listing::parse(|name| params.text(name), true)?;
+    let sitemaps = if listing.is_plain() {
+        state.store.list_sitemaps(actor, site_id).await?
+    } else {
+        let limit = mapwright_store::MAX_SITEMAPS_PER_SITE;
+        let (rows, _) = state.store.list_sitemaps_by(actor, Some(site_id), &listing, 0, limit).await?;
+        rows.into_iter().map(|row| row.sitemap).collect()
+    };
     Ok(Json(views(&state, actor, sitemaps).await?))
 }
 

@@ -130,7 +130,7 @@ pub(crate) async fn verify_now(
     Id(id): Id,
 ) -> Result<Json<VerifyResult>, AppError> {
     let actor = Actor::from(&user);
-    let site = state.store.site(actor, id).await?;
+    let site = state.store.site_as_owner(actor, id).await?;
     let verification = crate::scheduler::verify_now(&state, &site).await?;
     let site = state.store.site(actor, id).await?;
     Ok(Json(VerifyResult { verification, site: site.into() }))

@@ -6,7 +6,7 @@
 //!
 //! Pages: `/` (the "My sitemaps" table, also at `/sitemaps`), `/sitemaps/add`,
 //! `/sitemaps/{id}` (and its `/findings`), `/sites/{id}` (and its `/findings`, `/failing.csv`,
-//! `/delete`), `/account`, `/signin`, `/signup`, `/signup/confirm`; `POST /signout`. Every answer of these routes is
+//! `/delete`, `/members`), `/invitations/accept`, `/account`, `/signin`, `/signup`, `/signup/confirm`; `POST /signout`. Every answer of these routes is
 //! an HTML page, errors included (`html_errors`), and unknown paths get a 404 page.
 
 mod accounts;
@@ -14,6 +14,8 @@ pub mod checker;
 pub mod csrf;
 mod findings;
 pub(crate) mod format;
+mod listing;
+mod members;
 mod sitemap_page;
 mod sitemaps;
 mod sites;
@@ -59,6 +61,11 @@ pub fn routes() -> Router<AppState> {
         .route("/sites/{id}/verify", post(sites::verify_now))
         .route("/sites/{id}/check", post(sites::check_now))
         .route("/sites/{id}/delete", get(sites::delete_confirm).post(sites::delete))
+        .route("/sites/{id}/members", get(members::show))
+        .route("/sites/{id}/invitations", post(members::invite))
+        .route("/sites/{site}/invitations/{id}/withdraw", post(members::withdraw))
+        .route("/sites/{site}/members/{id}/remove", get(members::remove_confirm).post(members::remove))
+        .route("/invitations/accept", get(members::accept_page).post(members::accept))
         .route("/account", get(accounts::account))
         .route("/account/tokens", post(accounts::create_token))
         .route("/account/tokens/{id}/revoke", get(accounts::revoke_confirm).post(accounts::revoke_token))

@@ -21,6 +21,9 @@ pub(crate) struct After {
     /// Offset in the list of sites.
     #[serde(default)]
     sites: usize,
+    /// The table sorted and filtered (`crate::listing`), paged by `offset`.
+    #[serde(flatten)]
+    listing: super::listing::ListingParams,
 }
 
 /// Children listed under each index of the table; the index's page lists them all.
@@ -29,7 +32,14 @@ const CHILDREN_SHOWN: i64 = 50;
 /// `GET /`: one row per sitemap of the user (an index's children beneath it, collapsed), then
 /// the user's sites.
 pub(crate) async fn table(State(state): State<AppState>, session: Session, Query(q): Query<After>) -> PageResult {
-    let rows = state.store.list_sitemap_summaries(session.actor(), q.after, PAGE).await?;
+    let listing = q.listing.listing();
+    let (rows, listed_pager) = if listing.is_plain() {
+        (state.store.list_sitemap_summaries(session.actor(), q.after, PAGE).await?, None)
+    } else {
+        let offset = q.listing.offset;
+        let (items, more) = state.store.list_sitemaps_by(session.actor(), None, &listing, offset, PAGE).await?;
+        (mapwright_store::Page { items, next_after: None }, Some(super::listing::pager(&listing, offset, more)))
+    };
     let indexes: Vec<i64> = rows.items.iter().filter(|r| status::is_index(r)).map(|r| r.sitemap.id).collect();
     let children = state.store.list_child_summaries(session.actor(), &indexes, CHILDREN_SHOWN).await?;
     let tallies = state.store.tree_tallies(session.actor(), &indexes).await?;
@@ -40,7 +50,10 @@ pub(crate) async fn table(State(state): State<AppState>, session: Session, Query
             h1 { "My sitemaps" }
             a class="button" href="/sitemaps/add" { "Add a sitemap" }
         }
-        @if rows.items.is_empty() && q.after == 0 {
+        @if !(rows.items.is_empty() && listing.is_plain() && q.after == 0) { (super::listing::form(&listing)) }
+        @if rows.items.is_empty() && q.after == 0 && !listing.is_plain() {
+            p id="none-match" { "No sitemap matches. " a href="/" { "Show all sitemaps" } }
+        } @else if rows.items.is_empty() && q.after == 0 {
             // A site waiting for its proof is the next step, not a new sitemap.
             @if let Some(site) = sites.iter().find(|s| s.verified_at.is_none()) {
                 p id="verify-first" { "No sitemaps yet: " a href=(format!("/sites/{}", site.id)) { "verify " (site.origin) }
@@ -78,7 +91,7 @@ pub(crate) async fn table(State(state): State<AppState>, session: Session, Query
                     }
                 }
             }
-            (pager("/", "after", q.after, rows.next_after))
+            @if let Some(listed) = listed_pager { (listed) } @else { (pager("/", "after", q.after, rows.next_after)) }
         }
         h2 { "My sites" }
         (sites_list(&sites, q.sites, now))
@@ -284,6 +297,7 @@ pub(crate) async fn resubmit(
 /// `GET /sitemaps/{id}/remove`: the confirmation step.
 pub(crate) async fn remove_confirm(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> PageResult {
     let sitemap = state.store.sitemap(session.actor(), id).await?;
+    state.store.site_as_owner(session.actor(), sitemap.site_id).await?;
     let body = html! {
         h1 { "Remove this sitemap?" }
         p class="url" { (sitemap.url) }

@@ -61,6 +61,8 @@ pub(crate) async fn show(
 ) -> PageResult {
     let actor = session.actor();
     let site = state.store.site(actor, id).await?;
+    // A reader sees the page without the owners' buttons (the store refuses them anyway).
+    let owner = state.store.site_role(actor, id).await? == mapwright_store::Role::Owner;
     let robots = state.store.page_sitemaps(actor, id, None, Some(Source::Robots), p.robots_after, PAGE).await?;
     let kind = KINDS.iter().map(|(k, _)| *k).find(|k| *k == p.kind.trim());
     let failures = state.store.list_url_failures(actor, id, kind, p.failures_after, PAGE).await?;
@@ -82,7 +84,8 @@ pub(crate) async fn show(
     let body = html! {
         p class="crumbs" { a href="/" { "My sitemaps" } }
         h1 class="url" { (url(&site.origin)) }
-        (verification(&site, &session.csrf, p.add.trim(), now))
+        p { a id="members-link" href=(format!("/sites/{id}/members")) { "Members" } @if !owner { " · you are a reader of this site" } }
+        (verification(&site, &session.csrf, p.add.trim(), now, owner))
         h2 { "Sitemaps in robots.txt" }
         @if robots.items.is_empty() && p.robots_after == 0 {
             @let robots_url = format!("{}/robots.txt", site.origin);
@@ -103,16 +106,18 @@ pub(crate) async fn show(
             "one request per URL at a polite pace, in full runs."
         }
         (check_status(run.as_ref(), next, site.verified_at.is_some(), now))
-        @if site.verified_at.is_some() && !running {
+        @if owner && site.verified_at.is_some() && !running {
             (button_form(&format!("/sites/{id}/check"), &session.csrf, "Check now", "secondary", None))
         }
         (kinds_section(id, &kinds, kind))
         (failures_table(&failures.items, run.as_ref(), now))
         @let failing_base = match kind { Some(k) => format!("{base}?kind={k}"), None => base.clone() };
         (pager(&failing_base, "failures_after", p.failures_after, failures.next_after))
-        h2 { "Delete this site" }
-        p { "Deleting the site removes its sitemaps, URLs and reports from mapwright. The site itself is not touched." }
-        a class="button danger" href=(format!("/sites/{id}/delete")) { "Delete site" }
+        @if owner {
+            h2 { "Delete this site" }
+            p { "Deleting the site removes its sitemaps, URLs and reports from mapwright. The site itself is not touched." }
+            a class="button danger" href=(format!("/sites/{id}/delete")) { "Delete site" }
+        }
     };
     let mut response = page(&session, &site.origin, body);
     if running {
@@ -122,7 +127,7 @@ pub(crate) async fn show(
     Ok(response)
 }
 
-fn verification(site: &Site, csrf: &str, add: &str, now: i64) -> Markup {
+fn verification(site: &Site, csrf: &str, add: &str, now: i64, owner: bool) -> Markup {
     let file = file_name(&site.verification_token);
     html! {
         h2 { "Verification" }
@@ -141,10 +146,12 @@ fn verification(site: &Site, csrf: &str, add: &str, now: i64) -> Markup {
         @if !add.is_empty() && site.verified_at.is_none() {
             p id="pending-add" { span class="url" { (url(add)) } " is added as soon as the site is verified." }
         }
-        form method="post" action=(format!("/sites/{}/verify", site.id)) class="inline" {
-            (csrf_field(csrf))
-            @if !add.is_empty() { input type="hidden" name="add" value=(add); }
-            button type="submit" class="primary" { "Verify now" }
+        @if owner {
+            form method="post" action=(format!("/sites/{}/verify", site.id)) class="inline" {
+                (csrf_field(csrf))
+                @if !add.is_empty() { input type="hidden" name="add" value=(add); }
+                button type="submit" class="primary" { "Verify now" }
+            }
         }
     }
 }
@@ -341,7 +348,7 @@ pub(crate) async fn verify_now(
     CsrfForm(form): CsrfForm<VerifyForm>,
 ) -> PageResult {
     let actor = session.actor();
-    let site = state.store.site(actor, id).await?;
+    let site = state.store.site_as_owner(actor, id).await?;
     let before = robots_sitemaps(state.store.as_ref(), actor, id).await?;
     let outcome = crate::scheduler::verify_now(&state, &site).await?;
     let add = form.add.trim();
@@ -388,7 +395,7 @@ pub(crate) async fn check_now(
     Path(id): Path<i64>,
     CsrfForm(_): CsrfForm<serde::de::IgnoredAny>,
 ) -> PageResult {
-    let site = state.store.site(session.actor(), id).await?;
+    let site = state.store.site_as_owner(session.actor(), id).await?;
     let back = format!("/sites/{id}#failing");
     if site.verified_at.is_none() {
         return Ok(redirect_error(&back, "Verify the site before checking its URLs.", &state));
@@ -401,7 +408,7 @@ pub(crate) async fn check_now(
 
 /// `GET /sites/{id}/delete`: the confirmation step.
 pub(crate) async fn delete_confirm(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> PageResult {
-    let site = state.store.site(session.actor(), id).await?;
+    let site = state.store.site_as_owner(session.actor(), id).await?;
     let body = html! {
         h1 { "Delete this site?" }
         p class="url" { (url(&site.origin)) }
@@ -425,7 +432,7 @@ pub(crate) async fn delete(
     Path(id): Path<i64>,
     CsrfForm(_): CsrfForm<serde::de::IgnoredAny>,
 ) -> PageResult {
-    let site = state.store.site(session.actor(), id).await?;
+    let site = state.store.site_as_owner(session.actor(), id).await?;
     state.store.delete_site(session.actor(), id).await?;
     Ok(redirect_with("/", &format!("Deleted {} and everything mapwright knew of it.", site.origin), &state))
 }

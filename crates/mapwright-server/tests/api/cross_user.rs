@@ -1,5 +1,6 @@
-//! No user reads or changes another's data: for every route that takes an id, user B gets
-//! 404 on user A's resource, and A's data is the same afterwards.
+//! No user reads or changes another's data: for every route that takes an id, user B (a
+//! member of no site of A's) gets 404 on user A's resource, and A's data is the same
+//! afterwards. What a member who is only a reader may do is `members.rs`'.
 
 use axum::http::StatusCode;
 use mapwright_server::api::{Method, ROUTES};
@@ -19,6 +20,7 @@ async fn snapshot(app: &TestApp, token: &str, site: i64, sitemap: i64, download:
         format!("/api/v1/sitemaps/{sitemap}"),
         format!("/api/v1/sitemaps/{sitemap}/downloads"),
         format!("/api/v1/downloads/{download}/findings"),
+        format!("/api/v1/sites/{site}/members"),
         "/api/v1/tokens".to_owned(),
     ] {
         let (status, _, body) = call(app, "GET", &uri, Some(token), None).await;
@@ -43,9 +45,15 @@ async fn another_users_resources_are_404_for_every_route_with_an_id() {
         };
         app.store.upsert_urls(site.id, sitemap.id, &[url], 30).await.unwrap();
         let ann_token_id = app.store.list_api_tokens(ann).await.unwrap()[0].id;
+        let (invitation, _) = app
+            .store
+            .create_invitation(ann, site.id, "carol@example.com", mapwright_store::Role::Reader, 0, i64::MAX / 2)
+            .await
+            .unwrap();
+        let membership = app.store.list_members(ann, site.id).await.unwrap()[0].id;
         let before = snapshot(&app, &ann_token, site.id, sitemap.id, download).await;
 
-        let (s, m, d, t) = (site.id, sitemap.id, download, ann_token_id);
+        let (s, m, d, t, i, b) = (site.id, sitemap.id, download, ann_token_id, invitation.id, membership);
         let sitemap_body = json!({ "url": format!("{}/other.xml", web.origin) });
         let table: Vec<(Method, &str, String, Option<Value>)> = vec![
             (Method::Get, "/api/v1/sites/{id}", format!("/api/v1/sites/{s}"), None),
@@ -64,6 +72,15 @@ async fn another_users_resources_are_404_for_every_route_with_an_id() {
             (Method::Get, "/api/v1/sitemaps/{id}/downloads", format!("/api/v1/sitemaps/{m}/downloads"), None),
             (Method::Get, "/api/v1/downloads/{id}/findings", format!("/api/v1/downloads/{d}/findings"), None),
             (Method::Delete, "/api/v1/tokens/{id}", format!("/api/v1/tokens/{t}"), None),
+            (Method::Get, "/api/v1/sites/{id}/members", format!("/api/v1/sites/{s}/members"), None),
+            (
+                Method::Post,
+                "/api/v1/sites/{id}/invitations",
+                format!("/api/v1/sites/{s}/invitations"),
+                Some(json!({ "email": "bob@example.com", "role": "owner" })),
+            ),
+            (Method::Delete, "/api/v1/invitations/{id}", format!("/api/v1/invitations/{i}"), None),
+            (Method::Delete, "/api/v1/members/{id}", format!("/api/v1/members/{b}"), None),
         ];
 
         // The table covers every documented route with an id.

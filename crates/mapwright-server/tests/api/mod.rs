@@ -5,6 +5,8 @@ mod contract;
 mod cross_user;
 mod indexnow;
 mod lifecycle;
+mod listing;
+mod members;
 mod openapi;
 mod sitemaps;
 mod sites;
