@@ -3,7 +3,9 @@
 //! merge, the fetch summary and `complete` with its roll-ups), side by side in the same run with
 //! a bare bulk load of the same rows into copies of the same tables with the same indexes
 //! (`COPY` on PostgreSQL; one `INSERT ... SELECT` per table in one transaction on SQLite), and
-//! prints the ratio. Then a refetch of the same bytes, and one with 1 % of the URLs changed.
+//! prints the ratio. Then a refetch of the same bytes, the same URLs in other bytes, and one with
+//! 1 % of the URLs changed; on PostgreSQL the bare load again without the URL search's trigram
+//! index, to say what it costs.
 //!
 //! `cargo run -p mapwright-store --example ingest_bench [postgres://.../db]` (the hot
 //! dependencies are optimised in dev builds). Without a URL: SQLite in a temp dir only.
@@ -29,6 +31,10 @@ fn entry(child: usize, i: usize, version: usize) -> UrlRecord {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // INGEST_BENCH_TRACE=sqlx::query=debug prints every statement with its time (to profile).
+    if let Ok(filter) = std::env::var("INGEST_BENCH_TRACE") {
+        tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::new(filter)).init();
+    }
     let dir = tempfile::tempdir()?;
     // INGEST_BENCH_SKIP_SQLITE=1 measures PostgreSQL only.
     if std::env::var_os("INGEST_BENCH_SKIP_SQLITE").is_none() {
@@ -140,7 +146,14 @@ async fn run(store: Arc<dyn Store>, bare: Bare) -> Result<(), Box<dyn std::error
     let first = round(&*store, site.id, &children, t0 + 20, |_, _| 0, false).await?;
     let bare_time = bare_load(&bare, site.id, &children).await?;
     let same = round(&*store, site.id, &children, t0 + 40, |_, _| 0, true).await?;
+    // The same URLs in other bytes (the content hash differs): the stored URL set alone tells
+    // that nothing changed.
+    let same_urls = round(&*store, site.id, &children, t0 + 50, |_, _| 0, false).await?;
     let one_pct = round(&*store, site.id, &children, t0 + 60, |_, i| usize::from(i % 100 == 7), false).await?;
+    let bare_plain = match &bare {
+        Bare::Postgres(_) => Some(bare_load_without_search(&bare, site.id, &children).await?),
+        Bare::Sqlite(_) => None,
+    };
     let rollup: i64 = store.sitemap_by_id(index.id).await?.rollup_urls;
     assert_eq!(rollup, total as i64, "the index rolls up every URL");
 
@@ -150,6 +163,18 @@ async fn run(store: Arc<dyn Store>, bare: Bare) -> Result<(), Box<dyn std::error
     println!("  bare load, same rows  {:7.2} s  {:8.0} URLs/s", s(bare_time), total / s(bare_time));
     println!("  ingest / bare load    {:7.0} %", 100.0 * s(bare_time) / s(first));
     println!("  refetch, same bytes   {:7.2} s  {:5.1} % of the first ingest", s(same), 100.0 * s(same) / s(first));
+    println!(
+        "  same URLs, new bytes  {:7.2} s  {:5.1} % of the first ingest",
+        s(same_urls),
+        100.0 * s(same_urls) / s(first)
+    );
+    if let Some(plain) = bare_plain {
+        println!(
+            "  bare load without the trigram index {:7.2} s ({:.1}x faster than with it)",
+            s(plain),
+            s(bare_time) / s(plain)
+        );
+    }
     println!(
         "  refetch, 1 % changed  {:7.2} s  {:5.1} % of the first ingest",
         s(one_pct),
@@ -168,7 +193,28 @@ async fn bare_load(bare: &Bare, site: i64, children: &[i64]) -> Result<Duration,
     }
 }
 
+/// The bare load on PostgreSQL without the URL search's trigram index: what that index costs.
+async fn bare_load_without_search(
+    bare: &Bare,
+    site: i64,
+    children: &[i64],
+) -> Result<Duration, Box<dyn std::error::Error>> {
+    match bare {
+        Bare::Postgres(url) => pg_bare_with(url, site, children, false).await,
+        Bare::Sqlite(url) => sqlite_bare_load(url, site, children).await,
+    }
+}
+
 async fn pg_bare(url: &str, site: i64, children: &[i64]) -> Result<Duration, Box<dyn std::error::Error>> {
+    pg_bare_with(url, site, children, true).await
+}
+
+async fn pg_bare_with(
+    url: &str,
+    site: i64,
+    children: &[i64],
+    search_index: bool,
+) -> Result<Duration, Box<dyn std::error::Error>> {
     let mut conn = sqlx::PgConnection::connect(url).await?;
     for ddl in [
         "CREATE TABLE bare_urls (LIKE urls INCLUDING ALL)",
@@ -178,6 +224,16 @@ async fn pg_bare(url: &str, site: i64, children: &[i64]) -> Result<Duration, Box
         "ALTER TABLE bare_sitemap_urls ADD FOREIGN KEY (url_id) REFERENCES bare_urls(id) ON DELETE CASCADE",
     ] {
         sqlx::query(ddl).execute(&mut conn).await?;
+    }
+    if !search_index {
+        let gin: Vec<String> = sqlx::query_scalar(
+            "SELECT indexname::text FROM pg_indexes WHERE tablename = 'bare_urls' AND indexdef LIKE '%gin%'",
+        )
+        .fetch_all(&mut conn)
+        .await?;
+        for index in gin {
+            sqlx::query(sqlx::AssertSqlSafe(format!("DROP INDEX \"{index}\""))).execute(&mut conn).await?;
+        }
     }
     let started = Instant::now();
     let mut tx = conn.begin().await?;

@@ -1,39 +1,57 @@
-//! The write path of a download's URLs: staged while the download runs, merged at its end.
+//! The write path of a download's URLs: compared with the sitemap's previous read while they
+//! are read, what changed staged, merged at the end.
 //!
-//! A download's URLs are never written to the live tables while it runs. Each batch the reader
-//! hands over is one row of `staged_url_batches` (the batch as a JSON array: one short insert
-//! per 2,000 URLs, whatever the backend). When the read completes, [`impl_ingest!`]'s merge
-//! expands the stage in SQL (`json_each` on SQLite, `json_array_elements` on PostgreSQL) into a
-//! temporary table of the transaction, keeps the last entry of a URL listed twice, and brings
-//! `urls` and `sitemap_urls` in line with set-based statements, in one transaction:
+//! [`Store::begin_url_stage`](crate::Store::begin_url_stage) loads the sitemap's previous URL set
+//! as a compact map ([`Known`]: the URL's key, `loc_hash`, to a 64-bit hash of what the sitemap
+//! said of it), from the one row of `sitemap_url_sets` its last merge wrote (migration 0015), or
+//! rebuilt from the live tables when there is none. It holds at most the protocol's 50,000 URLs
+//! of a sitemap (the reader stores no more), about 2 MB, whatever the site. While the body is
+//! read, each URL is looked up in it: an unchanged URL is not staged at all, a new or changed one
+//! is staged as a typed row of `staged_urls` (PostgreSQL `COPY`, SQLite one multi-row insert per
+//! batch). When the read completes, the URLs of the map it did not list are the removals, and
+//! [`impl_ingest!`]'s merge brings `urls` and `sitemap_urls` in line in one transaction:
 //!
-//! - new URLs are inserted (within the site's quota, in reading order),
-//! - known URLs are rewritten only when their lastmod, changefreq or priority changed or they
-//!   come back from removal (change detection is a `WHERE` of the merge, not a row per URL),
-//! - links of the sitemap are added for what it lists now, and after a complete read those it
-//!   no longer lists are removed, their URLs marked removed when no other sitemap lists them.
+//! - new URLs are inserted straight from the stage (within the site's quota, in reading order)
+//!   and linked without a second lookup,
+//! - changed URLs are rewritten (only what the stage holds: the merge never reads the
+//!   unchanged ones),
+//! - after a complete read, the links of removed URLs are deleted, their URLs marked removed
+//!   when no other sitemap lists them,
+//! - the roll-up counts of the sitemap and the indexes above it move by what changed,
+//! - the map of this read replaces the previous one.
 //!
-//! So a reader sees the previous URL set until the merge commits, and the new one after: a
-//! download that dies (store error, lost connection, deadline, `kill -9`) leaves stage rows
-//! only, discarded at the next attempt on the sitemap. A refetch of the same bytes merges
-//! nothing (see [`UrlMerge::same_content`](crate::UrlMerge::same_content)).
+//! So a refetch of the same bytes stages nothing and writes no URL row, and one with 1 % of
+//! its URLs changed stages and writes 1 %. A reader sees the previous URL set until the merge
+//! commits, and the new one after: a download that dies (store error, lost connection,
+//! deadline, `kill -9`) leaves stage rows only, discarded at the next attempt on the sitemap.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use crate::UrlRecord;
+use crate::sql::{clean, loc_hash};
 
 /// The inherent methods behind the `Store` trait's staging methods, for one backend.
 ///
-/// `create`: the statements that make an empty temporary table `merge_urls` (loc_hash, seq, loc,
-/// lastmod, changefreq, priority, url_id, state) for this transaction. `expand`: the statement
-/// that fills it from stage `$1`, one row per distinct URL, its last entry. `resolved`: what
-/// runs once each row knows its URL row (an index on `url_id`, statistics for PostgreSQL's
-/// planner). `new_urls`: how the URLs the merge adds are linked to the sitemap, `rowid` or
-/// `returning` (see `insert_new!`). `drop`: what removes it at the end (nothing where the
-/// commit drops it).
+/// `create`: the statements that make an empty temporary table `merge_urls` (loc_hash, seq,
+/// kind, loc, lastmod, changefreq, priority, url_id, state) for this transaction. `resolved`:
+/// what runs once each of its rows knows its URL row (an index on `url_id`, statistics for
+/// PostgreSQL's planner). `new_urls`: how the URLs the merge adds are linked to the sitemap,
+/// `rowid` or `returning` (see `insert_new!`). `stage`: how rows are staged, `copy` or
+/// `values` (see `stage_rows!`). `pin`: what goes before `site_id` in a statement on `urls`
+/// driven by ids (`+` on SQLite, whose planner, without statistics, would otherwise walk the
+/// site's index instead of looking the ids up; nothing on PostgreSQL, where the condition also
+/// routes a distributed table). `drop`: what removes the temporary table at the end (nothing
+/// where the commit drops it).
 macro_rules! impl_ingest {
     (
         $store:ty,
         create = [$($create:literal),* $(,)?],
-        expand = $expand:literal,
         resolved = [$($resolved:literal),* $(,)?],
         new_urls = $new_urls:ident,
+        stage = $stage:ident,
+        pin = $pin:literal,
         drop = [$($drop:literal),* $(,)?]
     ) => {
         impl $store {
@@ -57,12 +75,22 @@ macro_rules! impl_ingest {
                     return Err(Error::LeaseLost { sitemap_id, worker: worker.to_owned() });
                 }
                 // Earlier attempts on this sitemap are dead (the lease is ours), and no stage
-                // outlives a day: what a killed process staged is bounded.
-                sqlx::query("DELETE FROM url_stages WHERE sitemap_id = $1 OR started_at < $2")
+                // outlives a day: what a killed process staged is bounded. Staged rows have no
+                // foreign key: they go with their stage here, and rows older than every stage
+                // left (a stage whose sitemap was deleted) go too.
+                let dead: Vec<i64> = sqlx::query_scalar("SELECT id FROM url_stages WHERE sitemap_id = $1 OR started_at < $2")
                     .bind(sitemap_id)
                     .bind(now.saturating_sub($crate::ingest::STAGE_MAX_AGE))
-                    .execute(&mut *tx)
+                    .fetch_all(&mut *tx)
                     .await?;
+                for chunk in dead.chunks($crate::sql::CHILD_CHUNK) {
+                    let mut rows = sqlx::QueryBuilder::new("DELETE FROM staged_urls WHERE stage_id IN ");
+                    $crate::sql::push_id_list(&mut rows, chunk);
+                    rows.build().execute(&mut *tx).await?;
+                    let mut stages = sqlx::QueryBuilder::new("DELETE FROM url_stages WHERE id IN ");
+                    $crate::sql::push_id_list(&mut stages, chunk);
+                    stages.build().execute(&mut *tx).await?;
+                }
                 let id: i64 = sqlx::query_scalar(
                     "INSERT INTO url_stages (sitemap_id, worker, started_at) VALUES ($1, $2, $3) RETURNING id",
                 )
@@ -71,32 +99,57 @@ macro_rules! impl_ingest {
                 .bind(now)
                 .fetch_one(&mut *tx)
                 .await?;
+                sqlx::query("DELETE FROM staged_urls WHERE stage_id < (SELECT MIN(id) FROM url_stages)")
+                    .execute(&mut *tx)
+                    .await?;
                 tx.commit().await?;
-                Ok(UrlStage { id, site_id, sitemap_id, batches: 0 })
+                // The previous read's set: the row its merge wrote, or the live links.
+                let body: Option<Vec<u8>> = sqlx::query_scalar("SELECT body FROM sitemap_url_sets WHERE sitemap_id = $1")
+                    .bind(sitemap_id)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                let known = match body.as_deref().and_then($crate::ingest::Known::from_set) {
+                    Some(known) => known,
+                    None => {
+                        let rows: Vec<$crate::ingest::LiveRow> = sqlx::query_as(
+                            "SELECT u.loc_hash, u.lastmod, u.changefreq, u.priority, u.removed_at IS NOT NULL \
+                             FROM sitemap_urls l JOIN urls u ON u.id = l.url_id WHERE l.sitemap_id = $1 AND u.site_id = $2",
+                        )
+                        .bind(sitemap_id)
+                        .bind(site_id)
+                        .fetch_all(&self.pool)
+                        .await?;
+                        $crate::ingest::Known::from_rows(rows)
+                    }
+                };
+                Ok(UrlStage { id, site_id, sitemap_id, rows: 0, known })
             }
 
             pub(crate) async fn ingest_stage(&self, stage: &mut UrlStage, urls: &[UrlRecord]) -> Result<()> {
-                if urls.is_empty() {
-                    return Ok(());
+                // Rows wait in the stage until a chunk is full (the merge writes the rest), so a
+                // read that changed little costs one statement, not one per batch.
+                let rows = stage.known.classify(urls);
+                stage.known.pending.extend(rows.into_iter().map($crate::ingest::StagedRow::into_owned));
+                while stage.known.pending.len() >= $crate::ingest::STAGE_CHUNK {
+                    let chunk: Vec<_> = stage.known.pending.drain(..$crate::ingest::STAGE_CHUNK).collect();
+                    let mut conn = self.pool.acquire().await?;
+                    $crate::ingest::stage_rows!($stage, &mut *conn, stage.id, &chunk);
+                    stage.rows += chunk.len() as i64;
                 }
-                let body = $crate::ingest::batch_json(urls);
-                sqlx::query("INSERT INTO staged_url_batches (stage_id, seq, body) VALUES ($1, $2, $3)")
-                    .bind(stage.id)
-                    .bind(stage.batches)
-                    .bind(body)
-                    .execute(&self.pool)
-                    .await?;
-                stage.batches += 1;
                 Ok(())
             }
 
             pub(crate) async fn ingest_discard(&self, stage: &UrlStage) -> Result<()> {
-                sqlx::query("DELETE FROM url_stages WHERE id = $1").bind(stage.id).execute(&self.pool).await?;
+                let mut tx = self.begin_write().await?;
+                sqlx::query("DELETE FROM staged_urls WHERE stage_id = $1").bind(stage.id).execute(&mut *tx).await?;
+                sqlx::query("DELETE FROM url_stages WHERE id = $1").bind(stage.id).execute(&mut *tx).await?;
+                tx.commit().await?;
                 Ok(())
             }
 
             pub(crate) async fn ingest_merge(&self, worker: &str, stage: &UrlStage, merge: UrlMerge) -> Result<UrlWrite> {
                 let (site_id, sitemap_id, now) = (stage.site_id, stage.sitemap_id, merge.now);
+                let plan = stage.known.plan(merge.sweep);
                 let mut tx = self.begin_write().await?;
                 // The lease, and the sitemap's row locked until the commit.
                 let last: Option<(Option<i64>, i64)> = sqlx::query_as(
@@ -111,31 +164,49 @@ macro_rules! impl_ingest {
                 let Some((read_at, last_refused)) = last else {
                     return Err(Error::LeaseLost { sitemap_id, worker: worker.to_owned() });
                 };
-                let (owner, batches): (Option<i64>, i64) = sqlx::query_as(
+                let (owner, rows): (Option<i64>, i64) = sqlx::query_as(
                     "SELECT (SELECT sitemap_id FROM url_stages WHERE id = $1), \
-                     (SELECT COUNT(*) FROM staged_url_batches WHERE stage_id = $1)",
+                     (SELECT COUNT(*) FROM staged_urls WHERE stage_id = $1)",
                 )
                 .bind(stage.id)
                 .fetch_one(&mut *tx)
                 .await?;
-                if owner != Some(sitemap_id) || batches != stage.batches {
+                if owner != Some(sitemap_id) || rows != stage.rows {
                     return Err(Error::StageLost { sitemap_id, stage_id: stage.id });
                 }
                 let mut write = UrlWrite::default();
-                if !(merge.same_content && read_at.is_some() && last_refused == 0) {
-                    $(sqlx::query($create).execute(&mut *tx).await?;)*
-                    sqlx::query($expand).bind(stage.id).execute(&mut *tx).await?;
-                    write = $crate::ingest::merge_rows!(tx, site_id, sitemap_id, merge, [$($resolved),*], $new_urls);
-                    $(sqlx::query($drop).execute(&mut *tx).await?;)*
+                let mut refused = last_refused;
+                if merge.same_content && read_at.is_some() && last_refused == 0 {
+                    // The same bytes as the last merged read: no URL row is written, the read
+                    // only stamps the sitemap (the URLs' "last seen").
+                    if !stage.known.cached {
+                        $crate::ingest::save_set!(tx, sitemap_id, stage.known.previous_set());
+                    }
+                } else {
+                    // The rows still waiting in the stage.
+                    for chunk in stage.known.pending.chunks($crate::ingest::STAGE_CHUNK) {
+                        $crate::ingest::stage_rows!($stage, &mut *tx, stage.id, chunk);
+                    }
+                    write = $crate::ingest::merge_rows!(
+                        tx, stage.id, site_id, sitemap_id, merge, plan, &stage.known.superseded,
+                        [$($create),*], [$($resolved),*], $new_urls, $pin, [$($drop),*]
+                    );
+                    refused = write.refused as i64;
+                    if write.refused > 0 {
+                        // Which URLs the quota refused is known to the database only: the next
+                        // read rebuilds the set from the links.
+                        sqlx::query("DELETE FROM sitemap_url_sets WHERE sitemap_id = $1").bind(sitemap_id).execute(&mut *tx).await?;
+                    } else if plan.staged > 0 || !plan.gone.is_empty() || !stage.known.cached {
+                        $crate::ingest::save_set!(tx, sitemap_id, plan.set);
+                    }
                 }
-                // The same bytes as the last merged read: no URL row is written, the read only
-                // stamps the sitemap (the URLs' "last seen").
                 sqlx::query("UPDATE sitemaps SET urls_read_at = $1, urls_refused = $2 WHERE id = $3")
                     .bind(now)
-                    .bind(if write == UrlWrite::default() { last_refused } else { write.refused as i64 })
+                    .bind(refused)
                     .bind(sitemap_id)
                     .execute(&mut *tx)
                     .await?;
+                sqlx::query("DELETE FROM staged_urls WHERE stage_id = $1").bind(stage.id).execute(&mut *tx).await?;
                 sqlx::query("DELETE FROM url_stages WHERE id = $1").bind(stage.id).execute(&mut *tx).await?;
                 tx.commit().await?;
                 Ok(write)
@@ -144,62 +215,217 @@ macro_rules! impl_ingest {
     };
 }
 
-/// The set-based merge of the filled `merge_urls` into the live tables, in the caller's
-/// transaction `$tx`; evaluates to the [`UrlWrite`](crate::UrlWrite). The same SQL on both
-/// backends, each statement driven by the stage's rows (a correlated subquery or a CROSS JOIN
-/// with the stage first), never by the site's URLs: a merge costs what the sitemap holds,
-/// whatever the size of the site.
-macro_rules! merge_rows {
-    ($tx:ident, $site_id:expr, $sitemap_id:expr, $merge:expr, [$($resolved:literal),*], $new_urls:ident) => {{
-        let (site_id, sitemap_id, merge): (i64, i64, UrlMerge) = ($site_id, $sitemap_id, $merge);
-        let now = merge.now;
-        // Each staged URL's row, and what changed: 2 its lastmod (or it comes back from
-        // removal: `changed_at` moves), 1 only its changefreq or priority, 0 nothing.
+/// Writes a sitemap's URL set (the bytes of [`Known::encode`]) in the caller's transaction.
+macro_rules! save_set {
+    ($tx:ident, $sitemap_id:expr, $set:expr) => {{
+        let (entries, body): (i64, Vec<u8>) = $set;
         sqlx::query(
-            "UPDATE merge_urls SET (url_id, state) = (SELECT u.id, CASE WHEN u.removed_at IS NOT NULL \
-             OR u.lastmod IS DISTINCT FROM merge_urls.lastmod THEN 2 WHEN u.changefreq IS DISTINCT FROM \
-             merge_urls.changefreq OR u.priority IS DISTINCT FROM merge_urls.priority THEN 1 ELSE 0 END \
-             FROM urls u WHERE u.site_id = $1 AND u.loc_hash = merge_urls.loc_hash)",
+            "INSERT INTO sitemap_url_sets (sitemap_id, entries, body) VALUES ($1, $2, $3) \
+             ON CONFLICT (sitemap_id) DO UPDATE SET entries = excluded.entries, body = excluded.body",
         )
-        .bind(site_id)
+        .bind($sitemap_id)
+        .bind(entries)
+        .bind(body)
         .execute(&mut *$tx)
         .await?;
-        $(sqlx::query($resolved).execute(&mut *$tx).await?;)*
-        let (total, fresh): (i64, i64) =
-            sqlx::query_as("SELECT COUNT(*), COUNT(*) - COUNT(url_id) FROM merge_urls").fetch_one(&mut *$tx).await?;
-        // Known URLs are rewritten only when what the sitemap says of them changed.
-        sqlx::query(
-            "UPDATE urls SET (lastmod, changefreq, priority, changed_at) = (SELECT m.lastmod, m.changefreq, \
-             m.priority, CASE WHEN m.state = 2 THEN $1 ELSE urls.changed_at END FROM merge_urls m \
-             WHERE m.url_id = urls.id), last_seen_at = $1, removed_at = NULL \
-             WHERE site_id = $2 AND id IN (SELECT url_id FROM merge_urls WHERE state > 0)",
-        )
-        .bind(now)
-        .bind(site_id)
-        .execute(&mut *$tx)
-        .await?;
-        if merge.sweep {
-            // What the sitemap no longer lists (only known URLs were linked before): its URL is
-            // removed unless another sitemap lists it, marked before the links go.
-            sqlx::query(
-                "UPDATE urls SET removed_at = $1 WHERE removed_at IS NULL AND id IN (SELECT l.url_id \
-                 FROM sitemap_urls l WHERE l.sitemap_id = $2 \
-                 AND NOT EXISTS (SELECT 1 FROM merge_urls m WHERE m.url_id = l.url_id)) \
-                 AND NOT EXISTS (SELECT 1 FROM sitemap_urls o WHERE o.url_id = urls.id AND o.sitemap_id <> $2) \
-                 AND site_id = $3",
+    }};
+}
+
+pub(crate) use save_set;
+
+/// Stages rows: `copy` (PostgreSQL: one `COPY ... FROM STDIN` in text format) or `values`
+/// (one multi-row `INSERT`, [`STAGE_CHUNK`] rows of 8 parameters, under SQLite's 32,766).
+macro_rules! stage_rows {
+    (copy, $conn:expr, $stage_id:expr, $rows:expr) => {{
+        let mut text = String::with_capacity($rows.len() * 160);
+        for row in $rows {
+            $crate::ingest::copy_line(&mut text, $stage_id, row);
+        }
+        let conn: &mut sqlx::PgConnection = $conn;
+        let mut copy = conn
+            .copy_in_raw(
+                "COPY staged_urls (stage_id, seq, kind, loc, loc_hash, lastmod, changefreq, priority) FROM STDIN",
             )
-            .bind(now)
-            .bind(sitemap_id)
+            .await?;
+        // A copy left open breaks its connection for the next user: aborted on failure.
+        let sent = copy.send(text.into_bytes()).await.map(|_| ());
+        match sent {
+            Ok(()) => {
+                copy.finish().await?;
+            }
+            Err(e) => {
+                let _ = copy.abort("staging failed").await;
+                return Err(e.into());
+            }
+        }
+    }};
+    (values, $conn:expr, $stage_id:expr, $rows:expr) => {{
+        let mut insert = sqlx::QueryBuilder::new(
+            "INSERT INTO staged_urls (stage_id, seq, kind, loc, loc_hash, lastmod, changefreq, priority) ",
+        );
+        insert.push_values($rows, |mut b, row: &$crate::ingest::StagedRow<'_>| {
+            b.push_bind($stage_id)
+                .push_bind(row.seq)
+                .push_bind(i64::from(row.kind))
+                .push_bind(row.loc.as_ref())
+                .push_bind(row.loc_hash.as_slice())
+                .push_bind(row.lastmod.as_deref())
+                .push_bind(row.changefreq.as_deref())
+                .push_bind(row.priority);
+        });
+        let conn: &mut sqlx::SqliteConnection = $conn;
+        insert.build().execute(conn).await?;
+    }};
+}
+
+pub(crate) use stage_rows;
+
+/// The set-based merge of a stage into the live tables, in the caller's transaction `$tx`;
+/// evaluates to the [`UrlWrite`](crate::UrlWrite). The same SQL on both backends. New URLs go
+/// straight from `staged_urls` into `urls` when the quota lets them all in; changed and removed
+/// URLs (and new ones met by a URL already in the site, or cut by the quota) go through the
+/// temporary table `merge_urls`, where each statement is driven by its rows (a correlated
+/// subquery or an `IN` on ids), never by the site's URLs: a merge costs what changed, whatever
+/// the size of the site.
+macro_rules! merge_rows {
+    (
+        $tx:ident, $stage_id:expr, $site_id:expr, $sitemap_id:expr, $merge:expr, $plan:expr, $superseded:expr,
+        [$($create:literal),*], [$($resolved:literal),*], $new_urls:ident, $pin:literal, [$($drop:literal),*]
+    ) => {{
+        let (stage_id, site_id, sitemap_id, merge): (i64, i64, i64, UrlMerge) = ($stage_id, $site_id, $sitemap_id, $merge);
+        let plan: &$crate::ingest::Plan = &$plan;
+        let superseded: &[i64] = $superseded;
+        let now = merge.now;
+        // Rows a later entry of the same URL replaced: the last entry of a URL counts.
+        for chunk in superseded.chunks($crate::sql::CHILD_CHUNK) {
+            let mut delete = sqlx::QueryBuilder::new("DELETE FROM staged_urls WHERE stage_id = ");
+            delete.push_bind(stage_id).push(" AND seq IN ");
+            $crate::sql::push_id_list(&mut delete, chunk);
+            delete.build().execute(&mut *$tx).await?;
+        }
+        // The site's rows, counted only when a quota may bind.
+        let mut site_rows: Option<i64> = None;
+        if plan.new > 0 && merge.quota < i64::MAX {
+            site_rows = Some(
+                sqlx::query_scalar("SELECT COUNT(*) FROM urls WHERE site_id = $1").bind(site_id).fetch_one(&mut *$tx).await?,
+            );
+        }
+        let all_fit = site_rows.is_none_or(|rows| merge.quota.saturating_sub(rows) >= plan.new);
+        // Fresh URL rows inserted (listed by no other sitemap), links added to known URLs.
+        let (mut fresh_rows, mut known_linked, mut removed) = (0_i64, 0_i64, 0_i64);
+        if all_fit && plan.new > 0 {
+            fresh_rows = $crate::ingest::insert_staged!($new_urls, $tx, stage_id, site_id, sitemap_id, now);
+        }
+        // New URLs not inserted: a URL the site had already (listed by another sitemap, or
+        // removed), or the quota: they are merged row by row below.
+        let slow_new = plan.new > 0 && fresh_rows < plan.new;
+        let mut refused = 0_i64;
+        if plan.changed_rows > 0 || !plan.gone.is_empty() || slow_new {
+            $(sqlx::query($create).execute(&mut *$tx).await?;)*
+            sqlx::query(
+                "INSERT INTO merge_urls (loc_hash, seq, kind, loc, lastmod, changefreq, priority) \
+                 SELECT loc_hash, seq, kind, loc, lastmod, changefreq, priority FROM staged_urls \
+                 WHERE stage_id = $1 AND kind >= $2",
+            )
+            .bind(stage_id)
+            .bind(if slow_new { 0_i64 } else { 1_i64 })
+            .execute(&mut *$tx)
+            .await?;
+            for (n, chunk) in plan.gone.chunks($crate::ingest::STAGE_CHUNK / 4).enumerate() {
+                let mut gone = sqlx::QueryBuilder::new("INSERT INTO merge_urls (loc_hash, seq, kind, loc) ");
+                gone.push_values(chunk.iter().enumerate(), |mut b, (i, hash): (usize, &[u8; 16])| {
+                    b.push_bind(hash.as_slice())
+                        .push_bind(-1 - (n * $crate::ingest::STAGE_CHUNK / 4 + i) as i64)
+                        .push_bind(2_i64)
+                        .push_bind("");
+                });
+                gone.build().execute(&mut *$tx).await?;
+            }
+            // Each row's URL, and what changed: 2 its lastmod (or it comes back from removal:
+            // `changed_at` moves), 1 only its changefreq or priority, 0 nothing.
+            sqlx::query(
+                "UPDATE merge_urls SET (url_id, state) = (SELECT u.id, CASE WHEN u.removed_at IS NOT NULL \
+                 OR u.lastmod IS DISTINCT FROM merge_urls.lastmod THEN 2 WHEN u.changefreq IS DISTINCT FROM \
+                 merge_urls.changefreq OR u.priority IS DISTINCT FROM merge_urls.priority THEN 1 ELSE 0 END \
+                 FROM urls u WHERE u.site_id = $1 AND u.loc_hash = merge_urls.loc_hash)",
+            )
             .bind(site_id)
             .execute(&mut *$tx)
             .await?;
-            sqlx::query(
-                "DELETE FROM sitemap_urls WHERE sitemap_id = $1 \
-                 AND NOT EXISTS (SELECT 1 FROM merge_urls m WHERE m.url_id = sitemap_urls.url_id)",
-            )
-            .bind(sitemap_id)
+            $(sqlx::query($resolved).execute(&mut *$tx).await?;)*
+            // Known URLs are rewritten only when what the sitemap says of them changed.
+            sqlx::query(concat!(
+                "UPDATE urls SET (lastmod, changefreq, priority, changed_at) = (SELECT m.lastmod, m.changefreq, \
+                 m.priority, CASE WHEN m.state = 2 THEN $1 ELSE urls.changed_at END FROM merge_urls m \
+                 WHERE m.url_id = urls.id), last_seen_at = $1, removed_at = NULL \
+                 WHERE id IN (SELECT url_id FROM merge_urls WHERE state > 0 AND kind < 2) AND ",
+                $pin,
+                "site_id = $2"
+            ))
+            .bind(now)
+            .bind(site_id)
             .execute(&mut *$tx)
             .await?;
+            if !plan.gone.is_empty() {
+                // What the sitemap no longer lists: its URL is removed unless another sitemap
+                // lists it, marked before the links go.
+                sqlx::query(concat!(
+                    "UPDATE urls SET removed_at = $1 WHERE id IN (SELECT url_id FROM merge_urls WHERE kind = 2) \
+                     AND removed_at IS NULL AND ",
+                    $pin,
+                    "site_id = $3 AND NOT EXISTS (SELECT 1 FROM sitemap_urls o WHERE o.url_id = urls.id \
+                     AND o.sitemap_id <> $2)"
+                ))
+                .bind(now)
+                .bind(sitemap_id)
+                .bind(site_id)
+                .execute(&mut *$tx)
+                .await?;
+                removed = sqlx::query(
+                    "DELETE FROM sitemap_urls WHERE sitemap_id = $1 \
+                     AND url_id IN (SELECT url_id FROM merge_urls WHERE kind = 2)",
+                )
+                .bind(sitemap_id)
+                .execute(&mut *$tx)
+                .await?
+                .rows_affected() as i64;
+            }
+            if slow_new {
+                let (fresh,): (i64,) =
+                    sqlx::query_as("SELECT COUNT(*) FROM merge_urls WHERE kind < 2 AND url_id IS NULL")
+                        .fetch_one(&mut *$tx)
+                        .await?;
+                if fresh > 0 {
+                    let room = match site_rows {
+                        None => fresh,
+                        Some(_) => {
+                            let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM urls WHERE site_id = $1")
+                                .bind(site_id)
+                                .fetch_one(&mut *$tx)
+                                .await?;
+                            merge.quota.saturating_sub(rows).clamp(0, fresh)
+                        }
+                    };
+                    refused = fresh - room;
+                    if room > 0 {
+                        fresh_rows += $crate::ingest::insert_new!($new_urls, $tx, site_id, sitemap_id, now, room);
+                    }
+                }
+            }
+            // Links of known URLs this sitemap did not list before.
+            known_linked = sqlx::query(
+                "INSERT INTO sitemap_urls (sitemap_id, url_id, last_seen_at) SELECT $1, m.url_id, $2 FROM merge_urls m \
+                 WHERE m.url_id IS NOT NULL AND m.kind < 2 \
+                 AND NOT EXISTS (SELECT 1 FROM sitemap_urls l WHERE l.sitemap_id = $1 AND l.url_id = m.url_id)",
+            )
+            .bind(sitemap_id)
+            .bind(now)
+            .execute(&mut *$tx)
+            .await?
+            .rows_affected() as i64;
+            $(sqlx::query($drop).execute(&mut *$tx).await?;)*
+        }
+        if merge.sweep {
             // Pushed URLs link to no sitemap: the first sweep after a push removes those no
             // sitemap lists (the whole site is read only then, not at every merge).
             let pushed: bool = sqlx::query_scalar("SELECT pushed_unswept FROM sites WHERE id = $1")
@@ -214,54 +440,147 @@ macro_rules! merge_rows {
                     .await?;
             }
         }
-        // New URLs, within the quota, in reading order, each linked to the sitemap (after the
-        // sweep, which knows the sitemap's links by the rows the stage resolved).
-        let mut refused = 0_i64;
-        if fresh > 0 {
-            let room = if merge.quota == i64::MAX {
-                fresh
-            } else {
-                let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM urls WHERE site_id = $1")
-                    .bind(site_id)
-                    .fetch_one(&mut *$tx)
-                    .await?;
-                merge.quota.saturating_sub(rows).clamp(0, fresh)
-            };
-            refused = fresh - room;
-            if room > 0 {
-                $crate::ingest::insert_new!($new_urls, $tx, site_id, sitemap_id, now, room);
-            }
+        // The roll-ups move by what changed: a fresh URL row is listed by no other sitemap, so
+        // it adds one to every index above; a link to a URL the site had, or a removed one, may
+        // be another child's too, and then the indexes above are recounted.
+        if known_linked > 0 || removed > 0 {
+            $crate::ingest::lock_chain!($tx, sitemap_id);
+            refresh_rollups!($tx, sitemap_id);
+        } else if fresh_rows > 0 {
+            $crate::ingest::add_to_chain!($tx, sitemap_id, fresh_rows);
         }
-        // Links of known URLs this sitemap did not list before.
-        sqlx::query(
-            "INSERT INTO sitemap_urls (sitemap_id, url_id, last_seen_at) SELECT $1, m.url_id, $2 FROM merge_urls m \
-             WHERE m.url_id IS NOT NULL \
-             AND NOT EXISTS (SELECT 1 FROM sitemap_urls l WHERE l.sitemap_id = $1 AND l.url_id = m.url_id)",
-        )
-        .bind(sitemap_id)
-        .bind(now)
-        .execute(&mut *$tx)
-        .await?;
-        UrlWrite { written: (total - refused) as u64, refused: refused as u64 }
+        UrlWrite {
+            written: (plan.distinct - refused).max(0) as u64,
+            refused: refused as u64,
+            added: (fresh_rows + known_linked) as u64,
+            changed: plan.changed as u64,
+            removed: removed as u64,
+        }
     }};
 }
 
 pub(crate) use merge_rows;
 
-/// The insert of the merge's new URLs (`url_id IS NULL` in `merge_urls`, the first `$room` in
-/// reading order) and of their links to the sitemap, without looking each one up again:
+/// Locks the rows of a sitemap and the indexes above it (bottom up, the order every writer of
+/// roll-ups takes), so that a recount sees every merge committed before it and none commits a
+/// delta under it.
+macro_rules! lock_chain {
+    ($tx:ident, $sitemap_id:expr) => {{
+        let mut next = Some($sitemap_id);
+        let mut depth = 0;
+        while let Some(id) = next.take() {
+            depth += 1;
+            if depth > $crate::sitemaps::MAX_ROLLUP_DEPTH {
+                break;
+            }
+            let parent: Option<Option<i64>> =
+                sqlx::query_scalar("UPDATE sitemaps SET rollup_urls = rollup_urls WHERE id = $1 RETURNING parent_id")
+                    .bind(id)
+                    .fetch_optional(&mut *$tx)
+                    .await?;
+            next = parent.flatten().filter(|p| *p != id);
+        }
+    }};
+}
+
+pub(crate) use lock_chain;
+
+/// Adds `$n` to the URL roll-up of a sitemap and of every index above it.
+macro_rules! add_to_chain {
+    ($tx:ident, $sitemap_id:expr, $n:expr) => {{
+        let mut next = Some($sitemap_id);
+        let mut depth = 0;
+        while let Some(id) = next.take() {
+            depth += 1;
+            if depth > $crate::sitemaps::MAX_ROLLUP_DEPTH {
+                break;
+            }
+            let parent: Option<Option<i64>> = sqlx::query_scalar(
+                "UPDATE sitemaps SET rollup_urls = rollup_urls + $1 WHERE id = $2 AND removed_at IS NULL RETURNING parent_id",
+            )
+            .bind($n)
+            .bind(id)
+            .fetch_optional(&mut *$tx)
+            .await?;
+            next = parent.flatten().filter(|p| *p != id);
+        }
+    }};
+}
+
+pub(crate) use add_to_chain;
+
+/// The insert of a stage's new URLs (kind 0) straight from `staged_urls`, in reading order, and
+/// of their links to the sitemap, without looking each one up; evaluates to the rows inserted
+/// (a URL the site already holds is skipped by `ON CONFLICT` and merged afterwards):
 ///
 /// - `rowid` (SQLite): the merge holds the database's one write lock, so the rows it inserts are
 ///   exactly those with an id above the largest before it (SQLite gives a new row the largest
 ///   rowid plus one): their links are one range scan.
-/// - `returning` (PostgreSQL): the insert returns its ids to the link insert in one statement. A
-///   URL another job of the site inserted meanwhile (`ON CONFLICT DO NOTHING`) returns nothing:
-///   when fewer rows came back than were inserted, those rows find their id again and are
-///   linked with the known ones.
+/// - `returning` (PostgreSQL): the insert returns its ids to the link insert in one statement.
+macro_rules! insert_staged {
+    (rowid, $tx:ident, $stage_id:expr, $site_id:expr, $sitemap_id:expr, $now:expr) => {{
+        let before: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM urls").fetch_one(&mut *$tx).await?;
+        let inserted = sqlx::query(concat!(
+            "INSERT INTO urls (site_id, loc, loc_hash, lastmod, changefreq, priority, first_seen_at, last_seen_at, \
+             changed_at) ",
+            staged_new_rows!(),
+            " ON CONFLICT DO NOTHING"
+        ))
+        .bind($site_id)
+        .bind($now)
+        .bind($stage_id)
+        .execute(&mut *$tx)
+        .await?
+        .rows_affected() as i64;
+        // The rowid range alone (SQLite only: it names no site, which SQLite would take for
+        // a walk of the site's index).
+        sqlx::query(
+            "INSERT INTO sitemap_urls (sitemap_id, url_id, last_seen_at) SELECT $1, id, $2 FROM urls WHERE id > $3",
+        )
+        .bind($sitemap_id)
+        .bind($now)
+        .bind(before)
+        .execute(&mut *$tx)
+        .await?;
+        inserted
+    }};
+    (returning, $tx:ident, $stage_id:expr, $site_id:expr, $sitemap_id:expr, $now:expr) => {{
+        sqlx::query(concat!(
+            "WITH added AS (INSERT INTO urls (site_id, loc, loc_hash, lastmod, changefreq, priority, first_seen_at, \
+             last_seen_at, changed_at) ",
+            staged_new_rows!(),
+            " ON CONFLICT DO NOTHING RETURNING id) \
+             INSERT INTO sitemap_urls (sitemap_id, url_id, last_seen_at) SELECT $4, id, $2 FROM added"
+        ))
+        .bind($site_id)
+        .bind($now)
+        .bind($stage_id)
+        .bind($sitemap_id)
+        .execute(&mut *$tx)
+        .await?
+        .rows_affected() as i64
+    }};
+}
+
+pub(crate) use insert_staged;
+
+/// The staged new URLs as rows of `urls`: `$1` the site, `$2` the time, `$3` the stage.
+macro_rules! staged_new_rows {
+    () => {
+        "SELECT $1, loc, loc_hash, lastmod, changefreq, priority, $2, $2, $2 FROM staged_urls \
+         WHERE stage_id = $3 AND kind = 0 ORDER BY seq"
+    };
+}
+
+/// The insert of the new URLs of `merge_urls` (`url_id IS NULL`, the first `$room` in reading
+/// order) and of their links to the sitemap, as [`insert_staged!`] does; evaluates to the rows
+/// inserted. On PostgreSQL a URL another job of the site inserted meanwhile (`ON CONFLICT DO
+/// NOTHING`) returns nothing: when fewer rows came back than were inserted, those rows find
+/// their id again and are linked with the known ones.
 macro_rules! insert_new {
     (rowid, $tx:ident, $site_id:expr, $sitemap_id:expr, $now:expr, $room:expr) => {{
         let before: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM urls").fetch_one(&mut *$tx).await?;
-        sqlx::query(concat!(
+        let inserted = sqlx::query(concat!(
             "INSERT INTO urls (site_id, loc, loc_hash, lastmod, changefreq, priority, first_seen_at, last_seen_at, \
              changed_at) ",
             new_rows!(),
@@ -271,7 +590,10 @@ macro_rules! insert_new {
         .bind($now)
         .bind($room)
         .execute(&mut *$tx)
-        .await?;
+        .await?
+        .rows_affected() as i64;
+        // The rowid range alone (SQLite only: it names no site, which SQLite would take for
+        // a walk of the site's index).
         sqlx::query(
             "INSERT INTO sitemap_urls (sitemap_id, url_id, last_seen_at) SELECT $1, id, $2 FROM urls WHERE id > $3",
         )
@@ -280,6 +602,7 @@ macro_rules! insert_new {
         .bind(before)
         .execute(&mut *$tx)
         .await?;
+        inserted
     }};
     (returning, $tx:ident, $site_id:expr, $sitemap_id:expr, $now:expr, $room:expr) => {{
         let linked = sqlx::query(concat!(
@@ -295,8 +618,8 @@ macro_rules! insert_new {
         .bind($sitemap_id)
         .execute(&mut *$tx)
         .await?
-        .rows_affected();
-        if (linked as i64) < $room {
+        .rows_affected() as i64;
+        if linked < $room {
             sqlx::query(
                 "UPDATE merge_urls SET url_id = (SELECT u.id FROM urls u WHERE u.site_id = $1 \
                  AND u.loc_hash = merge_urls.loc_hash) WHERE url_id IS NULL",
@@ -305,16 +628,17 @@ macro_rules! insert_new {
             .execute(&mut *$tx)
             .await?;
         }
+        linked
     }};
 }
 
 pub(crate) use insert_new;
 
-/// The rows of the new URLs: `$1` the site, `$2` the time, `$3` how many.
+/// The rows of the new URLs of `merge_urls`: `$1` the site, `$2` the time, `$3` how many.
 macro_rules! new_rows {
     () => {
         "SELECT $1, loc, loc_hash, lastmod, changefreq, priority, $2, $2, $2 FROM merge_urls \
-         WHERE url_id IS NULL ORDER BY seq LIMIT $3"
+         WHERE url_id IS NULL AND kind < 2 ORDER BY seq LIMIT $3"
     };
 }
 
@@ -322,30 +646,391 @@ macro_rules! new_rows {
 /// deadline is within its lease), so such a stage belongs to a dead attempt.
 pub(crate) const STAGE_MAX_AGE: i64 = 24 * 3600;
 
-/// A batch as staged: `[[loc, loc_hash hex, lastmod, changefreq, priority], ...]`, text without
-/// NUL (see [`clean`](crate::sql::clean)); a priority that is not a finite number is null.
-pub(crate) fn batch_json(urls: &[crate::UrlRecord]) -> String {
-    use crate::sql::{clean, loc_hash};
-    type Row<'a> = (
-        std::borrow::Cow<'a, str>,
-        String,
-        Option<std::borrow::Cow<'a, str>>,
-        Option<std::borrow::Cow<'a, str>>,
-        Option<f64>,
-    );
-    let rows: Vec<Row<'_>> = urls
-        .iter()
-        .map(|u| {
+/// Rows per staging statement: 8 parameters a row stays under SQLite's 32,766.
+pub(crate) const STAGE_CHUNK: usize = 2_000;
+
+/// A staged row: a URL the sitemap did not list before (`kind` 0) or whose content changed (1).
+#[derive(Clone)]
+pub(crate) struct StagedRow<'a> {
+    pub(crate) seq: i64,
+    pub(crate) kind: i16,
+    pub(crate) loc: Cow<'a, str>,
+    pub(crate) loc_hash: [u8; 16],
+    pub(crate) lastmod: Option<Cow<'a, str>>,
+    pub(crate) changefreq: Option<Cow<'a, str>>,
+    pub(crate) priority: Option<f64>,
+}
+
+impl StagedRow<'_> {
+    /// The row with its text owned, to wait in the stage.
+    pub(crate) fn into_owned(self) -> StagedRow<'static> {
+        StagedRow {
+            seq: self.seq,
+            kind: self.kind,
+            loc: Cow::Owned(self.loc.into_owned()),
+            loc_hash: self.loc_hash,
+            lastmod: self.lastmod.map(|t| Cow::Owned(t.into_owned())),
+            changefreq: self.changefreq.map(|t| Cow::Owned(t.into_owned())),
+            priority: self.priority,
+        }
+    }
+}
+
+/// Where a URL of the map stands in this read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    /// Not listed yet (a URL of the previous read only).
+    No,
+    /// Listed, as the previous read listed it: not staged.
+    Same,
+    /// Listed and staged, as row `seq`.
+    Staged,
+}
+
+/// A URL of the map: the previous read's, or one this read listed.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    /// What the previous read said of it (a hash), when `prev`.
+    prev_content: u64,
+    /// What this read said of it last.
+    content: u64,
+    /// Its staged row, when `seen` is `Staged`.
+    seq: i64,
+    /// The previous read listed it.
+    prev: bool,
+    seen: Seen,
+}
+
+/// A hasher for keys that are already uniform hashes (the first bytes of a SHA-256).
+#[derive(Default)]
+pub(crate) struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+        }
+    }
+
+    fn write_u128(&mut self, n: u128) {
+        self.0 = n as u64;
+    }
+}
+
+/// The sitemap's previous URL set and what the read under way said so far (see the module's
+/// documentation): the stage's memory, at most the previous read's URLs plus this read's, each
+/// bounded by the protocol's 50,000.
+#[derive(Clone, Default)]
+pub(crate) struct Known {
+    slots: HashMap<u128, Slot, BuildHasherDefault<KeyHasher>>,
+    /// Staged rows that a later entry of the same URL replaced (the last entry counts).
+    pub(crate) superseded: Vec<i64>,
+    next_seq: i64,
+    /// The previous set came from `sitemap_url_sets` (else from the live tables: the merge
+    /// writes it).
+    pub(crate) cached: bool,
+    /// Rows classified and not written yet: fewer than [`STAGE_CHUNK`].
+    pub(crate) pending: Vec<StagedRow<'static>>,
+}
+
+impl std::fmt::Debug for Known {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Known")
+            .field("urls", &self.slots.len())
+            .field("staged", &self.next_seq)
+            .field("superseded", &self.superseded.len())
+            .field("cached", &self.cached)
+            .finish()
+    }
+}
+
+/// A URL of the sitemap's live links, to rebuild its set: loc_hash, lastmod, changefreq,
+/// priority, removed.
+pub(crate) type LiveRow = (Vec<u8>, Option<String>, Option<String>, Option<f64>, bool);
+
+/// Bytes of an entry of a stored set: the key, then the content hash (little-endian).
+const ENTRY: usize = 24;
+
+/// Set on the content hash of a URL rebuilt from a removed row: it never equals what a read
+/// says, so the URL is staged and comes back from removal.
+const REMOVED: u64 = 1 << 63 | 1;
+
+/// What a merge does, from the map: counts, the removed URLs' keys, the next stored set.
+pub(crate) struct Plan {
+    /// Staged rows of URLs new to the sitemap (after superseded ones).
+    pub(crate) new: i64,
+    /// Staged rows of URLs it listed before.
+    pub(crate) changed_rows: i64,
+    /// Of those, the URLs whose content hash differs from the previous read's.
+    pub(crate) changed: i64,
+    /// Staged rows in all.
+    pub(crate) staged: i64,
+    /// Distinct URLs of this read.
+    pub(crate) distinct: i64,
+    /// Keys of the URLs the previous read listed and this one did not (after a complete read).
+    pub(crate) gone: Vec<[u8; 16]>,
+    /// The set to store: entries and bytes.
+    pub(crate) set: (i64, Vec<u8>),
+}
+
+impl Known {
+    /// The map of a stored set; `None` when the bytes are not one (then it is rebuilt).
+    pub(crate) fn from_set(body: &[u8]) -> Option<Known> {
+        if body.len() % ENTRY != 0 {
+            return None;
+        }
+        let mut known = Known { cached: true, ..Known::default() };
+        known.slots.reserve(body.len() / ENTRY);
+        for entry in body.chunks_exact(ENTRY) {
+            let key = u128::from_le_bytes(entry[..16].try_into().ok()?);
+            let content = u64::from_le_bytes(entry[16..].try_into().ok()?);
+            known.slots.insert(key, Slot { prev_content: content, content, seq: 0, prev: true, seen: Seen::No });
+        }
+        Some(known)
+    }
+
+    /// The map rebuilt from the sitemap's links: (loc_hash, lastmod, changefreq, priority,
+    /// removed) of each URL row.
+    pub(crate) fn from_rows(rows: Vec<LiveRow>) -> Known {
+        let mut known = Known::default();
+        known.slots.reserve(rows.len());
+        for (hash, lastmod, changefreq, priority, removed) in rows {
+            let Ok(key) = <[u8; 16]>::try_from(hash.as_slice()) else { continue };
+            let mut content = content_hash(lastmod.as_deref(), changefreq.as_deref(), priority);
+            if removed {
+                content = REMOVED;
+            }
+            known.slots.insert(
+                u128::from_le_bytes(key),
+                Slot { prev_content: content, content, seq: 0, prev: true, seen: Seen::No },
+            );
+        }
+        known
+    }
+
+    /// Looks a batch up in the map: the rows to stage, in reading order. An unchanged URL is
+    /// not staged; a URL listed again after it was staged is staged again and its earlier row
+    /// superseded.
+    pub(crate) fn classify<'a>(&mut self, urls: &'a [UrlRecord]) -> Vec<StagedRow<'a>> {
+        let mut rows = Vec::new();
+        for u in urls {
             let loc = clean(&u.loc);
-            let hash = hex::encode(loc_hash(&loc));
-            (
-                loc,
-                hash,
-                u.lastmod.as_deref().map(clean),
-                u.changefreq.as_deref().map(clean),
-                u.priority.filter(|p| p.is_finite()),
-            )
-        })
-        .collect();
-    serde_json::to_string(&rows).expect("strings, finite numbers and nulls always serialise")
+            let hash: [u8; 16] = loc_hash(&loc).try_into().unwrap_or([0; 16]);
+            let lastmod = u.lastmod.as_deref().map(clean);
+            let changefreq = u.changefreq.as_deref().map(clean);
+            let priority = u.priority.filter(|p| p.is_finite());
+            let content = content_hash(lastmod.as_deref(), changefreq.as_deref(), priority);
+            let seq = self.next_seq;
+            let kind = match self.slots.get_mut(&u128::from_le_bytes(hash)) {
+                Some(slot) => {
+                    if slot.seen == Seen::Staged {
+                        self.superseded.push(slot.seq);
+                    } else if slot.prev && slot.prev_content == content {
+                        slot.seen = Seen::Same;
+                        slot.content = content;
+                        continue;
+                    }
+                    slot.seen = Seen::Staged;
+                    slot.seq = seq;
+                    slot.content = content;
+                    i16::from(slot.prev)
+                }
+                None => {
+                    let slot = Slot { prev_content: 0, content, seq, prev: false, seen: Seen::Staged };
+                    self.slots.insert(u128::from_le_bytes(hash), slot);
+                    0
+                }
+            };
+            self.next_seq += 1;
+            rows.push(StagedRow { seq, kind, loc, loc_hash: hash, lastmod, changefreq, priority });
+        }
+        rows
+    }
+
+    /// What the merge does: after a complete read (`sweep`) the previous read's URLs not seen
+    /// are removed, else they stay.
+    pub(crate) fn plan(&self, sweep: bool) -> Plan {
+        let mut plan = Plan {
+            new: 0,
+            changed_rows: 0,
+            changed: 0,
+            staged: 0,
+            distinct: 0,
+            gone: Vec::new(),
+            set: (0, Vec::with_capacity(self.slots.len() * ENTRY)),
+        };
+        for (key, slot) in &self.slots {
+            let content = match slot.seen {
+                Seen::No if sweep => {
+                    plan.gone.push(key.to_le_bytes());
+                    continue;
+                }
+                Seen::No => slot.prev_content,
+                Seen::Same => {
+                    plan.distinct += 1;
+                    slot.content
+                }
+                Seen::Staged => {
+                    plan.distinct += 1;
+                    plan.staged += 1;
+                    if slot.prev {
+                        plan.changed_rows += 1;
+                        plan.changed += i64::from(slot.content != slot.prev_content);
+                    } else {
+                        plan.new += 1;
+                    }
+                    slot.content
+                }
+            };
+            plan.set.0 += 1;
+            plan.set.1.extend_from_slice(&key.to_le_bytes());
+            plan.set.1.extend_from_slice(&content.to_le_bytes());
+        }
+        plan
+    }
+
+    /// The previous read's set, as stored.
+    pub(crate) fn previous_set(&self) -> (i64, Vec<u8>) {
+        let mut body = Vec::with_capacity(self.slots.len() * ENTRY);
+        let mut entries = 0;
+        for (key, slot) in self.slots.iter().filter(|(_, s)| s.prev) {
+            entries += 1;
+            body.extend_from_slice(&key.to_le_bytes());
+            body.extend_from_slice(&slot.prev_content.to_le_bytes());
+        }
+        (entries, body)
+    }
+}
+
+/// A 64-bit hash of what a sitemap says of a URL (its text as stored: without NUL).
+pub(crate) fn content_hash(lastmod: Option<&str>, changefreq: Option<&str>, priority: Option<f64>) -> u64 {
+    let mut h = xxhash_rust::xxh3::Xxh3Default::new();
+    for text in [lastmod, changefreq] {
+        match text {
+            Some(t) => {
+                h.update(&[1]);
+                h.update(&(t.len() as u64).to_le_bytes());
+                h.update(t.as_bytes());
+            }
+            None => h.update(&[0]),
+        }
+    }
+    match priority {
+        Some(p) => {
+            h.update(&[1]);
+            h.update(&p.to_bits().to_le_bytes());
+        }
+        None => h.update(&[0]),
+    }
+    h.digest() & !(1 << 63)
+}
+
+/// Appends a staged row as a line of `COPY ... FROM STDIN` in text format.
+pub(crate) fn copy_line(out: &mut String, stage_id: i64, row: &StagedRow<'_>) {
+    use std::fmt::Write as _;
+    let _ = write!(out, "{stage_id}\t{}\t{}\t", row.seq, row.kind);
+    copy_text(out, &row.loc);
+    out.push_str("\t\\\\x");
+    out.push_str(&hex::encode(row.loc_hash));
+    for text in [row.lastmod.as_deref(), row.changefreq.as_deref()] {
+        out.push('\t');
+        match text {
+            Some(t) => copy_text(out, t),
+            None => out.push_str("\\N"),
+        }
+    }
+    match row.priority {
+        Some(p) => {
+            let _ = write!(out, "\t{p}");
+        }
+        None => out.push_str("\t\\N"),
+    }
+    out.push('\n');
+}
+
+/// Text escaped for `COPY`'s text format (backslash, tab, newline, carriage return).
+fn copy_text(out: &mut String, text: &str) {
+    if !text.contains(['\\', '\t', '\n', '\r']) {
+        out.push_str(text);
+        return;
+    }
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c => out.push(c),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(loc: &str, lastmod: &str) -> UrlRecord {
+        UrlRecord { loc: loc.into(), lastmod: Some(lastmod.into()), changefreq: None, priority: Some(0.5) }
+    }
+
+    #[test]
+    fn only_what_changed_is_staged_and_the_last_entry_counts() {
+        let mut first = Known::default();
+        let batch = [url("https://a.example/1", "x"), url("https://a.example/2", "x")];
+        let rows = first.classify(&batch);
+        assert_eq!(rows.iter().map(|r| r.kind).collect::<Vec<_>>(), [0, 0]);
+        let plan = first.plan(true);
+        assert_eq!((plan.new, plan.distinct, plan.set.0), (2, 2, 2));
+
+        let mut next = Known::from_set(&plan.set.1).expect("a stored set reads back");
+        // 1 unchanged, 2 changed then listed again as before, 3 new; nothing more.
+        let batch = [
+            url("https://a.example/1", "x"),
+            url("https://a.example/2", "y"),
+            url("https://a.example/3", "x"),
+            url("https://a.example/2", "x"),
+        ];
+        let rows = next.classify(&batch);
+        assert_eq!(rows.iter().map(|r| (r.seq, r.kind)).collect::<Vec<_>>(), [(0, 1), (1, 0), (2, 1)]);
+        assert_eq!(next.superseded, [0], "the first row of 2 is replaced by its last entry");
+        let plan = next.plan(true);
+        assert_eq!((plan.new, plan.changed_rows, plan.changed, plan.distinct), (1, 1, 0, 3));
+        assert!(plan.gone.is_empty());
+
+        let mut third = Known::from_set(&plan.set.1).unwrap();
+        let batch = [url("https://a.example/3", "x")];
+        assert!(third.classify(&batch).is_empty(), "the same: nothing staged");
+        let plan = third.plan(true);
+        assert_eq!((plan.gone.len(), plan.set.0), (2, 1), "1 and 2 are gone");
+        assert_eq!(third.plan(false).set.0, 3, "a partial read removes nothing");
+    }
+
+    #[test]
+    fn a_removed_row_is_staged_to_come_back() {
+        let hash = loc_hash("https://a.example/1");
+        let mut known = Known::from_rows(vec![(hash, Some("x".into()), None, Some(0.5), true)]);
+        let batch = [url("https://a.example/1", "x")];
+        assert_eq!(known.classify(&batch).len(), 1);
+        assert!(Known::from_set(&[0; 23]).is_none(), "not a set: rebuilt");
+    }
+
+    #[test]
+    fn copy_lines_escape_text() {
+        let mut known = Known::default();
+        let u = UrlRecord {
+            loc: "https://a.example/a\\b".into(),
+            lastmod: Some("a\tb\n".into()),
+            changefreq: None,
+            priority: None,
+        };
+        let rows = known.classify(std::slice::from_ref(&u));
+        let mut line = String::new();
+        copy_line(&mut line, 7, &rows[0]);
+        let hash = hex::encode(loc_hash("https://a.example/a\\b"));
+        assert_eq!(line, format!("7\t0\t0\thttps://a.example/a\\\\b\t\\\\x{hash}\ta\\tb\\n\t\\N\t\\N\n"));
+    }
 }

@@ -651,19 +651,28 @@ impl LeasePolicy {
     pub const UNLIMITED: LeasePolicy = LeasePolicy { per_origin: i64::MAX, per_owner: i64::MAX, min_interval: 0 };
 }
 
-/// What [`Store::store_urls`](crate::Store::store_urls) did.
+/// What [`Store::store_urls`](crate::Store::store_urls) or a merge did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct UrlWrite {
-    /// Distinct URLs written (added or updated).
+    /// Distinct URLs of the read now stored and listed by the sitemap (added, updated or
+    /// unchanged); 0 for a read merged as the same content as the last.
     pub written: u64,
     /// New URLs not added because the site reached its quota of URL rows.
     pub refused: u64,
+    /// Of the merge: URLs the sitemap did not list before and lists now.
+    pub added: u64,
+    /// Of the merge: URLs it listed before whose lastmod, changefreq or priority changed.
+    pub changed: u64,
+    /// Of the merge: URLs it listed before and no longer lists (after a complete read).
+    pub removed: u64,
 }
 
 /// The staging of one download's URLs (see [`Store::begin_url_stage`](crate::Store::begin_url_stage)):
 /// nothing staged is visible until [`Store::merge_url_stage`](crate::Store::merge_url_stage), so a
-/// download that dies half way leaves the previous URL set whole.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// download that dies half way leaves the previous URL set whole. It carries the sitemap's
+/// previous URL set (a key and a content hash per URL, at most the protocol's 50,000 entries),
+/// so that an unchanged URL is never staged.
+#[derive(Clone)]
 pub struct UrlStage {
     /// The stage's row.
     pub id: i64,
@@ -671,9 +680,32 @@ pub struct UrlStage {
     pub site_id: i64,
     /// The sitemap being read.
     pub sitemap_id: i64,
-    /// Batches staged so far: the merge refuses a stage that lost one (an UNLOGGED table
-    /// emptied by a crash of PostgreSQL), so a partial read never passes for a whole one.
-    pub batches: i64,
+    /// Rows written to the stage so far: the merge refuses a stage that lost one (an
+    /// UNLOGGED table emptied by a crash of PostgreSQL), so a partial read never passes for a
+    /// whole one.
+    pub rows: i64,
+    /// The previous set and what this read said so far.
+    pub(crate) known: crate::ingest::Known,
+}
+
+impl UrlStage {
+    /// Rows staged so far, written or still waiting in the stage for a full chunk: the URLs
+    /// of the read that are new to the sitemap or changed.
+    pub fn staged(&self) -> i64 {
+        self.rows + self.known.pending.len() as i64
+    }
+}
+
+impl std::fmt::Debug for UrlStage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UrlStage")
+            .field("id", &self.id)
+            .field("site_id", &self.site_id)
+            .field("sitemap_id", &self.sitemap_id)
+            .field("rows", &self.rows)
+            .field("known", &self.known)
+            .finish()
+    }
 }
 
 /// How [`Store::merge_url_stage`](crate::Store::merge_url_stage) merges a stage.
@@ -684,7 +716,8 @@ pub struct UrlMerge {
     /// read before the fault is merged, nothing is swept.
     pub sweep: bool,
     /// The body's content hash equals the one of the last read: when that read was merged and
-    /// nothing was refused by the quota, the stage is discarded and no URL row is written.
+    /// nothing was refused by the quota, the stage is discarded and no URL row is written (the
+    /// stage of such a read is empty anyway, but for URLs another sitemap rewrote meanwhile).
     pub same_content: bool,
     /// New URLs are added only while the site holds fewer URL rows than this (removed ones
     /// count); the rest are counted as refused.

@@ -87,17 +87,14 @@ impl_store!(
 impl_ingest!(
     PgStore,
     // Dropped at the commit (or the rollback): nothing is left in the pooled session.
-    create = ["CREATE TEMP TABLE merge_urls (loc_hash BYTEA NOT NULL, seq BIGINT NOT NULL, loc TEXT NOT NULL, \
-         lastmod TEXT, changefreq TEXT, priority DOUBLE PRECISION, url_id BIGINT, state INTEGER) ON COMMIT DROP",],
-    expand = "INSERT INTO merge_urls (loc_hash, seq, loc, lastmod, changefreq, priority) \
-              SELECT DISTINCT ON (h) h, s, l, lm, cf, p FROM (SELECT decode(j.v ->> 1, 'hex') AS h, \
-              b.seq * 100000 + j.n AS s, j.v ->> 0 AS l, j.v ->> 2 AS lm, j.v ->> 3 AS cf, \
-              CAST(j.v ->> 4 AS DOUBLE PRECISION) AS p FROM staged_url_batches b \
-              CROSS JOIN LATERAL json_array_elements(CAST(b.body AS json)) WITH ORDINALITY AS j(v, n) \
-              WHERE b.stage_id = $1) x ORDER BY h, s DESC",
+    create = ["CREATE TEMP TABLE merge_urls (loc_hash BYTEA NOT NULL, seq BIGINT NOT NULL, kind INTEGER NOT NULL, \
+         loc TEXT NOT NULL, lastmod TEXT, changefreq TEXT, priority DOUBLE PRECISION, url_id BIGINT, state INTEGER) \
+         ON COMMIT DROP",],
     // A temporary table has no statistics until analysed: without them the planner takes it
     // for a small table and joins it to the site's URLs by nested loops.
     resolved = ["CREATE INDEX ON merge_urls (url_id)", "ANALYZE merge_urls"],
     new_urls = returning,
+    stage = copy,
+    pin = "",
     drop = []
 );

@@ -291,6 +291,8 @@ macro_rules! sitemap_methods {
                 forget_removed!(tx, left, now);
                 if sync.removed > 0 {
                     mark_orphans_removed!(&mut *tx, site_id, now);
+                    // The children that left took their links: the index's URLs are recounted.
+                    refresh_rollups!(tx, parent_id);
                 }
                 tx.commit().await?;
                 Ok(sync)
@@ -500,7 +502,8 @@ macro_rules! sitemap_methods {
                     .execute(&mut *tx)
                     .await?;
                 }
-                refresh_rollups!(tx, sitemap_id);
+                // Its links did not change here (a merge moves the URL counts): no recount.
+                refresh_rollups!(tx, sitemap_id, keep_urls);
                 tx.commit().await?;
                 Ok(download_id)
             }
@@ -672,9 +675,19 @@ macro_rules! rank_sql {
 /// Recomputes, in the caller's transaction `$tx` (an identifier), the roll-up of a sitemap and
 /// of every index above it: the parent chain, at most [`MAX_ROLLUP_DEPTH`] long (which also
 /// ends a cycle, though `parent_id` makes none). Call it after any change of a sitemap's
-/// status, counts, links, children or removal.
+/// status, counts, links, children or removal. With `keep_urls` the URL counts are kept as
+/// they are (a merge moved them already: `ingest.rs`) unless the sitemap turned from an index
+/// into a list of URLs or back; only the status and the finding counts are recomputed, so a
+/// download's `complete` costs no count over the index's URLs.
 macro_rules! refresh_rollups {
-    ($tx:ident, $sitemap_id:expr) => {{
+    ($tx:ident, $sitemap_id:expr) => {
+        refresh_rollups!($tx, $sitemap_id, recount = true)
+    };
+    ($tx:ident, $sitemap_id:expr, keep_urls) => {
+        refresh_rollups!($tx, $sitemap_id, recount = false)
+    };
+    ($tx:ident, $sitemap_id:expr, recount = $recount:expr) => {{
+        let recount: bool = $recount;
         let mut next: Option<i64> = Some($sitemap_id);
         let mut depth = 0;
         while let Some(id) = next.take() {
@@ -682,15 +695,19 @@ macro_rules! refresh_rollups {
             if depth > $crate::sitemaps::MAX_ROLLUP_DEPTH {
                 break;
             }
-            type Row = (Option<String>, Option<String>, i64, i64, Option<i64>, Option<i64>);
+            type Row = (Option<String>, Option<String>, i64, i64, Option<i64>, Option<i64>, bool, i64);
             let row: Option<Row> = sqlx::query_as(
-                "SELECT kinds, status, errors, warnings, removed_at, parent_id FROM sitemaps WHERE id = $1",
+                "SELECT kinds, status, errors, warnings, removed_at, parent_id, is_index, rollup_urls FROM sitemaps \
+                 WHERE id = $1",
             )
             .bind(id)
             .fetch_optional(&mut *$tx)
             .await?;
-            let Some((kinds, status, errors, warnings, removed_at, parent_id)) = row else { break };
+            let Some((kinds, status, errors, warnings, removed_at, parent_id, was_index, kept_urls)) = row else {
+                break;
+            };
             let is_index = kinds.as_deref() == Some("index");
+            let count_urls = recount || was_index != is_index;
             let (rollup_status, rollup_errors, rollup_warnings, rollup_urls) = if removed_at.is_some() {
                 (None, 0, 0, 0)
             } else if is_index {
@@ -705,23 +722,30 @@ macro_rules! refresh_rollups {
                 .fetch_one(&mut *$tx)
                 .await?;
                 // Distinct over every live descendant: a URL two children list counts once.
-                let urls: i64 = sqlx::query_scalar(
-                    "WITH RECURSIVE d(id) AS (SELECT id FROM sitemaps WHERE parent_id = $1 AND id <> $1 \
+                let urls: i64 = if !count_urls {
+                    kept_urls
+                } else {
+                    sqlx::query_scalar(
+                        "WITH RECURSIVE d(id) AS (SELECT id FROM sitemaps WHERE parent_id = $1 AND id <> $1 \
                      AND removed_at IS NULL UNION SELECT c.id FROM sitemaps c JOIN d ON c.parent_id = d.id \
                      WHERE c.removed_at IS NULL) \
                      SELECT CAST(COUNT(DISTINCT su.url_id) AS BIGINT) FROM sitemap_urls su \
                      WHERE su.sitemap_id IN (SELECT id FROM d)",
-                )
-                .bind(id)
-                .fetch_one(&mut *$tx)
-                .await?;
+                    )
+                    .bind(id)
+                    .fetch_one(&mut *$tx)
+                    .await?
+                };
                 ($crate::sitemaps::worse(status, worst), errors + errs, warnings + warns, urls)
             } else {
-                let urls: i64 =
+                let urls: i64 = if !count_urls {
+                    kept_urls
+                } else {
                     sqlx::query_scalar("SELECT CAST(COUNT(*) AS BIGINT) FROM sitemap_urls WHERE sitemap_id = $1")
                         .bind(id)
                         .fetch_one(&mut *$tx)
-                        .await?;
+                        .await?
+                };
                 (status, errors, warnings, urls)
             };
             sqlx::query(
@@ -774,6 +798,10 @@ macro_rules! forget_removed {
                 let mut delete = sqlx::QueryBuilder::new("DELETE FROM sitemap_urls WHERE sitemap_id IN ");
                 $crate::sql::push_id_list(&mut delete, part);
                 delete.build().execute(&mut *$tx).await?;
+                // The stored URL set of their last read goes with the links it stood for.
+                let mut sets = sqlx::QueryBuilder::new("DELETE FROM sitemap_url_sets WHERE sitemap_id IN ");
+                $crate::sql::push_id_list(&mut sets, part);
+                sets.build().execute(&mut *$tx).await?;
             }
         }
     }};

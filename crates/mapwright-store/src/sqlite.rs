@@ -234,20 +234,16 @@ impl_store!(
 impl_ingest!(
     SqliteStore,
     // A temporary table lives in the connection's own temp store: filling it never touches
-    // the database file. Its primary key keeps the last entry of a URL listed twice (the
-    // upsert below, in reading order); the index on url_id, made once the rows know their URL,
-    // serves the sweep's anti-join and the updates.
+    // the database file. The index on url_id, made once the rows know their URL, serves the
+    // sweep and the updates.
     create = [
         "DROP TABLE IF EXISTS temp.merge_urls",
-        "CREATE TEMP TABLE merge_urls (loc_hash BLOB PRIMARY KEY, seq INTEGER NOT NULL, loc TEXT NOT NULL, \
-         lastmod TEXT, changefreq TEXT, priority REAL, url_id INTEGER, state INTEGER)",
+        "CREATE TEMP TABLE merge_urls (loc_hash BLOB PRIMARY KEY, seq INTEGER NOT NULL, kind INTEGER NOT NULL, \
+         loc TEXT NOT NULL, lastmod TEXT, changefreq TEXT, priority REAL, url_id INTEGER, state INTEGER)",
     ],
-    expand = "INSERT INTO temp.merge_urls (loc_hash, seq, loc, lastmod, changefreq, priority) \
-              SELECT unhex(j.value ->> 1), b.seq * 100000 + j.key, j.value ->> 0, j.value ->> 2, j.value ->> 3, \
-              j.value ->> 4 FROM staged_url_batches b, json_each(b.body) j WHERE b.stage_id = $1 \
-              ORDER BY b.seq, j.key ON CONFLICT (loc_hash) DO UPDATE SET seq = excluded.seq, loc = excluded.loc, \
-              lastmod = excluded.lastmod, changefreq = excluded.changefreq, priority = excluded.priority",
     resolved = ["CREATE INDEX temp.merge_urls_url ON merge_urls(url_id)"],
     new_urls = rowid,
+    stage = values,
+    pin = "+",
     drop = ["DROP TABLE temp.merge_urls"]
 );

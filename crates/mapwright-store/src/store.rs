@@ -325,21 +325,26 @@ pub trait Store: Send + Sync + 'static {
     /// Starts staging the URLs of a download of a sitemap leased to `worker`: staged URLs stay
     /// invisible until [`Store::merge_url_stage`], so a download that dies (store error, lost
     /// connection, deadline, killed process) leaves the previous URL set as it was. Discards the
-    /// stages of earlier attempts on this sitemap, and every stage older than a day.
+    /// stages of earlier attempts on this sitemap, and every stage older than a day. Loads the
+    /// sitemap's previous URL set (a key and a content hash per URL, at most the protocol's
+    /// 50,000) into the stage, so that staging skips what did not change.
     /// `LeaseLost` when `worker` does not hold the lease.
     async fn begin_url_stage(&self, worker: &str, site_id: i64, sitemap_id: i64, now: Timestamp) -> Result<UrlStage>;
 
-    /// Stages a batch of URLs the sitemap lists, in reading order (one short insert per batch;
-    /// text is stored without NUL characters, see [`Store::complete`]).
+    /// Stages a batch of URLs the sitemap lists, in reading order: only those new to the
+    /// sitemap or whose lastmod, changefreq or priority changed since its previous read (one
+    /// `COPY` or multi-row insert per batch; text is stored without NUL characters, see
+    /// [`Store::complete`]).
     async fn stage_urls(&self, stage: &mut UrlStage, urls: &[UrlRecord]) -> Result<()>;
 
-    /// Makes the staged URLs the sitemap's, in one transaction, and discards the stage: new
+    /// Makes the read's URLs the sitemap's, in one transaction, and discards the stage: new
     /// URLs are added (within the quota), known ones whose lastmod, changefreq or priority
     /// changed (or that come back from removal) are updated, unchanged ones are not written;
-    /// links of the sitemap are added, and with `merge.sweep` those it no longer lists are
-    /// removed (their URLs marked removed when no other sitemap lists them). A URL listed twice
-    /// counts once, with its last entry. `LeaseLost` when `worker` no longer holds the lease,
-    /// `StageLost` when a staged batch is missing; either way nothing changes.
+    /// links of the sitemap are added, and with `merge.sweep` those of the previous read it did
+    /// not list are removed (their URLs marked removed when no other sitemap lists them); the
+    /// roll-up URL counts of the sitemap and the indexes above move with them. A URL listed
+    /// twice counts once, with its last entry. `LeaseLost` when `worker` no longer holds the
+    /// lease, `StageLost` when a staged row is missing; either way nothing changes.
     async fn merge_url_stage(&self, worker: &str, stage: &UrlStage, merge: UrlMerge) -> Result<UrlWrite>;
 
     /// Discards a stage without merging it (a download given up).

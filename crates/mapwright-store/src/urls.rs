@@ -106,6 +106,12 @@ macro_rules! url_methods {
                     tx.commit().await?;
                     write.written += take.len() as u64;
                 }
+                // Written beside the staged path: the sitemap's stored URL set no longer stands
+                // for its links, and its roll-ups are recounted.
+                let mut tx = self.begin_write().await?;
+                sqlx::query("DELETE FROM sitemap_url_sets WHERE sitemap_id = $1").bind(sitemap_id).execute(&mut *tx).await?;
+                refresh_rollups!(tx, sitemap_id);
+                tx.commit().await?;
                 Ok(write)
             }
 
@@ -117,6 +123,8 @@ macro_rules! url_methods {
                     .execute(&mut *tx)
                     .await?;
                 let removed = mark_orphans_removed!(&mut *tx, site_id, now);
+                sqlx::query("DELETE FROM sitemap_url_sets WHERE sitemap_id = $1").bind(sitemap_id).execute(&mut *tx).await?;
+                refresh_rollups!(tx, sitemap_id);
                 tx.commit().await?;
                 Ok(removed)
             }

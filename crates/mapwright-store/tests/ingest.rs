@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use mapwright_store::testing::PgDatabase;
-use mapwright_store::{Actor, Error, PgStore, Source, Store, UrlMerge, UrlQuery, UrlRecord, UrlRow, UrlStage};
+use mapwright_store::{Actor, Error, PgStore, Source, Store, UrlMerge, UrlQuery, UrlRecord, UrlRow};
 
 use crate::support::{T0, each_backend, user, verified_site};
 
@@ -193,7 +193,8 @@ async fn a_download_that_dies_leaves_the_previous_urls_whole() {
 
         // A stage that lost a batch (as an UNLOGGED table after a crash of PostgreSQL) is refused.
         store.stage_urls(&mut live, &many("r", 10, "2025-01-01")).await.unwrap();
-        let short = UrlStage { batches: live.batches + 1, ..live.clone() };
+        let mut short = live.clone();
+        short.rows += 1;
         let refused = store.merge_url_stage("w2", &short, merge(true, T0 + 100)).await;
         assert!(matches!(refused, Err(Error::StageLost { .. })), "{refused:?}");
         assert_eq!(url_set(&*store, ann, site).await, before);
@@ -313,7 +314,8 @@ async fn a_connection_cut_mid_ingest_leaves_the_previous_urls() {
             task.await.unwrap().is_ok()
         } else {
             proxy.cut();
-            let more = worker.stage_urls(&mut stage, &many("r", 10, "x")).await;
+            // A full chunk, which the stage writes at once.
+            let more = worker.stage_urls(&mut stage, &many("r", 2_000, "x")).await;
             assert!(more.is_err(), "the connection is cut: {more:?}");
             let merged = worker.merge_url_stage("w1", &stage, merge(true, T0 + 10)).await;
             assert!(merged.is_err(), "{merged:?}");
@@ -362,6 +364,155 @@ async fn two_sitemaps_of_a_site_merging_the_same_urls_at_once_link_them_both() {
         let set = url_set(&*store, ann, site).await;
         assert_eq!(set.len(), 3_000);
         assert!(set.iter().all(|(r, links)| *links == vec![a, b] && r.removed_at.is_none()));
+    })
+    .await;
+}
+
+/// The raw rows of the site's URLs (every column a merge may write) and their links.
+async fn raw_rows(store: &dyn Store, actor: Actor, site: i64) -> Vec<(UrlRow, Vec<i64>)> {
+    url_set(store, actor, site).await
+}
+
+#[tokio::test]
+async fn a_read_of_the_same_urls_stages_nothing_and_writes_no_url_row() {
+    each_backend(|store| async move {
+        let (ann, site, sm) = leased_sitemap(&*store).await;
+        let urls = many("p", 1_000, "2024-01-01");
+        read(&*store, "w1", site, sm, &urls, 300, merge(true, T0 + 1)).await;
+        let before = raw_rows(&*store, ann, site).await;
+        // Not said to be the same content (another body, the same URLs): the map tells.
+        let mut stage = store.begin_url_stage("w1", site, sm, T0 + 50).await.unwrap();
+        for chunk in urls.chunks(300) {
+            store.stage_urls(&mut stage, chunk).await.unwrap();
+        }
+        assert_eq!(stage.staged(), 0, "an unchanged URL is not staged");
+        let write = store.merge_url_stage("w1", &stage, merge(true, T0 + 50)).await.unwrap();
+        assert_eq!((write.written, write.added, write.changed, write.removed), (1_000, 0, 0, 0));
+        let after = raw_rows(&*store, ann, site).await;
+        assert_eq!(after.len(), before.len());
+        for ((old, old_links), (new, new_links)) in before.iter().zip(&after) {
+            assert_eq!(old_links, new_links);
+            assert_eq!(new.last_seen_at, T0 + 50, "the read is the URLs' last sighting");
+            assert_eq!(UrlRow { last_seen_at: old.last_seen_at, ..new.clone() }, *old, "no URL row rewritten");
+        }
+        assert_eq!(store.sitemap_by_id(sm).await.unwrap().rollup_urls, 1_000);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_read_with_one_percent_changed_writes_only_those_rows() {
+    each_backend(|store| async move {
+        let (ann, site, sm) = leased_sitemap(&*store).await;
+        read(&*store, "w1", site, sm, &many("p", 1_000, "2024-01-01"), 250, merge(true, T0 + 1)).await;
+        let before = raw_rows(&*store, ann, site).await;
+        let mut next = many("p", 1_000, "2024-01-01");
+        for i in (7..1_000).step_by(100) {
+            next[i].lastmod = Some("2025-05-05".into());
+        }
+        // A changefreq alone is a change too, without moving changed_at.
+        next[3].changefreq = Some("daily".into());
+        let mut stage = store.begin_url_stage("w1", site, sm, T0 + 50).await.unwrap();
+        for chunk in next.chunks(250) {
+            store.stage_urls(&mut stage, chunk).await.unwrap();
+        }
+        assert_eq!(stage.staged(), 11, "only the changed URLs are staged");
+        let write = store.merge_url_stage("w1", &stage, merge(true, T0 + 50)).await.unwrap();
+        assert_eq!((write.added, write.changed, write.removed), (0, 11, 0));
+        let after = raw_rows(&*store, ann, site).await;
+        assert_eq!(after.len(), before.len());
+        for (i, ((old, _), (new, links))) in before.iter().zip(&after).enumerate() {
+            assert_eq!(links, &vec![sm]);
+            let i = new.loc.trim_start_matches("https://ann.example/p").parse::<usize>().unwrap_or(i);
+            if i % 100 == 7 {
+                assert_eq!((new.lastmod.as_deref(), new.changed_at), (Some("2025-05-05"), T0 + 50), "{}", new.loc);
+            } else if i == 3 {
+                assert_eq!((new.changefreq.as_deref(), new.changed_at), (Some("daily"), old.changed_at));
+            } else {
+                assert_eq!(UrlRow { last_seen_at: old.last_seen_at, ..new.clone() }, *old, "{} untouched", new.loc);
+            }
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn urls_a_read_no_longer_lists_are_removed_and_counted() {
+    each_backend(|store| async move {
+        let (ann, site, sm) = leased_sitemap(&*store).await;
+        read(&*store, "w1", site, sm, &many("p", 500, "2024-01-01"), 200, merge(true, T0 + 1)).await;
+        // 100 gone, 400 unchanged, 50 new.
+        let mut next = many("p", 500, "2024-01-01").split_off(100);
+        next.extend(many("q", 50, "2024-01-01"));
+        let write = read(&*store, "w1", site, sm, &next, 200, merge(true, T0 + 20)).await;
+        assert_eq!((write.written, write.added, write.changed, write.removed), (450, 50, 0, 100));
+        let rows = url_set(&*store, ann, site).await;
+        let removed: Vec<&UrlRow> = rows.iter().filter(|(r, _)| r.removed_at.is_some()).map(|(r, _)| r).collect();
+        assert_eq!(removed.len(), 100);
+        assert!(removed.iter().all(|r| r.removed_at == Some(T0 + 20)));
+        assert!(rows.iter().all(|(r, links)| links.is_empty() == r.removed_at.is_some()));
+        assert_eq!(store.sitemap_by_id(sm).await.unwrap().rollup_urls, 450);
+        // The same read again: the stored set knows the removals already.
+        let write = read(&*store, "w1", site, sm, &next, 200, merge(true, T0 + 30)).await;
+        assert_eq!((write.added, write.changed, write.removed), (0, 0, 0));
+        // Written beside the staged path (the direct upsert): the stored set is dropped and the
+        // next read rebuilds it from the links.
+        store.upsert_urls(site, sm, &many("z", 3, "x"), T0 + 40).await.unwrap();
+        let write = read(&*store, "w1", site, sm, &next, 200, merge(true, T0 + 50)).await;
+        assert_eq!((write.added, write.changed, write.removed), (0, 0, 3));
+        assert_eq!(store.sitemap_by_id(sm).await.unwrap().rollup_urls, 450);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_index_rolls_up_its_childrens_distinct_urls_as_they_merge() {
+    each_backend(|store| async move {
+        let ann = user(&*store, "ann@example.com", false).await;
+        let site = verified_site(&*store, ann, "https://ann.example").await;
+        let index = store.add_sitemap(ann, site, "https://ann.example/i.xml", Source::Api, T0).await.unwrap().id;
+        assert_eq!(store.lease_due_sitemaps("w", T0, 10, 60).await.unwrap().len(), 1);
+        let summary = mapwright_store::FetchSummary {
+            kinds: Some("index".into()),
+            url_count: Some(2),
+            fetch_interval: 3600,
+            failures: 0,
+            format: Some("sitemapindex".into()),
+            contents: None,
+        };
+        store.record_fetch_summary("w", index, &summary).await.unwrap();
+        let mut children = Vec::new();
+        for c in ["a", "b"] {
+            let url = format!("https://ann.example/{c}.xml");
+            children.push(store.add_sitemap_for_site(site, &url, Source::Index, Some(index), T0).await.unwrap().id);
+        }
+        let done = mapwright_store::DownloadRecord { downloaded_at: T0, status: "ok".into(), ..Default::default() };
+        store.complete("w", index, &done, T0 + 10_000).await.unwrap();
+        assert_eq!(store.lease_due_sitemaps("w", T0 + 1, 10, 60).await.unwrap().len(), 2);
+        let (a, b) = (children[0], children[1]);
+        let rollup = |id| {
+            let store = store.clone();
+            async move { store.sitemap_by_id(id).await.unwrap().rollup_urls }
+        };
+        // a: p0..p9, b: p5..p14: 15 distinct.
+        let p = many("p", 15, "2024-01-01");
+        read(&*store, "w", site, a, &p[..10], 4, merge(true, T0 + 2)).await;
+        assert_eq!(rollup(index).await, 10);
+        read(&*store, "w", site, b, &p[5..], 4, merge(true, T0 + 3)).await;
+        assert_eq!((rollup(a).await, rollup(b).await, rollup(index).await), (10, 10, 15));
+        // a drops p0..p2 (none of b's) and p5 (b lists it too): 12 distinct.
+        let next: Vec<UrlRecord> = p[3..10].iter().filter(|u| !u.loc.ends_with("/p5")).cloned().collect();
+        read(&*store, "w", site, a, &next, 4, merge(true, T0 + 4)).await;
+        assert_eq!((rollup(a).await, rollup(index).await), (6, 12));
+        // b adds a fresh URL: one more, by the delta alone.
+        let mut more = p[5..].to_vec();
+        more.push(url("https://ann.example/new", None));
+        read(&*store, "w", site, b, &more, 4, merge(true, T0 + 5)).await;
+        assert_eq!((rollup(b).await, rollup(index).await), (11, 13));
+        // A download's completion keeps what the merges counted.
+        let done = mapwright_store::DownloadRecord { downloaded_at: T0 + 5, status: "ok".into(), ..Default::default() };
+        store.complete("w", b, &done, T0 + 10_000).await.unwrap();
+        assert_eq!((rollup(b).await, rollup(index).await), (11, 13));
     })
     .await;
 }
