@@ -6,7 +6,7 @@
 //!
 //! A site listed again (the same origin: any URL of a site discovers the same sitemaps) is
 //! not discovered again: it ends at once with [`Summary::duplicate`]. The sites seen are kept
-//! as 64-bit hashes in two bounded generations ([`SeenSites`]), so memory stays bounded
+//! as 64-bit hashes in two bounded generations (`SeenSites`), so memory stays bounded
 //! whatever the list's length; a repeat further apart than that is discovered again.
 
 use crate::discover::{DiscoverConfig, Discovery, Event, Prehashed, Summary};
