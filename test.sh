@@ -90,7 +90,9 @@ schemathesis_venv() {
 # the tests' (another target triple, another C compiler), so it compiles the extension's whole
 # dependency graph (205 to 298 CPU seconds measured), at the lowest priority while the Rust
 # tests run (they leave more than a core idle on 2 cores, waiting on PostgreSQL, sockets and
-# timers), in a target folder of its own (cargo locks the folder it builds in).
+# timers), in a target folder of its own (cargo locks the folder it builds in). Without debug
+# info (CARGO_PROFILE_DEV_DEBUG=0): the wheel is stripped anyway, and rustc and the linker skip
+# writing what would be thrown away.
 python_wheel() {
   local target venv wheels
   target=$(target_dir) || return 1
@@ -99,7 +101,7 @@ python_wheel() {
   rm -rf "$wheels"
   # PATH: maturin finds zig as `python3 -m ziglang` of the venv (ziglang is pinned there).
   (cd crates/mapwright-py &&
-    PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$target/py-wheel" nice -n 19 \
+    PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$target/py-wheel" CARGO_PROFILE_DEV_DEBUG=0 nice -n 19 \
       maturin build --profile dev --locked --quiet --zig --compatibility manylinux_2_17 \
         --interpreter "$venv/bin/python" --out "$wheels" &&
     PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$target/py-wheel" maturin sdist --out "$wheels")

@@ -171,7 +171,7 @@ def test_the_wheel_runs_the_examples_in_a_fresh_venv_without_rust(tmp_path):
     # impossible, and the extras resolve from the wheel's own metadata. The wheel by its path
     # (the distribution is "mapwright-sitemaps": "mapwright" on PyPI is another project).
     subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-index", "--only-binary", ":all:",
-                    "--find-links", house, f"{wheel}[pandas,polars]", "pytest"],
+                    "--find-links", house, f"{wheel}[pandas,polars,arrow]", "pytest", "distributed"],
                    check=True, env=env)
     where = subprocess.run(
         [python, "-c", "import shutil, mapwright; assert shutil.which('cargo') is None and shutil.which('rustc') is None; print(mapwright._mapwright.__file__)"],

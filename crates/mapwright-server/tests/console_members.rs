@@ -90,6 +90,12 @@ async fn an_owner_invites_by_the_form_and_the_reader_accepts_by_the_link() {
         }
         let (_, _, table) = app.get("/", Auth::Cookie(&bob)).await;
         assert!(table.contains("https://ann.example/sitemap.xml"), "{table}");
+        // Nor in the table: no Resubmit or Remove on a reader's rows, which say why.
+        assert_eq!(count(&table, r#"form[action$="/resubmit"]"#), 0, "Resubmit offered to a reader: {table}");
+        assert_eq!(count(&table, r#"a[href$="/remove"]"#), 0, "Remove offered to a reader: {table}");
+        assert!(text(&table).contains("Read only"), "{table}");
+        let (_, _, own_table) = app.get("/", Auth::Cookie(&ann.cookie)).await;
+        assert_eq!(count(&own_table, r#"form[action$="/resubmit"]"#), 1, "the owner keeps her Resubmit: {own_table}");
         let (status, _, _) = app.get(&format!("/sitemaps/{}", ann.sitemap.id), Auth::Cookie(&bob)).await;
         assert_eq!(status, StatusCode::OK);
         let (_, _, html) = app.get(&members, Auth::Cookie(&bob)).await;

@@ -44,6 +44,16 @@ pub(crate) async fn table(State(state): State<AppState>, session: Session, Query
     let children = state.store.list_child_summaries(session.actor(), &indexes, CHILDREN_SHOWN).await?;
     let tallies = state.store.tree_tallies(session.actor(), &indexes).await?;
     let sites = state.store.list_sites(session.actor()).await?;
+    // A reader of a site sees its rows without the owners' actions (they would answer 403).
+    let mut site_ids: Vec<i64> = rows.items.iter().chain(children.iter()).map(|r| r.sitemap.site_id).collect();
+    site_ids.sort_unstable();
+    site_ids.dedup();
+    let mut owned = std::collections::HashSet::new();
+    for id in site_ids {
+        if state.store.site_role(session.actor(), id).await? == mapwright_store::Role::Owner {
+            owned.insert(id);
+        }
+    }
     let now = now();
     let body = html! {
         div class="title-row" {
@@ -70,7 +80,7 @@ pub(crate) async fn table(State(state): State<AppState>, session: Session, Query
                         @let own: Vec<SitemapSummary> =
                             children.iter().filter(|c| c.sitemap.parent_id == Some(row.sitemap.id)).cloned().collect();
                         @let tally = tallies.iter().find(|t| t.index_id == row.sitemap.id);
-                        (table_row(row, tally, &session.csrf, now))
+                        (table_row(row, tally, &session.csrf, now, owned.contains(&row.sitemap.site_id)))
                         @if !own.is_empty() {
                             tr class="children" {
                                 td colspan="8" {
@@ -79,7 +89,7 @@ pub(crate) async fn table(State(state): State<AppState>, session: Session, Query
                                         table class="cards" {
                                             caption class="visually-hidden" { "Sitemaps in " (row.sitemap.url) }
                                             (head())
-                                            tbody { @for child in &own { (table_row(child, None, &session.csrf, now)) } }
+                                            tbody { @for child in &own { (table_row(child, None, &session.csrf, now, owned.contains(&child.sitemap.site_id))) } }
                                         }
                                         @if own.len() as i64 >= CHILDREN_SHOWN {
                                             p { a href=(format!("/sitemaps/{}#children", row.sitemap.id)) { "All sitemaps of this index" } }
@@ -110,8 +120,9 @@ fn head() -> Markup {
 }
 
 /// One sitemap's row; an index's status and URLs rolled up over its tree (`tally`). Every
-/// row, an index's child too, has its own Resubmit (or Restore) and Remove.
-fn table_row(row: &SitemapSummary, tally: Option<&TreeTally>, csrf: &str, now: i64) -> Markup {
+/// row, an index's child too, has its own Resubmit (or Restore) and Remove, for an `owner` of
+/// its site; a reader's row says it is read-only instead.
+fn table_row(row: &SitemapSummary, tally: Option<&TreeTally>, csrf: &str, now: i64, owner: bool) -> Markup {
     let sm = &row.sitemap;
     let shown = if status::is_index(row) { status::rolled_up(row, tally) } else { status::own(row) };
     let (type_name, badges) = status::kind(row);
@@ -131,7 +142,9 @@ fn table_row(row: &SitemapSummary, tally: Option<&TreeTally>, csrf: &str, now: i
             td data-label="Status" { (badge(&shown)) }
             td data-label="URLs" class="num" { (shown.urls.map(thousands).unwrap_or_else(|| "–".into())) }
             td data-label="Actions" class="actions" {
-                @if sm.removed_at.is_some() {
+                @if !owner {
+                    span class="detail" { "Read only" }
+                } @else if sm.removed_at.is_some() {
                     (button_form(&format!("/sitemaps/{}/resubmit", sm.id), csrf, "Restore", "secondary", Some(&format!("Restore {}", sm.url))))
                 } @else {
                     (button_form(&format!("/sitemaps/{}/resubmit", sm.id), csrf, "Resubmit", "secondary", Some(&format!("Resubmit {}", sm.url))))
