@@ -518,32 +518,7 @@ pub(crate) use add_to_chain;
 ///   rowid plus one): their links are one range scan.
 /// - `returning` (PostgreSQL): the insert returns its ids to the link insert in one statement.
 macro_rules! insert_staged {
-    (rowid, $tx:ident, $stage_id:expr, $site_id:expr, $sitemap_id:expr, $now:expr) => {{
-        let before: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM urls").fetch_one(&mut *$tx).await?;
-        let inserted = sqlx::query(concat!(
-            "INSERT INTO urls (site_id, loc, loc_hash, lastmod, changefreq, priority, first_seen_at, last_seen_at, \
-             changed_at) ",
-            staged_new_rows!(),
-            " ON CONFLICT DO NOTHING"
-        ))
-        .bind($site_id)
-        .bind($now)
-        .bind($stage_id)
-        .execute(&mut *$tx)
-        .await?
-        .rows_affected() as i64;
-        // The rowid range alone (SQLite only: it names no site, which SQLite would take for
-        // a walk of the site's index).
-        sqlx::query(
-            "INSERT INTO sitemap_urls (sitemap_id, url_id, last_seen_at) SELECT $1, id, $2 FROM urls WHERE id > $3",
-        )
-        .bind($sitemap_id)
-        .bind($now)
-        .bind(before)
-        .execute(&mut *$tx)
-        .await?;
-        inserted
-    }};
+    (rowid, $tx:ident, $stage_id:expr, $site_id:expr, $sitemap_id:expr, $now:expr) => {{ $crate::ingest::insert_rowid_range!(staged_new_rows, $tx, $site_id, $sitemap_id, $now, $stage_id) }};
     (returning, $tx:ident, $stage_id:expr, $site_id:expr, $sitemap_id:expr, $now:expr) => {{
         sqlx::query(concat!(
             "WITH added AS (INSERT INTO urls (site_id, loc, loc_hash, lastmod, changefreq, priority, first_seen_at, \
@@ -564,31 +539,21 @@ macro_rules! insert_staged {
 
 pub(crate) use insert_staged;
 
-/// The staged new URLs as rows of `urls`: `$1` the site, `$2` the time, `$3` the stage.
-macro_rules! staged_new_rows {
-    () => {
-        "SELECT $1, loc, loc_hash, lastmod, changefreq, priority, $2, $2, $2 FROM staged_urls \
-         WHERE stage_id = $3 AND kind = 0 ORDER BY seq"
-    };
-}
-
-/// The insert of the new URLs of `merge_urls` (`url_id IS NULL`, the first `$room` in reading
-/// order) and of their links to the sitemap, as [`insert_staged!`] does; evaluates to the rows
-/// inserted. On PostgreSQL a URL another job of the site inserted meanwhile (`ON CONFLICT DO
-/// NOTHING`) returns nothing: when fewer rows came back than were inserted, those rows find
-/// their id again and are linked with the known ones.
-macro_rules! insert_new {
-    (rowid, $tx:ident, $site_id:expr, $sitemap_id:expr, $now:expr, $room:expr) => {{
+/// SQLite's insert of new URL rows and of their links to the sitemap, for both callers
+/// ([`insert_staged!`], [`insert_new!`]): `$rows` names the macro of the rows' `SELECT`
+/// (`$1` the site, `$2` the time, `$3` the given `$third` value); evaluates to the rows inserted.
+macro_rules! insert_rowid_range {
+    ($rows:ident, $tx:ident, $site_id:expr, $sitemap_id:expr, $now:expr, $third:expr) => {{
         let before: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM urls").fetch_one(&mut *$tx).await?;
         let inserted = sqlx::query(concat!(
             "INSERT INTO urls (site_id, loc, loc_hash, lastmod, changefreq, priority, first_seen_at, last_seen_at, \
              changed_at) ",
-            new_rows!(),
+            $rows!(),
             " ON CONFLICT DO NOTHING"
         ))
         .bind($site_id)
         .bind($now)
-        .bind($room)
+        .bind($third)
         .execute(&mut *$tx)
         .await?
         .rows_affected() as i64;
@@ -604,6 +569,25 @@ macro_rules! insert_new {
         .await?;
         inserted
     }};
+}
+
+pub(crate) use insert_rowid_range;
+
+/// The staged new URLs as rows of `urls`: `$1` the site, `$2` the time, `$3` the stage.
+macro_rules! staged_new_rows {
+    () => {
+        "SELECT $1, loc, loc_hash, lastmod, changefreq, priority, $2, $2, $2 FROM staged_urls \
+         WHERE stage_id = $3 AND kind = 0 ORDER BY seq"
+    };
+}
+
+/// The insert of the new URLs of `merge_urls` (`url_id IS NULL`, the first `$room` in reading
+/// order) and of their links to the sitemap, as [`insert_staged!`] does; evaluates to the rows
+/// inserted. On PostgreSQL a URL another job of the site inserted meanwhile (`ON CONFLICT DO
+/// NOTHING`) returns nothing: when fewer rows came back than were inserted, those rows find
+/// their id again and are linked with the known ones.
+macro_rules! insert_new {
+    (rowid, $tx:ident, $site_id:expr, $sitemap_id:expr, $now:expr, $room:expr) => {{ $crate::ingest::insert_rowid_range!(new_rows, $tx, $site_id, $sitemap_id, $now, $room) }};
     (returning, $tx:ident, $site_id:expr, $sitemap_id:expr, $now:expr, $room:expr) => {{
         let linked = sqlx::query(concat!(
             "WITH added AS (INSERT INTO urls (site_id, loc, loc_hash, lastmod, changefreq, priority, first_seen_at, \
