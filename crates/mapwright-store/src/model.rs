@@ -780,6 +780,8 @@ pub struct RetentionReport {
     pub signups: u64,
     /// API tokens revoked more than a week ago.
     pub tokens: u64,
+    /// Site invitations past their link's expiry.
+    pub invitations: u64,
     /// Windows of shared limits ([`Store::count_event`](crate::Store::count_event)) that ended a day ago.
     pub limits: u64,
 }

@@ -61,6 +61,15 @@ macro_rules! retention_methods {
                         "DELETE FROM rate_windows WHERE (scope, key) IN (SELECT scope, key FROM rate_windows WHERE window_start < $1 LIMIT $2)",
                         now.saturating_sub($crate::retention::RATE_WINDOW_MAX_AGE)
                     ),
+                    // An invitation's link no longer works once it expired (`invitation_by_token`
+                    // checks the time); the row goes with the next run, not with the site's next
+                    // invitation only.
+                    invitations: delete_in_batches!(
+                        self,
+                        batch,
+                        "DELETE FROM site_invitations WHERE id IN (SELECT id FROM site_invitations WHERE expires_at <= $1 LIMIT $2)",
+                        now
+                    ),
                     tokens: delete_in_batches!(
                         self,
                         batch,

@@ -2,7 +2,7 @@
 //! token (signed in as that address), a reader sees everything and changes nothing, members
 //! are removed but never the last owner, and the caps hold.
 
-use mapwright_store::{Error, MAX_MEMBERS_PER_SITE, Role, Source, UrlQuery};
+use mapwright_store::{Error, MAX_MEMBERS_PER_SITE, Retention, Role, Source, UrlQuery};
 
 use crate::support::{T0, each_backend, user, verified_site};
 
@@ -137,6 +137,35 @@ async fn invitations_expire_are_replaced_revoked_and_capped() {
             store.create_invitation(ann, site, "not an address", Role::Reader, T0, DAY).await,
             Err(Error::InvalidEmail(_))
         ));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn retention_sweeps_expired_invitations_and_keeps_live_ones() {
+    each_backend(|store| async move {
+        let ann = user(&*store, "ann@example.com", false).await;
+        let site = verified_site(&*store, ann, "https://ann.example").await;
+        store.create_invitation(ann, site, "old@example.com", Role::Reader, T0, DAY).await.unwrap();
+        // (Made before the first expires: an invitation sweeps the site's expired ones.)
+        let (live, _) =
+            store.create_invitation(ann, site, "new@example.com", Role::Reader, T0 + 10, 2 * DAY).await.unwrap();
+        let policy = Retention {
+            keep_downloads: 50,
+            ping_max_age: 7 * DAY,
+            removed_url_max_age: 30 * DAY,
+            unverified_site_max_age: 7 * DAY,
+            batch: 500,
+        };
+        // A day and a second after the first: the first link expired, the second has not.
+        let report = store.apply_retention(policy, T0 + DAY + 1).await.unwrap();
+        assert_eq!(report.invitations, 1);
+        assert_eq!(
+            store.list_invitations(ann, site, T0).await.unwrap(),
+            vec![live],
+            "the expired row is gone, not only hidden"
+        );
+        assert_eq!(store.apply_retention(policy, T0 + DAY + 2).await.unwrap().invitations, 0);
     })
     .await;
 }
