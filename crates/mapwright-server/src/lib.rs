@@ -7,6 +7,7 @@
 //! shared by the JSON API and the web console.
 #![deny(missing_docs)]
 
+pub mod alerts;
 pub mod api;
 mod auth;
 pub mod console;

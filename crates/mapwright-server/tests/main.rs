@@ -2,6 +2,7 @@
 //! through a real listener on 127.0.0.1:0.
 
 mod accounts;
+mod alerts;
 mod api;
 mod checks;
 mod connections;

@@ -21,6 +21,8 @@ mod sql;
 #[macro_use]
 mod accounts;
 #[macro_use]
+mod alerts;
+#[macro_use]
 mod check_runs;
 #[macro_use]
 mod leasing;
@@ -56,6 +58,7 @@ mod wake;
 use std::path::Path;
 use std::sync::Arc;
 
+pub use alerts::{AlertLink, AlertRecipient, AlertSetting, Worsening, alert_rank};
 pub use email::{InvalidEmail, normalize_email};
 pub use error::{Error, Result};
 pub use listing::{SitemapListing, SortKey, StatusFilter, TypeFilter};

@@ -13,7 +13,7 @@
 //! shared limits, health), `sites.rs`, `sitemaps.rs` (sitemaps, downloads, roll-ups, the
 //! console's summaries), `leasing.rs` (the fetch queue), `urls.rs`, `ingest.rs` (a download's
 //! staged URLs), `check_runs.rs` (check runs, recorded checks, failure reports), `members.rs` (members
-//! and invitations) and `retention.rs`. What several concerns use stays here: `owned!`, `owner_of!`, `mark_orphans_removed!`,
+//! and invitations), `alerts.rs` (e-mail alerts) and `retention.rs`. What several concerns use stays here: `owned!`, `owner_of!`, `mark_orphans_removed!`,
 //! [`Pacer`], the hashing and cleaning of URLs, the chunk sizes.
 
 /// The condition "the acting user may see site `s`": `$a` is the admin flag, `$u` the id; a
@@ -57,6 +57,7 @@ macro_rules! impl_store {
         retention_methods!($ty);
         member_methods!($ty);
         listing_methods!($ty);
+        alert_methods!($ty);
 
         #[async_trait::async_trait]
         impl $crate::Store for $ty {
@@ -601,6 +602,33 @@ macro_rules! impl_store {
 
             async fn remove_member(&self, actor: Actor, member_id: i64) -> Result<()> {
                 self.remove_member_impl(actor, member_id).await
+            }
+
+            // --- alerts: `crate::alerts` ---
+
+            async fn alert_setting(&self, actor: Actor, site_id: i64) -> Result<$crate::AlertSetting> {
+                self.alert_setting_impl(actor, site_id).await
+            }
+
+            async fn set_alerts(&self, actor: Actor, site_id: i64, enabled: bool) -> Result<$crate::AlertSetting> {
+                self.set_alerts_impl(actor, site_id, enabled).await
+            }
+
+            async fn alert_link(&self, token: &str, enabled: Option<bool>) -> Result<Option<$crate::AlertLink>> {
+                self.alert_link_impl(token, enabled).await
+            }
+
+            async fn alert_worsenings(&self, sitemap_id: i64) -> Result<Vec<$crate::Worsening>> {
+                self.alert_worsenings_impl(sitemap_id).await
+            }
+
+            async fn claim_alert_recipients(
+                &self,
+                site_id: i64,
+                now: Timestamp,
+                window_seconds: i64,
+            ) -> Result<Vec<$crate::AlertRecipient>> {
+                self.claim_alert_recipients_impl(site_id, now, window_seconds).await
             }
         }
     };

@@ -9,7 +9,9 @@ use async_trait::async_trait;
 
 use crate::Result;
 use crate::model::*;
-use crate::{Invitation, InvitationInfo, Member, Role, SitemapListing};
+use crate::{
+    AlertLink, AlertRecipient, AlertSetting, Invitation, InvitationInfo, Member, Role, SitemapListing, Worsening,
+};
 
 /// Storage of the sitemap service.
 ///
@@ -571,6 +573,34 @@ pub trait Store: Send + Sync + 'static {
     /// ([`Error::Refused`](crate::Error::Refused)); when the user the site counts against
     /// leaves, it counts against another owner.
     async fn remove_member(&self, actor: Actor, member_id: i64) -> Result<()>;
+
+    // --- e-mail alerts (`alerts.rs`) ---
+
+    /// The actor's e-mail alerts for a site of theirs (a stranger's site is `NotFound`).
+    async fn alert_setting(&self, actor: Actor, site_id: i64) -> Result<AlertSetting>;
+
+    /// Turns the actor's alerts for a site on or off; any member may, a reader too (it is
+    /// their own mail). An admin who is no member is [`Error::Refused`](crate::Error::Refused).
+    async fn set_alerts(&self, actor: Actor, site_id: i64, enabled: bool) -> Result<AlertSetting>;
+
+    /// What an unsubscribe link's token stands for, after turning its alerts on or off when
+    /// `enabled` is given (the same answer however often: idempotent); `None` for a token no
+    /// mail carried. Needs no session: the token is the proof.
+    async fn alert_link(&self, token: &str, enabled: Option<bool>) -> Result<Option<AlertLink>>;
+
+    /// After a read of a sitemap: the sitemap and the indexes above it whose roll-up got worse
+    /// than it was last judged (see `alerts.rs` for the order), each told once across processes.
+    async fn alert_worsenings(&self, sitemap_id: i64) -> Result<Vec<Worsening>>;
+
+    /// The members of a site to mail an alert to now: alerts on, and no alert of this site
+    /// mailed to them in the last `window_seconds`; their mail is claimed (one process, once a
+    /// window), with each one's unsubscribe token.
+    async fn claim_alert_recipients(
+        &self,
+        site_id: i64,
+        now: Timestamp,
+        window_seconds: i64,
+    ) -> Result<Vec<AlertRecipient>>;
 
     // --- retention ---
 

@@ -1,6 +1,7 @@
 //! Integration tests of the store; every test runs against SQLite and PostgreSQL.
 
 mod accounts;
+mod alerts;
 mod caps;
 mod check_runs;
 mod disk;

@@ -344,9 +344,9 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         limits.sign_up_per_client = limits.sign_up_per_client.with_limit(n);
     }
     state.limits = Arc::new(limits);
-    if let Some(addr) = addr
-        && settings.mail.sign_up == "confirm"
-    {
+    // A worker process (no listener) mails the alerts of the reads it makes when it knows the
+    // address the links start with (`--public-url`); it takes no sign-ups, serving no HTTP.
+    if (addr.is_some() || settings.mail.public_url.is_some()) && settings.mail.sign_up == "confirm" {
         state = state.with_mail(mailer(&settings, addr)?);
     }
     let (stop, shutdown) = tokio::sync::watch::channel(false);
@@ -413,12 +413,16 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The sign-up mail: SMTP when `--smtp-url` is set, else the outbox folder in the data
+/// The service's mail (sign-up, invitations, alerts): SMTP when `--smtp-url` is set, else the outbox folder in the data
 /// directory; links start with `--public-url`, else this server's listening address.
-fn mailer(settings: &Settings, addr: SocketAddr) -> anyhow::Result<mapwright_server::mail::Mailer> {
+fn mailer(settings: &Settings, addr: Option<SocketAddr>) -> anyhow::Result<mapwright_server::mail::Mailer> {
     use mapwright_server::mail::Mailer;
     let mail = &settings.mail;
-    let public_url = mail.public_url.clone().unwrap_or_else(|| format!("http://{addr}"));
+    let public_url = match (&mail.public_url, addr) {
+        (Some(url), _) => url.clone(),
+        (None, Some(addr)) => format!("http://{addr}"),
+        (None, None) => anyhow::bail!("mail needs --public-url where no address is listened on"),
+    };
     let mailer = match &mail.smtp_url {
         Some(url) => Mailer::smtp(url, &mail.mail_from, &public_url).context("cannot set up --smtp-url")?,
         None => {

@@ -1,6 +1,7 @@
 //! The JSON API under `/api/v1`: sites, verification, sitemaps, downloads, findings, URLs
 //! (pages, CSV and JSONL exports), the failing-URL report (its check run, "Check now", pages
-//! and exports), the crawl frontier, and a site's members and invitations, plus the IndexNow
+//! and exports), the crawl frontier, a site's members and invitations, and e-mail alerts
+//! (each member's choice per site, the unsubscribe link's token), plus the IndexNow
 //! receiver and the
 //! OpenAPI file that documents all of them.
 //!
@@ -16,7 +17,10 @@
 //! extractors, not axum's, and a path under `/api/v1` that is no route is a problem 404, a
 //! method a route does not take a problem 405 with `Allow`.
 
+mod alerts;
 mod checks;
+
+pub(crate) use alerts::link as alert_link;
 pub(crate) mod extract;
 mod members;
 mod sitemaps;
@@ -95,6 +99,9 @@ pub const ROUTES: &[(Method, &str)] = &[
     (Method::Delete, "/api/v1/invitations/{id}"),
     (Method::Post, "/api/v1/invitations/accept"),
     (Method::Delete, "/api/v1/members/{id}"),
+    (Method::Get, "/api/v1/sites/{id}/alerts"),
+    (Method::Post, "/api/v1/sites/{id}/alerts"),
+    (Method::Post, "/api/v1/alerts/unsubscribe"),
     (Method::Get, "/indexnow"),
     (Method::Post, "/indexnow"),
 ];
@@ -150,6 +157,9 @@ fn handler(method: Method, path: &str) -> MethodRouter<AppState> {
         (Method::Delete, "/api/v1/invitations/{id}") => delete(members::revoke),
         (Method::Post, "/api/v1/invitations/accept") => post(members::accept),
         (Method::Delete, "/api/v1/members/{id}") => delete(members::remove),
+        (Method::Get, "/api/v1/sites/{id}/alerts") => get(alerts::show),
+        (Method::Post, "/api/v1/sites/{id}/alerts") => post(alerts::set),
+        (Method::Post, "/api/v1/alerts/unsubscribe") => post(alerts::unsubscribe),
         (Method::Get, "/indexnow") => get(crate::indexnow::get),
         (Method::Post, "/indexnow") => post(crate::indexnow::post).layer(crate::indexnow::body_limit()),
         _ => unreachable!("every entry of ROUTES has a handler: {method:?} {path}"),

@@ -6,10 +6,11 @@
 //!
 //! Pages: `/` (the "My sitemaps" table, also at `/sitemaps`), `/sitemaps/add`,
 //! `/sitemaps/{id}` (and its `/findings`), `/sites/{id}` (and its `/findings`, `/failing.csv`,
-//! `/delete`, `/members`), `/invitations/accept`, `/account`, `/signin`, `/signup`, `/signup/confirm`; `POST /signout`. Every answer of these routes is
+//! `/delete`, `/members`; `POST /sites/{id}/alerts`), `/invitations/accept`, `/alerts/unsubscribe`, `/account`, `/signin`, `/signup`, `/signup/confirm`; `POST /signout`. Every answer of these routes is
 //! an HTML page, errors included (`html_errors`), and unknown paths get a 404 page.
 
 mod accounts;
+mod alerts;
 pub mod checker;
 pub mod csrf;
 mod findings;
@@ -66,6 +67,8 @@ pub fn routes() -> Router<AppState> {
         .route("/sites/{site}/invitations/{id}/withdraw", post(members::withdraw))
         .route("/sites/{site}/members/{id}/remove", get(members::remove_confirm).post(members::remove))
         .route("/invitations/accept", get(members::accept_page).post(members::accept))
+        .route("/sites/{id}/alerts", post(alerts::set))
+        .route("/alerts/unsubscribe", get(alerts::unsubscribe_page).post(alerts::unsubscribe))
         .route("/account", get(accounts::account))
         .route("/account/tokens", post(accounts::create_token))
         .route("/account/tokens/{id}/revoke", get(accounts::revoke_confirm).post(accounts::revoke_token))

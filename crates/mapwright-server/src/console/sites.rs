@@ -80,12 +80,14 @@ pub(crate) async fn show(
     let running = run.as_ref().is_some_and(CheckRun::is_running);
     let now = now();
     let next = next_run_at(run.as_ref(), &state.checks.config, now);
+    let alerts = super::alerts::section(&state, &session, id).await?;
     let base = format!("/sites/{id}");
     let body = html! {
         p class="crumbs" { a href="/" { "My sitemaps" } }
         h1 class="url" { (url(&site.origin)) }
         p { a id="members-link" href=(format!("/sites/{id}/members")) { "Members" } @if !owner { " · you are a reader of this site" } }
         (verification(&site, &session.csrf, p.add.trim(), now, owner))
+        (alerts)
         h2 { "Sitemaps in robots.txt" }
         @if robots.items.is_empty() && p.robots_after == 0 {
             @let robots_url = format!("{}/robots.txt", site.origin);

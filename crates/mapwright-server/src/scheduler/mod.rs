@@ -368,10 +368,12 @@ async fn fail_job(state: &AppState, worker: &str, job: &LeasedSitemap, why: &str
             content_hash: job.content_hash.clone(),
             ..DownloadRecord::default()
         };
-        state.store.complete(worker, job.id, &record, at + schedule.delay).await
+        state.store.complete(worker, job.id, &record, at + schedule.delay).await?;
+        crate::alerts::after_read(state, job.id).await;
+        Ok::<_, mapwright_store::Error>(())
     };
     match result.await {
-        Ok(_) => state.scheduler.metrics.fetched("failed", 0, 0),
+        Ok(()) => state.scheduler.metrics.fetched("failed", 0, 0),
         Err(e) => tracing::warn!(worker, sitemap = job.id, error = %e, "cannot record the failed job"),
     }
 }

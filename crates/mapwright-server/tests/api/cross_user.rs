@@ -21,6 +21,7 @@ async fn snapshot(app: &TestApp, token: &str, site: i64, sitemap: i64, download:
         format!("/api/v1/sitemaps/{sitemap}/downloads"),
         format!("/api/v1/downloads/{download}/findings"),
         format!("/api/v1/sites/{site}/members"),
+        format!("/api/v1/sites/{site}/alerts"),
         "/api/v1/tokens".to_owned(),
     ] {
         let (status, _, body) = call(app, "GET", &uri, Some(token), None).await;
@@ -90,6 +91,13 @@ async fn another_users_resources_are_404_for_every_route_with_an_id() {
             ),
             (Method::Delete, "/api/v1/invitations/{id}", format!("/api/v1/invitations/{i}"), None),
             (Method::Delete, "/api/v1/members/{id}", format!("/api/v1/members/{b}"), None),
+            (Method::Get, "/api/v1/sites/{id}/alerts", format!("/api/v1/sites/{s}/alerts"), None),
+            (
+                Method::Post,
+                "/api/v1/sites/{id}/alerts",
+                format!("/api/v1/sites/{s}/alerts"),
+                Some(json!({ "enabled": false })),
+            ),
         ];
 
         // The table covers every documented route with an id.
