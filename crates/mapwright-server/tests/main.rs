@@ -11,6 +11,7 @@ mod console_answers;
 mod console_members;
 mod console_words;
 mod e2e;
+mod e2e_alerts;
 mod e2e_members;
 mod hardening;
 mod life;
