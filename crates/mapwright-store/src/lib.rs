@@ -23,6 +23,8 @@ mod accounts;
 #[macro_use]
 mod check_runs;
 #[macro_use]
+mod diffs;
+#[macro_use]
 mod leasing;
 #[macro_use]
 mod listing;
@@ -56,6 +58,7 @@ mod wake;
 use std::path::Path;
 use std::sync::Arc;
 
+pub use diffs::{Change, DiffUrl, MAX_DIFF_URLS, ReadDiff};
 pub use email::{InvalidEmail, normalize_email};
 pub use error::{Error, Result};
 pub use listing::{SitemapListing, SortKey, StatusFilter, TypeFilter};

@@ -3,6 +3,7 @@
 mod accounts;
 mod caps;
 mod check_runs;
+mod diffs;
 mod disk;
 mod ingest;
 mod lease;
