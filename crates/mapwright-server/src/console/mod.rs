@@ -12,6 +12,7 @@
 mod accounts;
 pub mod checker;
 pub mod csrf;
+mod diffs;
 mod findings;
 pub(crate) mod format;
 mod listing;

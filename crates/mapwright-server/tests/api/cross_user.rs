@@ -20,6 +20,8 @@ async fn snapshot(app: &TestApp, token: &str, site: i64, sitemap: i64, download:
         format!("/api/v1/sitemaps/{sitemap}"),
         format!("/api/v1/sitemaps/{sitemap}/downloads"),
         format!("/api/v1/downloads/{download}/findings"),
+        format!("/api/v1/sitemaps/{sitemap}/diffs"),
+        format!("/api/v1/downloads/{download}/diff"),
         format!("/api/v1/sites/{site}/members"),
         "/api/v1/tokens".to_owned(),
     ] {
@@ -80,6 +82,10 @@ async fn another_users_resources_are_404_for_every_route_with_an_id() {
             (Method::Post, "/api/v1/sitemaps/{id}/resubmit", format!("/api/v1/sitemaps/{m}/resubmit"), None),
             (Method::Get, "/api/v1/sitemaps/{id}/downloads", format!("/api/v1/sitemaps/{m}/downloads"), None),
             (Method::Get, "/api/v1/downloads/{id}/findings", format!("/api/v1/downloads/{d}/findings"), None),
+            (Method::Get, "/api/v1/sitemaps/{id}/diffs", format!("/api/v1/sitemaps/{m}/diffs"), None),
+            (Method::Get, "/api/v1/downloads/{id}/diff", format!("/api/v1/downloads/{d}/diff"), None),
+            (Method::Get, "/api/v1/downloads/{id}/diff.csv", format!("/api/v1/downloads/{d}/diff.csv"), None),
+            (Method::Get, "/api/v1/downloads/{id}/diff.jsonl", format!("/api/v1/downloads/{d}/diff.jsonl"), None),
             (Method::Delete, "/api/v1/tokens/{id}", format!("/api/v1/tokens/{t}"), None),
             (Method::Get, "/api/v1/sites/{id}/members", format!("/api/v1/sites/{s}/members"), None),
             (
