@@ -10,6 +10,7 @@ mod console;
 mod console_answers;
 mod console_members;
 mod console_words;
+mod diffs;
 mod e2e;
 mod e2e_alerts;
 mod e2e_members;

@@ -18,7 +18,8 @@
 //! - after a complete read, the links of removed URLs are deleted, their URLs marked removed
 //!   when no other sitemap lists them,
 //! - the roll-up counts of the sitemap and the indexes above it move by what changed,
-//! - the map of this read replaces the previous one.
+//! - the map of this read replaces the previous one,
+//! - what changed is recorded as the read's diff (`diffs.rs`).
 //!
 //! So a refetch of the same bytes stages nothing and writes no URL row, and one with 1 % of
 //! its URLs changed stages and writes 1 %. A reader sees the previous URL set until the merge
@@ -200,6 +201,8 @@ macro_rules! impl_ingest {
                         $crate::ingest::save_set!(tx, sitemap_id, plan.set);
                     }
                 }
+                // What the read changed, in this transaction: no merge, no diff.
+                write.diff = Some($crate::diffs::record_diff!(tx, stage.id, site_id, sitemap_id, now, &write, &plan.gone));
                 sqlx::query("UPDATE sitemaps SET urls_read_at = $1, urls_refused = $2 WHERE id = $3")
                     .bind(now)
                     .bind(refused)
@@ -455,6 +458,7 @@ macro_rules! merge_rows {
             added: (fresh_rows + known_linked) as u64,
             changed: plan.changed as u64,
             removed: removed as u64,
+            diff: None,
         }
     }};
 }

@@ -25,6 +25,8 @@ mod alerts;
 #[macro_use]
 mod check_runs;
 #[macro_use]
+mod diffs;
+#[macro_use]
 mod leasing;
 #[macro_use]
 mod listing;
@@ -59,6 +61,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use alerts::{AlertLink, AlertRecipient, AlertSetting, Worsening, alert_rank};
+pub use diffs::{Change, DiffUrl, MAX_DIFF_URLS, ReadDiff};
 pub use email::{InvalidEmail, normalize_email};
 pub use error::{Error, Result};
 pub use listing::{SitemapListing, SortKey, StatusFilter, TypeFilter};

@@ -276,6 +276,8 @@ pub struct DownloadRecord {
     pub last_modified: Option<String>,
     /// New content hash.
     pub content_hash: Option<String>,
+    /// The diff the read's merge recorded ([`UrlWrite::diff`]), linked to this download.
+    pub diff: Option<i64>,
 }
 
 row! {
@@ -665,6 +667,9 @@ pub struct UrlWrite {
     pub changed: u64,
     /// Of the merge: URLs it listed before and no longer lists (after a complete read).
     pub removed: u64,
+    /// Of the merge: the diff it recorded (`diffs.rs`), for the download's
+    /// [`DownloadRecord::diff`].
+    pub diff: Option<i64>,
 }
 
 /// The staging of one download's URLs (see [`Store::begin_url_stage`](crate::Store::begin_url_stage)):
@@ -784,6 +789,9 @@ pub struct RetentionReport {
     pub invitations: u64,
     /// Windows of shared limits ([`Store::count_event`](crate::Store::count_event)) that ended a day ago.
     pub limits: u64,
+    /// Per-read diffs whose download never came (the worker died after the merge); the others
+    /// go with their download.
+    pub diffs: u64,
 }
 
 /// Which findings [`Store::finding_examples`](crate::Store::finding_examples) returns: those of

@@ -34,10 +34,12 @@ macro_rules! retention_methods {
                         "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires_at <= $1 LIMIT $2)",
                         now
                     ),
+                    // A URL a kept diff names stays (removed) until its diff goes: the diff names it.
                     urls: delete_in_batches!(
                         self,
                         batch,
-                        "DELETE FROM urls WHERE id IN (SELECT id FROM urls WHERE removed_at < $1 LIMIT $2)",
+                        "DELETE FROM urls WHERE id IN (SELECT id FROM urls WHERE removed_at < $1 \
+                         AND NOT EXISTS (SELECT 1 FROM read_diff_urls r WHERE r.url_id = urls.id) LIMIT $2)",
                         now.saturating_sub(policy.removed_url_max_age)
                     ),
                     // A site that lost its proof keeps its sitemaps and history: only sites that
@@ -69,6 +71,13 @@ macro_rules! retention_methods {
                         batch,
                         "DELETE FROM site_invitations WHERE id IN (SELECT id FROM site_invitations WHERE expires_at <= $1 LIMIT $2)",
                         now
+                    ),
+                    diffs: delete_in_batches!(
+                        self,
+                        batch,
+                        "DELETE FROM read_diffs WHERE id IN (SELECT id FROM read_diffs WHERE download_id IS NULL \
+                         AND read_at < $1 LIMIT $2)",
+                        now.saturating_sub($crate::diffs::ORPHAN_DIFF_MAX_AGE)
                     ),
                     tokens: delete_in_batches!(
                         self,

@@ -492,6 +492,7 @@ macro_rules! sitemap_methods {
                     .execute(&mut *tx)
                     .await?;
                 }
+                $crate::diffs::link_diff!(tx, d.diff, download_id, sitemap_id);
                 if let Some(read) = stands_for {
                     sqlx::query(
                         "INSERT INTO findings (download_id, rule, severity, line, col, loc, message) \

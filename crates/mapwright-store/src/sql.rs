@@ -13,7 +13,7 @@
 //! shared limits, health), `sites.rs`, `sitemaps.rs` (sitemaps, downloads, roll-ups, the
 //! console's summaries), `leasing.rs` (the fetch queue), `urls.rs`, `ingest.rs` (a download's
 //! staged URLs), `check_runs.rs` (check runs, recorded checks, failure reports), `members.rs` (members
-//! and invitations), `alerts.rs` (e-mail alerts) and `retention.rs`. What several concerns use stays here: `owned!`, `owner_of!`, `mark_orphans_removed!`,
+//! and invitations), `alerts.rs` (e-mail alerts), `diffs.rs` (per-read diffs) and `retention.rs`. What several concerns use stays here: `owned!`, `owner_of!`, `mark_orphans_removed!`,
 //! [`Pacer`], the hashing and cleaning of URLs, the chunk sizes.
 
 /// The condition "the acting user may see site `s`": `$a` is the admin flag, `$u` the id; a
@@ -58,6 +58,7 @@ macro_rules! impl_store {
         member_methods!($ty);
         listing_methods!($ty);
         alert_methods!($ty);
+        diff_methods!($ty);
 
         #[async_trait::async_trait]
         impl $crate::Store for $ty {
@@ -431,6 +432,30 @@ macro_rules! impl_store {
                 limit: i64,
             ) -> Result<Page<UrlRow>> {
                 self.search_sitemap_urls_impl(actor, sitemap_id, contains, after, limit).await
+            }
+
+            async fn list_read_diffs(
+                &self,
+                actor: Actor,
+                sitemap_id: i64,
+                limit: i64,
+            ) -> Result<Vec<$crate::ReadDiff>> {
+                self.list_read_diffs_impl(actor, sitemap_id, limit).await
+            }
+
+            async fn read_diff(&self, actor: Actor, download_id: i64) -> Result<$crate::ReadDiff> {
+                self.read_diff_impl(actor, download_id).await
+            }
+
+            async fn list_diff_urls(
+                &self,
+                actor: Actor,
+                download_id: i64,
+                change: Option<$crate::Change>,
+                after: i64,
+                limit: i64,
+            ) -> Result<Page<$crate::DiffUrl>> {
+                self.list_diff_urls_impl(actor, download_id, change, after, limit).await
             }
 
             async fn list_findings_page(

@@ -10,7 +10,8 @@ use async_trait::async_trait;
 use crate::Result;
 use crate::model::*;
 use crate::{
-    AlertLink, AlertRecipient, AlertSetting, Invitation, InvitationInfo, Member, Role, SitemapListing, Worsening,
+    AlertLink, AlertRecipient, AlertSetting, Change, DiffUrl, Invitation, InvitationInfo, Member, ReadDiff, Role,
+    SitemapListing, Worsening,
 };
 
 /// Storage of the sitemap service.
@@ -412,6 +413,25 @@ pub trait Store: Send + Sync + 'static {
         after: i64,
         limit: i64,
     ) -> Result<Page<UrlRow>>;
+
+    /// The downloads of a sitemap of the actor, newest first, each with what its read changed
+    /// in the sitemap's URL list (see `diffs.rs`); at most `limit` (1 to 1,000).
+    async fn list_read_diffs(&self, actor: Actor, sitemap_id: i64, limit: i64) -> Result<Vec<ReadDiff>>;
+
+    /// A download of the actor with what its read changed.
+    async fn read_diff(&self, actor: Actor, download_id: i64) -> Result<ReadDiff>;
+
+    /// One page of the URLs a download's read added, removed or changed (of one kind, or all),
+    /// by URL id; at most [`MAX_DIFF_URLS`](crate::MAX_DIFF_URLS) of each kind are kept. A
+    /// download without a diff (a 304, a failed fetch) lists none.
+    async fn list_diff_urls(
+        &self,
+        actor: Actor,
+        download_id: i64,
+        change: Option<Change>,
+        after: i64,
+        limit: i64,
+    ) -> Result<Page<DiffUrl>>;
 
     /// Findings `offset..offset+limit` of a download of the actor, in stored order.
     async fn list_findings_page(

@@ -123,6 +123,7 @@ async fn complete_stores_the_download_and_sets_the_next_fetch() {
             etag: Some("\"v1\"".into()),
             last_modified: Some("Tue, 14 Nov 2023 22:13:20 GMT".into()),
             content_hash: Some("abc".into()),
+            diff: None,
         };
         let download_id = store.complete("w", ids[0], &download, T0 + 86400).await.unwrap();
 

@@ -4,6 +4,7 @@ mod accounts;
 mod alerts;
 mod caps;
 mod check_runs;
+mod diffs;
 mod disk;
 mod ingest;
 mod lease;

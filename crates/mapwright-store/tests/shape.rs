@@ -18,7 +18,7 @@ use tracing_subscriber::layer::{Context, SubscriberExt};
 use crate::support::{T0, user, verified_site};
 
 /// The tables that grow with the URLs of the sites: the ones a distributed store splits by site.
-const URL_TABLES: [&str; 3] = ["urls", "url_checks", "sitemap_urls"];
+const URL_TABLES: [&str; 4] = ["urls", "url_checks", "sitemap_urls", "read_diff_urls"];
 
 /// Statements on URL tables that name no site, each with why it is not on the hot path. The
 /// test fails when one of these is no longer sent (keep the list true) and when a statement
@@ -141,7 +141,7 @@ fn keyed_by(w: &[String], column: &str) -> bool {
 
 /// Why a statement is not routed to one site, or `None` when it is: `urls` and `url_checks`
 /// by `site_id`; `sitemap_urls`, which has no `site_id` yet (ARCHITECTURE.md names the step),
-/// by a sitemap or a URL, each of one site.
+/// by a sitemap or a URL, each of one site; `read_diff_urls` by its diff (of one sitemap).
 fn unrouted(sql: &str) -> Option<String> {
     let w = words(sql);
     let tables = url_tables(&w);
@@ -152,6 +152,8 @@ fn unrouted(sql: &str) -> Option<String> {
     for table in tables {
         let routed = match table {
             "sitemap_urls" => by_site || keyed_by(&w, "sitemap_id") || keyed_by(&w, "url_id"),
+            // A read's diff is of one sitemap of one site, and bounded (`MAX_DIFF_URLS`).
+            "read_diff_urls" => by_site || keyed_by(&w, "diff_id"),
             _ => by_site,
         };
         if !routed {
@@ -207,13 +209,13 @@ async fn every_statement_on_a_url_table_names_its_site() {
     let mut stage = store.begin_url_stage("w", site, index.id, T0 + 11).await.unwrap();
     store.stage_urls(&mut stage, &urls[10..]).await.unwrap();
     let merge = UrlMerge { sweep: true, same_content: false, quota: 1_000_000, now: T0 + 11 };
-    store.merge_url_stage("w", &stage, merge).await.unwrap();
+    let write = store.merge_url_stage("w", &stage, merge).await.unwrap();
     let stage = store.begin_url_stage("w", site, index.id, T0 + 12).await.unwrap();
     store.discard_url_stage(&stage).await.unwrap();
     let summary = FetchSummary { fetch_interval: 3600, ..FetchSummary::default() };
     store.record_fetch_summary("w", index.id, &summary).await.unwrap();
-    let done = DownloadRecord { downloaded_at: T0, status: "ok".into(), ..DownloadRecord::default() };
-    store.complete("w", index.id, &done, T0 + 3600).await.unwrap();
+    let done = DownloadRecord { downloaded_at: T0, status: "ok".into(), diff: write.diff, ..DownloadRecord::default() };
+    let download = store.complete("w", index.id, &done, T0 + 3600).await.unwrap();
     store.record_pushed_urls(site, &["https://ann.example/pushed".into()], T0 + 20).await.unwrap();
 
     // The pages: URLs of a site and of a sitemap, search, a URL's sitemaps, the frontier.
@@ -223,6 +225,10 @@ async fn every_statement_on_a_url_table_names_its_site() {
     store.frontier(ann, site, T0, 100).await.unwrap();
     store.search_sitemap_urls(ann, child.id, "", 0, 100).await.unwrap();
     store.search_sitemap_urls(ann, child.id, "p1", 0, 100).await.unwrap();
+    // A read's diff: the reads of a sitemap, one read, its URLs.
+    store.list_read_diffs(ann, index.id, 10).await.unwrap();
+    store.read_diff(ann, download).await.unwrap();
+    assert!(!store.list_diff_urls(ann, download, None, 0, 100).await.unwrap().items.is_empty());
     let findings = FindingQuery { site_id: site, ..FindingQuery::default() };
     store.finding_examples(ann, &findings).await.unwrap();
 

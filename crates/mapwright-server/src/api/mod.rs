@@ -1,5 +1,5 @@
-//! The JSON API under `/api/v1`: sites, verification, sitemaps, downloads, findings, URLs
-//! (pages, CSV and JSONL exports), the failing-URL report (its check run, "Check now", pages
+//! The JSON API under `/api/v1`: sites, verification, sitemaps, downloads, findings, per-read
+//! diffs and URLs (pages, CSV and JSONL exports), the failing-URL report (its check run, "Check now", pages
 //! and exports), the crawl frontier, a site's members and invitations, and e-mail alerts
 //! (each member's choice per site, the unsubscribe link's token), plus the IndexNow
 //! receiver and the
@@ -19,6 +19,7 @@
 
 mod alerts;
 mod checks;
+mod diffs;
 
 pub(crate) use alerts::link as alert_link;
 pub(crate) mod extract;
@@ -94,6 +95,10 @@ pub const ROUTES: &[(Method, &str)] = &[
     (Method::Post, "/api/v1/sitemaps/{id}/resubmit"),
     (Method::Get, "/api/v1/sitemaps/{id}/downloads"),
     (Method::Get, "/api/v1/downloads/{id}/findings"),
+    (Method::Get, "/api/v1/sitemaps/{id}/diffs"),
+    (Method::Get, "/api/v1/downloads/{id}/diff"),
+    (Method::Get, "/api/v1/downloads/{id}/diff.csv"),
+    (Method::Get, "/api/v1/downloads/{id}/diff.jsonl"),
     (Method::Get, "/api/v1/sites/{id}/members"),
     (Method::Post, "/api/v1/sites/{id}/invitations"),
     (Method::Delete, "/api/v1/invitations/{id}"),
@@ -152,6 +157,10 @@ fn handler(method: Method, path: &str) -> MethodRouter<AppState> {
         (Method::Post, "/api/v1/sitemaps/{id}/resubmit") => post(sitemaps::resubmit),
         (Method::Get, "/api/v1/sitemaps/{id}/downloads") => get(sitemaps::downloads),
         (Method::Get, "/api/v1/downloads/{id}/findings") => get(sitemaps::findings),
+        (Method::Get, "/api/v1/sitemaps/{id}/diffs") => get(diffs::list),
+        (Method::Get, "/api/v1/downloads/{id}/diff") => get(diffs::show),
+        (Method::Get, "/api/v1/downloads/{id}/diff.csv") => get(diffs::export_csv),
+        (Method::Get, "/api/v1/downloads/{id}/diff.jsonl") => get(diffs::export_jsonl),
         (Method::Get, "/api/v1/sites/{id}/members") => get(members::list),
         (Method::Post, "/api/v1/sites/{id}/invitations") => post(members::invite),
         (Method::Delete, "/api/v1/invitations/{id}") => delete(members::revoke),

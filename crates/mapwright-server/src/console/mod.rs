@@ -13,6 +13,7 @@ mod accounts;
 mod alerts;
 pub mod checker;
 pub mod csrf;
+mod diffs;
 mod findings;
 pub(crate) mod format;
 mod listing;

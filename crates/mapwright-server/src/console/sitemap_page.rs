@@ -1,6 +1,7 @@
 //! A sitemap's page: its summary (status rolled up for an index, type, a link to the file),
 //! the findings of its last read grouped by rule, its children when it is an index, pictures
-//! of its history, its downloads, and its URLs with search and paging. An index's page shows
+//! of its history, what each of its reads changed in its URL list (`diffs.rs`), its downloads,
+//! and its URLs with search and paging. An index's page shows
 //! its tree: the roll-up, its children's findings (each named), the URLs of its sitemaps and
 //! the picture of the roll-up, with the index file's own numbers in a section apart.
 
@@ -10,7 +11,7 @@ use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::format::{thousands, time, time_or, url};
-use super::{PAGE, PageResult, Session, button_form, findings, page, pager, status, svg};
+use super::{PAGE, PageResult, Session, button_form, diffs, findings, page, pager, status, svg};
 use crate::{AppState, now};
 
 /// The page's paging, filter and search parameters.
@@ -40,6 +41,7 @@ pub(crate) async fn show(
     session: Session,
     Path(id): Path<i64>,
     Query(p): Query<Params>,
+    Query(diff_params): Query<diffs::Params>,
 ) -> PageResult {
     let actor = session.actor();
     let sitemap = state.store.sitemap(actor, id).await?;
@@ -71,6 +73,12 @@ pub(crate) async fn show(
     let mine = status::own(&summary);
     let (type_name, badges) = status::kind(&summary);
     let now = now();
+    // An index's own reads list sitemaps, not URLs: their changes are its children's.
+    let changes = if index {
+        html! {}
+    } else {
+        diffs::section(&state, actor, id, &diff_params, now).await?
+    };
     let in_tree = tally.map_or(0, |t| t.sitemaps);
     let body = html! {
         p class="crumbs" { a href="/" { "My sitemaps" } " › " a href=(format!("/sites/{}", site.id)) { (url(&site.origin)) } }
@@ -111,6 +119,7 @@ pub(crate) async fn show(
         (findings::section(&format!("/sitemaps/{id}"), &examples, filter, if index { findings::Across::Tree } else { findings::Across::One }))
         (children_section(&children.items, &child_rows, p.children_after, children.next_after, id, &session.csrf, now))
         @if index { (tree_history(id, &tree_reads)) } @else { (history(&downloads)) }
+        (changes)
         (downloads_section(id, &downloads, shown_downloads, index, now))
         (urls_section(&sitemap, &p, &urls.items, urls.next_after))
     };

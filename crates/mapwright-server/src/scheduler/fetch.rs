@@ -309,7 +309,8 @@ async fn read_body(
         quota,
         now: stamp,
     };
-    let refused = state.store.merge_url_stage(worker, &stage, merge).await?.refused;
+    let write = state.store.merge_url_stage(worker, &stage, merge).await?;
+    let refused = write.refused;
     if refused > 0 {
         findings.push(quota_finding(format!(
             "the site holds its quota of {quota} URLs: {refused} new URLs of this sitemap were not stored"
@@ -350,6 +351,8 @@ async fn read_body(
         etag: if validators { meta.validators.etag.clone() } else { None },
         last_modified: if validators { meta.validators.last_modified.clone() } else { None },
         content_hash: if status == "failed" { sitemap.content_hash.clone() } else { Some(hash) },
+        // What the merge changed, stored with it: this download's diff.
+        diff: write.diff,
         ..DownloadRecord::default()
     };
     Ok(Read {

@@ -1,0 +1,350 @@
+//! Per-read diffs (issue 23): what each merged read of a sitemap changed in its URL list, the
+//! URLs added, removed and changed since the previous read, kept per download.
+//!
+//! The merge knows them already ([`ingest`](crate::ingest) stages only new and changed URLs,
+//! and the removed ones are the previous set's keys the read did not list), so [`record_diff!`]
+//! writes them in the merge's own transaction: a read that fails before its merge commits
+//! stores no diff, and one whose merge committed always has one. A diff is compact: one row of
+//! counts (exact) and, per URL, its id and the kind of change (never a copy of the URL), at
+//! most [`MAX_DIFF_URLS`] of each kind; a read that changed more lists the first ones and says
+//! how many it changed in all. A removed URL keeps its row (`removed_at` set), and retention
+//! deletes no URL row a diff names, so a diff names its removed URLs for as long as it is kept.
+//!
+//! The diff is linked to its download by `complete` ([`link_diff!`]), right after the merge;
+//! diffs go with their downloads (retention keeps the newest downloads of each sitemap), and one
+//! whose download never came (the worker died in between) is deleted after a day.
+//! [`diff_methods!`] stamps out the reading side for each backend, like the macros of `sql.rs`.
+
+use serde::Serialize;
+
+use crate::model::Timestamp;
+use crate::row::row;
+
+/// URLs of each kind (added, changed, removed) a diff lists: enough to read what a daily read
+/// changed, while a read that rewrote a whole 50,000-URL sitemap stores 3,000 ids, not the
+/// sitemap. The counts are exact whatever the cap.
+pub const MAX_DIFF_URLS: i64 = 1_000;
+
+/// Unlinked diffs older than this are deleted by retention: a download is stored within
+/// seconds of its merge, so such a diff belongs to a worker that died in between.
+pub(crate) const ORPHAN_DIFF_MAX_AGE: i64 = 24 * 3600;
+
+/// How a URL changed in a read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Change {
+    /// The sitemap did not list it before and lists it now.
+    Added,
+    /// Listed before and now, with another lastmod, changefreq or priority.
+    Changed,
+    /// Listed before, no longer (after a complete read).
+    Removed,
+}
+
+impl Change {
+    /// Every kind, in the order the console shows them.
+    pub const ALL: [Change; 3] = [Change::Added, Change::Removed, Change::Changed];
+
+    /// The name the API and the console use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Change::Added => "added",
+            Change::Changed => "changed",
+            Change::Removed => "removed",
+        }
+    }
+
+    /// The kind of a name, as [`Change::as_str`] spells it.
+    pub fn parse(name: &str) -> Option<Change> {
+        Change::ALL.into_iter().find(|c| c.as_str() == name)
+    }
+
+    /// The stored code (`read_diff_urls.kind`).
+    pub(crate) fn code(self) -> i16 {
+        match self {
+            Change::Added => 0,
+            Change::Changed => 1,
+            Change::Removed => 2,
+        }
+    }
+}
+
+row! {
+/// A download of a sitemap with what its read changed in the sitemap's URL list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReadDiff {
+    /// The download.
+    pub download_id: i64,
+    /// Its sitemap.
+    pub sitemap_id: i64,
+    /// When the download finished.
+    pub downloaded_at: Timestamp,
+    /// The download's status ("ok", "warnings", "errors", "failed", "unchanged").
+    pub status: String,
+    /// Its HTTP status, if a response came.
+    pub http_status: Option<i64>,
+    /// Whether the read was merged, so that a diff was stored: false for a download that read
+    /// nothing (a 304, a failed fetch) and for those stored before diffs were.
+    pub recorded: bool,
+    /// URLs added (exact).
+    pub added: i64,
+    /// URLs removed (exact).
+    pub removed: i64,
+    /// URLs whose lastmod, changefreq or priority changed (exact).
+    pub changed: i64,
+    /// Added URLs listed (at most [`MAX_DIFF_URLS`]).
+    pub added_listed: i64,
+    /// Removed URLs listed.
+    pub removed_listed: i64,
+    /// Changed URLs listed.
+    pub changed_listed: i64,
+}
+}
+
+impl ReadDiff {
+    /// Whether the read changed nothing in the URL list.
+    pub fn is_empty(&self) -> bool {
+        self.added == 0 && self.removed == 0 && self.changed == 0
+    }
+
+    /// Whether some changed URLs are not listed (the read changed more than the cap).
+    pub fn truncated(&self) -> bool {
+        self.added > self.added_listed || self.removed > self.removed_listed || self.changed > self.changed_listed
+    }
+
+    /// The count of one kind, and how many of it are listed.
+    pub fn count(&self, change: Change) -> (i64, i64) {
+        match change {
+            Change::Added => (self.added, self.added_listed),
+            Change::Changed => (self.changed, self.changed_listed),
+            Change::Removed => (self.removed, self.removed_listed),
+        }
+    }
+}
+
+row! {
+/// A URL a diff lists: how it changed, and the URL as it is stored now (a removed URL with its
+/// `removed_at`; what a changed URL said before is not kept).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DiffUrl {
+    /// The URL's id (as in the site's URL list).
+    pub url_id: i64,
+    /// "added", "changed" or "removed" ([`Change`]).
+    pub change: String,
+    /// The URL.
+    pub loc: String,
+    /// Its lastmod now.
+    pub lastmod: Option<String>,
+    /// Its changefreq now.
+    pub changefreq: Option<String>,
+    /// Its priority now.
+    pub priority: Option<f64>,
+    /// When no sitemap of the site listed it any more, if none does.
+    pub removed_at: Option<Timestamp>,
+}
+}
+
+/// Records the diff of a merge in its transaction `$tx`; evaluates to the diff's id. `$write`
+/// is the merge's [`UrlWrite`](crate::UrlWrite) (the counts), `$gone` its plan's keys of the
+/// removed URLs. The added and changed URLs are the stage's rows of their kind (kind 0 and 1:
+/// superseded rows are gone by now), in reading order; a new URL the quota refused has no row
+/// and is not listed. Each list is one statement driven by the stage's rows or the given keys,
+/// through `urls(site_id, loc_hash)`: the cost is what changed, capped, never the sitemap.
+macro_rules! record_diff {
+    ($tx:ident, $stage_id:expr, $site_id:expr, $sitemap_id:expr, $now:expr, $write:expr, $gone:expr) => {{
+        let (stage_id, site_id, sitemap_id, now): (i64, i64, i64, i64) = ($stage_id, $site_id, $sitemap_id, $now);
+        let write: &$crate::UrlWrite = $write;
+        let gone: &[[u8; 16]] = $gone;
+        let cap = $crate::diffs::MAX_DIFF_URLS;
+        let (added, changed, removed) = (write.added as i64, write.changed as i64, write.removed as i64);
+        let diff: i64 = sqlx::query_scalar(
+            "INSERT INTO read_diffs (sitemap_id, read_at, added, removed, changed, added_listed, removed_listed, \
+             changed_listed) VALUES ($1, $2, $3, $4, $5, 0, 0, 0) RETURNING id",
+        )
+        .bind(sitemap_id)
+        .bind(now)
+        .bind(added)
+        .bind(removed)
+        .bind(changed)
+        .fetch_one(&mut *$tx)
+        .await?;
+        let mut listed = [0_i64; 3];
+        for (i, change, count) in [(0, $crate::Change::Added, added), (2, $crate::Change::Changed, changed)] {
+            if count > 0 {
+                listed[i] = sqlx::query(
+                    "INSERT INTO read_diff_urls (diff_id, url_id, kind) SELECT $1, u.id, s.kind FROM staged_urls s \
+                     JOIN urls u ON u.site_id = $2 AND u.loc_hash = s.loc_hash WHERE s.stage_id = $3 AND s.kind = $4 \
+                     ORDER BY s.seq LIMIT $5 ON CONFLICT DO NOTHING",
+                )
+                .bind(diff)
+                .bind(site_id)
+                .bind(stage_id)
+                .bind(change.code())
+                .bind(cap)
+                .execute(&mut *$tx)
+                .await?
+                .rows_affected() as i64;
+            }
+        }
+        if removed > 0 {
+            let keys = &gone[..gone.len().min(cap as usize)];
+            for chunk in keys.chunks($crate::sql::CHILD_CHUNK) {
+                let mut insert = sqlx::QueryBuilder::new("INSERT INTO read_diff_urls (diff_id, url_id, kind) SELECT ");
+                insert.push_bind(diff).push(", u.id, ").push_bind($crate::Change::Removed.code());
+                insert.push(" FROM urls u WHERE u.site_id = ").push_bind(site_id).push(" AND u.loc_hash IN (");
+                let mut keys = insert.separated(", ");
+                for key in chunk {
+                    keys.push_bind(key.as_slice());
+                }
+                insert.push(") ON CONFLICT DO NOTHING");
+                listed[1] += insert.build().execute(&mut *$tx).await?.rows_affected() as i64;
+            }
+        }
+        if listed != [0; 3] {
+            sqlx::query(
+                "UPDATE read_diffs SET added_listed = $1, removed_listed = $2, changed_listed = $3 WHERE id = $4",
+            )
+            .bind(listed[0])
+            .bind(listed[1])
+            .bind(listed[2])
+            .bind(diff)
+            .execute(&mut *$tx)
+            .await?;
+        }
+        diff
+    }};
+}
+
+pub(crate) use record_diff;
+
+/// Links the diff of a download's merge (`$diff`, an `Option<i64>`) to the download, in
+/// `complete`'s transaction `$tx`. Only an unlinked diff of the same sitemap is taken.
+macro_rules! link_diff {
+    ($tx:ident, $diff:expr, $download_id:expr, $sitemap_id:expr) => {{
+        if let Some(diff) = $diff {
+            sqlx::query(
+                "UPDATE read_diffs SET download_id = $1 WHERE id = $2 AND sitemap_id = $3 AND download_id IS NULL",
+            )
+            .bind($download_id)
+            .bind(diff)
+            .bind($sitemap_id)
+            .execute(&mut *$tx)
+            .await?;
+        }
+    }};
+}
+
+pub(crate) use link_diff;
+
+/// The columns of a [`ReadDiff`] from `downloads d LEFT JOIN read_diffs r`.
+macro_rules! read_diff_cols {
+    () => {
+        "d.id AS download_id, d.sitemap_id, d.downloaded_at, d.status, d.http_status, r.id IS NOT NULL AS recorded, \
+         COALESCE(r.added, 0) AS added, COALESCE(r.removed, 0) AS removed, COALESCE(r.changed, 0) AS changed, \
+         COALESCE(r.added_listed, 0) AS added_listed, COALESCE(r.removed_listed, 0) AS removed_listed, \
+         COALESCE(r.changed_listed, 0) AS changed_listed"
+    };
+}
+
+pub(crate) use read_diff_cols;
+
+/// The `Store` methods that read diffs (see the module documentation), for one backend.
+macro_rules! diff_methods {
+    ($ty:ty) => {
+        impl $ty {
+            pub(crate) async fn list_read_diffs_impl(
+                &self,
+                actor: Actor,
+                sitemap_id: i64,
+                limit: i64,
+            ) -> Result<Vec<$crate::ReadDiff>> {
+                self.sitemap_impl(actor, sitemap_id).await?;
+                Ok(sqlx::query_as(concat!(
+                    "SELECT ",
+                    $crate::diffs::read_diff_cols!(),
+                    " FROM downloads d LEFT JOIN read_diffs r ON r.download_id = d.id WHERE d.sitemap_id = $1 \
+                     ORDER BY d.downloaded_at DESC, d.id DESC LIMIT $2"
+                ))
+                .bind(sitemap_id)
+                .bind(limit.clamp(1, 1000))
+                .fetch_all(&self.pool)
+                .await?)
+            }
+
+            pub(crate) async fn read_diff_impl(&self, actor: Actor, download_id: i64) -> Result<$crate::ReadDiff> {
+                sqlx::query_as(concat!(
+                    "SELECT ",
+                    $crate::diffs::read_diff_cols!(),
+                    " FROM downloads d JOIN sitemaps sm ON sm.id = d.sitemap_id JOIN sites s ON s.id = sm.site_id \
+                     LEFT JOIN read_diffs r ON r.download_id = d.id WHERE d.id = $1 AND ",
+                    owned!("$2", "$3")
+                ))
+                .bind(download_id)
+                .bind(actor.is_admin)
+                .bind(actor.user_id)
+                .fetch_optional(&self.pool)
+                .await?
+                .ok_or(Error::NotFound { what: "download", id: download_id })
+            }
+
+            pub(crate) async fn list_diff_urls_impl(
+                &self,
+                actor: Actor,
+                download_id: i64,
+                change: Option<$crate::Change>,
+                after: i64,
+                limit: i64,
+            ) -> Result<Page<$crate::DiffUrl>> {
+                let found: Option<(Option<i64>, i64)> = sqlx::query_as(concat!(
+                    "SELECT r.id, sm.site_id FROM downloads d JOIN sitemaps sm ON sm.id = d.sitemap_id \
+                     JOIN sites s ON s.id = sm.site_id LEFT JOIN read_diffs r ON r.download_id = d.id \
+                     WHERE d.id = $1 AND ",
+                    owned!("$2", "$3")
+                ))
+                .bind(download_id)
+                .bind(actor.is_admin)
+                .bind(actor.user_id)
+                .fetch_optional(&self.pool)
+                .await?;
+                let Some((diff, site_id)) = found else {
+                    return Err(Error::NotFound { what: "download", id: download_id });
+                };
+                let Some(diff) = diff else {
+                    return Ok(Page { items: Vec::new(), next_after: None });
+                };
+                let limit = limit.clamp(1, 10_000);
+                let items = sqlx::query_as(
+                    "SELECT r.url_id, CASE r.kind WHEN 0 THEN 'added' WHEN 1 THEN 'changed' ELSE 'removed' END AS change, \
+                     u.loc, u.lastmod, u.changefreq, u.priority, u.removed_at FROM read_diff_urls r \
+                     JOIN urls u ON u.id = r.url_id WHERE r.diff_id = $1 AND u.site_id = $2 AND ($3 OR r.kind = $4) \
+                     AND r.url_id > $5 ORDER BY r.url_id LIMIT $6",
+                )
+                .bind(diff)
+                .bind(site_id)
+                .bind(change.is_none())
+                .bind(change.map_or(0, $crate::Change::code))
+                .bind(after.max(0))
+                .bind(limit + 1)
+                .fetch_all(&self.pool)
+                .await?;
+                Ok(Page::from_one_extra(items, limit, |u: &$crate::DiffUrl| u.url_id))
+            }
+        }
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn change_names_round_trip() {
+        for change in Change::ALL {
+            assert_eq!(Change::parse(change.as_str()), Some(change));
+            assert_eq!(serde_json::to_value(change).unwrap(), change.as_str());
+        }
+        assert_eq!(Change::parse("gone"), None);
+        let codes: Vec<i16> = Change::ALL.into_iter().map(Change::code).collect();
+        assert_eq!(codes, [0, 2, 1]);
+    }
+}
