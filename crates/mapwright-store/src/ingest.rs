@@ -166,67 +166,67 @@ macro_rules! impl_ingest {
                 let (site_id, sitemap_id, now) = (stage.site_id, stage.sitemap_id, merge.now);
                 let plan = stage.known.plan(merge.sweep);
                 $crate::ingest::with_stage_conn!($conn, self, stage, conn => {
-                let mut tx = $crate::ingest::begin_merge!($conn, self, conn);
-                // The lease, and the sitemap's row locked until the commit.
-                let last: Option<(Option<i64>, i64)> = sqlx::query_as(
-                    "UPDATE sitemaps SET lease_owner = lease_owner WHERE id = $1 AND lease_owner = $2 AND site_id = $3 \
-                     RETURNING urls_read_at, urls_refused",
-                )
-                .bind(sitemap_id)
-                .bind(worker)
-                .bind(site_id)
-                .fetch_optional(&mut *tx)
-                .await?;
-                let Some((read_at, last_refused)) = last else {
-                    return Err(Error::LeaseLost { sitemap_id, worker: worker.to_owned() });
-                };
-                let (owner, rows): (Option<i64>, i64) = sqlx::query_as(
-                    "SELECT (SELECT sitemap_id FROM url_stages WHERE id = $1), \
-                     (SELECT COUNT(*) FROM staged_urls WHERE stage_id = $1)",
-                )
-                .bind(stage.id)
-                .fetch_one(&mut *tx)
-                .await?;
-                if owner != Some(sitemap_id) || rows != stage.rows {
-                    return Err(Error::StageLost { sitemap_id, stage_id: stage.id });
-                }
-                let mut write = UrlWrite::default();
-                let mut refused = last_refused;
-                if merge.same_content && read_at.is_some() && last_refused == 0 {
-                    // The same bytes as the last merged read: no URL row is written, the read
-                    // only stamps the sitemap (the URLs' "last seen").
-                    if !stage.known.cached {
-                        $crate::ingest::save_set!(tx, sitemap_id, stage.known.previous_set());
-                    }
-                } else {
-                    // The rows still waiting in the stage.
-                    for chunk in stage.known.pending.chunks($crate::ingest::STAGE_CHUNK) {
-                        $crate::ingest::stage_rows!($stage, &mut *tx, stage.id, chunk);
-                    }
-                    write = $crate::ingest::merge_rows!(
-                        tx, stage.id, site_id, sitemap_id, merge, plan, &stage.known.superseded,
-                        [$($create),*], [$($resolved),*], $new_urls, $pin, [$($drop),*]
-                    );
-                    refused = write.refused as i64;
-                    if write.refused > 0 {
-                        // Which URLs the quota refused is known to the database only: the next
-                        // read rebuilds the set from the links.
-                        sqlx::query("DELETE FROM sitemap_url_sets WHERE sitemap_id = $1").bind(sitemap_id).execute(&mut *tx).await?;
-                    } else if plan.staged > 0 || !plan.gone.is_empty() || !stage.known.cached {
-                        $crate::ingest::save_set!(tx, sitemap_id, plan.set);
-                    }
-                }
-                sqlx::query("UPDATE sitemaps SET urls_read_at = $1, urls_refused = $2 WHERE id = $3")
-                    .bind(now)
-                    .bind(refused)
+                    let mut tx = $crate::ingest::begin_merge!($conn, self, conn);
+                    // The lease, and the sitemap's row locked until the commit.
+                    let last: Option<(Option<i64>, i64)> = sqlx::query_as(
+                        "UPDATE sitemaps SET lease_owner = lease_owner WHERE id = $1 AND lease_owner = $2 AND site_id = $3 \
+                         RETURNING urls_read_at, urls_refused",
+                    )
                     .bind(sitemap_id)
-                    .execute(&mut *tx)
+                    .bind(worker)
+                    .bind(site_id)
+                    .fetch_optional(&mut *tx)
                     .await?;
-                // The stage's rows: on SQLite a temporary table, dropped, not deleted row by row.
-                $crate::ingest::drop_staged!($conn, tx, stage.id);
-                sqlx::query("DELETE FROM url_stages WHERE id = $1").bind(stage.id).execute(&mut *tx).await?;
-                tx.commit().await?;
-                Ok(write)
+                    let Some((read_at, last_refused)) = last else {
+                        return Err(Error::LeaseLost { sitemap_id, worker: worker.to_owned() });
+                    };
+                    let (owner, rows): (Option<i64>, i64) = sqlx::query_as(
+                        "SELECT (SELECT sitemap_id FROM url_stages WHERE id = $1), \
+                         (SELECT COUNT(*) FROM staged_urls WHERE stage_id = $1)",
+                    )
+                    .bind(stage.id)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                    if owner != Some(sitemap_id) || rows != stage.rows {
+                        return Err(Error::StageLost { sitemap_id, stage_id: stage.id });
+                    }
+                    let mut write = UrlWrite::default();
+                    let mut refused = last_refused;
+                    if merge.same_content && read_at.is_some() && last_refused == 0 {
+                        // The same bytes as the last merged read: no URL row is written, the read
+                        // only stamps the sitemap (the URLs' "last seen").
+                        if !stage.known.cached {
+                            $crate::ingest::save_set!(tx, sitemap_id, stage.known.previous_set());
+                        }
+                    } else {
+                        // The rows still waiting in the stage.
+                        for chunk in stage.known.pending.chunks($crate::ingest::STAGE_CHUNK) {
+                            $crate::ingest::stage_rows!($stage, &mut *tx, stage.id, chunk);
+                        }
+                        write = $crate::ingest::merge_rows!(
+                            tx, stage.id, site_id, sitemap_id, merge, plan, &stage.known.superseded,
+                            [$($create),*], [$($resolved),*], $new_urls, $pin, [$($drop),*]
+                        );
+                        refused = write.refused as i64;
+                        if write.refused > 0 {
+                            // Which URLs the quota refused is known to the database only: the next
+                            // read rebuilds the set from the links.
+                            sqlx::query("DELETE FROM sitemap_url_sets WHERE sitemap_id = $1").bind(sitemap_id).execute(&mut *tx).await?;
+                        } else if plan.staged > 0 || !plan.gone.is_empty() || !stage.known.cached {
+                            $crate::ingest::save_set!(tx, sitemap_id, plan.set);
+                        }
+                    }
+                    sqlx::query("UPDATE sitemaps SET urls_read_at = $1, urls_refused = $2 WHERE id = $3")
+                        .bind(now)
+                        .bind(refused)
+                        .bind(sitemap_id)
+                        .execute(&mut *tx)
+                        .await?;
+                    // The stage's rows: on SQLite a temporary table, dropped, not deleted row by row.
+                    $crate::ingest::drop_staged!($conn, tx, stage.id);
+                    sqlx::query("DELETE FROM url_stages WHERE id = $1").bind(stage.id).execute(&mut *tx).await?;
+                    tx.commit().await?;
+                    Ok(write)
                 })
             }
         }
