@@ -7,8 +7,9 @@
 //! rebuilt from the live tables when there is none. It holds at most the protocol's 50,000 URLs
 //! of a sitemap (the reader stores no more), about 2 MB, whatever the site. While the body is
 //! read, each URL is looked up in it: an unchanged URL is not staged at all, a new or changed one
-//! is staged as a typed row of `staged_urls` (PostgreSQL `COPY`, SQLite one multi-row insert per
-//! batch). When the read completes, the URLs of the map it did not list are the removals, and
+//! is staged as a typed row of `staged_urls` (PostgreSQL `COPY` into an UNLOGGED table, SQLite
+//! one multi-row insert per batch into a temporary table of the stage's own connection,
+//! [`OwnConn`]). When the read completes, the URLs of the map it did not list are the removals, and
 //! [`impl_ingest!`]'s merge brings `urls` and `sitemap_urls` in line in one transaction:
 //!
 //! - new URLs are inserted straight from the stage (within the site's quota, in reading order)
@@ -44,7 +45,8 @@ use crate::sql::{clean, loc_hash};
 /// driven by ids (`+` on SQLite, whose planner, without statistics, would otherwise walk the
 /// site's index instead of looking the ids up; nothing on PostgreSQL, where the condition also
 /// routes a distributed table). `drop`: what removes the temporary table at the end (nothing
-/// where the commit drops it).
+/// where the commit drops it). `conn`: where the stage lives, `pool` (a table every connection
+/// sees) or `own` (a temporary table of the stage's own connection, see [`with_stage_conn!`]).
 macro_rules! impl_ingest {
     (
         $store:ty,
@@ -53,7 +55,8 @@ macro_rules! impl_ingest {
         new_urls = $new_urls:ident,
         stage = $stage:ident,
         pin = $pin:literal,
-        drop = [$($drop:literal),* $(,)?]
+        drop = [$($drop:literal),* $(,)?],
+        conn = $conn:ident
     ) => {
         impl $store {
             pub(crate) async fn ingest_begin(
@@ -109,8 +112,18 @@ macro_rules! impl_ingest {
                     .bind(sitemap_id)
                     .fetch_optional(&self.pool)
                     .await?;
-                let known = match body.as_deref().and_then($crate::ingest::Known::from_set) {
+                // A sitemap without links (a first read) has nothing to rebuild: the join below
+                // is not even planned (PostgreSQL, estimating the rows from other sitemaps'
+                // links, would hash the site's URLs for none).
+                let set = body.as_deref().and_then($crate::ingest::Known::from_set);
+                let linked = set.is_none()
+                    && sqlx::query_scalar::<_, bool>("SELECT EXISTS (SELECT 1 FROM sitemap_urls WHERE sitemap_id = $1)")
+                        .bind(sitemap_id)
+                        .fetch_one(&self.pool)
+                        .await?;
+                let known = match set {
                     Some(known) => known,
+                    None if !linked => $crate::ingest::Known::default(),
                     None => {
                         let rows: Vec<$crate::ingest::LiveRow> = sqlx::query_as(
                             "SELECT u.loc_hash, u.lastmod, u.changefreq, u.priority, u.removed_at IS NOT NULL \
@@ -123,7 +136,8 @@ macro_rules! impl_ingest {
                         $crate::ingest::Known::from_rows(rows)
                     }
                 };
-                Ok(UrlStage { id, site_id, sitemap_id, rows: 0, known })
+                let own = $crate::ingest::own_conn!($conn, self);
+                Ok(UrlStage { id, site_id, sitemap_id, rows: 0, known, own })
             }
 
             pub(crate) async fn ingest_stage(&self, stage: &mut UrlStage, urls: &[UrlRecord]) -> Result<()> {
@@ -133,90 +147,165 @@ macro_rules! impl_ingest {
                 stage.known.pending.extend(rows.into_iter().map($crate::ingest::StagedRow::into_owned));
                 while stage.known.pending.len() >= $crate::ingest::STAGE_CHUNK {
                     let chunk: Vec<_> = stage.known.pending.drain(..$crate::ingest::STAGE_CHUNK).collect();
-                    let mut conn = self.pool.acquire().await?;
-                    $crate::ingest::stage_rows!($stage, &mut *conn, stage.id, &chunk);
+                    $crate::ingest::with_stage_conn!($conn, self, stage, conn => {
+                        $crate::ingest::stage_rows!($stage, &mut *conn, stage.id, &chunk);
+                    });
                     stage.rows += chunk.len() as i64;
                 }
                 Ok(())
             }
 
             pub(crate) async fn ingest_discard(&self, stage: &UrlStage) -> Result<()> {
-                let mut tx = self.begin_write().await?;
-                sqlx::query("DELETE FROM staged_urls WHERE stage_id = $1").bind(stage.id).execute(&mut *tx).await?;
-                sqlx::query("DELETE FROM url_stages WHERE id = $1").bind(stage.id).execute(&mut *tx).await?;
-                tx.commit().await?;
+                $crate::ingest::with_stage_conn!($conn, self, stage, conn => {
+                    sqlx::query("DELETE FROM staged_urls WHERE stage_id = $1").bind(stage.id).execute(&mut *conn).await?;
+                });
+                sqlx::query("DELETE FROM url_stages WHERE id = $1").bind(stage.id).execute(&self.pool).await?;
                 Ok(())
             }
 
             pub(crate) async fn ingest_merge(&self, worker: &str, stage: &UrlStage, merge: UrlMerge) -> Result<UrlWrite> {
                 let (site_id, sitemap_id, now) = (stage.site_id, stage.sitemap_id, merge.now);
                 let plan = stage.known.plan(merge.sweep);
-                let mut tx = self.begin_write().await?;
-                // The lease, and the sitemap's row locked until the commit.
-                let last: Option<(Option<i64>, i64)> = sqlx::query_as(
-                    "UPDATE sitemaps SET lease_owner = lease_owner WHERE id = $1 AND lease_owner = $2 AND site_id = $3 \
-                     RETURNING urls_read_at, urls_refused",
-                )
-                .bind(sitemap_id)
-                .bind(worker)
-                .bind(site_id)
-                .fetch_optional(&mut *tx)
-                .await?;
-                let Some((read_at, last_refused)) = last else {
-                    return Err(Error::LeaseLost { sitemap_id, worker: worker.to_owned() });
-                };
-                let (owner, rows): (Option<i64>, i64) = sqlx::query_as(
-                    "SELECT (SELECT sitemap_id FROM url_stages WHERE id = $1), \
-                     (SELECT COUNT(*) FROM staged_urls WHERE stage_id = $1)",
-                )
-                .bind(stage.id)
-                .fetch_one(&mut *tx)
-                .await?;
-                if owner != Some(sitemap_id) || rows != stage.rows {
-                    return Err(Error::StageLost { sitemap_id, stage_id: stage.id });
-                }
-                let mut write = UrlWrite::default();
-                let mut refused = last_refused;
-                if merge.same_content && read_at.is_some() && last_refused == 0 {
-                    // The same bytes as the last merged read: no URL row is written, the read
-                    // only stamps the sitemap (the URLs' "last seen").
-                    if !stage.known.cached {
-                        $crate::ingest::save_set!(tx, sitemap_id, stage.known.previous_set());
-                    }
-                } else {
-                    // The rows still waiting in the stage.
-                    for chunk in stage.known.pending.chunks($crate::ingest::STAGE_CHUNK) {
-                        $crate::ingest::stage_rows!($stage, &mut *tx, stage.id, chunk);
-                    }
-                    write = $crate::ingest::merge_rows!(
-                        tx, stage.id, site_id, sitemap_id, merge, plan, &stage.known.superseded,
-                        [$($create),*], [$($resolved),*], $new_urls, $pin, [$($drop),*]
-                    );
-                    refused = write.refused as i64;
-                    if write.refused > 0 {
-                        // Which URLs the quota refused is known to the database only: the next
-                        // read rebuilds the set from the links.
-                        sqlx::query("DELETE FROM sitemap_url_sets WHERE sitemap_id = $1").bind(sitemap_id).execute(&mut *tx).await?;
-                    } else if plan.staged > 0 || !plan.gone.is_empty() || !stage.known.cached {
-                        $crate::ingest::save_set!(tx, sitemap_id, plan.set);
-                    }
-                }
-                // What the read changed, in this transaction: no merge, no diff.
-                write.diff = Some($crate::diffs::record_diff!(tx, stage.id, site_id, sitemap_id, now, &write, &plan.gone));
-                sqlx::query("UPDATE sitemaps SET urls_read_at = $1, urls_refused = $2 WHERE id = $3")
-                    .bind(now)
-                    .bind(refused)
+                $crate::ingest::with_stage_conn!($conn, self, stage, conn => {
+                    let mut tx = $crate::ingest::begin_merge!($conn, self, conn);
+                    // The lease, and the sitemap's row locked until the commit.
+                    let last: Option<(Option<i64>, i64)> = sqlx::query_as(
+                        "UPDATE sitemaps SET lease_owner = lease_owner WHERE id = $1 AND lease_owner = $2 AND site_id = $3 \
+                         RETURNING urls_read_at, urls_refused",
+                    )
                     .bind(sitemap_id)
-                    .execute(&mut *tx)
+                    .bind(worker)
+                    .bind(site_id)
+                    .fetch_optional(&mut *tx)
                     .await?;
-                sqlx::query("DELETE FROM staged_urls WHERE stage_id = $1").bind(stage.id).execute(&mut *tx).await?;
-                sqlx::query("DELETE FROM url_stages WHERE id = $1").bind(stage.id).execute(&mut *tx).await?;
-                tx.commit().await?;
-                Ok(write)
+                    let Some((read_at, last_refused)) = last else {
+                        return Err(Error::LeaseLost { sitemap_id, worker: worker.to_owned() });
+                    };
+                    let (owner, rows): (Option<i64>, i64) = sqlx::query_as(
+                        "SELECT (SELECT sitemap_id FROM url_stages WHERE id = $1), \
+                         (SELECT COUNT(*) FROM staged_urls WHERE stage_id = $1)",
+                    )
+                    .bind(stage.id)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                    if owner != Some(sitemap_id) || rows != stage.rows {
+                        return Err(Error::StageLost { sitemap_id, stage_id: stage.id });
+                    }
+                    let mut write = UrlWrite::default();
+                    let mut refused = last_refused;
+                    if merge.same_content && read_at.is_some() && last_refused == 0 {
+                        // The same bytes as the last merged read: no URL row is written, the read
+                        // only stamps the sitemap (the URLs' "last seen").
+                        if !stage.known.cached {
+                            $crate::ingest::save_set!(tx, sitemap_id, stage.known.previous_set());
+                        }
+                    } else {
+                        // The rows still waiting in the stage.
+                        for chunk in stage.known.pending.chunks($crate::ingest::STAGE_CHUNK) {
+                            $crate::ingest::stage_rows!($stage, &mut *tx, stage.id, chunk);
+                        }
+                        write = $crate::ingest::merge_rows!(
+                            tx, stage.id, site_id, sitemap_id, merge, plan, &stage.known.superseded,
+                            [$($create),*], [$($resolved),*], $new_urls, $pin, [$($drop),*]
+                        );
+                        refused = write.refused as i64;
+                        if write.refused > 0 {
+                            // Which URLs the quota refused is known to the database only: the next
+                            // read rebuilds the set from the links.
+                            sqlx::query("DELETE FROM sitemap_url_sets WHERE sitemap_id = $1").bind(sitemap_id).execute(&mut *tx).await?;
+                        } else if plan.staged > 0 || !plan.gone.is_empty() || !stage.known.cached {
+                            $crate::ingest::save_set!(tx, sitemap_id, plan.set);
+                        }
+                    }
+                    // What the read changed, in this transaction: no merge, no diff.
+                    write.diff = Some($crate::diffs::record_diff!(tx, stage.id, site_id, sitemap_id, now, &write, &plan.gone));
+                    sqlx::query("UPDATE sitemaps SET urls_read_at = $1, urls_refused = $2 WHERE id = $3")
+                        .bind(now)
+                        .bind(refused)
+                        .bind(sitemap_id)
+                        .execute(&mut *tx)
+                        .await?;
+                    // The stage's rows: on SQLite a temporary table, dropped, not deleted row by row.
+                    $crate::ingest::drop_staged!($conn, tx, stage.id);
+                    sqlx::query("DELETE FROM url_stages WHERE id = $1").bind(stage.id).execute(&mut *tx).await?;
+                    tx.commit().await?;
+                    Ok(write)
+                })
             }
         }
     };
 }
+
+/// The stage's own connection (SQLite): a connection of its own, outside the pool, opened with
+/// the pool's options, whose temporary table `staged_urls` (it hides the main table of that
+/// name for this connection alone) holds the stage's rows. Writing them takes no lock of the
+/// database and writes nothing to its file or WAL, so staging never stands in another writer's
+/// way, and the rows go with the connection (a failed or killed download leaves nothing to
+/// delete). The merge runs on it, so its `INSERT ... SELECT` reads them.
+pub(crate) type OwnConn = std::sync::Arc<tokio::sync::Mutex<sqlx::SqliteConnection>>;
+
+/// Opens the stage's own connection (`own`) or none (`pool`).
+macro_rules! own_conn {
+    (pool, $store:expr) => {
+        None
+    };
+    (own, $store:expr) => {{
+        use sqlx::ConnectOptions as _;
+        let mut conn = $store.pool.connect_options().connect().await?;
+        sqlx::query(
+            "CREATE TEMP TABLE staged_urls (stage_id INTEGER NOT NULL, seq INTEGER NOT NULL, kind INTEGER NOT NULL, \
+             loc TEXT NOT NULL, loc_hash BLOB NOT NULL, lastmod TEXT, changefreq TEXT, priority REAL, \
+             PRIMARY KEY (stage_id, seq)) WITHOUT ROWID",
+        )
+        .execute(&mut conn)
+        .await?;
+        Some(std::sync::Arc::new(tokio::sync::Mutex::new(conn)))
+    }};
+}
+
+pub(crate) use own_conn;
+
+/// Runs `$body` with `$conn` bound to a connection that sees the stage's rows: one of the pool
+/// (`pool`), or the stage's own, locked (`own`; a stage without one is lost).
+macro_rules! with_stage_conn {
+    (pool, $store:expr, $stage:expr, $c:ident => $body:block) => {{
+        #[allow(unused_mut)]
+        let mut $c = $store.pool.acquire().await?;
+        $body
+    }};
+    (own, $store:expr, $stage:expr, $c:ident => $body:block) => {{
+        let own = $stage.own.clone().ok_or(Error::StageLost { sitemap_id: $stage.sitemap_id, stage_id: $stage.id })?;
+        let mut $c = own.lock().await;
+        $body
+    }};
+}
+
+pub(crate) use with_stage_conn;
+
+/// The merge's write transaction: the store's own (`pool`), or on the stage's connection with
+/// the write lock taken at once (`own`, SQLite's `BEGIN IMMEDIATE`).
+macro_rules! begin_merge {
+    (pool, $store:expr, $conn:ident) => {{
+        drop($conn);
+        $store.begin_write().await?
+    }};
+    (own, $store:expr, $conn:ident) => {{ sqlx::Connection::begin_with(&mut *$conn, "BEGIN IMMEDIATE").await? }};
+}
+
+pub(crate) use begin_merge;
+
+/// Deletes the merged stage's rows (`pool`), or drops the temporary table that holds them
+/// (`own`), which writes nothing to the database.
+macro_rules! drop_staged {
+    (pool, $tx:ident, $stage_id:expr) => {{
+        sqlx::query("DELETE FROM staged_urls WHERE stage_id = $1").bind($stage_id).execute(&mut *$tx).await?;
+    }};
+    (own, $tx:ident, $stage_id:expr) => {{
+        sqlx::query("DROP TABLE temp.staged_urls").execute(&mut *$tx).await?;
+    }};
+}
+
+pub(crate) use drop_staged;
 
 /// Writes a sitemap's URL set (the bytes of [`Known::encode`]) in the caller's transaction.
 macro_rules! save_set {

@@ -691,6 +691,9 @@ pub struct UrlStage {
     pub rows: i64,
     /// The previous set and what this read said so far.
     pub(crate) known: crate::ingest::Known,
+    /// SQLite: the stage's own connection, whose temporary table holds its rows (see
+    /// `crate::ingest`); `None` on PostgreSQL, whose stage is a table of the database.
+    pub(crate) own: Option<crate::ingest::OwnConn>,
 }
 
 impl UrlStage {

@@ -96,5 +96,6 @@ impl_ingest!(
     new_urls = returning,
     stage = copy,
     pin = "",
-    drop = []
+    drop = [],
+    conn = pool
 );

@@ -245,5 +245,7 @@ impl_ingest!(
     new_urls = rowid,
     stage = values,
     pin = "+",
-    drop = ["DROP TABLE temp.merge_urls"]
+    drop = ["DROP TABLE temp.merge_urls"],
+    // The stage is a temporary table of the stage's own connection: no lock, no WAL.
+    conn = own
 );
