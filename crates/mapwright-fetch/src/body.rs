@@ -109,6 +109,56 @@ impl BufRead for BodyReader {
     }
 }
 
+/// A body read whole on the async side ([`crate::Response::read_whole`]): what a small
+/// sitemap's body is, so that it can be parsed without a task feeding a blocking reader.
+pub struct WholeBody {
+    /// The bytes received (all of them when `stats.complete`).
+    pub bytes: Bytes,
+    /// What the body task of [`BodyReader`] would have recorded.
+    pub stats: BodyStats,
+    /// What cut the transfer short (a timeout, the wire limit, an unsupported encoding).
+    pub error: Option<Error>,
+}
+
+impl WholeBody {
+    /// A blocking reader giving the bytes, then the error (as a [`BodyReader`] would: an
+    /// `io::Error` wrapping the fetch error, once).
+    pub fn into_reader(self) -> WholeReader {
+        WholeReader { bytes: self.bytes, error: self.error }
+    }
+}
+
+/// The reader of a [`WholeBody`].
+pub struct WholeReader {
+    bytes: Bytes,
+    error: Option<Error>,
+}
+
+impl Read for WholeReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let avail = self.fill_buf()?;
+        let n = avail.len().min(buf.len());
+        buf[..n].copy_from_slice(&avail[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for WholeReader {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.bytes.is_empty() {
+            if let Some(e) = self.error.take() {
+                return Err(io::Error::other(e));
+            }
+        }
+        Ok(&self.bytes)
+    }
+
+    fn consume(&mut self, amt: usize) {
+        let _ = self.bytes.split_to(amt.min(self.bytes.len()));
+    }
+}
+
 /// The fetch error inside an I/O error from a [`BodyReader`], if that is what it is.
 pub fn take_fetch_error(e: std::io::Error) -> Result<Error, std::io::Error> {
     if e.get_ref().is_some_and(|i| i.is::<Error>()) {

@@ -7,20 +7,20 @@
 
 use crate::client::{Fetched, Validators};
 use crate::robots::RobotsCache;
-use crate::sitemap::{ReadReport, Visitor, read_response};
+use crate::sitemap::ReadReport;
 use crate::state::{SitemapState, State};
 use crate::{Error, Fetcher};
-use mapwright_core::{
-    Entry, Finding, Format, Loc, Position, ReadOptions, Rule, Scope, SitemapEntry, UrlEntry, Voucher,
-};
+use mapwright_core::{Finding, Format, Loc, ReadOptions, Scope, UrlEntry, Voucher};
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
-use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
+
+mod collect;
+use collect::{Collector, read_sitemap};
 
 /// Where sitemaps are looked for when robots.txt names none, in this order.
 pub const FALLBACK_PATHS: &[&str] =
@@ -607,8 +607,14 @@ async fn process(shared: Arc<Shared>, task: Task) -> Vec<Task> {
         batch: Vec::new(),
         children: Vec::new(),
         own_urls: HashSet::default(),
+        inline: false,
+        outbox: Vec::new(),
+        fallback: false,
+        out_of_scope: 0,
+        cross_submitted: 0,
+        not_followed: 0,
     };
-    let (report, mut visitor) = match read_response(resp, shared.config.read.clone(), visitor).await {
+    let (report, mut visitor) = match read_sitemap(resp, shared.config.read.clone(), visitor).await {
         Ok(r) => r,
         Err(e) => {
             status.outcome = Outcome::Failed(e);
@@ -697,169 +703,4 @@ async fn finish(shared: &Shared, status: SitemapStatus, read: bool) {
         t.sitemaps.push((status.url.to_string(), read));
     }
     let _ = shared.events.send(Event::Sitemap(status)).await;
-}
-
-/// The visitor of one sitemap: scope, cross-submission, deduplication, batching.
-struct Collector {
-    shared: Arc<Shared>,
-    handle: tokio::runtime::Handle,
-    sitemap: Arc<str>,
-    requested: String,
-    final_url: String,
-    /// The origin that vouches for this sitemap, where its index children may be too.
-    voucher_origin: Option<String>,
-    scope: Scope,
-    site: Scope,
-    /// Per origin: whether its robots.txt names this sitemap.
-    vouched: HashMap<String, bool>,
-    batch: Vec<UrlEntry>,
-    children: Vec<SitemapEntry>,
-    /// With `dedupe_per_sitemap`: the hashes of this sitemap's URLs (the run's set otherwise).
-    own_urls: HashSet<u64, BuildHasherDefault<Prehashed>>,
-}
-
-impl Collector {
-    /// Whether `loc`'s host cross-submits this sitemap (its robots.txt names it).
-    fn vouched_for(&mut self, loc: &Loc) -> bool {
-        if !self.shared.config.cross_submission {
-            return false;
-        }
-        if let Some(v) = self.vouched.get(loc.origin_str()) {
-            return *v;
-        }
-        let mut expire = self.shared.expire.subscribe();
-        let robots = self.handle.block_on(async {
-            tokio::select! {
-                r = self.shared.robots.get(&self.shared.fetcher, loc.as_str()) => Some(r),
-                _ = expire.wait_for(|e| *e) => None,
-            }
-        });
-        // Past the deadline nothing more is sent: the answer no longer matters.
-        let Some(robots) = robots else { return false };
-        let v = robots.lists_sitemap(&self.requested) || robots.lists_sitemap(&self.final_url);
-        self.vouched.insert(loc.origin_str().to_string(), v);
-        v
-    }
-
-    fn send(&self, event: Event) {
-        if self.shared.events.blocking_send(event).is_err() {
-            // Nobody listens any more (`discover | head`): stop reading and fetching.
-            self.shared.stop.store(true, Ordering::Relaxed);
-        }
-    }
-
-    /// Deduplicates the batch against every URL seen and sends what is new.
-    fn flush(&mut self) {
-        if self.batch.is_empty() {
-            return;
-        }
-        let mut batch = std::mem::take(&mut self.batch);
-        let before = batch.len();
-        // By the normal form: two spellings of one URL are one URL.
-        let key = |u: &UrlEntry| xxhash_rust::xxh3::xxh3_64(u.loc.as_str().as_bytes());
-        let prev = {
-            let mut seen = self.shared.urls.lock().expect("url set");
-            if self.shared.expired.load(Ordering::Relaxed) {
-                return; // past the deadline: the summary is taken, nothing more goes out
-            }
-            if self.shared.config.dedupe_per_sitemap {
-                batch.retain(|u| self.own_urls.insert(key(u)));
-            } else {
-                batch.retain(|u| seen.insert(key(u)));
-            }
-            self.shared.emitted.fetch_add(batch.len() as u64, Ordering::Relaxed)
-        };
-        let dups = (before - batch.len()) as u64;
-        let max = self.shared.config.max_urls;
-        let mut over = 0;
-        if prev + batch.len() as u64 > max {
-            let keep = max.saturating_sub(prev) as usize;
-            over = (batch.len() - keep) as u64;
-            batch.truncate(keep);
-            self.shared.emitted.fetch_sub(over, Ordering::Relaxed);
-            if !self.shared.stop.swap(true, Ordering::Relaxed) {
-                self.send(Event::Notice {
-                    sitemap: Some(self.sitemap.clone()),
-                    message: format!("more than {max} URLs: the rest is dropped"),
-                });
-            }
-        }
-        {
-            let mut t = self.shared.totals.lock().expect("totals");
-            t.duplicates += dups;
-            t.over_limit += over;
-        }
-        if !batch.is_empty() {
-            self.send(Event::Urls { sitemap: self.sitemap.clone(), urls: batch });
-        }
-    }
-
-    fn drop_finding(&self, rule: Rule, position: Position, loc: &Loc, message: String) {
-        let finding = Finding::new(rule, Some(position), message).with_loc(loc.as_str());
-        self.send(Event::Finding { sitemap: self.sitemap.clone(), finding });
-    }
-}
-
-impl Visitor for Collector {
-    fn entry(&mut self, entry: Entry, position: Position) -> ControlFlow<()> {
-        if self.shared.stop.load(Ordering::Relaxed) {
-            return ControlFlow::Break(());
-        }
-        match entry {
-            Entry::Url(u) => {
-                if self.shared.config.sitemaps_only {
-                    return ControlFlow::Break(()); // a leaf sitemap: its URLs are not wanted
-                }
-                let checked = if self.shared.config.scope { self.scope.check(&u.loc) } else { Ok(()) };
-                if let Err(why) = checked {
-                    if self.vouched_for(&u.loc) {
-                        self.shared.totals.lock().expect("totals").cross_submitted += 1;
-                    } else {
-                        self.shared.totals.lock().expect("totals").out_of_scope += 1;
-                        let msg = format!(
-                            "{} is out of the scope of the sitemap at {} ({}): dropped",
-                            u.loc,
-                            self.final_url,
-                            why.describe()
-                        );
-                        self.drop_finding(Rule::LocOutOfScope, position, &u.loc, msg);
-                        return ControlFlow::Continue(());
-                    }
-                }
-                if self.batch.capacity() == 0 {
-                    // One allocation per batch, not a regrowth (and a copy) at every doubling.
-                    self.batch.reserve_exact(self.shared.config.batch.max(1));
-                }
-                self.batch.push(u);
-                if self.batch.len() >= self.shared.config.batch {
-                    self.flush();
-                }
-            }
-            Entry::Sitemap(s) => {
-                // Without scope (`scope: false`) every child is followed, on any host.
-                let vouched_site = self.voucher_origin.as_deref() == Some(s.loc.origin_str());
-                if self.shared.config.scope
-                    && self.site.check(&s.loc).is_err()
-                    && !vouched_site
-                    && !self.vouched_for(&s.loc)
-                {
-                    self.shared.totals.lock().expect("totals").not_followed += 1;
-                    let msg =
-                        format!("{} is on another site than the index at {}: not followed", s.loc, self.final_url);
-                    self.drop_finding(Rule::IndexCrossSite, position, &s.loc, msg);
-                } else {
-                    self.children.push(s);
-                }
-            }
-        }
-        ControlFlow::Continue(())
-    }
-
-    fn finding(&mut self, finding: Finding) {
-        self.send(Event::Finding { sitemap: self.sitemap.clone(), finding });
-    }
-
-    fn end(&mut self) {
-        self.flush();
-    }
 }

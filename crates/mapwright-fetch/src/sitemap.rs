@@ -81,7 +81,7 @@ pub async fn read_response<V: Visitor>(
     // reader on its thread sees an error at once instead of waiting on the socket.
     let _stop = body.stopper();
     let final_url = meta.final_url.clone();
-    let joined = tokio::task::spawn_blocking(move || read_blocking(body, options, pager, visitor, &final_url)).await;
+    let joined = tokio::task::spawn_blocking(move || read_with(body, options, Some(pager), visitor, &final_url)).await;
     let (mut report, visitor) =
         joined.map_err(|e| Error::Http { url: meta.final_url.clone(), message: e.to_string() })?;
     report.body = stats.lock().map(|s| s.clone()).unwrap_or_default();
@@ -89,11 +89,13 @@ pub async fn read_response<V: Visitor>(
     Ok((report, visitor))
 }
 
-/// The blocking half: runs the core reader over the body.
-fn read_blocking<V: Visitor>(
-    body: crate::body::BodyReader,
+/// Runs the core reader over a body, giving each entry and finding to `visitor`: on a blocking
+/// thread over a streamed body, or on the async side over a small body already read whole
+/// (then without a pager: an OAI-PMH answer's next pages would block).
+pub(crate) fn read_with<V: Visitor>(
+    body: impl std::io::BufRead + Send,
     options: ReadOptions,
-    pager: Arc<dyn Pager>,
+    pager: Option<Arc<dyn Pager>>,
     mut visitor: V,
     url: &str,
 ) -> (ReadReport, V) {
@@ -115,7 +117,7 @@ fn read_blocking<V: Visitor>(
         dropped_findings: 0,
         error: None,
     };
-    let mut reader = match SitemapReader::paged(body, options, Some(pager)) {
+    let mut reader = match SitemapReader::paged(body, options, pager) {
         Ok(r) => r,
         Err(e) => {
             report.error = Some(convert(url, e));
@@ -153,7 +155,7 @@ fn read_blocking<V: Visitor>(
 }
 
 /// A reader error, unwrapping the fetch error (timeout, wire limit) an I/O error may carry.
-fn convert(url: &str, e: mapwright_core::Error) -> Error {
+pub(crate) fn convert(url: &str, e: mapwright_core::Error) -> Error {
     match e {
         mapwright_core::Error::Io(io) => match take_fetch_error(io) {
             Ok(fetch) => fetch,

@@ -14,6 +14,13 @@ mod validate;
 use clap::Parser;
 use std::process::ExitCode;
 
+/// mimalloc, not glibc's malloc: `discover --sites` allocates URLs on one thread and frees
+/// them on another, which glibc served from ever more fragmented per-thread arenas (a sixth
+/// of the CPU in malloc and free, peak memory growing with the run): see
+/// bench/discover/RESULTS.md.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let result = match cli.command {

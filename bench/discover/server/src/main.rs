@@ -104,8 +104,15 @@ fn main() {
         for (i, site) in sites.into_iter().enumerate() {
             let listener = TcpListener::bind((addr(i), port)).await.unwrap_or_else(|e| panic!("bind {}: {e}", addr(i)));
             tokio::spawn(async move {
-                while let Ok((sock, _)) = listener.accept().await {
-                    tokio::spawn(serve(sock, site.clone()));
+                loop {
+                    match listener.accept().await {
+                        Ok((sock, _)) => {
+                            tokio::spawn(serve(sock, site.clone()));
+                        }
+                        // Out of descriptors (a client holding many idle connections): keep
+                        // the listener, or every later connection to this site is refused.
+                        Err(_) => tokio::time::sleep(std::time::Duration::from_millis(10)).await,
+                    }
                 }
             });
         }

@@ -7,8 +7,24 @@ use crate::read::Limits;
 use crate::rule::{Finding, Position, Rule};
 use flate2::bufread::MultiGzDecoder;
 use std::io::{self, BufRead, Read};
+use std::sync::Mutex;
 
 const BUF: usize = 128 * 1024;
+
+/// Read buffers of [`BUF`] bytes given back by readers that are done, for the next ones. A
+/// many-site discovery opens thousands of small sitemaps a second, each with one buffer per
+/// gzip layer plus its own: allocating and zeroing 128 KiB each time, and faulting the pages
+/// in again after the allocator gave them back, showed in its profile (memset, page faults).
+/// At most [`SPARE_BUFFERS`] are kept (8 MiB), so idle memory stays bounded.
+static SPARE: Mutex<Vec<Box<[u8]>>> = Mutex::new(Vec::new());
+const SPARE_BUFFERS: usize = 64;
+
+/// A buffer of [`BUF`] bytes: a spare one (its old bytes are never handed out: only what a
+/// read writes, up to `filled`, is), else a new one.
+fn take_buffer() -> Box<[u8]> {
+    SPARE.lock().ok().and_then(|mut s| s.pop()).unwrap_or_else(|| vec![0; BUF].into_boxed_slice())
+}
+
 /// How far behind the read point positions may still be asked for (bytes kept on refill).
 const KEEP_MAX: usize = 1 << 20;
 
@@ -163,7 +179,7 @@ impl<'a> Tracked<'a> {
     fn new(inner: Box<dyn Read + Send + 'a>, max: u64, track: bool) -> Self {
         Tracked {
             inner,
-            buf: vec![0; BUF].into_boxed_slice(),
+            buf: take_buffer(),
             base: 0,
             pos: 0,
             filled: 0,
@@ -246,6 +262,19 @@ impl<'a> Tracked<'a> {
     fn count_to(&mut self, offset: u64) {
         if self.track && offset > self.counted {
             self.position_at(offset);
+        }
+    }
+}
+
+impl Drop for Tracked<'_> {
+    fn drop(&mut self) {
+        // A buffer that grew (a long run kept for positions) goes back to the allocator.
+        if self.buf.len() == BUF {
+            if let Ok(mut spare) = SPARE.lock() {
+                if spare.len() < SPARE_BUFFERS {
+                    spare.push(std::mem::take(&mut self.buf));
+                }
+            }
         }
     }
 }
