@@ -17,7 +17,10 @@ pub mod write;
 pub use date::{DateText, Lastmod, Precision, Tz, W3cDateTime};
 pub use error::Error;
 pub use loc::{Loc, LocError};
-pub use model::{Alternate, ChangeFreq, Entry, Format, Image, News, SitemapEntry, UrlEntry, Video, VideoPrice};
+pub use model::{
+    Alternate, ChangeFreq, DataObject, Entry, Format, Geo, Image, News, PageMapAttribute, SitemapEntry, UrlEntry,
+    Video, VideoPrice,
+};
 pub use read::{Limits, PageRequest, Pager, ReadOptions, SitemapReader};
 pub use rule::{Finding, Position, Rule, Severity};
 pub use scope::{Scope, Voucher};
@@ -43,5 +46,9 @@ pub const NS_VIDEO: &str = "http://www.google.com/schemas/sitemap-video/1.1";
 pub const NS_NEWS: &str = "http://www.google.com/schemas/sitemap-news/0.9";
 /// XHTML, for hreflang `xhtml:link`.
 pub const NS_XHTML: &str = "http://www.w3.org/1999/xhtml";
+/// Google's geo extension (`geo:geo`, `geo:format`).
+pub const NS_GEO: &str = "http://www.google.com/geo/schemas/sitemap/1.0";
+/// Google's PageMap (`<PageMap>`, `<DataObject>`, `<Attribute>`), declared on the `PageMap`.
+pub const NS_PAGEMAP: &str = "http://www.google.com/schemas/sitemap-pagemap/1.0";
 /// OAI-PMH 2.0: an answer's root `<OAI-PMH>` is in it.
 pub const NS_OAI_PMH: &str = "http://www.openarchives.org/OAI/2.0/";

@@ -225,6 +225,40 @@ pub struct News {
     pub access: Option<String>,
 }
 
+/// A `geo:geo` of Google's geo extension (namespace [`crate::NS_GEO`]): the page is a
+/// geographic file (KML, GeoRSS) rather than a web page.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Geo {
+    /// `geo:format`: `kml`, `kmz` or `georss`, as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+}
+
+/// A `DataObject` of a Google PageMap (`<PageMap xmlns="`[`crate::NS_PAGEMAP`]`">`): structured
+/// data about the page, typed, with named attributes.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct DataObject {
+    /// The `type` attribute (`document`, `thumbnail`, ...).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The `id` attribute.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Its `Attribute` elements, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub attributes: Vec<PageMapAttribute>,
+}
+
+/// One `<Attribute name="..">value</Attribute>` of a PageMap `DataObject` (the value as the
+/// element's text, or its `value` attribute when it has no text).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct PageMapAttribute {
+    /// The `name` attribute.
+    pub name: String,
+    /// The value.
+    pub value: String,
+}
+
 /// An hreflang alternate: `<xhtml:link rel="alternate" hreflang=".." href="..">`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Alternate {
@@ -253,6 +287,10 @@ pub struct UrlEntry {
     pub news: Option<Box<News>>,
     /// hreflang alternates.
     pub alternates: Vec<Alternate>,
+    /// Geo extension entry (boxed: rare).
+    pub geo: Option<Box<Geo>>,
+    /// PageMap data objects.
+    pub pagemap: Vec<DataObject>,
 }
 
 impl UrlEntry {
@@ -267,12 +305,19 @@ impl UrlEntry {
             videos: Vec::new(),
             news: None,
             alternates: Vec::new(),
+            geo: None,
+            pagemap: Vec::new(),
         }
     }
 
-    /// Whether any extension (image, video, news, alternates) is present.
+    /// Whether any extension (image, video, news, alternates, geo, PageMap) is present.
     pub fn has_extensions(&self) -> bool {
-        !self.images.is_empty() || !self.videos.is_empty() || self.news.is_some() || !self.alternates.is_empty()
+        !self.images.is_empty()
+            || !self.videos.is_empty()
+            || self.news.is_some()
+            || !self.alternates.is_empty()
+            || self.geo.is_some()
+            || !self.pagemap.is_empty()
     }
 }
 

@@ -235,6 +235,47 @@ fn extensions() {
     assert_eq!(u.alternates[0].hreflang, "de");
 }
 
+/// Google's geo extension and PageMap: every data object with its type, id and attributes (a
+/// value as text, or as the `value` attribute), indented or not; a `geo:` prefix used without
+/// its declaration is taken as the geo namespace; elements of neither namespace are skipped.
+#[test]
+fn geo_and_pagemap() {
+    let r = read_bytes(
+        br#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:geo="http://www.google.com/geo/schemas/sitemap/1.0">
+          <url><loc>https://example.com/a.kml</loc>
+            <geo:geo>
+              <geo:format> kml </geo:format>
+            </geo:geo>
+          </url>
+          <url><loc>https://example.com/p</loc><PageMap xmlns="http://www.google.com/schemas/sitemap-pagemap/1.0"><DataObject type="document" id="d1"><Attribute name="title">Dragon &amp; Co</Attribute><Attribute name="rating" value="4.5"/></DataObject><DataObject type="thumbnail"><Attribute name="src" value="ignored">https://example.com/t.png</Attribute><Other>x</Other></DataObject></PageMap></url>
+        </urlset>"#,
+    );
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    assert_eq!(url(&r.entries[0]).geo.as_deref().and_then(|g| g.format.as_deref()), Some("kml"));
+    assert!(url(&r.entries[0]).pagemap.is_empty());
+    let u = url(&r.entries[1]);
+    assert!(u.geo.is_none() && u.has_extensions());
+    let objects: Vec<_> = u
+        .pagemap
+        .iter()
+        .map(|o| {
+            let attributes: Vec<_> = o.attributes.iter().map(|a| (a.name.as_str(), a.value.as_str())).collect();
+            (o.kind.as_str(), o.id.as_deref(), attributes)
+        })
+        .collect();
+    assert_eq!(
+        objects,
+        [
+            ("document", Some("d1"), vec![("title", "Dragon & Co"), ("rating", "4.5")]),
+            ("thumbnail", None, vec![("src", "https://example.com/t.png")]),
+        ]
+    );
+    let undeclared = read_bytes(
+        br#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>https://example.com/g</loc><geo:geo><geo:format>georss</geo:format></geo:geo></url></urlset>"#,
+    );
+    assert_eq!(url(&undeclared.entries[0]).geo.as_deref().and_then(|g| g.format.as_deref()), Some("georss"));
+}
+
 /// Each repair: the entry is still read, and a finding names the rule at the right place.
 #[test]
 fn lenient_repairs() {

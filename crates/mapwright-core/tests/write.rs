@@ -6,8 +6,8 @@ use mapwright_core::write::{
     IndexWriter, Namespaces, SetConfig, SetFormat, SitemapSetWriter, TextWriter, UrlsetWriter,
 };
 use mapwright_core::{
-    Alternate, ChangeFreq, Entry, Image, Lastmod, Loc, News, ReadOptions, SitemapEntry, UrlEntry, Video, VideoPrice,
-    W3cDateTime,
+    Alternate, ChangeFreq, DataObject, Entry, Geo, Image, Lastmod, Loc, News, PageMapAttribute, ReadOptions,
+    SitemapEntry, UrlEntry, Video, VideoPrice, W3cDateTime,
 };
 use proptest::prelude::*;
 use std::io::BufReader;
@@ -139,8 +139,10 @@ fn entry(extensions: bool) -> impl Strategy<Value = UrlEntry> {
         proptest::collection::vec(video(), 0..=n.min(2)),
         if extensions { proptest::option::of(news()).boxed() } else { Just(None).boxed() },
         proptest::collection::vec((value(), value()), 0..=n),
+        if extensions { proptest::option::of(opt_value()).boxed() } else { Just(None).boxed() },
+        proptest::collection::vec(data_object(), 0..=n.min(2)),
     )
-        .prop_map(|(loc, lastmod, changefreq, priority, images, videos, news, alts)| UrlEntry {
+        .prop_map(|(loc, lastmod, changefreq, priority, images, videos, news, alts, geo, pagemap)| UrlEntry {
             loc,
             lastmod,
             changefreq,
@@ -149,7 +151,19 @@ fn entry(extensions: bool) -> impl Strategy<Value = UrlEntry> {
             videos,
             news: news.map(Box::new),
             alternates: alts.into_iter().map(|(hreflang, href)| Alternate { hreflang, href }).collect(),
+            geo: geo.map(|format| Box::new(Geo { format })),
+            pagemap,
         })
+}
+
+fn data_object() -> impl Strategy<Value = DataObject> {
+    (value(), opt_value(), proptest::collection::vec((value(), value()), 0..3)).prop_map(|(kind, id, attributes)| {
+        DataObject {
+            kind,
+            id,
+            attributes: attributes.into_iter().map(|(name, value)| PageMapAttribute { name, value }).collect(),
+        }
+    })
 }
 
 fn read_back(bytes: &[u8]) -> Vec<Entry> {

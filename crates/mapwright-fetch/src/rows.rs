@@ -4,8 +4,8 @@
 //!
 //! The columns are those of the JSON Lines rows, in their order: `kind` (for `read`), `loc`,
 //! `lastmod` (the W3C Datetime as written, precision and zone kept, as in JSON), `changefreq`,
-//! `priority`, the extensions as nested columns (`images`, `videos`, `alternates`: lists of
-//! structs whose fields are the JSON object's keys; `news`: a struct), then `sitemap` and
+//! `priority`, the extensions as nested columns (`images`, `videos`, `alternates`, `pagemap`:
+//! lists of structs whose fields are the JSON object's keys; `news`, `geo`: structs), then `sitemap` and
 //! `site` (for `discover`). A value missing from the JSON row is null; a list the JSON row
 //! leaves out because it is empty is an empty list (a `read` row of an index's sitemap has
 //! null lists: it has no such field).
@@ -14,7 +14,7 @@ use arrow_array::builder::{Float32Builder, StringBuilder};
 use arrow_array::{ArrayRef, Float32Array, ListArray, RecordBatch, StringArray, StructArray, UInt32Array, UInt64Array};
 use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, DataType, Field, Fields, Schema, SchemaRef};
-use mapwright_core::{Alternate, Entry, Image, News, UrlEntry, Video, VideoPrice};
+use mapwright_core::{Alternate, DataObject, Entry, Geo, Image, News, PageMapAttribute, UrlEntry, Video, VideoPrice};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -42,20 +42,30 @@ pub struct Columns {
     pub site: bool,
     /// `loc` in its normal form (`--normalized`) rather than as the file wrote it.
     pub normalized_loc: bool,
+    /// `errors` after all: rows of failures as well ([`RowBuilder::push_error`], the Python
+    /// package's `discover_many(errors="rows")`, advertools' manner), whose `loc` and
+    /// `sitemap` may be null.
+    pub errors: bool,
 }
 
 impl Columns {
     /// The rows of `read`.
-    pub const READ: Columns = Columns { kind: true, sitemap: false, site: false, normalized_loc: false };
+    pub const READ: Columns = Columns { kind: true, sitemap: false, site: false, normalized_loc: false, errors: false };
     /// The rows of `discover` of one site or of given sitemaps.
-    pub const DISCOVER: Columns = Columns { kind: false, sitemap: true, site: false, normalized_loc: false };
+    pub const DISCOVER: Columns =
+        Columns { kind: false, sitemap: true, site: false, normalized_loc: false, errors: false };
     /// The rows of `discover --sites` and of the Python package's `discover_many`.
-    pub const SITES: Columns = Columns { kind: false, sitemap: true, site: true, normalized_loc: false };
+    pub const SITES: Columns = Columns { kind: false, sitemap: true, site: true, normalized_loc: false, errors: false };
 
     /// The same columns with `loc` in its normal form when `normalized` (the CLI's
     /// `--normalized`), as the file wrote it otherwise.
     pub const fn normalized(self, normalized: bool) -> Columns {
         Columns { normalized_loc: normalized, ..self }
+    }
+
+    /// The same columns with `errors` when `errors`.
+    pub const fn with_errors(self, errors: bool) -> Columns {
+        Columns { errors, ..self }
     }
 }
 
@@ -129,14 +139,33 @@ fn alternate_fields() -> Fields {
     Fields::from(vec![required("hreflang"), required("href")])
 }
 
+fn geo_fields() -> Fields {
+    Fields::from(vec![text("format")])
+}
+
+fn attribute_fields() -> Fields {
+    Fields::from(vec![required("name"), required("value")])
+}
+
+fn data_object_fields() -> Fields {
+    Fields::from(vec![
+        required("type"),
+        text("id"),
+        Field::new("attributes", list_of(DataType::Struct(attribute_fields())), false),
+    ])
+}
+
 /// The Arrow schema of rows with these columns.
 pub fn schema(columns: Columns) -> SchemaRef {
-    let mut fields = Vec::with_capacity(11);
+    let mut fields = Vec::with_capacity(14);
     if columns.kind {
         fields.push(required("kind"));
     }
+    // Rows of failures have no URL, and may have no sitemap.
+    let (loc, sitemap) =
+        if columns.errors { (text("loc"), text("sitemap")) } else { (required("loc"), required("sitemap")) };
     fields.extend([
-        required("loc"),
+        loc,
         text("lastmod"),
         text("changefreq"),
         Field::new("priority", DataType::Float32, true),
@@ -144,12 +173,17 @@ pub fn schema(columns: Columns) -> SchemaRef {
         Field::new("videos", list_of(DataType::Struct(video_fields())), true),
         Field::new("news", DataType::Struct(news_fields()), true),
         Field::new("alternates", list_of(DataType::Struct(alternate_fields())), true),
+        Field::new("geo", DataType::Struct(geo_fields()), true),
+        Field::new("pagemap", list_of(DataType::Struct(data_object_fields())), true),
     ]);
     if columns.sitemap {
-        fields.push(required("sitemap"));
+        fields.push(sitemap);
     }
     if columns.site {
         fields.push(required("site"));
+    }
+    if columns.errors {
+        fields.push(text("errors"));
     }
     Arc::new(Schema::new(fields))
 }
@@ -289,6 +323,30 @@ fn news_values(v: &[Option<News>]) -> Vec<ArrayRef> {
     ]
 }
 
+fn attribute_values(v: &[&PageMapAttribute]) -> Result<Vec<ArrayRef>, ArrowError> {
+    Ok(vec![strs_required(v, |a| &a.name), strs_required(v, |a| &a.value)])
+}
+
+/// The struct items of the `pagemap` lists (with their own nested `attributes`).
+fn data_object_values(v: &[DataObject]) -> Result<Vec<ArrayRef>, ArrowError> {
+    let mut attributes = ListCol::<&PageMapAttribute>::new();
+    for o in v {
+        attributes.push(Some(o.attributes.iter().collect::<Vec<_>>().as_slice()));
+    }
+    Ok(vec![
+        strs_required(v, |o| &o.kind),
+        strs(v, |o| o.id.as_deref()),
+        attributes.finish(attribute_fields(), attribute_values)?,
+    ])
+}
+
+/// A struct column of optional values (`news`, `geo`): null where a row has none.
+fn struct_column<T>(fields: Fields, v: &[Option<T>], values: Vec<ArrayRef>) -> Result<ArrayRef, ArrowError> {
+    let nulls =
+        v.iter().any(Option::is_none).then(|| NullBuffer::from(v.iter().map(Option::is_some).collect::<Vec<bool>>()));
+    Ok(Arc::new(StructArray::try_new(fields, values, nulls)?))
+}
+
 /// Rows pushed one at a time and cut into [`RecordBatch`]es of the [`schema`] of its columns.
 pub struct RowBuilder {
     columns: Columns,
@@ -305,8 +363,11 @@ pub struct RowBuilder {
     videos: ListCol<Video>,
     news: Vec<Option<News>>,
     alternates: ListCol<Alternate>,
+    geo: Vec<Option<Geo>>,
+    pagemap: ListCol<DataObject>,
     sitemap: StringBuilder,
     site: StringBuilder,
+    errors: StringBuilder,
 }
 
 impl RowBuilder {
@@ -326,8 +387,11 @@ impl RowBuilder {
             videos: ListCol::new(),
             news: Vec::new(),
             alternates: ListCol::new(),
+            geo: Vec::new(),
+            pagemap: ListCol::new(),
             sitemap: StringBuilder::new(),
             site: StringBuilder::new(),
+            errors: StringBuilder::new(),
         }
     }
 
@@ -374,9 +438,12 @@ impl RowBuilder {
         self.videos.push(Some(u.videos.as_slice()));
         self.news.push(u.news.as_deref().cloned());
         self.alternates.push(Some(u.alternates.as_slice()));
-        if !(u.images.is_empty() && u.videos.is_empty() && u.alternates.is_empty()) {
+        self.geo.push(u.geo.as_deref().cloned());
+        self.pagemap.push(Some(u.pagemap.as_slice()));
+        if u.has_extensions() {
             // Rough, but proportional: the extensions are text.
-            self.bytes += 256 * (u.images.len() + 4 * u.videos.len() + u.alternates.len());
+            let objects: usize = u.pagemap.iter().map(|o| 1 + o.attributes.len()).sum();
+            self.bytes += 256 * (u.images.len() + 4 * u.videos.len() + u.alternates.len() + objects);
         }
     }
 
@@ -394,6 +461,39 @@ impl RowBuilder {
             self.bytes += site.len();
             self.site.append_value(site);
         }
+        if self.columns.errors {
+            self.errors.append_null();
+        }
+    }
+
+    /// A failure as a row (with the `errors` column only): the sitemap that failed (`None`
+    /// when the site failed as a whole), the site, and why; every other value null.
+    pub fn push_error(&mut self, sitemap: Option<&str>, site: &str, why: &str) {
+        if !self.columns.errors {
+            return;
+        }
+        if self.columns.kind {
+            self.kind.append_value("error");
+        }
+        self.rows += 1;
+        self.bytes += why.len() + 64;
+        self.loc.append_null();
+        self.lastmod.append_null();
+        self.changefreq.append_null();
+        self.priority.append_null();
+        self.images.push(None);
+        self.videos.push(None);
+        self.news.push(None);
+        self.alternates.push(None);
+        self.geo.push(None);
+        self.pagemap.push(None);
+        if self.columns.sitemap {
+            self.sitemap.append_option(sitemap);
+        }
+        if self.columns.site {
+            self.site.append_value(site);
+        }
+        self.errors.append_value(why);
     }
 
     /// An entry as `read` gives it: a URL, or a sitemap an index lists (its lastmod only).
@@ -411,11 +511,16 @@ impl RowBuilder {
                 self.videos.push(None);
                 self.news.push(None);
                 self.alternates.push(None);
+                self.geo.push(None);
+                self.pagemap.push(None);
                 if self.columns.sitemap {
                     self.sitemap.append_value("");
                 }
                 if self.columns.site {
                     self.site.append_value("");
+                }
+                if self.columns.errors {
+                    self.errors.append_null();
                 }
             }
         }
@@ -423,7 +528,7 @@ impl RowBuilder {
 
     /// The rows pushed since the last cut, as one batch; the builder starts empty again.
     pub fn finish(&mut self) -> Result<RecordBatch, ArrowError> {
-        let mut columns: Vec<ArrayRef> = Vec::with_capacity(11);
+        let mut columns: Vec<ArrayRef> = Vec::with_capacity(14);
         if self.columns.kind {
             columns.push(Arc::new(self.kind.finish()));
         }
@@ -434,15 +539,20 @@ impl RowBuilder {
         columns.push(self.images.finish(image_fields(), image_values)?);
         columns.push(self.videos.finish(video_fields(), video_values)?);
         let news = std::mem::take(&mut self.news);
-        let valid: Vec<bool> = news.iter().map(Option::is_some).collect();
-        let nulls = valid.iter().any(|v| !v).then(|| NullBuffer::from(valid));
-        columns.push(Arc::new(StructArray::try_new(news_fields(), news_values(&news), nulls)?));
+        columns.push(struct_column(news_fields(), &news, news_values(&news))?);
         columns.push(self.alternates.finish(alternate_fields(), alternate_values)?);
+        let geo = std::mem::take(&mut self.geo);
+        let format = strs(&geo, |g| g.as_ref().and_then(|g| g.format.as_deref()));
+        columns.push(struct_column(geo_fields(), &geo, vec![format])?);
+        columns.push(self.pagemap.finish(data_object_fields(), data_object_values)?);
         if self.columns.sitemap {
             columns.push(Arc::new(self.sitemap.finish()));
         }
         if self.columns.site {
             columns.push(Arc::new(self.site.finish()));
+        }
+        if self.columns.errors {
+            columns.push(Arc::new(self.errors.finish()));
         }
         self.rows = 0;
         self.bytes = 0;
@@ -473,7 +583,8 @@ mod tests {
             xmlns:image="http://www.google.com/schemas/sitemap-image/1.1"
             xmlns:video="http://www.google.com/schemas/sitemap-video/1.1"
             xmlns:news="http://www.google.com/schemas/sitemap-news/0.9"
-            xmlns:xhtml="http://www.w3.org/1999/xhtml">
+            xmlns:xhtml="http://www.w3.org/1999/xhtml"
+            xmlns:geo="http://www.google.com/geo/schemas/sitemap/1.0">
           <url><loc>https://e.com/a</loc><lastmod>2024-05-01T10:20:30.5+02:00</lastmod><priority>0.8</priority>
             <image:image><image:loc>https://e.com/1.jpg</image:loc><image:title>One</image:title></image:image>
             <image:image><image:loc>https://e.com/2.jpg</image:loc></image:image>
@@ -484,6 +595,10 @@ mod tests {
             <news:news><news:publication><news:name>P</news:name><news:language>en</news:language></news:publication>
               <news:publication_date>2024-05-01</news:publication_date><news:title>T</news:title></news:news>
             <xhtml:link rel="alternate" hreflang="de" href="https://e.com/de/a"/>
+            <geo:geo><geo:format>kml</geo:format></geo:geo>
+            <PageMap xmlns="http://www.google.com/schemas/sitemap-pagemap/1.0">
+              <DataObject type="document" id="d1"><Attribute name="title">T</Attribute>
+                <Attribute name="rating" value="4"/></DataObject></PageMap>
           </url>
           <url><loc>https://e.com/b</loc></url>
         </urlset>"#;
@@ -508,10 +623,66 @@ mod tests {
         let lastmod = batch.column_by_name("lastmod").unwrap().as_any().downcast_ref::<StringArray>().unwrap();
         assert_eq!(lastmod.value(0), "2024-05-01T10:20:30.5+02:00");
         assert!(lastmod.is_null(1));
+        let geo = batch.column_by_name("geo").unwrap().as_any().downcast_ref::<StructArray>().unwrap();
+        assert!(geo.is_valid(0) && geo.is_null(1));
+        let format = geo.column_by_name("format").unwrap().as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(format.value(0), "kml");
+        let pagemap = batch.column_by_name("pagemap").unwrap().as_any().downcast_ref::<ListArray>().unwrap();
+        assert_eq!(pagemap.value_offsets(), &[0, 1, 1]);
+        let object = pagemap.value(0);
+        let object = object.as_any().downcast_ref::<StructArray>().unwrap();
+        let kind = object.column_by_name("type").unwrap().as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(kind.value(0), "document");
+        let attributes = object.column_by_name("attributes").unwrap().as_any().downcast_ref::<ListArray>().unwrap();
+        let attributes = attributes.value(0);
+        let attributes = attributes.as_any().downcast_ref::<StructArray>().unwrap();
+        let values = attributes.column_by_name("value").unwrap().as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!((values.value(0), values.value(1)), ("T", "4"));
         assert_eq!(
             batch.schema().fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>(),
-            ["loc", "lastmod", "changefreq", "priority", "images", "videos", "news", "alternates", "sitemap", "site"]
+            [
+                "loc",
+                "lastmod",
+                "changefreq",
+                "priority",
+                "images",
+                "videos",
+                "news",
+                "alternates",
+                "geo",
+                "pagemap",
+                "sitemap",
+                "site"
+            ]
         );
+    }
+
+    /// Rows of failures (`errors`): null `loc`, the sitemap when known, the cause; the rows of
+    /// URLs beside them have a null `errors`. Without the column nothing is pushed.
+    #[test]
+    fn rows_of_failures() {
+        let mut b = RowBuilder::new(Columns::SITES.with_errors(true));
+        for e in entries(
+            r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>https://e.com/a</loc></url></urlset>"#,
+        ) {
+            let Entry::Url(u) = e else { panic!("a URL") };
+            b.push_url(&u, "https://e.com/s.xml", "https://e.com/");
+        }
+        b.push_error(Some("https://e.com/gone.xml"), "https://e.com/", "404");
+        b.push_error(None, "https://f.com/", "no sitemap found");
+        let batch = b.finish().unwrap();
+        let col = |n: &str| batch.column_by_name(n).unwrap().as_any().downcast_ref::<StringArray>().unwrap().clone();
+        let (loc, sitemap, errors) = (col("loc"), col("sitemap"), col("errors"));
+        assert_eq!(batch.num_rows(), 3);
+        assert!(loc.is_valid(0) && loc.is_null(1) && loc.is_null(2));
+        assert_eq!(sitemap.value(1), "https://e.com/gone.xml");
+        assert!(sitemap.is_null(2));
+        assert!(errors.is_null(0));
+        assert_eq!((errors.value(1), errors.value(2)), ("404", "no sitemap found"));
+        let mut plain = RowBuilder::new(Columns::SITES);
+        plain.push_error(None, "https://f.com/", "no sitemap found");
+        assert!(plain.is_empty());
+        assert!(plain.schema().field_with_name("errors").is_err());
     }
 
     /// `read`'s rows: an index's sitemaps have a kind and null lists.

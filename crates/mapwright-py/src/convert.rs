@@ -208,6 +208,24 @@ impl PyEntry {
         }
     }
 
+    /// Google's geo extension, as a dict (`format`), or `None`.
+    #[getter]
+    fn geo<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match &self.inner {
+            Entry::Url(u) => serde_to_py(py, &u.geo),
+            Entry::Sitemap(_) => Ok(py.None().into_bound(py)),
+        }
+    }
+
+    /// PageMap data objects, as dicts (`type`, `id`, `attributes`: a list of `{"name", "value"}`).
+    #[getter]
+    fn pagemap<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match &self.inner {
+            Entry::Url(u) => serde_to_py(py, &u.pagemap),
+            Entry::Sitemap(_) => Ok(PyList::empty(py).into_any()),
+        }
+    }
+
     /// The sitemap this entry came from, when known (`discover`, or `read` of a URL).
     #[getter]
     fn sitemap(&self) -> Option<&str> {
@@ -222,11 +240,18 @@ impl PyEntry {
         d.set_item("lastmod", self.lastmod_text())?;
         d.set_item("changefreq", self.changefreq())?;
         d.set_item("priority", self.priority())?;
-        if let Entry::Url(_) = self.inner {
+        if let Entry::Url(u) = &self.inner {
             d.set_item("images", self.images(py)?)?;
             d.set_item("videos", self.videos(py)?)?;
             d.set_item("news", self.news(py)?)?;
             d.set_item("alternates", self.alternates(py)?)?;
+            // As the CLI's row: only when there.
+            if u.geo.is_some() {
+                d.set_item("geo", self.geo(py)?)?;
+            }
+            if !u.pagemap.is_empty() {
+                d.set_item("pagemap", self.pagemap(py)?)?;
+            }
         }
         Ok(d)
     }

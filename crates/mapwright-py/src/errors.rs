@@ -138,9 +138,9 @@ pub enum OnPartial {
     Raise,
     /// A `PartialSitemapWarning`, and the result as read.
     Warn,
-    /// The data frames' `errors="rows"`: no exception and no warning, each failure is a row
-    /// of the frame (`sitemap`, `errors`), as advertools' `sitemap_to_df` gives it. The
-    /// caller records the failures.
+    /// The data frames' and `discover_many`'s `errors="rows"`: no exception and no warning,
+    /// each failure is a row (`sitemap`, `errors`), as advertools' `sitemap_to_df` gives it.
+    /// The caller records the failures.
     Rows,
 }
 
@@ -152,7 +152,7 @@ impl OnPartial {
             "warn" => Ok(OnPartial::Warn),
             "rows" => Ok(OnPartial::Rows),
             other => Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "errors must be 'raise', 'warn' or (data frames only) 'rows', not {other:?}"
+                "errors must be 'raise', 'warn' or (data frames and discover_many only) 'rows', not {other:?}"
             ))),
         }
     }

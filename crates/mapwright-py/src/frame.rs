@@ -92,10 +92,11 @@ impl TextCol {
 /// The text columns of a row, in the frame's order: the extensions' fields named as
 /// advertools' `sitemap_to_df` names them (`image_*`, `video_*`, `publication_*`,
 /// `news_*`; its flattening of the XML keeps the last value of a repeated element: see
-/// `push_text`), then what we
-/// keep beyond it: every image (`image_*_all`, joined by `@@`, when an entry has several) and
-/// the hreflang alternates (advertools reads no attribute).
-const TEXT_COLUMNS: [&str; 41] = [
+/// `push_text`; `geo_format`; a PageMap's `DataObject_Attribute`, the value of the entry's
+/// last `Attribute`), then what we keep beyond it: every image (`image_*_all`, joined by `@@`,
+/// when an entry has several), the hreflang alternates (advertools reads no attribute) and the
+/// whole PageMap (`pagemap`: its data objects as the JSON of the CLI's rows).
+const TEXT_COLUMNS: [&str; 44] = [
     "image_loc",
     "image_title",
     "image_caption",
@@ -130,6 +131,8 @@ const TEXT_COLUMNS: [&str; 41] = [
     "news_genres",
     "news_stock_tickers",
     "news_access",
+    "geo_format",
+    "DataObject_Attribute",
     "image_loc_all",
     "image_title_all",
     "image_caption_all",
@@ -137,10 +140,11 @@ const TEXT_COLUMNS: [&str; 41] = [
     "image_license_all",
     "alternate_hreflang",
     "alternate_href",
+    "pagemap",
 ];
 
 /// Index of the first `*_all` column in [`TEXT_COLUMNS`].
-const ALL_IMAGES: usize = 34;
+const ALL_IMAGES: usize = 36;
 
 /// The values of [`TEXT_COLUMNS`] for one entry, pushed in order. advertools flattens an
 /// entry's XML into one dict, each element overwriting the value of the one before it of the
@@ -189,6 +193,8 @@ fn push_text(cols: &mut [TextCol], u: &UrlEntry) {
         next(news(|n| n.genres.as_ref()));
         next(news(|n| n.stock_tickers.as_ref()));
         next(news(|n| n.access.as_ref()));
+        next(u.geo.as_ref().and_then(|g| g.format.clone()));
+        next(u.pagemap.iter().rev().find_map(|o| o.attributes.last()).map(|a| a.value.clone()));
     }
     let rest = &mut cols[ALL_IMAGES..];
     let several = u.images.len() > 1;
@@ -204,6 +210,8 @@ fn push_text(cols: &mut [TextCol], u: &UrlEntry) {
     }
     rest[5].push_joined(u.alternates.iter().map(|a| Some(a.hreflang.as_str())));
     rest[6].push_joined(u.alternates.iter().map(|a| Some(a.href.as_str())));
+    // Plain data: its JSON cannot fail.
+    rest[7].push((!u.pagemap.is_empty()).then(|| serde_json::to_string(&u.pagemap).unwrap_or_default()));
 }
 
 /// The `loc` column: an Arrow `large_string` array's offsets and bytes, or a list of `str`.

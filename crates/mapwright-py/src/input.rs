@@ -1,53 +1,115 @@
 //! Sources of bytes: a path, `bytes`, a binary file object, or an http(s) URL opened by
-//! mapwright-fetch's `remote` module (the CLI's too); and the one tokio runtime the HTTP side
-//! runs on.
+//! mapwright-fetch's `remote` module (the CLI's too); and what the HTTP side of the process
+//! shares: one tokio runtime and its HTTP clients.
 
 use crate::errors;
 use mapwright_fetch::{Fetcher, Opener};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
 
 /// Read buffer of files and file objects.
 const BUF: usize = 64 * 1024;
 
-/// The runtime of every HTTP fetch and discovery of the process: two workers are plenty for
-/// I/O, and one runtime means one thread pool however many readers are open.
-pub fn runtime() -> PyResult<&'static Arc<tokio::runtime::Runtime>> {
-    static RT: OnceLock<Arc<tokio::runtime::Runtime>> = OnceLock::new();
-    if let Some(rt) = RT.get() {
-        return Ok(rt);
-    }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("mapwright-io")
-        .enable_all()
-        .build()
-        .map_err(|e| PyErr::from(io::Error::other(format!("cannot start the HTTP runtime: {e}"))))?;
-    Ok(RT.get_or_init(|| Arc::new(rt)))
+/// What the HTTP side of the process shares: one runtime (two workers are plenty for I/O, and
+/// one runtime means one thread pool however many readers are open) and one [`Fetcher`] per
+/// set of options (its connection pool, TLS set-up and DNS answers kept from call to call:
+/// building a client cost about 8 ms, more than reading a small sitemap), each made when first
+/// asked for. Made again in a forked child (`pid`): the parent's worker threads do not exist
+/// there and its pooled connections are the parent's sockets; what the parent made is leaked
+/// in the child, never dropped (dropping a runtime would wait for threads that are gone).
+struct Shared {
+    pid: u32,
+    rt: Arc<tokio::runtime::Runtime>,
+    fetchers: HashMap<FetcherKey, Fetcher>,
 }
 
-/// An HTTP client with the fetch crate's defaults; `max_bytes` also limits the bytes received.
-pub fn fetcher(py: Python<'_>, max_bytes: Option<u64>, timeout: Option<f64>) -> PyResult<Fetcher> {
-    let mut config = mapwright_fetch::Config::default();
-    if let Some(b) = max_bytes {
-        config.max_bytes = b;
+/// The options a [`Fetcher`] is built with: `max_bytes`, the timeout (its bits), and whether it
+/// serves many sites (`discover_many`: idle connections closed after 2 s, as the CLI's `--sites`).
+type FetcherKey = (Option<u64>, Option<u64>, bool);
+
+/// Fetchers kept at most: options are few in practice; past this the cache starts again.
+const MAX_FETCHERS: usize = 16;
+
+static SHARED: Mutex<Option<Shared>> = Mutex::new(None);
+
+/// The process's shared HTTP state, made (again, after a fork) when needed; `f` runs under its lock.
+fn shared<T>(f: impl FnOnce(&mut Shared) -> PyResult<T>) -> PyResult<T> {
+    // A panic while the lock was held left plain data: the state is still usable.
+    let mut guard = SHARED.lock().unwrap_or_else(|p| p.into_inner());
+    let pid = std::process::id();
+    if guard.as_ref().is_none_or(|s| s.pid != pid) {
+        if let Some(inherited) = guard.take() {
+            std::mem::forget(inherited);
+        }
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("mapwright-io")
+            .enable_all()
+            .build()
+            .map_err(|e| PyErr::from(io::Error::other(format!("cannot start the HTTP runtime: {e}"))))?;
+        *guard = Some(Shared { pid, rt: Arc::new(rt), fetchers: HashMap::new() });
     }
+    match guard.as_mut() {
+        Some(s) => f(s),
+        None => unreachable!("set above"),
+    }
+}
+
+/// The runtime of every HTTP fetch and discovery of the process.
+pub fn runtime() -> PyResult<Arc<tokio::runtime::Runtime>> {
+    shared(|s| Ok(s.rt.clone()))
+}
+
+/// The process's HTTP client with the fetch crate's defaults and these options (`max_bytes`
+/// also limits the bytes received), shared by every call that asks for the same.
+pub fn fetcher(py: Python<'_>, max_bytes: Option<u64>, timeout: Option<f64>) -> PyResult<Fetcher> {
+    shared_fetcher(py, max_bytes, timeout, false)
+}
+
+/// [`fetcher`] for many sites at once (`discover_many`): idle connections are closed after
+/// 2 s, as the CLI's `discover --sites` does, since a site done is not asked again.
+pub fn sites_fetcher(py: Python<'_>, max_bytes: Option<u64>, timeout: Option<f64>) -> PyResult<Fetcher> {
+    shared_fetcher(py, max_bytes, timeout, true)
+}
+
+fn shared_fetcher(py: Python<'_>, max_bytes: Option<u64>, timeout: Option<f64>, many: bool) -> PyResult<Fetcher> {
     if let Some(t) = timeout {
         if !(t.is_finite() && t > 0.0) {
             return Err(PyValueError::new_err(format!("timeout must be a positive number of seconds, not {t}")));
         }
-        config.timeout = std::time::Duration::from_secs_f64(t);
     }
-    Fetcher::new(config).map_err(|e| errors::fetch_error(py, &e))
+    let key = (max_bytes, timeout.map(f64::to_bits), many);
+    shared(|s| {
+        if let Some(f) = s.fetchers.get(&key) {
+            return Ok(f.clone());
+        }
+        let mut config = mapwright_fetch::Config::default();
+        if let Some(b) = max_bytes {
+            config.max_bytes = b;
+        }
+        if let Some(t) = timeout {
+            config.timeout = std::time::Duration::from_secs_f64(t);
+        }
+        if many {
+            config.pool_idle_timeout = std::time::Duration::from_secs(2);
+        }
+        let f = Fetcher::new(config).map_err(|e| errors::fetch_error(py, &e))?;
+        if s.fetchers.len() >= MAX_FETCHERS {
+            s.fetchers.clear();
+        }
+        s.fetchers.insert(key, f.clone());
+        Ok(f)
+    })
 }
 
 /// Remote sources opened, resolved and vouched for as the CLI does, on the package's runtime.
 pub fn opener(py: Python<'_>, max_bytes: Option<u64>) -> PyResult<Opener> {
-    Ok(Opener::new(runtime()?.clone(), fetcher(py, max_bytes, None)?))
+    Ok(Opener::new(runtime()?, fetcher(py, max_bytes, None)?))
 }
 
 /// A source opened on the caller's thread (so a missing file or an HTTP error status raises

@@ -30,8 +30,9 @@ struct Tally {
 }
 
 /// The iterator `mapwright.discover_many` returns: `pyarrow.RecordBatch`es of URL rows (`loc`,
-/// `lastmod`, `changefreq`, `priority`, `images`, `videos`, `news`, `alternates`, `sitemap`,
-/// `site`); `summaries` holds one dict per site done.
+/// `lastmod`, `changefreq`, `priority`, `images`, `videos`, `news`, `alternates`, `geo`,
+/// `pagemap`, `sitemap`, `site`, and with `errors="rows"` `errors`, the rows of failures);
+/// `summaries` holds one dict per site done.
 #[pyclass(module = "mapwright")]
 pub struct SiteBatches {
     rx: Option<mpsc::Receiver<SiteEvent>>,
@@ -62,6 +63,14 @@ fn pump(rx: &mut mpsc::Receiver<SiteEvent>, rows: &mut RowBuilder, tally: &mut T
                 let s = SiteSummary::of(&site, &result, false);
                 if !s.ok {
                     let why = s.error.clone().unwrap_or_else(|| format!("the discovery ended: {}", s.ended));
+                    // With errors="rows" (else a no-op): a row per sitemap that failed, or one
+                    // for the site when it failed as a whole (no sitemap, the deadline).
+                    match result.as_ref().map(|r| r.failed.as_slice()) {
+                        Ok(failed) if !failed.is_empty() => {
+                            failed.iter().for_each(|(sitemap, w)| rows.push_error(Some(sitemap.as_str()), &site, w));
+                        }
+                        _ => rows.push_error(None, &site, &why),
+                    }
                     tally.failed.push((site.to_string(), why));
                 }
                 // A summary is plain data: serialising it cannot fail.
@@ -248,7 +257,7 @@ pub fn start_discover_many(
         site_deadline: Some(mapwright_fetch::DEFAULT_SITE_DEADLINE),
         ..config(per_host, max_depth, max_sitemaps, max_urls, max_bytes, scope, cross_submission)
     };
-    let fetcher = input::fetcher(py, max_bytes, timeout)?;
+    let fetcher = input::sites_fetcher(py, max_bytes, timeout)?;
     let sites: Vec<Arc<str>> = sites.iter().map(String::as_str).filter_map(site_of).map(Arc::from).collect();
     let in_flight = hosts_in_flight.max(1);
     let (site_tx, site_rx) = mpsc::channel(in_flight);
@@ -267,7 +276,7 @@ pub fn start_discover_many(
     Ok(SiteBatches {
         rx: Some(rx),
         job: Some(job),
-        rows: RowBuilder::new(Columns::SITES),
+        rows: RowBuilder::new(Columns::SITES.with_errors(on_partial == OnPartial::Rows)),
         tally: Tally::default(),
         on_partial,
         finished: false,

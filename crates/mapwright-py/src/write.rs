@@ -139,9 +139,10 @@ pub fn write_set<'py>(
                     "video" => ns.video = true,
                     "news" => ns.news = true,
                     "xhtml" => ns.xhtml = true,
+                    "geo" => ns.geo = true,
                     other => {
                         return Err(PyValueError::new_err(format!(
-                            "unknown extension {other:?}: image, video, news or xhtml"
+                            "unknown extension {other:?}: image, video, news, xhtml or geo"
                         )));
                     }
                 }

@@ -31,7 +31,8 @@ NS = (
     'xmlns:image="http://www.google.com/schemas/sitemap-image/1.1" '
     'xmlns:video="http://www.google.com/schemas/sitemap-video/1.1" '
     'xmlns:news="http://www.google.com/schemas/sitemap-news/0.9" '
-    'xmlns:xhtml="http://www.w3.org/1999/xhtml"'
+    'xmlns:xhtml="http://www.w3.org/1999/xhtml" '
+    'xmlns:geo="http://www.google.com/geo/schemas/sitemap/1.0"'
 )
 
 
@@ -48,7 +49,10 @@ def rich_url(base: str, i: int) -> str:
         f'<video:price currency="EUR" type="rent">1.50</video:price><video:tag>a</video:tag><video:tag>b</video:tag></video:video>'
         f"<news:news><news:publication><news:name>P</news:name><news:language>en</news:language></news:publication>"
         f"<news:publication_date>2024-05-01</news:publication_date><news:title>T {i}</news:title></news:news>"
-        f'<xhtml:link rel="alternate" hreflang="de" href="{base}/de/rich/{i}"/></url>'
+        f'<xhtml:link rel="alternate" hreflang="de" href="{base}/de/rich/{i}"/>'
+        "<geo:geo><geo:format>kml</geo:format></geo:geo>"
+        f'<PageMap xmlns="http://www.google.com/schemas/sitemap-pagemap/1.0"><DataObject type="document" id="d{i}">'
+        f'<Attribute name="title">T {i}</Attribute><Attribute name="rating" value="{i % 5}"/></DataObject></PageMap></url>'
     )
 
 
@@ -196,6 +200,47 @@ def test_a_failed_site_warns_with_errors_warn(sites, empty_site):
     with pytest.warns(mapwright.PartialSitemapWarning, match=empty_site.base):
         rows = pa.Table.from_batches(list(mapwright.discover_many([empty_site.base, sites[1].base], errors="warn")))
     assert rows.num_rows == 12 + 50
+
+
+def test_failed_sitemaps_and_sites_are_rows_with_errors_rows(sites, empty_site):
+    # A site with a child that is gone (the others read), and a site with no sitemap at all:
+    # no exception and no warning, a row per failure beside the URL rows.
+    b = sites[0].base
+    sites[0].add("/index.xml", index(f"{b}/rich.xml", f"{b}/plain.xml.gz", f"{b}/gone.xml"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        many = mapwright.discover_many([b, empty_site.base], errors="rows")
+        table = pa.Table.from_batches(list(many), schema=many.schema)
+    assert table.column_names[-1] == "errors"
+    rows = table.to_pylist()
+    failures = sorted((r for r in rows if r["errors"] is not None), key=lambda r: r["sitemap"] is None)
+    assert len(rows) == 12 + 25 + 2 and len(failures) == 2
+    assert [(r["site"], r["sitemap"], r["loc"]) for r in failures] == [
+        (f"{b}/", f"{b}/gone.xml", None),
+        (f"{empty_site.base}/", None, None),
+    ]
+    assert "404" in failures[0]["errors"] and "no sitemap found" in failures[1]["errors"]
+    assert all(r["loc"] is not None for r in rows if r["errors"] is None)
+    assert {s["site"]: s["ok"] for s in many.summaries} == {f"{b}/": False, f"{empty_site.base}/": False}
+
+
+def test_errors_rows_with_no_url_at_all_still_raises(empty_site):
+    many = mapwright.discover_many([empty_site.base], errors="rows")
+    batches = []
+    with pytest.raises(mapwright.FetchError, match="no site gave a URL"):
+        for batch in many:
+            batches.append(batch)
+    # The row of the failure came before the exception.
+    assert [r["errors"] is not None for r in pa.Table.from_batches(batches).to_pylist()] == [True]
+
+
+def test_every_errors_value_is_known_or_refused():
+    with pytest.raises(ValueError, match="'raise', 'warn' or 'rows'"):
+        mapwright.discover_many(["https://example.com/"], errors="ignore")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="'raise' or 'warn'"):
+        mapwright.discover("https://example.com/", errors="rows")  # type: ignore[arg-type]
+    # Without errors="rows" the batches have no errors column.
+    assert "errors" not in mapwright.discover_many([]).schema.names
 
 
 def test_no_site_readable_raises_even_with_errors_warn(empty_site):

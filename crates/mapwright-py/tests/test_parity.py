@@ -9,6 +9,7 @@ type; the differences the package README lists are asserted here as differences.
 from __future__ import annotations
 
 import gzip
+import json
 import logging
 import math
 
@@ -28,15 +29,22 @@ NS = (
     'xmlns:image="http://www.google.com/schemas/sitemap-image/1.1" '
     'xmlns:video="http://www.google.com/schemas/sitemap-video/1.1" '
     'xmlns:news="http://www.google.com/schemas/sitemap-news/0.9" '
-    'xmlns:xhtml="http://www.w3.org/1999/xhtml"'
+    'xmlns:xhtml="http://www.w3.org/1999/xhtml" '
+    'xmlns:geo="http://www.google.com/geo/schemas/sitemap/1.0"'
 )
+
+PAGEMAP = 'xmlns="http://www.google.com/schemas/sitemap-pagemap/1.0"'
 
 #: Columns we add where we keep more than advertools (README, "Switching from advertools").
 OURS_ONLY = {
     "lastmod", "changefreq", "priority",  # always there, missing where no entry has one
     "image_loc_all", "image_title_all", "image_caption_all", "image_geo_location_all", "image_license_all",
     "alternate_hreflang", "alternate_href",
+    "pagemap",  # every data object of a PageMap, as JSON
 }
+
+#: The columns advertools makes of the white space between an extension's tags (README).
+WHITESPACE = ("image", "video", "news", "news_publication", "geo", "PageMap", "PageMap_DataObject")
 
 
 def urlset(body: str) -> bytes:
@@ -93,6 +101,22 @@ def media(base: str) -> bytes:
     return urlset("".join(r + "\n" for r in rows))
 
 
+def geo_pagemap(base: str) -> bytes:
+    """Google's geo extension and PageMaps (two data objects on one entry, attributes as text),
+    written compactly, as media() is."""
+    rows = [
+        f"<url><loc>{base}/map.kml</loc><geo:geo><geo:format>kml</geo:format></geo:geo></url>",
+        f"<url><loc>{base}/feed.rss</loc><lastmod>2024-05-04T00:00:00Z</lastmod><geo:geo><geo:format>georss</geo:format></geo:geo></url>",
+        f'<url><loc>{base}/review</loc><PageMap {PAGEMAP}><DataObject type="review" id="r1">'
+        '<Attribute name="name">Dragon</Attribute><Attribute name="rating">3.5</Attribute></DataObject>'
+        f'<DataObject type="thumbnail"><Attribute name="src">{base}/t.png</Attribute></DataObject></PageMap></url>',
+        f'<url><loc>{base}/both</loc><geo:geo><geo:format>kml</geo:format></geo:geo><PageMap {PAGEMAP}>'
+        '<DataObject type="document"><Attribute name="title">Both</Attribute></DataObject></PageMap></url>',
+        f"<url><loc>{base}/plain</loc></url>",
+    ]
+    return urlset("".join(r + "\n" for r in rows))
+
+
 @pytest.fixture
 def corpus():
     """Two hosts on loopback: the main one (robots.txt, an index of a urlset, a gzipped
@@ -105,8 +129,9 @@ def corpus():
     main.add("/media.xml.gz", media(b), gz=True)
     main.add("/nested.xml", sitemapindex(f"{b}/deep.xml"))
     main.add("/deep.xml", urlset(f"<url><loc>{b}/deep</loc></url>\n"))
+    main.add("/geo.xml", geo_pagemap(b))
     other.add("/theirs.xml", urlset(f"<url><loc>{o}/x</loc></url>\n<url><loc>{b}/a</loc></url>\n"))
-    main.add("/index.xml", sitemapindex(f"{b}/pages.xml", f"{b}/media.xml.gz", f"{b}/nested.xml", f"{o}/theirs.xml"))
+    main.add("/index.xml", sitemapindex(f"{b}/pages.xml", f"{b}/media.xml.gz", f"{b}/nested.xml", f"{o}/theirs.xml", f"{b}/geo.xml"))
     main.add("/robots.txt", f"User-agent: *\nSitemap: {b}/pages.xml\nSitemap: {b}/media.xml.gz\n".encode(), content_type="text/plain")
     yield main, other
     main.close()
@@ -122,7 +147,7 @@ def compare(ours, theirs) -> None:
     theirs = theirs.copy()
     # advertools makes a column of the white space between an extension's tags (none here: the
     # corpus writes them compactly); any it has must be only that.
-    for col in ("image", "video", "news", "news_publication"):
+    for col in WHITESPACE:
         if col in theirs:
             assert all(missing(v) or not str(v).strip() for v in theirs[col]), col
             del theirs[col]
@@ -150,7 +175,7 @@ def compare(ours, theirs) -> None:
             assert (missing(x) and missing(y)) or x == y, (col, i, ours.loc[i, "loc"], x, y)
 
 
-@pytest.mark.parametrize("start", ["/pages.xml", "/media.xml.gz", "/index.xml", "/nested.xml", "/robots.txt"])
+@pytest.mark.parametrize("start", ["/pages.xml", "/media.xml.gz", "/geo.xml", "/index.xml", "/nested.xml", "/robots.txt"])
 def test_to_pandas_gives_the_rows_and_columns_of_advertools(corpus, start):
     main, _ = corpus
     url = main.base + start
@@ -160,8 +185,17 @@ def test_to_pandas_gives_the_rows_and_columns_of_advertools(corpus, start):
     if start == "/index.xml":
         # Children on the other host followed; /a once per sitemap that lists it.
         assert (ours["loc"] == f"{main.base}/a").sum() == 3
-        # pages, media, deep (under nested.xml) and theirs: an index has no rows of its own.
-        assert len(set(ours["sitemap"].astype(str))) == 4
+        # pages, media, deep (under nested.xml), theirs and geo: an index has no rows of its own.
+        assert len(set(ours["sitemap"].astype(str))) == 5
+    if start == "/geo.xml":
+        # The columns advertools gives for geo and PageMap are there (compared above), and ours.
+        assert {"geo_format", "DataObject_Attribute", "pagemap"} <= set(ours.columns)
+        row = ours.set_index("loc").loc[f"{main.base}/review"]
+        assert row["DataObject_Attribute"] == f"{main.base}/t.png"  # the last Attribute, as advertools
+        assert json.loads(row["pagemap"]) == [
+            {"type": "review", "id": "r1", "attributes": [{"name": "name", "value": "Dragon"}, {"name": "rating", "value": "3.5"}]},
+            {"type": "thumbnail", "attributes": [{"name": "src", "value": f"{main.base}/t.png"}]},
+        ]
     # dtypes (README): the same for every start.
     assert str(ours["lastmod"].dtype) == "datetime64[ns, UTC]"
     assert str(ours["priority"].dtype) == "float64" and str(ours["sitemap"].dtype) == "category"
@@ -209,7 +243,7 @@ def test_polars_gives_the_same_rows(corpus):
     key = ["sitemap", "loc"]
     p = polars.with_columns(pl.col("sitemap").cast(pl.String)).sort(key)
     o = ours.assign(sitemap=ours["sitemap"].astype(str)).sort_values(key).reset_index(drop=True)
-    for col in ("loc", "sitemap", "image_loc", "video_tag", "publication_name", "etag"):
+    for col in ("loc", "sitemap", "image_loc", "video_tag", "publication_name", "geo_format", "DataObject_Attribute", "pagemap", "etag"):
         assert [None if missing(v) else v for v in o[col]] == p[col].to_list(), col
     assert polars["sitemap_last_modified"].dtype == pl.Datetime("ns", "UTC")
     assert [None if missing(v) else v for v in o["sitemap_size_mb"]] == p["sitemap_size_mb"].to_list()
@@ -247,6 +281,24 @@ def test_the_listed_differences_are_differences(corpus):
     theirs = adv.sitemap_to_df(b + "/indented.xml")
     assert "image" in theirs and not theirs["image"][0].strip()
     assert "image" not in mapwright.to_pandas(b + "/indented.xml")
+    # Indented geo and PageMap: the same white-space columns; and an Attribute given by its
+    # value attribute (PageMap's other form): advertools reads only text, we read both.
+    main.add(
+        "/geo_indented.xml",
+        urlset(
+            f"<url>\n  <loc>{b}/g</loc>\n  <geo:geo>\n    <geo:format>kml</geo:format>\n  </geo:geo>\n</url>\n"
+            f'<url>\n  <loc>{b}/p</loc>\n  <PageMap {PAGEMAP}>\n    <DataObject type="document">\n'
+            '      <Attribute name="title">T</Attribute>\n      <Attribute name="rating" value="4"/>\n'
+            "    </DataObject>\n  </PageMap>\n</url>\n"
+        ),
+    )
+    theirs = adv.sitemap_to_df(b + "/geo_indented.xml")
+    ours = mapwright.to_pandas(b + "/geo_indented.xml")
+    assert {"geo", "PageMap", "PageMap_DataObject"} <= set(theirs.columns)
+    assert not {"geo", "PageMap", "PageMap_DataObject"} & set(ours.columns)
+    assert list(theirs["geo_format"].dropna()) == list(ours["geo_format"].dropna()) == ["kml"]
+    assert list(theirs["DataObject_Attribute"].dropna()) == ["T"]
+    assert list(ours["DataObject_Attribute"].dropna()) == ["4"]
     # A text sitemap: advertools cannot parse it, we read it.
     main.add("/urls.txt", f"{b}/t1\n{b}/t2\n".encode(), content_type="text/plain")
     with pytest.raises(Exception):

@@ -260,6 +260,10 @@ struct JsonUrl<'a> {
     news: Option<&'a mapwright_core::News>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     alternates: &'a [mapwright_core::Alternate],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    geo: Option<&'a mapwright_core::Geo>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pagemap: &'a [mapwright_core::DataObject],
     sitemap: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     site: Option<&'a str>,
@@ -278,6 +282,8 @@ impl<'a> JsonUrl<'a> {
             videos: &u.videos,
             news: u.news.as_deref(),
             alternates: &u.alternates,
+            geo: u.geo.as_deref(),
+            pagemap: &u.pagemap,
             sitemap,
             site,
         }
@@ -370,7 +376,7 @@ impl<W: Write> Out<W> {
                 csv(&mut self.w, sitemap)?;
                 self.end_row(site)
             }
-            EntryFormat::Jsonl if !has_extensions(u) => plain_json_row(&mut self.w, u, sitemap, site, self.normalized),
+            EntryFormat::Jsonl if !u.has_extensions() => plain_json_row(&mut self.w, u, sitemap, site, self.normalized),
             EntryFormat::Jsonl => {
                 let j = JsonUrl::of(u, sitemap, site, self.normalized);
                 serde_json::to_writer(&mut self.w, &j)?;
@@ -389,7 +395,7 @@ impl<W: Write> Out<W> {
         let mut tail = Vec::with_capacity(sitemap.len() + site.map_or(0, str::len) + 24);
         json_row_tail(&mut tail, sitemap, site)?;
         for u in batch {
-            if has_extensions(u) {
+            if u.has_extensions() {
                 self.url(u, sitemap, site)?;
             } else {
                 plain_json_row_head(&mut self.w, u, self.normalized)?;
@@ -466,10 +472,6 @@ impl<W: Write> Out<W> {
             EntryFormat::Parquet => Err(not_text()),
         }
     }
-}
-
-fn has_extensions(u: &UrlEntry) -> bool {
-    !(u.images.is_empty() && u.videos.is_empty() && u.news.is_none() && u.alternates.is_empty())
 }
 
 /// The JSON line of a URL without extensions, written field by field: the bytes serde_json

@@ -25,6 +25,10 @@ struct JsonEntry<'a> {
     news: Option<Option<&'a mapwright_core::News>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     alternates: Option<&'a [mapwright_core::Alternate]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    geo: Option<&'a mapwright_core::Geo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pagemap: Option<&'a [mapwright_core::DataObject]>,
 }
 
 /// Writes entries in one of the formats; the CSV header goes out before the first entry.
@@ -82,6 +86,8 @@ impl<W: Write> EntryWriter<W> {
                         videos: Some(&u.videos),
                         news: Some(u.news.as_deref()),
                         alternates: Some(&u.alternates),
+                        geo: u.geo.as_deref(),
+                        pagemap: Some(u.pagemap.as_slice()).filter(|p| !p.is_empty()),
                     },
                     Entry::Sitemap(s) => JsonEntry {
                         kind: "sitemap",
@@ -93,6 +99,8 @@ impl<W: Write> EntryWriter<W> {
                         videos: None,
                         news: None,
                         alternates: None,
+                        geo: None,
+                        pagemap: None,
                     },
                 };
                 serde_json::to_writer(&mut self.out, &j)?;

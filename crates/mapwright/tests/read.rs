@@ -29,6 +29,25 @@ fn jsonl_has_every_field() {
     assert_eq!(v["alternates"], serde_json::json!([]));
 }
 
+/// Google's geo extension and PageMap in the JSON row (left out when absent, as above).
+#[test]
+fn jsonl_has_geo_and_pagemap() {
+    let dir = tempfile::tempdir().unwrap();
+    let xml = r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:geo="http://www.google.com/geo/schemas/sitemap/1.0">
+<url><loc>https://a.com/m.kml</loc><geo:geo><geo:format>kml</geo:format></geo:geo>
+<PageMap xmlns="http://www.google.com/schemas/sitemap-pagemap/1.0"><DataObject type="document" id="d"><Attribute name="title">T</Attribute></DataObject></PageMap></url>
+</urlset>"#;
+    let f = write(dir.path(), "s.xml", xml);
+    let o = run(&["read", f.to_str().unwrap()], dir.path());
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["geo"], serde_json::json!({"format": "kml"}));
+    assert_eq!(
+        v["pagemap"],
+        serde_json::json!([{"type": "document", "id": "d", "attributes": [{"name": "title", "value": "T"}]}])
+    );
+}
+
 #[test]
 fn csv_and_text() {
     let dir = tempfile::tempdir().unwrap();

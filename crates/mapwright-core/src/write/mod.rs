@@ -29,13 +29,15 @@ pub struct Namespaces {
     pub news: bool,
     /// XHTML, for hreflang alternates (`xhtml:link`).
     pub xhtml: bool,
+    /// Google's geo extension (`geo:`). A PageMap needs none: it declares its own namespace.
+    pub geo: bool,
 }
 
 impl Namespaces {
     /// No extension.
-    pub const NONE: Namespaces = Namespaces { image: false, video: false, news: false, xhtml: false };
+    pub const NONE: Namespaces = Namespaces { image: false, video: false, news: false, xhtml: false, geo: false };
     /// Every extension.
-    pub const ALL: Namespaces = Namespaces { image: true, video: true, news: true, xhtml: true };
+    pub const ALL: Namespaces = Namespaces { image: true, video: true, news: true, xhtml: true, geo: true };
 
     /// The namespaces `e` needs.
     pub fn of(e: &UrlEntry) -> Self {
@@ -44,6 +46,7 @@ impl Namespaces {
             video: !e.videos.is_empty(),
             news: e.news.is_some(),
             xhtml: !e.alternates.is_empty(),
+            geo: e.geo.is_some(),
         }
     }
 
@@ -54,6 +57,7 @@ impl Namespaces {
             video: self.video || o.video,
             news: self.news || o.news,
             xhtml: self.xhtml || o.xhtml,
+            geo: self.geo || o.geo,
         }
     }
 

@@ -1,12 +1,12 @@
-//! XML sitemaps: `<urlset>` (with the image, video, news and hreflang extensions) and
+//! XML sitemaps: `<urlset>` (with the image, video, news, geo, PageMap and hreflang extensions) and
 //! `<sitemapindex>`, one entry at a time into any [`Write`].
 
 use super::Namespaces;
 use super::escape::{self, digits};
 use crate::date::{Lastmod, Precision, Tz, W3cDateTime};
 use crate::error::Error;
-use crate::model::{Image, News, SitemapEntry, UrlEntry, Video};
-use crate::{NS_IMAGE, NS_NEWS, NS_SITEMAP, NS_VIDEO, NS_XHTML};
+use crate::model::{DataObject, Image, News, SitemapEntry, UrlEntry, Video};
+use crate::{NS_GEO, NS_IMAGE, NS_NEWS, NS_PAGEMAP, NS_SITEMAP, NS_VIDEO, NS_XHTML};
 use std::io::Write;
 
 /// The XML declaration every file starts with.
@@ -27,6 +27,7 @@ pub fn urlset_start(out: &mut Vec<u8>, ns: Namespaces) {
         (ns.video, "video", NS_VIDEO),
         (ns.news, "news", NS_NEWS),
         (ns.xhtml, "xhtml", NS_XHTML),
+        (ns.geo, "geo", NS_GEO),
     ] {
         if on {
             out.extend_from_slice(b" xmlns:");
@@ -148,7 +149,40 @@ pub fn url(out: &mut Vec<u8>, e: &UrlEntry) {
         escape::attr(out, &a.href);
         out.extend_from_slice(b"\"/>");
     }
+    if let Some(g) = &e.geo {
+        out.extend_from_slice(b"<geo:geo>");
+        opt(out, b"geo:format", &g.format);
+        out.extend_from_slice(b"</geo:geo>");
+    }
+    if !e.pagemap.is_empty() {
+        pagemap(out, &e.pagemap);
+    }
     out.extend_from_slice(b"</url>\n");
+}
+
+/// A `<PageMap>` declaring its own (default) namespace, so the root needs no declaration.
+fn pagemap(out: &mut Vec<u8>, objects: &[DataObject]) {
+    out.extend_from_slice(b"<PageMap xmlns=\"");
+    out.extend_from_slice(NS_PAGEMAP.as_bytes());
+    out.extend_from_slice(b"\">");
+    for o in objects {
+        out.extend_from_slice(b"<DataObject type=\"");
+        escape::attr(out, &o.kind);
+        if let Some(id) = &o.id {
+            out.extend_from_slice(b"\" id=\"");
+            escape::attr(out, id);
+        }
+        out.extend_from_slice(b"\">");
+        for a in &o.attributes {
+            out.extend_from_slice(b"<Attribute name=\"");
+            escape::attr(out, &a.name);
+            out.extend_from_slice(b"\">");
+            escape::text(out, &a.value);
+            out.extend_from_slice(b"</Attribute>");
+        }
+        out.extend_from_slice(b"</DataObject>");
+    }
+    out.extend_from_slice(b"</PageMap>");
 }
 
 fn image(out: &mut Vec<u8>, i: &Image) {

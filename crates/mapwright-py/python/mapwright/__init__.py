@@ -89,9 +89,9 @@ Entries = Union[Reader, Discovery, Iterable[Entry]]
 #: what failed, or ``"warn"`` (a :class:`PartialSitemapWarning`) and return what was read.
 OnError = Literal["raise", "warn"]
 
-#: What a data frame does with a partial result: as :data:`OnError`, or ``"rows"``: no
-#: exception and no warning, each sitemap that failed is a row of the frame with its
-#: ``sitemap`` and the cause in ``errors`` (all else missing), as advertools'
+#: What a data frame (and :func:`discover_many`) does with a partial result: as
+#: :data:`OnError`, or ``"rows"``: no exception and no warning, each sitemap that failed is a
+#: row with its ``sitemap`` and the cause in ``errors`` (all else missing), as advertools'
 #: ``sitemap_to_df`` gives it. Nothing readable at all raises whatever this says.
 FrameOnError = Literal["raise", "warn", "rows"]
 
@@ -262,7 +262,7 @@ def write(
     optionally ``lastmod`` (text, ``date`` or ``datetime``), ``changefreq``, ``priority``,
     ``images`` (URLs or dicts) and ``alternates`` (``{"hreflang", "href"}`` dicts).
     ``base_url`` is the folder URL the files are published at. ``extensions`` names the
-    extension namespaces to declare (``image``, ``video``, ``news``, ``xhtml``); by
+    extension namespaces to declare (``image``, ``video``, ``news``, ``xhtml``, ``geo``); by
     default all, since entries stream in and an entry needing an undeclared one starts a
     new file. Returns the summary: ``entry_point``, ``files``,
     ``urls``, ``bytes``, ``disk_bytes``, ``removed``.
@@ -571,7 +571,7 @@ def discover_many(
     scope: bool = True,
     cross_submission: bool = True,
     timeout: Optional[float] = None,
-    errors: OnError = "raise",
+    errors: FrameOnError = "raise",
 ) -> SiteBatches:
     """Every URL of many sites' sitemaps, as ``pyarrow.RecordBatch``es: ``mapwright discover
     --sites`` from Python, one call per partition of a distributed engine.
@@ -582,21 +582,27 @@ def discover_many(
     deduplication per site, ``per_host`` requests at a time and robots.txt's Crawl-delay).
     The batches have the columns of the CLI's Parquet (``--format parquet``): ``loc``,
     ``lastmod`` (as written), ``changefreq``, ``priority``, ``images``, ``videos``, ``news``,
-    ``alternates`` (nested), ``sitemap``, ``site``. They are built in Rust without the GIL
-    and handed to pyarrow without a copy, so the worker's other threads keep running.
+    ``alternates``, ``geo``, ``pagemap`` (nested), ``sitemap``, ``site``. They are built in
+    Rust without the GIL and handed to pyarrow without a copy, so the worker's other threads
+    keep running.
 
     Failures, judged per site as the CLI's ``--summary`` does (``summaries`` holds its line
     per site once the iterator is exhausted): when no site gave a URL, a :class:`FetchError`
-    naming the first; when some sites failed (no sitemap, an error status, a failed child
-    sitemap) after the batches of the others, a :class:`PartialSitemapError` whose
-    ``failed`` lists ``(site, why)``, or with ``errors="warn"`` a
-    :class:`PartialSitemapWarning`.
+    naming the first, whatever ``errors`` says; when some sites failed (no sitemap, an error
+    status, a failed child sitemap) after the batches of the others, a
+    :class:`PartialSitemapError` whose ``failed`` lists ``(site, why)``, or with
+    ``errors="warn"`` a :class:`PartialSitemapWarning`, or with ``errors="rows"`` no
+    exception and an ``errors`` column: a row per sitemap that failed (its ``sitemap``, its
+    ``site``, the cause) or per site that failed as a whole (``sitemap`` null), ``loc`` and
+    all else null; the URL rows have a null ``errors``.
 
     >>> import pyarrow as pa                                               # doctest: +SKIP
     >>> table = pa.Table.from_batches(mapwright.discover_many(["example.com"]))  # doctest: +SKIP
     """
     if isinstance(sites, (str, bytes)):
         raise TypeError("sites must be an iterable of site URLs (a list of str), not one string")
+    if errors not in ("raise", "warn", "rows"):
+        raise ValueError(f"errors must be 'raise', 'warn' or 'rows', not {errors!r}")
     _require("pyarrow", "arrow", "discover_many")
     return _mapwright.start_discover_many(
         [str(s) for s in sites],

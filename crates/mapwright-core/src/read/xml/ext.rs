@@ -1,4 +1,5 @@
-//! The extensions of `<url>`: Google's image, video and news, and hreflang `xhtml:link`.
+//! The extensions of `<url>`: Google's image, video, news and geo, PageMap, and hreflang
+//! `xhtml:link`.
 
 use super::*;
 
@@ -158,7 +159,41 @@ impl State {
         }
     }
 
-    /// The role of an element inside an extension element (`image:image`, `video:video`, `news:news`).
+    /// The role of a `geo:geo` or a `PageMap` directly inside `<url>`.
+    pub(super) fn extension_start(&mut self, ns: Ns, local: &str) -> Role {
+        match (ns, local) {
+            (Ns::Geo, "geo") => {
+                self.build.geo = Some(Box::default());
+                Role::Geo
+            }
+            (Ns::PageMap, "PageMap") => Role::PageMap,
+            _ => Role::Skip,
+        }
+    }
+
+    /// A PageMap's `DataObject` (`type`, `id`) or one of its `Attribute`s (`name`, and the
+    /// value as the `value` attribute until text replaces it); one without a name is skipped.
+    fn pagemap_child(&mut self, parent: Role, e: &BytesStart<'_>, off: u64) -> Role {
+        if parent == Role::PageMap {
+            let [kind, id] = attributes(e, ["type", "id"]);
+            let kind = kind.map(|k| k.trim().to_string()).unwrap_or_default();
+            self.build.pagemap.push(DataObject { kind, id: id.map(|i| i.trim().to_string()), attributes: Vec::new() });
+            return Role::DataObject;
+        }
+        let [name, value] = attributes(e, ["name", "value"]);
+        match (name, self.build.pagemap.last_mut()) {
+            (Some(name), Some(object)) => {
+                let (name, value) = (name.trim().to_string(), value.unwrap_or_default().trim().to_string());
+                object.attributes.push(PageMapAttribute { name, value });
+                self.begin_text(off);
+                Role::PageMapAttribute
+            }
+            _ => Role::Skip,
+        }
+    }
+
+    /// The role of an element inside an extension element (`image:image`, `video:video`,
+    /// `news:news`, `geo:geo`, `PageMap`).
     pub(super) fn extension_child(&mut self, parent: Role, ns: Ns, local: &str, e: &BytesStart<'_>, off: u64) -> Role {
         match parent {
             Role::Image => {
@@ -208,6 +243,15 @@ impl State {
                 }
                 _ => Role::Skip,
             },
+            Role::Geo => match (ns, local) {
+                (Ns::Geo, "format") => {
+                    self.begin_text(off);
+                    Role::GeoFormat
+                }
+                _ => Role::Skip,
+            },
+            Role::PageMap if ns == Ns::PageMap && local == "DataObject" => self.pagemap_child(parent, e, off),
+            Role::DataObject if ns == Ns::PageMap && local == "Attribute" => self.pagemap_child(parent, e, off),
             Role::NewsPublication => match (ns, local) {
                 (Ns::News, "name") => {
                     self.begin_text(off);
@@ -266,6 +310,19 @@ impl State {
             }
             Role::News => {
                 self.build.news = Some(Box::new(std::mem::take(&mut self.news)));
+            }
+            Role::GeoFormat => {
+                let v = Some(self.take_text()).filter(|s| !s.is_empty());
+                if let Some(geo) = self.build.geo.as_mut() {
+                    geo.format = v;
+                }
+            }
+            Role::PageMapAttribute => {
+                let t = self.take_text();
+                let attribute = self.build.pagemap.last_mut().and_then(|o| o.attributes.last_mut());
+                if let (false, Some(a)) = (t.is_empty(), attribute) {
+                    a.value = t;
+                }
             }
             _ => {}
         }

@@ -5,12 +5,17 @@
 use crate::date::{Lastmod, LastmodParse, parse_lastmod, parse_rfc822};
 use crate::error::Error;
 use crate::loc::{Loc, LocError};
-use crate::model::{Alternate, ChangeFreq, Entry, Format, Image, News, SitemapEntry, UrlEntry, Video, VideoPrice};
+use crate::model::{
+    Alternate, ChangeFreq, DataObject, Entry, Format, Geo, Image, News, PageMapAttribute, SitemapEntry, UrlEntry,
+    Video, VideoPrice,
+};
 use crate::read::input::{Prepared, Tracked, map_io};
 use crate::read::text::shorten;
 use crate::read::{FindingSink, Limits};
 use crate::rule::{Finding, Position, Rule};
-use crate::{MAX_LOC_LEN, NS_GOOGLE_084, NS_IMAGE, NS_NEWS, NS_OAI_PMH, NS_SITEMAP, NS_VIDEO, NS_XHTML};
+use crate::{
+    MAX_LOC_LEN, NS_GEO, NS_GOOGLE_084, NS_IMAGE, NS_NEWS, NS_OAI_PMH, NS_PAGEMAP, NS_SITEMAP, NS_VIDEO, NS_XHTML,
+};
 use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 
@@ -67,6 +72,12 @@ enum Role {
     News,
     NewsPublication,
     NewsField(NewsField),
+    /// `geo:geo`, its `geo:format`; `PageMap`, a `DataObject`, an `Attribute`.
+    Geo,
+    GeoFormat,
+    PageMap,
+    DataObject,
+    PageMapAttribute,
     FeedField(FeedField),
     /// OAI-PMH `<ListRecords>`, `<record>`, its `<header>`, its `<metadata>` (any depth).
     OaiList,
@@ -88,6 +99,8 @@ impl Role {
                 | Role::ImageField(_)
                 | Role::VideoField(_)
                 | Role::NewsField(_)
+                | Role::GeoFormat
+                | Role::PageMapAttribute
                 | Role::FeedField(_)
                 | Role::OaiField(_)
                 | Role::Nested
@@ -111,6 +124,8 @@ struct Build {
     videos: Vec<Video>,
     news: Option<Box<News>>,
     alternates: Vec<Alternate>,
+    geo: Option<Box<Geo>>,
+    pagemap: Vec<DataObject>,
     /// Atom links: without rel, and rel="alternate".
     link_norel: Option<String>,
     link_alt: Option<String>,
@@ -808,12 +823,20 @@ impl State {
                         self.alternate(e);
                         Role::Skip
                     }
+                    (Ns::Geo | Ns::PageMap, _) if parent == Role::Url => self.extension_start(ns, local),
                     _ => Role::Skip,
                 }
             }
-            (_, Role::Image | Role::Video | Role::News | Role::NewsPublication) => {
-                self.extension_child(parent, ns, local, e, off)
-            }
+            (
+                _,
+                Role::Image
+                | Role::Video
+                | Role::News
+                | Role::NewsPublication
+                | Role::Geo
+                | Role::PageMap
+                | Role::DataObject,
+            ) => self.extension_child(parent, ns, local, e, off),
             // Feeds: names are matched without regard to namespace (feeds mix many).
             (Format::Rss | Format::Atom, _) => self.feed_child(xr, parent, prefix, local, e, off),
             (Format::OaiPmh, _) => self.oai_child(xr, parent, local, e, off),
@@ -889,7 +912,14 @@ impl State {
                 self.field(xr, f, sink);
                 Step::Continue
             }
-            Role::ImageField(_) | Role::Image | Role::VideoField(_) | Role::Video | Role::NewsField(_) | Role::News => {
+            Role::ImageField(_)
+            | Role::Image
+            | Role::VideoField(_)
+            | Role::Video
+            | Role::NewsField(_)
+            | Role::News
+            | Role::GeoFormat
+            | Role::PageMapAttribute => {
                 self.extension_end(role);
                 Step::Continue
             }
@@ -905,7 +935,8 @@ impl State {
             }
             Role::OaiRecord => self.finish_oai_record(xr, sink),
             Role::OaiList | Role::OaiHeader | Role::OaiMetadata => Step::Continue,
-            Role::Channel | Role::NewsPublication | Role::Nested | Role::Skip => Step::Continue,
+            Role::Channel | Role::NewsPublication | Role::Geo | Role::PageMap | Role::DataObject => Step::Continue,
+            Role::Nested | Role::Skip => Step::Continue,
         }
     }
 
@@ -954,12 +985,16 @@ impl State {
                 videos: std::mem::take(&mut b.videos),
                 news: b.news.take(),
                 alternates: std::mem::take(&mut b.alternates),
+                geo: b.geo.take(),
+                pagemap: std::mem::take(&mut b.pagemap),
             })
         } else {
             b.images.clear();
             b.videos.clear();
             b.news = None;
             b.alternates.clear();
+            b.geo = None;
+            b.pagemap.clear();
             Entry::Sitemap(SitemapEntry { loc, lastmod: b.lastmod.take() })
         };
         Step::Entry(entry)

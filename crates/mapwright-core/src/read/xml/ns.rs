@@ -12,6 +12,8 @@ pub(super) enum Ns {
     Video,
     News,
     Xhtml,
+    Geo,
+    PageMap,
     Other,
 }
 
@@ -22,11 +24,15 @@ fn ns_kind(uri: &str) -> Ns {
         NS_VIDEO => Ns::Video,
         NS_NEWS => Ns::News,
         NS_XHTML => Ns::Xhtml,
+        NS_GEO => Ns::Geo,
+        NS_PAGEMAP => Ns::PageMap,
         // Lenient: the other spellings of the sitemap namespace seen on the web.
         u if u.contains("sitemaps.org/schemas/sitemap") || u.contains("google.com/schemas/sitemap/") => Ns::Sitemap,
         u if u.contains("schemas/sitemap-image") => Ns::Image,
         u if u.contains("schemas/sitemap-video") => Ns::Video,
         u if u.contains("schemas/sitemap-news") => Ns::News,
+        u if u.contains("sitemap-pagemap") => Ns::PageMap,
+        u if u.contains("geo/schemas/sitemap") => Ns::Geo,
         _ => Ns::Other,
     }
 }
@@ -38,6 +44,7 @@ fn guess_prefix(prefix: &str) -> Ns {
         "video" => Ns::Video,
         "news" => Ns::News,
         "xhtml" => Ns::Xhtml,
+        "geo" => Ns::Geo,
         _ => Ns::Other,
     }
 }
