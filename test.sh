@@ -2,6 +2,13 @@
 # The test command of README.md: on a fresh Debian machine it installs what the tests need, then
 # runs every test suite, each to its end (a failure never hides the others), and exits non-zero
 # when any failed. `.ci/run` runs exactly this, after the format, lint and doc checks.
+#
+# The order, for a first run on 2 cores (README.md says how long it takes): the Rust test
+# binaries build while apt-get, npm and pip install; the Python wheel builds at the lowest
+# priority from the moment its venv is there (it takes only the CPU the other work leaves); then
+# the Rust tests (cargo-nextest when installed: every binary at once), the Python tests (once the
+# wheel is built) and schemathesis (on the debug binary) run at the same time, the last two into
+# logs that are printed when the Rust tests are done.
 set -uo pipefail
 cd "$(dirname "$0")"
 
@@ -88,9 +95,10 @@ schemathesis_venv() {
 # PyPI but in the dev profile: abi3, manylinux_2_17 (zig links it against glibc 2.17's symbols
 # and maturin checks the tag), stripped; with its sdist. zig's target build shares nothing with
 # the tests' (another target triple, another C compiler), so it compiles the extension's whole
-# dependency graph (205 to 298 CPU seconds measured), at the lowest priority while the Rust
-# tests run (they leave more than a core idle on 2 cores, waiting on PostgreSQL, sockets and
-# timers), in a target folder of its own (cargo locks the folder it builds in). Without debug
+# dependency graph (205 to 298 CPU seconds measured), at the lowest priority from the moment the
+# venv is installed: beside the tests' build it gets only the CPU that build leaves idle (its
+# last links), beside the tests all the CPU they leave while waiting on PostgreSQL, sockets and
+# timers. In a target folder of its own (cargo locks the folder it builds in). Without debug
 # info (CARGO_PROFILE_DEV_DEBUG=0): the wheel is stripped anyway, and rustc and the linker skip
 # writing what would be thrown away.
 python_wheel() {
@@ -107,48 +115,89 @@ python_wheel() {
     PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$target/py-wheel" maturin sdist --out "$wheels")
 }
 
-provision_log=$(mktemp)
+logs=$(mktemp -d)
 failed=()
 
-# --- Rust: every test of the workspace, to the end ---------------------------------------------
-# Built first (while `provision` installs), then run. --timings leaves cargo's build report in
-# target/cargo-timings/: on a first run the build is most of the time, and the report says which
-# crates it went to.
-provision > "$provision_log" 2>&1 &
-provisioning=$!
-cargo test --workspace --locked --no-run --timings || failed+=("cargo build")
-wait "$provisioning"; provisioned=$?
-cat "$provision_log" >&2
-if [ $provisioned != 0 ]; then
+# --- The build, the installs and the wheel, at once --------------------------------------------
+# One background job installs (`provision`), then builds the wheel (`python_wheel`), each
+# writing its exit status into $logs; the Rust test binaries build meanwhile. --timings leaves
+# cargo's build report in target/cargo-timings/: on a first run the build is most of the time,
+# and the report says which crates it went to.
+{
+  provision > "$logs/provision" 2>&1
+  echo $? > "$logs/provision.rc"
+  if [ "$(cat "$logs/provision.rc")" = 0 ]; then
+    python_wheel > "$logs/wheel" 2>&1
+    echo $? > "$logs/wheel.rc"
+  fi
+} &
+background=$!
+# Waits until the background job has written the file $1, or has ended without writing it.
+await() { until [ -s "$1" ] || ! kill -0 "$background" 2>/dev/null; do sleep 1; done; }
+
+built=0
+cargo test --workspace --locked --no-run --timings || { built=1; failed+=("cargo build"); }
+await "$logs/provision.rc"
+cat "$logs/provision" >&2
+if [ "$(cat "$logs/provision.rc" 2>/dev/null)" != 0 ]; then
   echo "test.sh: installing what the tests need failed" >&2
+  rm -rf "$logs"
   exit 2
 fi
-# The Python package's wheel builds while the Rust tests run (python_wheel, above).
-wheel_log=$(mktemp)
-python_wheel > "$wheel_log" 2>&1 &
-wheel_build=$!
-cargo test --workspace --locked --no-fail-fast || failed+=("cargo test")
+
+# --- Rust: every test of the workspace, to the end ---------------------------------------------
+# cargo-nextest (.config/nextest.toml) runs every test in a process of its own, 8 at once from
+# every binary together: most tests wait on sockets, PostgreSQL, child processes and timers,
+# and `cargo test` ran the binaries one after another, each with a thread per core. It reports
+# each test's time, and the slow ones again at the end. It runs no doctests: `cargo test --doc`
+# does. Without nextest (it is not installed by this script: it would be built from source,
+# minutes of a first run), `cargo test` runs the binaries in turn, each with 8 threads.
+NEXTEST_MIN=0.9.91
+nextest_usable() {
+  local version
+  version=$(cargo nextest --version 2>/dev/null | sed -n 's/^cargo-nextest \([0-9][0-9.]*\).*/\1/p' | head -n 1)
+  [ -n "$version" ] && [ "$(printf '%s\n' "$NEXTEST_MIN" "$version" | sort -V | head -n 1)" = "$NEXTEST_MIN" ]
+}
+rust_tests() {
+  local status=0
+  if nextest_usable; then
+    cargo nextest run --workspace --locked --no-fail-fast || status=1
+    cargo test --doc --workspace --locked || status=1
+  else
+    echo "test.sh: no cargo-nextest $NEXTEST_MIN or later: cargo test runs the test binaries one after another" >&2
+    cargo test --workspace --locked --no-fail-fast -- --test-threads=8 || status=1
+  fi
+  return $status
+}
 
 # --- Python: the package crates/mapwright-py, built by maturin, tested by pytest ---------------
 # The wheel is installed into the test venv (inside cargo's target folder, so nothing global
 # changes) and the whole pytest suite runs on the installed package; tests/test_wheel.py checks
 # the wheel and the sdist (tags, auditwheel, the glibc symbols, no symbol table, the sdist
 # resolving offline) and installs the wheel into a fresh venv without Rust on PATH to run the
-# examples there. The tests compare with the CLI the cargo tests built. pytest's "no tests ran"
-# (exit 5) is a failure too.
+# examples there: that test (a minute, mostly pip installing offline) runs in a pytest of its
+# own beside the rest. The tests compare with the CLI the cargo tests built. pytest's "no tests
+# ran" (exit 5) is a failure too.
+FRESH_VENV_TEST=test_the_wheel_runs_the_examples_in_a_fresh_venv_without_rust
 python_tests() {
-  local target venv wheels built
+  local target venv wheels fresh status=0
   target=$(target_dir) || return 1
   venv="$target/py-venv"
   wheels="$target/py-wheels"
-  wait "$wheel_build"; built=$?
-  cat "$wheel_log" >&2
-  [ $built = 0 ] || return 1
+  await "$logs/wheel.rc"
+  cat "$logs/wheel"
+  [ "$(cat "$logs/wheel.rc" 2>/dev/null)" = 0 ] || { echo "test.sh: the wheel did not build"; return 1; }
   "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-index --no-deps --force-reinstall "$wheels"/*.whl || return 1
-  MAPWRIGHT_WHEELS="$wheels" MAPWRIGHT_WHEELHOUSE="$target/py-wheelhouse" MAPWRIGHT_BIN="$target/debug/mapwright" \
-    "$venv/bin/python" -m pytest -q -p no:cacheprovider crates/mapwright-py/tests
+  export MAPWRIGHT_WHEELS="$wheels" MAPWRIGHT_WHEELHOUSE="$target/py-wheelhouse" MAPWRIGHT_BIN="$target/debug/mapwright"
+  "$venv/bin/python" -m pytest -q -p no:cacheprovider "crates/mapwright-py/tests/test_wheel.py::$FRESH_VENV_TEST" \
+    > "$logs/pytest-fresh" 2>&1 &
+  fresh=$!
+  "$venv/bin/python" -m pytest -q -p no:cacheprovider crates/mapwright-py/tests -k "not $FRESH_VENV_TEST" || status=1
+  wait "$fresh" || status=1
+  echo "--- pytest of tests/test_wheel.py::$FRESH_VENV_TEST:"
+  cat "$logs/pytest-fresh"
+  return $status
 }
-python_tests || failed+=("python tests")
 
 # --- The API against its OpenAPI file: schemathesis, every operation, every check -------------
 # A real `mapwright serve` on SQLite in a temporary directory, on a free 127.0.0.1 port, with a
@@ -159,9 +208,9 @@ schemathesis_run() {
   local target venv dir port server token status=0
   target=$(target_dir) || return 1
   venv="$target/schemathesis-$SCHEMATHESIS_VERSION"
-  # The binary `cargo test` built above (a no-op here when it did): `cargo build -p mapwright`
-  # would resolve other features for sqlx and its drivers and build them again.
-  cargo test -q --workspace --locked --no-run 2>/dev/null || return 1
+  # The binary the tests' build made (`cargo build -p mapwright` would resolve other features
+  # for sqlx and its drivers and build them again).
+  [ -x "$target/debug/mapwright" ] || return 1
   dir=$(mktemp -d)
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   # The account schemathesis signs in with is made by the operator's command (a sign-up waits
@@ -200,7 +249,28 @@ PY
   rm -rf "$dir"
   return $status
 }
-schemathesis_run || failed+=("schemathesis")
+# --- The tests, at once ------------------------------------------------------------------------
+# The Python tests (once the wheel is built) and schemathesis run in the background into logs,
+# printed after the Rust tests, which print as they go.
+python_tests > "$logs/python" 2>&1 &
+python_job=$!
+if [ $built = 0 ]; then
+  schemathesis_run > "$logs/schemathesis" 2>&1 &
+  schemathesis_job=$!
+fi
+rust_tests || failed+=("cargo test")
+echo "=== The Python tests (pytest) ==="
+wait "$python_job" || failed+=("python tests")
+cat "$logs/python"
+echo "=== The API against its OpenAPI file (schemathesis) ==="
+if [ $built = 0 ]; then
+  wait "$schemathesis_job" || failed+=("schemathesis")
+  cat "$logs/schemathesis"
+else
+  echo "not run: the build failed"
+  failed+=("schemathesis")
+fi
+rm -rf "$logs"
 
 # --- Summary -----------------------------------------------------------------------------------
 if [ ${#failed[@]} -gt 0 ]; then

@@ -73,7 +73,9 @@ class Site:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # Polled every 50 ms for `shutdown`, not the default 500 ms: each test's teardown
+        # waits for the poll (half a second a server, a minute of the suite in all).
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
         self.thread.start()
 
     def add(self, path: str, body: bytes, status: int = 200, content_type: str = "application/xml", gz: bool = False) -> str:

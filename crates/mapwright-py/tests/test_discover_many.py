@@ -278,7 +278,8 @@ class SlowSite:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # Polled every 50 ms for `shutdown` (conftest's Site says why).
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
 
     def add(self, path: str, body: bytes, content_type: str = "application/xml", gz: bool = False) -> None:
         self.pages[path] = (gzip.compress(body) if gz else body, content_type)

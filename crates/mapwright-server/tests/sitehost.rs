@@ -17,6 +17,9 @@ type Pages = HashMap<String, (String, Option<String>)>;
 pub struct SiteHost {
     pages: Arc<Mutex<Pages>>,
     hits: Arc<Mutex<HashMap<String, u32>>>,
+    /// When each request per path arrived: intervals between fetches measured where they happen,
+    /// not where a test polling on a busy machine notices them.
+    times: Arc<Mutex<HashMap<String, Vec<std::time::Instant>>>>,
     /// While set, answers wait (a worker then holds its lease).
     pub hold: Arc<std::sync::atomic::AtomicBool>,
     pub origin: String,
@@ -50,6 +53,11 @@ impl SiteHost {
         self.hits.lock().unwrap().get(path).copied().unwrap_or(0)
     }
 
+    /// When each request for `path` arrived, oldest first.
+    pub fn hit_times(&self, path: &str) -> Vec<std::time::Instant> {
+        self.times.lock().unwrap().get(path).cloned().unwrap_or_default()
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.origin)
     }
@@ -57,6 +65,7 @@ impl SiteHost {
 
 async fn serve(State(site): State<SiteHost>, uri: Uri, headers: HeaderMap) -> Response {
     *site.hits.lock().unwrap().entry(uri.path().to_owned()).or_default() += 1;
+    site.times.lock().unwrap().entry(uri.path().to_owned()).or_default().push(std::time::Instant::now());
     while site.hold.load(std::sync::atomic::Ordering::SeqCst) {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
