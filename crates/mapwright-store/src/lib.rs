@@ -23,6 +23,8 @@ mod accounts;
 #[macro_use]
 mod check_runs;
 #[macro_use]
+mod domains;
+#[macro_use]
 mod leasing;
 #[macro_use]
 mod listing;
@@ -56,6 +58,7 @@ mod wake;
 use std::path::Path;
 use std::sync::Arc;
 
+pub use domains::{DomainProperty, MAX_DOMAINS_PER_USER};
 pub use email::{InvalidEmail, normalize_email};
 pub use error::{Error, Result};
 pub use listing::{SitemapListing, SortKey, StatusFilter, TypeFilter};

@@ -4,6 +4,7 @@ mod accounts;
 mod caps;
 mod check_runs;
 mod disk;
+mod domains;
 mod ingest;
 mod lease;
 mod members;

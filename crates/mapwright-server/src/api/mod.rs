@@ -1,8 +1,8 @@
 //! The JSON API under `/api/v1`: sites, verification, sitemaps, downloads, findings, URLs
 //! (pages, CSV and JSONL exports), the failing-URL report (its check run, "Check now", pages
-//! and exports), the crawl frontier, and a site's members and invitations, plus the IndexNow
-//! receiver and the
-//! OpenAPI file that documents all of them.
+//! and exports), the crawl frontier, a site's members and invitations, and domain properties
+//! (DNS TXT verification), plus the IndexNow receiver and the OpenAPI file that documents all
+//! of them.
 //!
 //! Every handler takes the signed-in user (`CurrentUser`) first, so a request
 //! without a session or token is 401 before anything else is looked at, and passes the
@@ -17,6 +17,7 @@
 //! method a route does not take a problem 405 with `Allow`.
 
 mod checks;
+mod domains;
 pub(crate) mod extract;
 mod members;
 mod sitemaps;
@@ -95,6 +96,11 @@ pub const ROUTES: &[(Method, &str)] = &[
     (Method::Delete, "/api/v1/invitations/{id}"),
     (Method::Post, "/api/v1/invitations/accept"),
     (Method::Delete, "/api/v1/members/{id}"),
+    (Method::Post, "/api/v1/domains"),
+    (Method::Get, "/api/v1/domains"),
+    (Method::Get, "/api/v1/domains/{id}"),
+    (Method::Delete, "/api/v1/domains/{id}"),
+    (Method::Post, "/api/v1/domains/{id}/verify"),
     (Method::Get, "/indexnow"),
     (Method::Post, "/indexnow"),
 ];
@@ -150,6 +156,11 @@ fn handler(method: Method, path: &str) -> MethodRouter<AppState> {
         (Method::Delete, "/api/v1/invitations/{id}") => delete(members::revoke),
         (Method::Post, "/api/v1/invitations/accept") => post(members::accept),
         (Method::Delete, "/api/v1/members/{id}") => delete(members::remove),
+        (Method::Post, "/api/v1/domains") => post(domains::create),
+        (Method::Get, "/api/v1/domains") => get(domains::list),
+        (Method::Get, "/api/v1/domains/{id}") => get(domains::show),
+        (Method::Delete, "/api/v1/domains/{id}") => delete(domains::remove),
+        (Method::Post, "/api/v1/domains/{id}/verify") => post(domains::verify_now),
         (Method::Get, "/indexnow") => get(crate::indexnow::get),
         (Method::Post, "/indexnow") => post(crate::indexnow::post).layer(crate::indexnow::body_limit()),
         _ => unreachable!("every entry of ROUTES has a handler: {method:?} {path}"),

@@ -22,6 +22,7 @@ async fn snapshot(app: &TestApp, token: &str, site: i64, sitemap: i64, download:
         format!("/api/v1/downloads/{download}/findings"),
         format!("/api/v1/sites/{site}/members"),
         "/api/v1/tokens".to_owned(),
+        "/api/v1/domains".to_owned(),
     ] {
         let (status, _, body) = call(app, "GET", &uri, Some(token), None).await;
         assert_eq!(status, StatusCode::OK, "{uri}");
@@ -51,9 +52,11 @@ async fn another_users_resources_are_404_for_every_route_with_an_id() {
             .await
             .unwrap();
         let membership = app.store.list_members(ann, site.id).await.unwrap()[0].id;
+        let domain = app.store.create_domain(ann, "ann.example", 0).await.unwrap();
         let before = snapshot(&app, &ann_token, site.id, sitemap.id, download).await;
 
         let (s, m, d, t, i, b) = (site.id, sitemap.id, download, ann_token_id, invitation.id, membership);
+        let p = domain.id;
         let sitemap_body = json!({ "url": format!("{}/other.xml", web.origin) });
         let table: Vec<(Method, &str, String, Option<Value>)> = vec![
             (Method::Get, "/api/v1/sites/{id}", format!("/api/v1/sites/{s}"), None),
@@ -90,6 +93,9 @@ async fn another_users_resources_are_404_for_every_route_with_an_id() {
             ),
             (Method::Delete, "/api/v1/invitations/{id}", format!("/api/v1/invitations/{i}"), None),
             (Method::Delete, "/api/v1/members/{id}", format!("/api/v1/members/{b}"), None),
+            (Method::Get, "/api/v1/domains/{id}", format!("/api/v1/domains/{p}"), None),
+            (Method::Delete, "/api/v1/domains/{id}", format!("/api/v1/domains/{p}"), None),
+            (Method::Post, "/api/v1/domains/{id}/verify", format!("/api/v1/domains/{p}/verify"), None),
         ];
 
         // The table covers every documented route with an id.
@@ -110,6 +116,7 @@ async fn another_users_resources_are_404_for_every_route_with_an_id() {
         let after = snapshot(&app, &ann_token, site.id, sitemap.id, download).await;
         assert_eq!(before, after);
         assert_eq!(app.store.site(ann, site.id).await.unwrap(), site, "not even last_checked_at moved");
+        assert_eq!(app.store.domain(ann, domain.id).await.unwrap(), domain, "nor the domain property's");
     })
     .await;
 }
