@@ -12,6 +12,7 @@ mod console_members;
 mod console_words;
 mod dns;
 mod e2e;
+mod e2e_domains;
 mod e2e_members;
 mod hardening;
 mod life;
