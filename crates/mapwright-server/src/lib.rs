@@ -11,6 +11,7 @@ pub mod alerts;
 pub mod api;
 mod auth;
 pub mod console;
+pub mod domains;
 mod error;
 pub mod hashing;
 pub mod indexnow;
@@ -61,6 +62,9 @@ pub struct AppState {
     /// How the service mails sign-up links; `None`: it takes no sign-ups (the operator makes
     /// the accounts). See [`AppState::with_mail`].
     pub mail: Option<Arc<mail::Mailer>>,
+    /// Where domain properties' TXT records are looked up (see [`domains::dns`]):
+    /// the system's name servers unless [`AppState::with_dns_servers`] names others.
+    pub dns: domains::dns::DnsConfig,
     /// The last probe of `/healthz`.
     health: Arc<HealthProbe>,
 }
@@ -100,6 +104,7 @@ impl AppState {
             scheduler: Arc::default(),
             checks: Arc::default(),
             mail: None,
+            dns: domains::dns::DnsConfig::default(),
             health: Arc::default(),
         }
     }
@@ -109,6 +114,13 @@ impl AppState {
     /// owner following the link.
     pub fn with_mail(mut self, mailer: mail::Mailer) -> Self {
         self.mail = Some(Arc::new(mailer));
+        self
+    }
+
+    /// Looks TXT records of domain properties up on these name servers instead of the
+    /// system's (`serve --dns-server`; the tests' own DNS server on loopback).
+    pub fn with_dns_servers(mut self, servers: Vec<std::net::SocketAddr>) -> Self {
+        self.dns.servers = servers;
         self
     }
 

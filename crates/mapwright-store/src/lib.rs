@@ -26,6 +26,7 @@ mod alerts;
 mod check_runs;
 #[macro_use]
 mod diffs;
+mod domains;
 #[macro_use]
 mod leasing;
 #[macro_use]
@@ -62,6 +63,7 @@ use std::sync::Arc;
 
 pub use alerts::{AlertLink, AlertRecipient, AlertSetting, Worsening, alert_rank};
 pub use diffs::{Change, DiffUrl, MAX_DIFF_URLS, ReadDiff};
+pub use domains::{DomainProperty, MAX_DOMAINS_PER_USER};
 pub use email::{InvalidEmail, normalize_email};
 pub use error::{Error, Result};
 pub use listing::{SitemapListing, SortKey, StatusFilter, TypeFilter};

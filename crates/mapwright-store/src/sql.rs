@@ -13,7 +13,7 @@
 //! shared limits, health), `sites.rs`, `sitemaps.rs` (sitemaps, downloads, roll-ups, the
 //! console's summaries), `leasing.rs` (the fetch queue), `urls.rs`, `ingest.rs` (a download's
 //! staged URLs), `check_runs.rs` (check runs, recorded checks, failure reports), `members.rs` (members
-//! and invitations), `alerts.rs` (e-mail alerts), `diffs.rs` (per-read diffs) and `retention.rs`. What several concerns use stays here: `owned!`, `owner_of!`, `mark_orphans_removed!`,
+//! and invitations), `alerts.rs` (e-mail alerts), `diffs.rs` (per-read diffs), `domains.rs` (domain properties) and `retention.rs`. What several concerns use stays here: `owned!`, `owner_of!`, `mark_orphans_removed!`,
 //! [`Pacer`], the hashing and cleaning of URLs, the chunk sizes.
 
 /// The condition "the acting user may see site `s`": `$a` is the admin flag, `$u` the id; a
@@ -56,6 +56,7 @@ macro_rules! impl_store {
         url_check_methods!($ty);
         retention_methods!($ty);
         member_methods!($ty);
+        domain_methods!($ty, lock = $lock);
         listing_methods!($ty);
         alert_methods!($ty);
         diff_methods!($ty);
@@ -654,6 +655,48 @@ macro_rules! impl_store {
                 window_seconds: i64,
             ) -> Result<Vec<$crate::AlertRecipient>> {
                 self.claim_alert_recipients_impl(site_id, now, window_seconds).await
+            }
+
+            async fn create_domain(
+                &self,
+                actor: Actor,
+                domain: &str,
+                now: Timestamp,
+            ) -> Result<$crate::DomainProperty> {
+                self.create_domain_impl(actor, domain, now).await
+            }
+
+            async fn domain(&self, actor: Actor, domain_id: i64) -> Result<$crate::DomainProperty> {
+                self.domain_impl(actor, domain_id).await
+            }
+
+            async fn list_domains(&self, actor: Actor) -> Result<Vec<$crate::DomainProperty>> {
+                self.list_domains_impl(actor).await
+            }
+
+            async fn delete_domain(&self, actor: Actor, domain_id: i64) -> Result<()> {
+                self.delete_domain_impl(actor, domain_id).await
+            }
+
+            async fn record_domain_verification(&self, domain_id: i64, ok: bool, now: Timestamp) -> Result<()> {
+                self.record_domain_verification_impl(domain_id, ok, now).await
+            }
+
+            async fn domains_to_verify(
+                &self,
+                before: Timestamp,
+                now: Timestamp,
+                limit: i64,
+            ) -> Result<Vec<$crate::DomainProperty>> {
+                self.domains_to_verify_impl(before, now, limit).await
+            }
+
+            async fn verified_domains_of_site_owners(&self, site_id: i64) -> Result<Vec<$crate::DomainProperty>> {
+                self.verified_domains_of_site_owners_impl(site_id).await
+            }
+
+            async fn sites_owned_by(&self, user_id: i64) -> Result<Vec<Site>> {
+                self.sites_owned_by_impl(user_id).await
             }
         }
     };

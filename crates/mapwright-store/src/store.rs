@@ -10,8 +10,8 @@ use async_trait::async_trait;
 use crate::Result;
 use crate::model::*;
 use crate::{
-    AlertLink, AlertRecipient, AlertSetting, Change, DiffUrl, Invitation, InvitationInfo, Member, ReadDiff, Role,
-    SitemapListing, Worsening,
+    AlertLink, AlertRecipient, AlertSetting, Change, DiffUrl, DomainProperty, Invitation, InvitationInfo, Member,
+    ReadDiff, Role, SitemapListing, Worsening,
 };
 
 /// Storage of the sitemap service.
@@ -621,6 +621,34 @@ pub trait Store: Send + Sync + 'static {
         now: Timestamp,
         window_seconds: i64,
     ) -> Result<Vec<AlertRecipient>>;
+    // --- domain properties (DNS TXT verification, `domains.rs`) ---
+
+    /// Adds a domain property for the actor with a fresh token: the name in normal form (the
+    /// server's to make). The actor's name claimed again is [`Error::Conflict`](crate::Error::Conflict);
+    /// past [`MAX_DOMAINS_PER_USER`](crate::MAX_DOMAINS_PER_USER), [`Error::Quota`](crate::Error::Quota).
+    async fn create_domain(&self, actor: Actor, domain: &str, now: Timestamp) -> Result<DomainProperty>;
+
+    /// One domain property of the actor (any for an admin); another user's is `NotFound`.
+    async fn domain(&self, actor: Actor, domain_id: i64) -> Result<DomainProperty>;
+
+    /// The actor's domain properties (all for an admin), by id.
+    async fn list_domains(&self, actor: Actor) -> Result<Vec<DomainProperty>>;
+
+    /// Deletes a domain property of the actor.
+    async fn delete_domain(&self, actor: Actor, domain_id: i64) -> Result<()>;
+
+    /// Records a TXT look-up: `ok` keeps or sets `verified_at`, a failure clears it.
+    async fn record_domain_verification(&self, domain_id: i64, ok: bool, now: Timestamp) -> Result<()>;
+
+    /// Claims up to `limit` domain properties last looked up before `before` (or never), as
+    /// [`Store::sites_to_verify`] claims sites.
+    async fn domains_to_verify(&self, before: Timestamp, now: Timestamp, limit: i64) -> Result<Vec<DomainProperty>>;
+
+    /// The verified domain properties of the owners of a site (the ones that may cover it).
+    async fn verified_domains_of_site_owners(&self, site_id: i64) -> Result<Vec<DomainProperty>>;
+
+    /// The sites a user owns (the ones a property of that user may cover), by id.
+    async fn sites_owned_by(&self, user_id: i64) -> Result<Vec<Site>>;
 
     // --- retention ---
 

@@ -6,6 +6,7 @@ mod caps;
 mod check_runs;
 mod diffs;
 mod disk;
+mod domains;
 mod ingest;
 mod lease;
 mod members;

@@ -123,6 +123,10 @@ pub struct ServeArgs {
     /// How long a site never verified, with no sitemap, is kept [default: 7d].
     #[arg(long, env = "MAPWRIGHT_UNVERIFIED_SITE_RETENTION", value_name = "DURATION", value_parser = duration_arg)]
     pub unverified_site_retention: Option<Duration>,
+    /// A DNS server (ADDR:PORT) that looks up the TXT records of domain properties, instead of
+    /// the name servers of /etc/resolv.conf; repeatable, comma-separated in the variable.
+    #[arg(long = "dns-server", env = "MAPWRIGHT_DNS_SERVERS", value_name = "ADDR:PORT", value_delimiter = ',')]
+    pub dns_servers: Vec<SocketAddr>,
     /// Make the existing account with this e-mail an admin, who sees and changes every user's
     /// sites; granted at start only, never by a sign-up (sign up first, then restart); repeatable,
     /// comma-separated in the variable.
@@ -243,6 +247,7 @@ impl ServeArgs {
             shutdown_grace: self.shutdown_grace,
             ping_limit_per_minute: self.ping_limit_per_minute,
             admins: (!self.admins.is_empty()).then(|| self.admins.clone()),
+            dns_servers: (!self.dns_servers.is_empty()).then(|| self.dns_servers.clone()),
             jobs_per_origin: self.jobs_per_origin,
             jobs_per_user: self.jobs_per_user,
             min_fetch_interval: self.min_fetch_interval,
@@ -325,6 +330,9 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
     let addr = listener.as_ref().map(|l| l.local_addr()).transpose()?;
     let mut state = AppState::new(store.clone(), settings.secure_cookies);
     state.checks = Arc::new(mapwright_server::console::checker::Jobs::new(checker_config(&settings)));
+    if !settings.dns_servers.is_empty() {
+        state = state.with_dns_servers(settings.dns_servers.clone());
+    }
     if settings.allow_private_networks {
         tracing::warn!("outbound fetches may reach private networks (--allow-private-networks)");
         state = state.allow_private_networks();

@@ -1,7 +1,8 @@
 //! The JSON API under `/api/v1`: sites, verification, sitemaps, downloads, findings, per-read
 //! diffs and URLs (pages, CSV and JSONL exports), the failing-URL report (its check run, "Check now", pages
 //! and exports), the crawl frontier, a site's members and invitations, and e-mail alerts
-//! (each member's choice per site, the unsubscribe link's token), plus the IndexNow
+//! (each member's choice per site, the unsubscribe link's token), domain
+//! properties (DNS TXT verification), plus the IndexNow
 //! receiver and the
 //! OpenAPI file that documents all of them.
 //!
@@ -22,6 +23,7 @@ mod checks;
 mod diffs;
 
 pub(crate) use alerts::link as alert_link;
+mod domains;
 pub(crate) mod extract;
 mod members;
 mod sitemaps;
@@ -107,6 +109,11 @@ pub const ROUTES: &[(Method, &str)] = &[
     (Method::Get, "/api/v1/sites/{id}/alerts"),
     (Method::Post, "/api/v1/sites/{id}/alerts"),
     (Method::Post, "/api/v1/alerts/unsubscribe"),
+    (Method::Post, "/api/v1/domains"),
+    (Method::Get, "/api/v1/domains"),
+    (Method::Get, "/api/v1/domains/{id}"),
+    (Method::Delete, "/api/v1/domains/{id}"),
+    (Method::Post, "/api/v1/domains/{id}/verify"),
     (Method::Get, "/indexnow"),
     (Method::Post, "/indexnow"),
 ];
@@ -169,6 +176,11 @@ fn handler(method: Method, path: &str) -> MethodRouter<AppState> {
         (Method::Get, "/api/v1/sites/{id}/alerts") => get(alerts::show),
         (Method::Post, "/api/v1/sites/{id}/alerts") => post(alerts::set),
         (Method::Post, "/api/v1/alerts/unsubscribe") => post(alerts::unsubscribe),
+        (Method::Post, "/api/v1/domains") => post(domains::create),
+        (Method::Get, "/api/v1/domains") => get(domains::list),
+        (Method::Get, "/api/v1/domains/{id}") => get(domains::show),
+        (Method::Delete, "/api/v1/domains/{id}") => delete(domains::remove),
+        (Method::Post, "/api/v1/domains/{id}/verify") => post(domains::verify_now),
         (Method::Get, "/indexnow") => get(crate::indexnow::get),
         (Method::Post, "/indexnow") => post(crate::indexnow::post).layer(crate::indexnow::body_limit()),
         _ => unreachable!("every entry of ROUTES has a handler: {method:?} {path}"),

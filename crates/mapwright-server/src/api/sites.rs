@@ -75,8 +75,9 @@ pub(crate) fn parse_origin(text: &str) -> Result<String, AppError> {
     Ok(url.origin().ascii_serialization())
 }
 
-/// `POST /api/v1/sites` `{"origin"}`: 201 with the site and its verification instructions;
-/// 409 when the user already has it.
+/// `POST /api/v1/sites` `{"origin"}`: 201 with the site and its verification instructions
+/// (verified already when a verified domain property of the user covers it); 409 when the user
+/// already has it.
 pub(crate) async fn create(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
@@ -84,6 +85,8 @@ pub(crate) async fn create(
 ) -> Result<(StatusCode, Json<SiteView>), AppError> {
     let origin = parse_origin(&body.origin)?;
     let site = state.store.create_site(Actor::from(&user), &origin, now()).await?;
+    // Verified at once when a domain property of the user covers it.
+    let site = crate::domains::after_site_added(&state, site).await?;
     Ok((StatusCode::CREATED, Json(site.into())))
 }
 

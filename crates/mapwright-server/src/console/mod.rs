@@ -6,7 +6,7 @@
 //!
 //! Pages: `/` (the "My sitemaps" table, also at `/sitemaps`), `/sitemaps/add`,
 //! `/sitemaps/{id}` (and its `/findings`), `/sites/{id}` (and its `/findings`, `/failing.csv`,
-//! `/delete`, `/members`; `POST /sites/{id}/alerts`), `/invitations/accept`, `/alerts/unsubscribe`, `/account`, `/signin`, `/signup`, `/signup/confirm`; `POST /signout`. Every answer of these routes is
+//! `/delete`, `/members`; `POST /sites/{id}/alerts`), `/domains` (and `/domains/{id}`, its `/delete`), `/invitations/accept`, `/alerts/unsubscribe`, `/account`, `/signin`, `/signup`, `/signup/confirm`; `POST /signout`. Every answer of these routes is
 //! an HTML page, errors included (`html_errors`), and unknown paths get a 404 page.
 
 mod accounts;
@@ -14,6 +14,7 @@ mod alerts;
 pub mod checker;
 pub mod csrf;
 mod diffs;
+mod domains;
 mod findings;
 pub(crate) mod format;
 mod listing;
@@ -70,6 +71,10 @@ pub fn routes() -> Router<AppState> {
         .route("/invitations/accept", get(members::accept_page).post(members::accept))
         .route("/sites/{id}/alerts", post(alerts::set))
         .route("/alerts/unsubscribe", get(alerts::unsubscribe_page).post(alerts::unsubscribe))
+        .route("/domains", get(domains::list).post(domains::add))
+        .route("/domains/{id}", get(domains::show))
+        .route("/domains/{id}/verify", post(domains::verify_now))
+        .route("/domains/{id}/delete", get(domains::delete_confirm).post(domains::delete))
         .route("/account", get(accounts::account))
         .route("/account/tokens", post(accounts::create_token))
         .route("/account/tokens/{id}/revoke", get(accounts::revoke_confirm).post(accounts::revoke_token))
@@ -274,6 +279,7 @@ fn layout_with(title: &str, session: Option<&Session>, links: bool, body: Markup
                         nav aria-label="Main" {
                             a href="/" { "My sitemaps" }
                             a href="/sitemaps/add" { "Add a sitemap" }
+                            a href="/domains" { "Domains" }
                             a href="/account" { "Account" }
                             @if let Some(s) = session {
                                 form method="post" action="/signout" class="inline" {

@@ -285,7 +285,9 @@ async fn resolve_site(state: &AppState, session: &Session, form: &AddForm) -> Re
     if let Some(site) = sites.into_iter().find(|s| s.origin == origin && s.owner_id == actor.user_id) {
         return Ok(site);
     }
-    Ok(state.store.create_site(actor, &origin, now()).await?)
+    let site = state.store.create_site(actor, &origin, now()).await?;
+    // Verified at once when a domain property of the user covers it: the sitemap goes in now.
+    crate::domains::after_site_added(state, site).await
 }
 
 /// `POST /sitemaps/{id}/resubmit`: due now.

@@ -145,6 +145,9 @@ fn verification(site: &Site, csrf: &str, add: &str, now: i64, owner: bool) -> Ma
             dt { "Or meta tag" } dd { "Put " code { (meta_tag(&site.verification_token)) } " in the " code { "<head>" } " of " code class="url" { (url(&site.origin)) "/" } "." }
         }
 
+        @if site.verified_at.is_none() {
+            p class="hint" id="domain-hint" { "Or prove a whole domain at once with a DNS TXT record: " a href="/domains" { "add a domain property" } "." }
+        }
         @if !add.is_empty() && site.verified_at.is_none() {
             p id="pending-add" { span class="url" { (url(add)) } " is added as soon as the site is verified." }
         }

@@ -174,6 +174,8 @@ pub fn spawn(state: AppState, config: Config, shutdown: watch::Receiver<bool>) -
         tasks.spawn(hear_wakes(state.clone(), config.poll_interval, shutdown.clone()));
         if config.recheck {
             tasks.spawn(recheck::run(state.clone(), config.clone(), shutdown.clone()));
+            let (interval, poll) = (config.verify_interval, config.poll_interval);
+            tasks.spawn(crate::domains::run_rechecks(state.clone(), interval, poll, shutdown.clone()));
         }
         if let Some(policy) = config.retention {
             tasks.spawn(retention::run(state.clone(), policy, shutdown.clone()));
@@ -194,7 +196,7 @@ pub(crate) fn process_tag() -> String {
 }
 
 /// Resolves once shutdown was asked for (or can no longer be asked).
-async fn stopping(mut shutdown: watch::Receiver<bool>) {
+pub(crate) async fn stopping(mut shutdown: watch::Receiver<bool>) {
     while !*shutdown.borrow_and_update() {
         if shutdown.changed().await.is_err() {
             return;

@@ -25,6 +25,7 @@ async fn snapshot(app: &TestApp, token: &str, site: i64, sitemap: i64, download:
         format!("/api/v1/sites/{site}/members"),
         format!("/api/v1/sites/{site}/alerts"),
         "/api/v1/tokens".to_owned(),
+        "/api/v1/domains".to_owned(),
     ] {
         let (status, _, body) = call(app, "GET", &uri, Some(token), None).await;
         assert_eq!(status, StatusCode::OK, "{uri}");
@@ -54,9 +55,11 @@ async fn another_users_resources_are_404_for_every_route_with_an_id() {
             .await
             .unwrap();
         let membership = app.store.list_members(ann, site.id).await.unwrap()[0].id;
+        let domain = app.store.create_domain(ann, "ann.example", 0).await.unwrap();
         let before = snapshot(&app, &ann_token, site.id, sitemap.id, download).await;
 
         let (s, m, d, t, i, b) = (site.id, sitemap.id, download, ann_token_id, invitation.id, membership);
+        let p = domain.id;
         let sitemap_body = json!({ "url": format!("{}/other.xml", web.origin) });
         let table: Vec<(Method, &str, String, Option<Value>)> = vec![
             (Method::Get, "/api/v1/sites/{id}", format!("/api/v1/sites/{s}"), None),
@@ -104,6 +107,9 @@ async fn another_users_resources_are_404_for_every_route_with_an_id() {
                 format!("/api/v1/sites/{s}/alerts"),
                 Some(json!({ "enabled": false })),
             ),
+            (Method::Get, "/api/v1/domains/{id}", format!("/api/v1/domains/{p}"), None),
+            (Method::Delete, "/api/v1/domains/{id}", format!("/api/v1/domains/{p}"), None),
+            (Method::Post, "/api/v1/domains/{id}/verify", format!("/api/v1/domains/{p}/verify"), None),
         ];
 
         // The table covers every documented route with an id.
@@ -124,6 +130,7 @@ async fn another_users_resources_are_404_for_every_route_with_an_id() {
         let after = snapshot(&app, &ann_token, site.id, sitemap.id, download).await;
         assert_eq!(before, after);
         assert_eq!(app.store.site(ann, site.id).await.unwrap(), site, "not even last_checked_at moved");
+        assert_eq!(app.store.domain(ann, domain.id).await.unwrap(), domain, "nor the domain property's");
     })
     .await;
 }

@@ -3,6 +3,7 @@
 
 mod contract;
 mod cross_user;
+mod domains;
 mod indexnow;
 mod lifecycle;
 mod listing;

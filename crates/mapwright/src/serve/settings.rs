@@ -32,6 +32,8 @@ pub struct Settings {
     pub ping_limit_per_minute: Option<u32>,
     /// E-mail addresses of the admin accounts.
     pub admins: Vec<String>,
+    /// The DNS servers of domain properties' TXT look-ups; empty: the system's.
+    pub dns_servers: Vec<SocketAddr>,
     /// Sign-ups accepted per minute per client address; `None` keeps the default (10).
     pub sign_up_limit_per_minute: Option<u32>,
     pub max_connections: usize,
@@ -114,6 +116,7 @@ pub struct FileSettings {
     pub shutdown_grace: Option<DurationValue>,
     pub ping_limit_per_minute: Option<u32>,
     pub admins: Option<Vec<String>>,
+    pub dns_servers: Option<Vec<SocketAddr>>,
     pub jobs_per_origin: Option<i64>,
     pub jobs_per_user: Option<i64>,
     pub min_fetch_interval: Option<DurationValue>,
@@ -170,6 +173,7 @@ pub struct Given {
     pub shutdown_grace: Option<Duration>,
     pub ping_limit_per_minute: Option<u32>,
     pub admins: Option<Vec<String>>,
+    pub dns_servers: Option<Vec<SocketAddr>>,
     pub jobs_per_origin: Option<i64>,
     pub jobs_per_user: Option<i64>,
     pub min_fetch_interval: Option<Duration>,
@@ -226,6 +230,7 @@ pub fn resolve(
         shutdown_grace: duration(given.shutdown_grace, &file.shutdown_grace, "shutdown_grace", 10)?,
         ping_limit_per_minute: given.ping_limit_per_minute.or(file.ping_limit_per_minute),
         admins: given.admins.or(file.admins).unwrap_or_default(),
+        dns_servers: given.dns_servers.or(file.dns_servers).unwrap_or_default(),
         sharing: Sharing {
             jobs_per_origin: given.jobs_per_origin.or(file.jobs_per_origin).unwrap_or(2),
             // One below the workers (at most 2) unless given.
