@@ -21,4 +21,5 @@ mod strangers;
 mod support;
 mod tree;
 mod verify;
+mod webhooks;
 mod written;

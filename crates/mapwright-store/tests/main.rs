@@ -14,3 +14,4 @@ mod shape;
 mod sharing;
 mod support;
 mod urls;
+mod webhooks;

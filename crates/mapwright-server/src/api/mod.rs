@@ -1,6 +1,7 @@
 //! The JSON API under `/api/v1`: sites, verification, sitemaps, downloads, findings, URLs
 //! (pages, CSV and JSONL exports), the failing-URL report (its check run, "Check now", pages
-//! and exports), the crawl frontier, and a site's members and invitations, plus the IndexNow
+//! and exports), the crawl frontier, a site's members and invitations, and its webhooks with
+//! their logs, plus the IndexNow
 //! receiver and the
 //! OpenAPI file that documents all of them.
 //!
@@ -22,6 +23,7 @@ mod members;
 mod sitemaps;
 mod sites;
 mod urls;
+mod webhooks;
 
 use axum::Router;
 use axum::http::header::CONTENT_TYPE;
@@ -95,6 +97,11 @@ pub const ROUTES: &[(Method, &str)] = &[
     (Method::Delete, "/api/v1/invitations/{id}"),
     (Method::Post, "/api/v1/invitations/accept"),
     (Method::Delete, "/api/v1/members/{id}"),
+    (Method::Get, "/api/v1/sites/{id}/webhooks"),
+    (Method::Post, "/api/v1/sites/{id}/webhooks"),
+    (Method::Get, "/api/v1/webhooks/{id}"),
+    (Method::Delete, "/api/v1/webhooks/{id}"),
+    (Method::Get, "/api/v1/webhooks/{id}/deliveries"),
     (Method::Get, "/indexnow"),
     (Method::Post, "/indexnow"),
 ];
@@ -150,6 +157,11 @@ fn handler(method: Method, path: &str) -> MethodRouter<AppState> {
         (Method::Delete, "/api/v1/invitations/{id}") => delete(members::revoke),
         (Method::Post, "/api/v1/invitations/accept") => post(members::accept),
         (Method::Delete, "/api/v1/members/{id}") => delete(members::remove),
+        (Method::Get, "/api/v1/sites/{id}/webhooks") => get(webhooks::list),
+        (Method::Post, "/api/v1/sites/{id}/webhooks") => post(webhooks::create),
+        (Method::Get, "/api/v1/webhooks/{id}") => get(webhooks::show),
+        (Method::Delete, "/api/v1/webhooks/{id}") => delete(webhooks::remove),
+        (Method::Get, "/api/v1/webhooks/{id}/deliveries") => get(webhooks::deliveries),
         (Method::Get, "/indexnow") => get(crate::indexnow::get),
         (Method::Post, "/indexnow") => post(crate::indexnow::post).layer(crate::indexnow::body_limit()),
         _ => unreachable!("every entry of ROUTES has a handler: {method:?} {path}"),
