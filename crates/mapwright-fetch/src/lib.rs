@@ -22,6 +22,7 @@ pub mod sitemap;
 pub mod sites;
 pub mod state;
 pub mod submit;
+pub mod webhook;
 
 pub use body::BodyReader;
 pub use client::{Fetched, Fetcher, Meta, Response, Validators};

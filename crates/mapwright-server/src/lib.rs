@@ -25,6 +25,7 @@ mod ratelimit;
 pub mod scheduler;
 pub mod submission;
 pub mod verify;
+pub mod webhooks;
 
 use std::sync::Arc;
 

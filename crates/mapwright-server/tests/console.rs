@@ -29,6 +29,8 @@ pub struct Seeded {
     pub invitation_id: i64,
     /// The user's own membership of the site.
     pub member_id: i64,
+    /// A webhook of the site.
+    pub webhook_id: i64,
 }
 
 pub async fn seed(app: &TestApp, email: &str, origin: &str) -> Seeded {
@@ -80,12 +82,16 @@ pub async fn seed(app: &TestApp, email: &str, origin: &str) -> Seeded {
     let role = mapwright_store::Role::Reader;
     let (invitation, _) = store.create_invitation(actor, site.id, &guest, role, now, 86_400).await.unwrap();
     let member_id = store.list_members(actor, site.id).await.unwrap()[0].id;
+    let events = mapwright_store::WEBHOOK_EVENTS;
+    let webhook =
+        store.create_webhook(actor, site.id, "https://hooks.example/in", "a-secret-of-16-chars", &events, now);
+    let webhook_id = webhook.await.unwrap().id;
     let cookie = format!("mapwright_session={session}");
     let (status, _, html) = app.get("/", Auth::Cookie(&cookie)).await;
     assert_eq!(status, StatusCode::OK, "{html}");
     let csrf = csrf_of(&html).expect("the table page has a form with a CSRF token");
     let sitemap = store.sitemap(actor, sitemap.id).await.unwrap();
-    Seeded { cookie, csrf, site, sitemap, token_id: token.id, invitation_id: invitation.id, member_id }
+    Seeded { cookie, csrf, site, sitemap, token_id: token.id, invitation_id: invitation.id, member_id, webhook_id }
 }
 
 /// The CSRF token of the first post form of a page.
@@ -210,6 +216,7 @@ async fn pages_without_a_session_redirect_to_sign_in() {
 /// Every GET page and POST action that takes an id, with the id it takes from a seeded user.
 fn routes_with_ids(s: &Seeded) -> (Vec<String>, Vec<String>) {
     let (sm, site, tok, inv, member) = (s.sitemap.id, s.site.id, s.token_id, s.invitation_id, s.member_id);
+    let hook = s.webhook_id;
     let gets = vec![
         format!("/sitemaps/{sm}"),
         format!("/sitemaps/{sm}/remove"),
@@ -221,6 +228,9 @@ fn routes_with_ids(s: &Seeded) -> (Vec<String>, Vec<String>) {
         format!("/account/tokens/{tok}/revoke"),
         format!("/sites/{site}/members"),
         format!("/sites/{site}/members/{member}/remove"),
+        format!("/sites/{site}/webhooks"),
+        format!("/sites/{site}/webhooks/{hook}"),
+        format!("/sites/{site}/webhooks/{hook}/delete"),
     ];
     let posts = vec![
         format!("/sitemaps/{sm}/resubmit"),
@@ -231,6 +241,8 @@ fn routes_with_ids(s: &Seeded) -> (Vec<String>, Vec<String>) {
         format!("/sites/{site}/invitations"),
         format!("/sites/{site}/invitations/{inv}/withdraw"),
         format!("/sites/{site}/members/{member}/remove"),
+        format!("/sites/{site}/webhooks"),
+        format!("/sites/{site}/webhooks/{hook}/delete"),
         format!("/sites/{site}/delete"),
     ];
     (gets, posts)

@@ -28,4 +28,5 @@ mod strangers;
 mod support;
 mod tree;
 mod verify;
+mod webhooks;
 mod written;

@@ -43,6 +43,8 @@ mod sitemaps;
 mod sites;
 #[macro_use]
 mod urls;
+#[macro_use]
+mod webhooks;
 mod email;
 mod error;
 #[macro_use]
@@ -73,6 +75,10 @@ pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 pub use store::Store;
 pub use wake::{CHANNEL as WAKE_CHANNEL, DueListener, Heard};
+pub use webhooks::{
+    ATTEMPTS_KEPT, AttemptRecord, Enqueued, LeasedDelivery, MAX_PENDING_DELIVERIES_PER_USER, MAX_WEBHOOKS_PER_SITE,
+    MAX_WEBHOOKS_PER_USER, WEBHOOK_EVENTS, Webhook, WebhookAttempt,
+};
 
 /// Sites a user may have that are not verified: each costs a verification check per re-check
 /// period, so a stranger must not add them without end. Stale ones expire (see [`Retention`]).

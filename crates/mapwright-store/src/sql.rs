@@ -13,7 +13,7 @@
 //! shared limits, health), `sites.rs`, `sitemaps.rs` (sitemaps, downloads, roll-ups, the
 //! console's summaries), `leasing.rs` (the fetch queue), `urls.rs`, `ingest.rs` (a download's
 //! staged URLs), `check_runs.rs` (check runs, recorded checks, failure reports), `members.rs` (members
-//! and invitations), `alerts.rs` (e-mail alerts), `diffs.rs` (per-read diffs), `domains.rs` (domain properties) and `retention.rs`. What several concerns use stays here: `owned!`, `owner_of!`, `mark_orphans_removed!`,
+//! and invitations), `alerts.rs` (e-mail alerts), `diffs.rs` (per-read diffs), `domains.rs` (domain properties), `webhooks.rs` (webhook endpoints, deliveries, attempts) and `retention.rs`. What several concerns use stays here: `owned!`, `owner_of!`, `mark_orphans_removed!`,
 //! [`Pacer`], the hashing and cleaning of URLs, the chunk sizes.
 
 /// The condition "the acting user may see site `s`": `$a` is the admin flag, `$u` the id; a
@@ -60,6 +60,7 @@ macro_rules! impl_store {
         listing_methods!($ty);
         alert_methods!($ty);
         diff_methods!($ty);
+        webhook_methods!($ty);
 
         #[async_trait::async_trait]
         impl $crate::Store for $ty {
@@ -697,6 +698,71 @@ macro_rules! impl_store {
 
             async fn sites_owned_by(&self, user_id: i64) -> Result<Vec<Site>> {
                 self.sites_owned_by_impl(user_id).await
+            }
+
+            // --- webhooks ---
+
+            async fn create_webhook(
+                &self,
+                actor: Actor,
+                site_id: i64,
+                url: &str,
+                secret_value: &str,
+                events: &[&str],
+                now: Timestamp,
+            ) -> Result<$crate::Webhook> {
+                self.create_webhook_impl(actor, site_id, url, secret_value, events, now).await
+            }
+
+            async fn list_webhooks(&self, actor: Actor, site_id: i64) -> Result<Vec<$crate::Webhook>> {
+                self.list_webhooks_impl(actor, site_id).await
+            }
+
+            async fn webhook(&self, actor: Actor, webhook_id: i64) -> Result<$crate::Webhook> {
+                self.webhook_impl(actor, webhook_id).await
+            }
+
+            async fn delete_webhook(&self, actor: Actor, webhook_id: i64) -> Result<()> {
+                self.delete_webhook_impl(actor, webhook_id).await
+            }
+
+            async fn webhook_attempts(
+                &self,
+                actor: Actor,
+                webhook_id: i64,
+                limit: i64,
+            ) -> Result<Vec<$crate::WebhookAttempt>> {
+                self.webhook_attempts_impl(actor, webhook_id, limit).await
+            }
+
+            async fn enqueue_webhook_event(
+                &self,
+                site_id: i64,
+                event: &str,
+                payload: &str,
+                only_webhook: Option<i64>,
+                now: Timestamp,
+            ) -> Result<$crate::Enqueued> {
+                self.enqueue_webhook_event_impl(site_id, event, payload, only_webhook, now).await
+            }
+
+            async fn lease_webhook_deliveries(
+                &self,
+                worker: &str,
+                now: Timestamp,
+                lease_seconds: i64,
+                limit: i64,
+            ) -> Result<Vec<$crate::LeasedDelivery>> {
+                self.lease_webhook_deliveries_impl(worker, now, lease_seconds, limit).await
+            }
+
+            async fn finish_webhook_attempt(
+                &self,
+                worker: &str,
+                delivery: &$crate::LeasedDelivery,
+                record: &$crate::AttemptRecord,
+            ) -> Result<bool> {
+                self.finish_webhook_attempt_impl(worker, delivery, record).await
             }
         }
     };

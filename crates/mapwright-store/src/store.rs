@@ -10,8 +10,8 @@ use async_trait::async_trait;
 use crate::Result;
 use crate::model::*;
 use crate::{
-    AlertLink, AlertRecipient, AlertSetting, Change, DiffUrl, DomainProperty, Invitation, InvitationInfo, Member,
-    ReadDiff, Role, SitemapListing, Worsening,
+    AlertLink, AlertRecipient, AlertSetting, AttemptRecord, Change, DiffUrl, DomainProperty, Enqueued, Invitation,
+    InvitationInfo, LeasedDelivery, Member, ReadDiff, Role, SitemapListing, Webhook, WebhookAttempt, Worsening,
 };
 
 /// Storage of the sitemap service.
@@ -649,6 +649,69 @@ pub trait Store: Send + Sync + 'static {
 
     /// The sites a user owns (the ones a property of that user may cover), by id.
     async fn sites_owned_by(&self, user_id: i64) -> Result<Vec<Site>>;
+
+    // --- webhooks ---
+
+    /// An owner adds a webhook endpoint to a site (`events` from
+    /// [`WEBHOOK_EVENTS`](crate::WEBHOOK_EVENTS), checked by the caller, as is the URL). Past
+    /// [`MAX_WEBHOOKS_PER_SITE`](crate::MAX_WEBHOOKS_PER_SITE), or
+    /// [`MAX_WEBHOOKS_PER_USER`](crate::MAX_WEBHOOKS_PER_USER) over the sites of the account the
+    /// site counts against, [`Error::Quota`](crate::Error::Quota).
+    async fn create_webhook(
+        &self,
+        actor: Actor,
+        site_id: i64,
+        url: &str,
+        secret_value: &str,
+        events: &[&str],
+        now: Timestamp,
+    ) -> Result<Webhook>;
+
+    /// The webhook endpoints of a site the actor is a member of, by id.
+    async fn list_webhooks(&self, actor: Actor, site_id: i64) -> Result<Vec<Webhook>>;
+
+    /// One endpoint of a site the actor is a member of.
+    async fn webhook(&self, actor: Actor, webhook_id: i64) -> Result<Webhook>;
+
+    /// An owner deletes an endpoint, with its waiting deliveries and its log.
+    async fn delete_webhook(&self, actor: Actor, webhook_id: i64) -> Result<()>;
+
+    /// The newest attempts of an endpoint (at most `limit`, and at most
+    /// [`ATTEMPTS_KEPT`](crate::ATTEMPTS_KEPT) are kept), newest first.
+    async fn webhook_attempts(&self, actor: Actor, webhook_id: i64, limit: i64) -> Result<Vec<WebhookAttempt>>;
+
+    /// Queues a delivery of `event` (its data `payload`, JSON) for every endpoint of the site
+    /// that asked for it (or only `only_webhook`), due now; an endpoint whose account has
+    /// [`MAX_PENDING_DELIVERIES_PER_USER`](crate::MAX_PENDING_DELIVERIES_PER_USER) waiting gets
+    /// none, and its log says so.
+    async fn enqueue_webhook_event(
+        &self,
+        site_id: i64,
+        event: &str,
+        payload: &str,
+        only_webhook: Option<i64>,
+        now: Timestamp,
+    ) -> Result<Enqueued>;
+
+    /// Leases up to `limit` due deliveries for `worker` for `lease_seconds` (oldest due first);
+    /// a delivery whose lease expired is due again.
+    async fn lease_webhook_deliveries(
+        &self,
+        worker: &str,
+        now: Timestamp,
+        lease_seconds: i64,
+        limit: i64,
+    ) -> Result<Vec<LeasedDelivery>>;
+
+    /// Records an attempt of a leased delivery in its endpoint's log: delivered or given up, the
+    /// delivery leaves the queue; to be retried, it is due at `record.retry_at`. `false` (and
+    /// nothing recorded) when `worker` no longer holds the lease.
+    async fn finish_webhook_attempt(
+        &self,
+        worker: &str,
+        delivery: &LeasedDelivery,
+        record: &AttemptRecord,
+    ) -> Result<bool>;
 
     // --- retention ---
 

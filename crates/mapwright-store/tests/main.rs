@@ -17,3 +17,4 @@ mod shape;
 mod sharing;
 mod support;
 mod urls;
+mod webhooks;

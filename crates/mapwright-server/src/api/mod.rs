@@ -2,7 +2,7 @@
 //! diffs and URLs (pages, CSV and JSONL exports), the failing-URL report (its check run, "Check now", pages
 //! and exports), the crawl frontier, a site's members and invitations, and e-mail alerts
 //! (each member's choice per site, the unsubscribe link's token), domain
-//! properties (DNS TXT verification), plus the IndexNow
+//! properties (DNS TXT verification), a site's webhooks with their logs, plus the IndexNow
 //! receiver and the
 //! OpenAPI file that documents all of them.
 //!
@@ -29,6 +29,7 @@ mod members;
 mod sitemaps;
 mod sites;
 mod urls;
+mod webhooks;
 
 use axum::Router;
 use axum::http::header::CONTENT_TYPE;
@@ -114,6 +115,11 @@ pub const ROUTES: &[(Method, &str)] = &[
     (Method::Get, "/api/v1/domains/{id}"),
     (Method::Delete, "/api/v1/domains/{id}"),
     (Method::Post, "/api/v1/domains/{id}/verify"),
+    (Method::Get, "/api/v1/sites/{id}/webhooks"),
+    (Method::Post, "/api/v1/sites/{id}/webhooks"),
+    (Method::Get, "/api/v1/webhooks/{id}"),
+    (Method::Delete, "/api/v1/webhooks/{id}"),
+    (Method::Get, "/api/v1/webhooks/{id}/deliveries"),
     (Method::Get, "/indexnow"),
     (Method::Post, "/indexnow"),
 ];
@@ -181,6 +187,11 @@ fn handler(method: Method, path: &str) -> MethodRouter<AppState> {
         (Method::Get, "/api/v1/domains/{id}") => get(domains::show),
         (Method::Delete, "/api/v1/domains/{id}") => delete(domains::remove),
         (Method::Post, "/api/v1/domains/{id}/verify") => post(domains::verify_now),
+        (Method::Get, "/api/v1/sites/{id}/webhooks") => get(webhooks::list),
+        (Method::Post, "/api/v1/sites/{id}/webhooks") => post(webhooks::create),
+        (Method::Get, "/api/v1/webhooks/{id}") => get(webhooks::show),
+        (Method::Delete, "/api/v1/webhooks/{id}") => delete(webhooks::remove),
+        (Method::Get, "/api/v1/webhooks/{id}/deliveries") => get(webhooks::deliveries),
         (Method::Get, "/indexnow") => get(crate::indexnow::get),
         (Method::Post, "/indexnow") => post(crate::indexnow::post).layer(crate::indexnow::body_limit()),
         _ => unreachable!("every entry of ROUTES has a handler: {method:?} {path}"),

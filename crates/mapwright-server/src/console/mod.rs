@@ -6,7 +6,7 @@
 //!
 //! Pages: `/` (the "My sitemaps" table, also at `/sitemaps`), `/sitemaps/add`,
 //! `/sitemaps/{id}` (and its `/findings`), `/sites/{id}` (and its `/findings`, `/failing.csv`,
-//! `/delete`, `/members`; `POST /sites/{id}/alerts`), `/domains` (and `/domains/{id}`, its `/delete`), `/invitations/accept`, `/alerts/unsubscribe`, `/account`, `/signin`, `/signup`, `/signup/confirm`; `POST /signout`. Every answer of these routes is
+//! `/delete`, `/members`, `/webhooks` and each webhook's log; `POST /sites/{id}/alerts`), `/domains` (and `/domains/{id}`, its `/delete`), `/invitations/accept`, `/alerts/unsubscribe`, `/account`, `/signin`, `/signup`, `/signup/confirm`; `POST /signout`. Every answer of these routes is
 //! an HTML page, errors included (`html_errors`), and unknown paths get a 404 page.
 
 mod accounts;
@@ -24,6 +24,7 @@ mod sitemaps;
 mod sites;
 mod status;
 mod svg;
+mod webhooks;
 
 use axum::Router;
 use axum::extract::{FromRequestParts, Request};
@@ -68,6 +69,9 @@ pub fn routes() -> Router<AppState> {
         .route("/sites/{id}/invitations", post(members::invite))
         .route("/sites/{site}/invitations/{id}/withdraw", post(members::withdraw))
         .route("/sites/{site}/members/{id}/remove", get(members::remove_confirm).post(members::remove))
+        .route("/sites/{id}/webhooks", get(webhooks::show).post(webhooks::add))
+        .route("/sites/{site}/webhooks/{id}", get(webhooks::log))
+        .route("/sites/{site}/webhooks/{id}/delete", get(webhooks::delete_confirm).post(webhooks::delete))
         .route("/invitations/accept", get(members::accept_page).post(members::accept))
         .route("/sites/{id}/alerts", post(alerts::set))
         .route("/alerts/unsubscribe", get(alerts::unsubscribe_page).post(alerts::unsubscribe))

@@ -85,7 +85,7 @@ pub(crate) async fn show(
     let body = html! {
         p class="crumbs" { a href="/" { "My sitemaps" } }
         h1 class="url" { (url(&site.origin)) }
-        p { a id="members-link" href=(format!("/sites/{id}/members")) { "Members" } @if !owner { " · you are a reader of this site" } }
+        p { a id="members-link" href=(format!("/sites/{id}/members")) { "Members" } " · " a id="webhooks-link" href=(format!("/sites/{id}/webhooks")) { "Webhooks" } @if !owner { " · you are a reader of this site" } }
         (verification(&site, &session.csrf, p.add.trim(), now, owner))
         (alerts)
         h2 { "Sitemaps in robots.txt" }

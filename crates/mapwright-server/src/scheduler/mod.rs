@@ -77,6 +77,8 @@ pub struct Config {
     pub verify_concurrency: usize,
     /// The retention policy and how often it runs; `None` keeps everything.
     pub retention: Option<retention::Config>,
+    /// How webhook deliveries are sent (see [`crate::webhooks`]).
+    pub webhooks: crate::webhooks::Config,
 }
 
 impl Default for Config {
@@ -98,6 +100,7 @@ impl Default for Config {
             verify_timeout: Duration::from_secs(15),
             verify_concurrency: 8,
             retention: None,
+            webhooks: crate::webhooks::Config::default(),
         }
     }
 }
@@ -127,6 +130,8 @@ pub struct Shared {
     pub url_quota: AtomicI64,
     /// Requests in flight per host ([`Config::per_host`]).
     hosts: HostLimits,
+    /// Wakes this process's webhook sender when a read queued deliveries.
+    pub webhooks: Notify,
 }
 
 impl Default for Shared {
@@ -136,6 +141,7 @@ impl Default for Shared {
             metrics: Default::default(),
             url_quota: AtomicI64::new(DEFAULT_URL_QUOTA),
             hosts: HostLimits::default(),
+            webhooks: Notify::new(),
         }
     }
 }
@@ -177,6 +183,7 @@ pub fn spawn(state: AppState, config: Config, shutdown: watch::Receiver<bool>) -
             let (interval, poll) = (config.verify_interval, config.poll_interval);
             tasks.spawn(crate::domains::run_rechecks(state.clone(), interval, poll, shutdown.clone()));
         }
+        tasks.spawn(crate::webhooks::run(state.clone(), config.webhooks.clone(), shutdown.clone()));
         if let Some(policy) = config.retention {
             tasks.spawn(retention::run(state.clone(), policy, shutdown.clone()));
         }
@@ -371,13 +378,21 @@ async fn fail_job(state: &AppState, worker: &str, job: &LeasedSitemap, why: &str
             ..DownloadRecord::default()
         };
         state.store.complete(worker, job.id, &record, at + schedule.delay).await?;
-        crate::alerts::after_read(state, job.id).await;
+        read_recorded(state, &sitemap).await;
         Ok::<_, mapwright_store::Error>(())
     };
     match result.await {
         Ok(()) => state.scheduler.metrics.fetched("failed", 0, 0),
         Err(e) => tracing::warn!(worker, sitemap = job.id, error = %e, "cannot record the failed job"),
     }
+}
+
+/// What follows the recording of a read, wherever it was recorded (`fetch::run_job`, or
+/// [`fail_job`] for a job that broke off): the read's events, its e-mail alerts and webhooks.
+/// `before` is the sitemap's row as it was before the read. Never fails the job.
+pub(crate) async fn read_recorded(state: &AppState, before: &mapwright_store::Sitemap) {
+    crate::alerts::after_read(state, before.id).await;
+    crate::webhooks::read_recorded(state, before).await;
 }
 
 async fn release(state: &AppState, worker: &str, sitemap_id: i64) {

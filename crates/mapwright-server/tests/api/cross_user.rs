@@ -10,7 +10,7 @@ use super::{call, sitemap_with_download, user, verified_site};
 use crate::support::{TestApp, each_backend};
 
 /// Everything user A can read, to compare before and after B's attempts.
-async fn snapshot(app: &TestApp, token: &str, site: i64, sitemap: i64, download: i64) -> Vec<String> {
+async fn snapshot(app: &TestApp, token: &str, site: i64, sitemap: i64, download: i64, hook: i64) -> Vec<String> {
     let mut out = Vec::new();
     for uri in [
         format!("/api/v1/sites/{site}"),
@@ -24,6 +24,9 @@ async fn snapshot(app: &TestApp, token: &str, site: i64, sitemap: i64, download:
         format!("/api/v1/downloads/{download}/diff"),
         format!("/api/v1/sites/{site}/members"),
         format!("/api/v1/sites/{site}/alerts"),
+        format!("/api/v1/sites/{site}/webhooks"),
+        format!("/api/v1/webhooks/{hook}"),
+        format!("/api/v1/webhooks/{hook}/deliveries"),
         "/api/v1/tokens".to_owned(),
         "/api/v1/domains".to_owned(),
     ] {
@@ -57,6 +60,11 @@ async fn another_users_resources_are_404_for_every_route_with_an_id() {
         let membership = app.store.list_members(ann, site.id).await.unwrap()[0].id;
         let domain = app.store.create_domain(ann, "ann.example", 0).await.unwrap();
         let before = snapshot(&app, &ann_token, site.id, sitemap.id, download).await;
+        let events = mapwright_store::WEBHOOK_EVENTS;
+        let hook = app.store.create_webhook(ann, site.id, "https://hooks.example/in", "0123456789abcdef", &events, 0);
+        let w = hook.await.unwrap().id;
+        app.store.enqueue_webhook_event(site.id, "read.completed", "{}", None, 0).await.unwrap();
+        let before = snapshot(&app, &ann_token, site.id, sitemap.id, download, w).await;
 
         let (s, m, d, t, i, b) = (site.id, sitemap.id, download, ann_token_id, invitation.id, membership);
         let p = domain.id;
@@ -110,6 +118,16 @@ async fn another_users_resources_are_404_for_every_route_with_an_id() {
             (Method::Get, "/api/v1/domains/{id}", format!("/api/v1/domains/{p}"), None),
             (Method::Delete, "/api/v1/domains/{id}", format!("/api/v1/domains/{p}"), None),
             (Method::Post, "/api/v1/domains/{id}/verify", format!("/api/v1/domains/{p}/verify"), None),
+            (Method::Get, "/api/v1/sites/{id}/webhooks", format!("/api/v1/sites/{s}/webhooks"), None),
+            (
+                Method::Post,
+                "/api/v1/sites/{id}/webhooks",
+                format!("/api/v1/sites/{s}/webhooks"),
+                Some(json!({ "url": "https://bob.example/hook" })),
+            ),
+            (Method::Get, "/api/v1/webhooks/{id}", format!("/api/v1/webhooks/{w}"), None),
+            (Method::Delete, "/api/v1/webhooks/{id}", format!("/api/v1/webhooks/{w}"), None),
+            (Method::Get, "/api/v1/webhooks/{id}/deliveries", format!("/api/v1/webhooks/{w}/deliveries"), None),
         ];
 
         // The table covers every documented route with an id.
@@ -127,7 +145,7 @@ async fn another_users_resources_are_404_for_every_route_with_an_id() {
             let detail = super::assert_problem(status, &headers, &text);
             assert_eq!(detail, "not found", "{method} {uri}: the answer says nothing more");
         }
-        let after = snapshot(&app, &ann_token, site.id, sitemap.id, download).await;
+        let after = snapshot(&app, &ann_token, site.id, sitemap.id, download, w).await;
         assert_eq!(before, after);
         assert_eq!(app.store.site(ann, site.id).await.unwrap(), site, "not even last_checked_at moved");
         assert_eq!(app.store.domain(ann, domain.id).await.unwrap(), domain, "nor the domain property's");

@@ -1,0 +1,110 @@
+//! A site's webhooks: list, add (the secret in the answer, this once), show, delete, and each
+//! endpoint's log of attempts. Who may do what is the store's (a member sees, an owner
+//! changes); what an endpoint is made of and how deliveries go is [`crate::webhooks`]'.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use mapwright_store::{Actor, Webhook, WebhookAttempt};
+use serde::{Deserialize, Serialize};
+
+use super::extract::{Id, JsonBody};
+use crate::auth::CurrentUser;
+use crate::webhooks::NewWebhook;
+use crate::{AppError, AppState};
+
+/// An endpoint as the API shows it: never its secret.
+#[derive(Serialize)]
+pub(crate) struct WebhookView {
+    id: i64,
+    site_id: i64,
+    url: String,
+    events: Vec<String>,
+    created_by: i64,
+    created_at: i64,
+}
+
+impl From<Webhook> for WebhookView {
+    fn from(w: Webhook) -> Self {
+        WebhookView {
+            events: w.event_list().into_iter().map(str::to_owned).collect(),
+            id: w.id,
+            site_id: w.site_id,
+            url: w.url,
+            created_by: w.created_by,
+            created_at: w.created_at,
+        }
+    }
+}
+
+/// `GET /api/v1/sites/{id}/webhooks`: every member may read it.
+pub(crate) async fn list(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Id(id): Id,
+) -> Result<Json<Vec<WebhookView>>, AppError> {
+    let webhooks = state.store.list_webhooks(Actor::from(&user), id).await?;
+    Ok(Json(webhooks.into_iter().map(WebhookView::from).collect()))
+}
+
+/// `POST /api/v1/sites/{id}/webhooks` body.
+#[derive(Deserialize)]
+pub(crate) struct NewBody {
+    url: String,
+    /// The events; absent or empty: all.
+    #[serde(default)]
+    events: Vec<String>,
+    /// The signing secret; absent: the service makes one.
+    #[serde(default)]
+    secret: Option<String>,
+}
+
+/// `POST /api/v1/sites/{id}/webhooks` answer: the endpoint and its secret.
+#[derive(Serialize)]
+pub(crate) struct Created {
+    #[serde(flatten)]
+    webhook: WebhookView,
+    /// Shown this once.
+    secret: String,
+}
+
+/// `POST /api/v1/sites/{id}/webhooks`: an owner adds an endpoint; 201 with its secret.
+pub(crate) async fn create(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Id(id): Id,
+    JsonBody(body): JsonBody<NewBody>,
+) -> Result<(StatusCode, Json<Created>), AppError> {
+    let new = NewWebhook { url: body.url, events: body.events, secret: body.secret };
+    let (webhook, secret) = crate::webhooks::create(&state, &user, id, new).await?;
+    Ok((StatusCode::CREATED, Json(Created { webhook: webhook.into(), secret })))
+}
+
+/// `GET /api/v1/webhooks/{id}`.
+pub(crate) async fn show(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Id(id): Id,
+) -> Result<Json<WebhookView>, AppError> {
+    Ok(Json(state.store.webhook(Actor::from(&user), id).await?.into()))
+}
+
+/// `DELETE /api/v1/webhooks/{id}`: an owner deletes an endpoint, its queue and its log.
+pub(crate) async fn remove(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Id(id): Id,
+) -> Result<StatusCode, AppError> {
+    state.store.delete_webhook(Actor::from(&user), id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `GET /api/v1/webhooks/{id}/deliveries`: the endpoint's newest attempts, newest first.
+pub(crate) async fn deliveries(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Id(id): Id,
+) -> Result<Json<Vec<WebhookAttempt>>, AppError> {
+    let attempts = state.store.webhook_attempts(Actor::from(&user), id, mapwright_store::ATTEMPTS_KEPT).await?;
+    Ok(Json(attempts))
+}
