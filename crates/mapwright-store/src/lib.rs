@@ -26,6 +26,7 @@ mod alerts;
 mod check_runs;
 #[macro_use]
 mod diffs;
+#[macro_use]
 mod domains;
 #[macro_use]
 mod leasing;

@@ -59,7 +59,6 @@ async fn another_users_resources_are_404_for_every_route_with_an_id() {
             .unwrap();
         let membership = app.store.list_members(ann, site.id).await.unwrap()[0].id;
         let domain = app.store.create_domain(ann, "ann.example", 0).await.unwrap();
-        let before = snapshot(&app, &ann_token, site.id, sitemap.id, download).await;
         let events = mapwright_store::WEBHOOK_EVENTS;
         let hook = app.store.create_webhook(ann, site.id, "https://hooks.example/in", "0123456789abcdef", &events, 0);
         let w = hook.await.unwrap().id;
