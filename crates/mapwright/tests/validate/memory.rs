@@ -65,6 +65,10 @@ fn a_50_mib_stream_is_validated_in_bounded_memory() {
     eprintln!(
         "peak resident memory {peak} KiB ({baseline} KiB at start) for a {input_kib} KiB stream of {entries} URLs"
     );
+    // A quarter of the input: the binary's allocator (mimalloc) reserves its segments for the
+    // reader's thread once reading starts, about 11 MiB whatever the input (measured: the same
+    // 35 MiB peak for 10, 55 and 110 MB streams), so the bound says "not proportional to the
+    // input", which buffering the stream whole (or its URLs) would break at once.
     let growth = peak.saturating_sub(baseline);
-    assert!(growth < input_kib / 5, "grew by {growth} KiB: memory must stay far below the input's {input_kib} KiB");
+    assert!(growth < input_kib / 4, "grew by {growth} KiB: memory must stay far below the input's {input_kib} KiB");
 }
