@@ -205,7 +205,7 @@ python_tests() {
 # keeps the run to a few minutes. Its configuration (crates/mapwright-server/schemathesis.toml)
 # says which answers a request valid by the schema may still get, and why.
 schemathesis_run() {
-  local target venv dir port server token status=0
+  local target venv dir port dns_port server token status=0
   target=$(target_dir) || return 1
   venv="$target/schemathesis-$SCHEMATHESIS_VERSION"
   # The binary the tests' build made (`cargo build -p mapwright` would resolve other features
@@ -213,10 +213,14 @@ schemathesis_run() {
   [ -x "$target/debug/mapwright" ] || return 1
   dir=$(mktemp -d)
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  dns_port=$(python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   # The account schemathesis signs in with is made by the operator's command (a sign-up waits
   # for the link mailed to its address).
   printf '%s\n' 'a long passphrase' | "$target/debug/mapwright" serve --data-dir "$dir" user create schemathesis@example.com >/dev/null || return 1
-  "$target/debug/mapwright" serve --listen "127.0.0.1:$port" --data-dir "$dir" >"$dir/serve.log" 2>&1 &
+  # Its DNS look-ups (a domain property's "Verify now") go to a loopback port nothing answers
+  # on, never to the machine's resolver: the run talks to 127.0.0.1 only.
+  "$target/debug/mapwright" serve --listen "127.0.0.1:$port" --data-dir "$dir" --dns-server "127.0.0.1:$dns_port" \
+    >"$dir/serve.log" 2>&1 &
   server=$!
   token=$(python3 - "$port" <<'PY'
 import json, sys, time, urllib.request

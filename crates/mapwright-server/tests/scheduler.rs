@@ -283,7 +283,13 @@ async fn workers_fetch_due_sitemaps_and_a_ping_wakes_them() {
         })
         .await;
 
-        // The workers' fetches are counted on /metrics (two downloads with status ok).
+        // The workers' fetches are counted on /metrics (two downloads with status ok), once the
+        // job has returned: after its record, and after the read's alerts and webhooks.
+        eventually("the second fetch counted", || async {
+            let (_, _, text) = app.get("/metrics", crate::support::Auth::None).await;
+            text.contains("mapwright_fetches_total{status=\"ok\"} 2")
+        })
+        .await;
         let (status, headers, text) = app.get("/metrics", crate::support::Auth::None).await;
         assert_eq!(status, 200);
         assert!(headers["content-type"].to_str().unwrap().contains("openmetrics-text"));

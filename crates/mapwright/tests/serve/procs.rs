@@ -224,6 +224,11 @@ async fn one_web_two_workers_share_the_queue_survive_a_kill_and_stay_fair() {
     let a_most = site_a.origin_most.load(Ordering::SeqCst);
     assert!(a_most <= 2, "user A had {a_most} downloads in flight at once across processes, past its cap of 2");
     let fetched = |s: &Server| s.log_text().matches(" fetched").count();
+    // A job's log line follows its record (after the read's alerts and webhooks).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while fetched(&w1) + fetched(&w2) < 13 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     assert_eq!(fetched(&w1) + fetched(&w2), 13, "w1: {}, w2: {}", w1.log_text(), w2.log_text());
     assert_eq!(fetched(&web), 0, "the web process fetched: {}", web.log_text());
 
@@ -246,11 +251,13 @@ async fn one_web_two_workers_share_the_queue_survive_a_kill_and_stay_fair() {
     // The lease expires after 4 s; the survivor's poll finds the job due again.
     assert_eq!(downloads(store.as_ref(), b.0, &victim, 1, 60).await, ["ok"]);
     assert_eq!(site_b.hits("victim"), 2, "fetched by the killed worker, then by the survivor");
-    assert!(
-        survivor.log_text().lines().any(|l| l.contains(" fetched") && l.contains(&victim.url)),
-        "{}",
-        survivor.log_text()
-    );
+    // Its log line comes once the job returns (after the record, the read's alerts and webhooks).
+    let logged = || survivor.log_text().lines().any(|l| l.contains(" fetched") && l.contains(&victim.url));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !logged() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(logged(), "{}", survivor.log_text());
 
     // No sitemap was ever fetched by two processes at once.
     for site in [&site_a, &site_b] {
