@@ -108,7 +108,7 @@ pub async fn add(state: &AppState, actor: Actor, text: &str) -> Result<DomainPro
 }
 
 /// Looks the record up and records the outcome; then the sites it covers follow it (see
-/// [`follow`]). The API's and console's "Verify now" and the periodic re-check go through here.
+/// `follow`). The API's and console's "Verify now" and the periodic re-check go through here.
 pub async fn verify(state: &AppState, property: &DomainProperty) -> Result<DomainCheck, AppError> {
     let answer = tokio::time::timeout(LOOKUP_TIMEOUT, dns::txt_records(&state.dns, &property.domain))
         .await
