@@ -17,6 +17,7 @@ mod e2e;
 mod e2e_alerts;
 mod e2e_domains;
 mod e2e_members;
+mod e2e_reads;
 mod hardening;
 mod life;
 mod ping;
