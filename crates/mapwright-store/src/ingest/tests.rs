@@ -1,6 +1,8 @@
 //! Unit tests of the stage's map and row encoding.
 
 use super::*;
+use crate::UrlRecord;
+use crate::sql::loc_hash;
 
 fn url(loc: &str, lastmod: &str) -> UrlRecord {
     UrlRecord { loc: loc.into(), lastmod: Some(lastmod.into()), changefreq: None, priority: Some(0.5) }
