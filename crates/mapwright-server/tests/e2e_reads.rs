@@ -41,15 +41,17 @@ async fn changes_by_read_and_webhooks_in_headless_chromium() {
     // Ann's site on 127.0.0.1, read twice: the second read changes a, keeps b, drops c, adds d.
     let web = SiteHost::start().await;
     let hash = mapwright_store::secret::hash_password(PASSWORD).unwrap();
-    let ann = Actor::from(&store.create_user("ann@example.com", &hash, false, 0).await.unwrap());
-    let site = store.create_site(ann, &web.origin, 0).await.unwrap();
-    store.record_verification(site.id, true, 0).await.unwrap();
+    // Stamped with the clock, so that the pages say "just now", not "56 years ago".
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    let ann = Actor::from(&store.create_user("ann@example.com", &hash, false, now).await.unwrap());
+    let site = store.create_site(ann, &web.origin, now).await.unwrap();
+    store.record_verification(site.id, true, now).await.unwrap();
     let (a, b, c, d) = (web.url("/a"), web.url("/b"), web.url("/c"), web.url("/d"));
     web.put_etag("/sitemap.xml", &urlset(&[(&a, Some("2024-01-01")), (&b, None), (&c, None)]), Some("\"v1\""));
-    let sitemap = store.add_sitemap(ann, site.id, &web.url("/sitemap.xml"), Source::Api, 0).await.unwrap();
+    let sitemap = store.add_sitemap(ann, site.id, &web.url("/sitemap.xml"), Source::Api, now).await.unwrap();
     drain(&state).await;
     web.put_etag("/sitemap.xml", &urlset(&[(&a, Some("2024-02-02")), (&b, None), (&d, None)]), Some("\"v2\""));
-    store.resubmit_sitemap(ann, sitemap.id, 0).await.unwrap();
+    store.resubmit_sitemap(ann, sitemap.id, now).await.unwrap();
     drain(&state).await;
 
     let c = browser(&driver, profile.path()).await;
