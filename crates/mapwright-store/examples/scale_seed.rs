@@ -283,6 +283,14 @@ async fn clone(db: &mut Db, sites: i64, templates: i64, port: u16) -> Res<()> {
     db.exec("COMMIT").await?;
     if db.pg() {
         db.exec("SET session_replication_role = origin").await?;
+        // The copied sitemaps carry their template's owner: the trigger that gives a sitemap its
+        // site's owner (migration 0046) did not fire in replica mode.
+        db.exec(
+            "UPDATE sitemaps sm SET owner_id = s.owner_id, site_verified = s.verified_at IS NOT NULL FROM sites s \
+             WHERE s.id = sm.site_id AND (sm.owner_id IS DISTINCT FROM s.owner_id \
+             OR sm.site_verified <> (s.verified_at IS NOT NULL))",
+        )
+        .await?;
         for (name, def) in &dropped {
             let t0 = Instant::now();
             db.exec(def).await?;

@@ -81,8 +81,13 @@ impl SqliteStore {
         }
         let store = SqliteStore { pool, path: if on_disk { path } else { Default::default() } };
         // sqlx's SQLite migrator takes no lock (PostgreSQL's takes an advisory one), so two
-        // processes opening a new file at once race: the loser's migration transaction fails
-        // ("table already exists") and rolls back whole. Trying again then finds it applied.
+        // processes opening a new file at once raced: the loser's migration transaction failed
+        // ("table already exists", "duplicate column name") and, when its failed statement had
+        // taken the write lock, its connection could keep it and stall every other writer for the
+        // busy timeout (seen with two stores opened at once in the tests). They now migrate one
+        // after the other under an exclusive lock of `FILE.migrate.lock` beside the file; trying
+        // again stays for a file whose lock cannot be shared (a network file system).
+        let _migrating = if on_disk { Some(lock_migrations(&store.path).await?) } else { None };
         let mut attempt = 0;
         loop {
             match crate::Store::migrate(&store).await {
@@ -192,6 +197,28 @@ async fn fit_for_reuse(conn: &mut sqlx::SqliteConnection) -> std::result::Result
     use sqlx::Connection as _;
     conn.ping().await?;
     Ok(!conn.is_in_transaction())
+}
+
+/// Waits for and takes the exclusive lock of `FILE.migrate.lock` beside the database (released
+/// when the returned file is dropped); a file system without locks is not waited for.
+async fn lock_migrations(db: &Path) -> Result<std::fs::File> {
+    let mut name = db.file_name().map(|n| n.to_owned()).unwrap_or_else(|| "mapwright.db".into());
+    name.push(".migrate.lock");
+    let path = db.with_file_name(name);
+    let mut open = std::fs::OpenOptions::new();
+    open.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut open, 0o600);
+    let file = open.open(&path).map_err(|source| Error::DataDir { path: path.clone(), source })?;
+    let file = tokio::task::spawn_blocking(move || {
+        // Without locks (some network file systems) the openers race as before, and retry.
+        #[cfg(unix)]
+        let _ = rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive);
+        file
+    })
+    .await
+    .map_err(|e| Error::DataDir { path, source: std::io::Error::other(e) })?;
+    Ok(file)
 }
 
 /// A connection refused because the file is not an SQLite database or is damaged

@@ -74,6 +74,11 @@ async fn only_due_sitemaps_of_verified_sites_are_leased() {
         store.release("w", later.id).await.unwrap();
         store.record_verification(site, false, T0 + 100).await.unwrap();
         assert!(store.lease_due_sitemaps("w", T0 + 100, 10, 60).await.unwrap().is_empty());
+        // A site verified after its sitemap was added: its sitemap is fetched from then on.
+        store.record_verification(unverified.id, true, T0 + 100).await.unwrap();
+        let leased = store.lease_due_sitemaps("w", T0 + 100, 10, 60).await.unwrap();
+        assert_eq!(leased.len(), 1);
+        assert_eq!(leased[0].site_id, unverified.id);
     })
     .await;
 }

@@ -3,7 +3,7 @@
 //! limit on unverified sites, and retention.
 
 use mapwright_store::{
-    DownloadRecord, Error, FindingRecord, LeasePolicy, MAX_UNVERIFIED_SITES, Retention, Source, Store, UrlQuery,
+    DownloadRecord, Error, FindingRecord, LeasePolicy, MAX_UNVERIFIED_SITES, Retention, Role, Source, Store, UrlQuery,
     UrlRecord,
 };
 
@@ -63,6 +63,64 @@ async fn leases_are_capped_per_origin_and_owner_and_owners_take_turns() {
         assert_eq!(all.len(), 21);
     })
     .await;
+}
+
+#[tokio::test]
+async fn a_backlog_on_one_origin_holds_back_neither_its_owners_other_sites_nor_other_owners() {
+    each_backend(|store| async move {
+        let eve = user(&*store, "eve@example.com", false).await;
+        let ann = user(&*store, "ann@example.com", false).await;
+        // 300 of Eve's sitemaps on one origin, all due before her other site's and Ann's: the
+        // lease reads Eve's in pages and passes the ones the origin's cap leaves out.
+        let big = due(&*store, eve, "https://big.example", 300, T0).await;
+        let other = due(&*store, eve, "https://other.example", 1, T0 + 10).await;
+        let anns = due(&*store, ann, "https://ann.example", 1, T0 + 20).await;
+        let policy = LeasePolicy { per_origin: 2, per_owner: 3, min_interval: 0 };
+        let got = store.lease_sitemaps("w", T0 + 100, 10, 300, policy).await.unwrap();
+        let mut ids: Vec<i64> = got.iter().map(|l| l.id).collect();
+        ids.sort_unstable();
+        let mut want = vec![big[0], big[1], other[0], anns[0]];
+        want.sort_unstable();
+        assert_eq!(ids, want, "two of the big origin, Eve's other site, Ann's");
+
+        // One slot: the owner with nothing running comes first, however long Eve's queue.
+        store.release_all("w").await.unwrap();
+        let first = store.lease_sitemaps("w", T0 + 100, 1, 300, policy).await.unwrap();
+        assert_eq!(first.iter().map(|l| l.id).collect::<Vec<_>>(), vec![big[0]], "the longest waiting owner first");
+        let next = store.lease_sitemaps("w", T0 + 100, 1, 300, policy).await.unwrap();
+        assert_eq!(next.iter().map(|l| l.id).collect::<Vec<_>>(), vec![anns[0]], "then Ann's first turn");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_site_passed_to_another_owner_counts_against_that_owner() {
+    each_backend(|store| async move {
+        let ann = user(&*store, "ann@example.com", false).await;
+        let bob = user(&*store, "bob@example.com", false).await;
+        let shared = due(&*store, ann, "https://shared.example", 2, T0).await;
+        let bobs = due(&*store, bob, "https://bob.example", 2, T0 + 10).await;
+        let (_, token) = store
+            .create_invitation(ann, shared_site(&*store, ann).await, "bob@example.com", Role::Owner, T0, 86_400)
+            .await
+            .unwrap();
+        store.accept_invitation(bob, &token, T0).await.unwrap();
+        let site = shared_site(&*store, ann).await;
+        let anns = store.list_members(ann, site).await.unwrap().into_iter().find(|m| m.user_id == ann.user_id).unwrap();
+        store.remove_member(bob, anns.id).await.unwrap();
+        // Bob owns four due sitemaps now: one a lease, one at a time, round-robin within his cap.
+        let policy = LeasePolicy { per_origin: 2, per_owner: 2, min_interval: 0 };
+        let got = store.lease_sitemaps("w", T0 + 100, 10, 300, policy).await.unwrap();
+        assert_eq!(got.len(), 2, "Bob's cap covers the site he took over");
+        assert!(got.iter().all(|l| shared.contains(&l.id) || bobs.contains(&l.id)));
+        assert!(store.lease_sitemaps("w", T0 + 100, 10, 300, policy).await.unwrap().is_empty(), "Ann has nothing left");
+    })
+    .await;
+}
+
+/// The one site of `actor` (the shared site, in the test above).
+async fn shared_site(store: &dyn Store, actor: mapwright_store::Actor) -> i64 {
+    store.list_sites(actor).await.unwrap()[0].id
 }
 
 #[tokio::test]
