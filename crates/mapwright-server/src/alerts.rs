@@ -14,7 +14,8 @@
 //! limits). A worsening that finds a member's day used up is not mailed later: the sitemap's
 //! page shows it. The mail names each sitemap that got worse, what it was and is, links to its
 //! page, and carries an unsubscribe link (`/alerts/unsubscribe?token=...`: a random token per
-//! member and site, needing no session; the console's site page turns alerts back on).
+//! member and site, needing no session; the console's site page turns alerts back on), in its
+//! body and in `List-Unsubscribe` with `List-Unsubscribe-Post` (RFC 8058's one-click POST).
 //!
 //! A process without a mailer (no `--smtp-url` or outbox, a worker without `--public-url`)
 //! still moves the marks, so a mailer added later never sends stale news.
@@ -62,7 +63,8 @@ async fn alert(state: &AppState, sitemap_id: i64) -> Result<(), mapwright_store:
             continue;
         }
         let body = body(mailer.public_url(), &site.origin, site.id, &worse, &r.token);
-        mails.push((r.email, body));
+        let headers = unsubscribe_headers(mailer.public_url(), &r.token);
+        mails.push((r.email, body, headers));
     }
     if mails.is_empty() {
         return Ok(());
@@ -71,8 +73,8 @@ async fn alert(state: &AppState, sitemap_id: i64) -> Result<(), mapwright_store:
     // One task per read, sending one message after the other: a site's members (at most 50)
     // never crowd out the sign-up mail's slots, and a slow mail server delays no job.
     tokio::spawn(async move {
-        for (to, body) in mails {
-            match mailer.send(&to, &subject, body).await {
+        for (to, body, headers) in mails {
+            match mailer.send_with_headers(&to, &subject, body, &headers).await {
                 Ok(()) => tracing::info!(to, subject, "alert mailed"),
                 Err(e) => tracing::warn!(to, subject, error = %e, "alert not mailed"),
             }
@@ -120,6 +122,22 @@ fn subject(origin: &str, worse: &[Worsening]) -> String {
     format!("{}: a sitemap of {origin} got worse", word(worst))
 }
 
+/// The link that turns one member's alerts for one site off: the body's, and the one of the
+/// `List-Unsubscribe` header. A GET shows its page (mail scanners open links); a POST with the
+/// token in the query and `List-Unsubscribe=One-Click` in the body turns the alerts off.
+fn unsubscribe_url(base: &str, token: &str) -> String {
+    format!("{base}/alerts/unsubscribe?token={token}")
+}
+
+/// `List-Unsubscribe` with the link, and `List-Unsubscribe-Post` saying it takes RFC 8058's
+/// one-click POST, so a mail client's own "Unsubscribe" works without opening the page.
+fn unsubscribe_headers(base: &str, token: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("List-Unsubscribe", format!("<{}>", unsubscribe_url(base, token))),
+        ("List-Unsubscribe-Post", "List-Unsubscribe=One-Click".to_owned()),
+    ]
+}
+
 /// The mail: each sitemap that got worse, with its page, then the unsubscribe link.
 fn body(base: &str, origin: &str, site_id: i64, worse: &[Worsening], token: &str) -> String {
     let mut text = format!(
@@ -141,8 +159,9 @@ fn body(base: &str, origin: &str, site_id: i64, worse: &[Worsening], token: &str
     let _ = write!(
         text,
         "You get at most one such mail a day for this site; its page shows every read: {base}/sites/{site_id}\n\n\
-         To stop these mails for {origin}, open {base}/alerts/unsubscribe?token={token}\n\
-         (no sign-in needed; turn them back on on the site's page).\n"
+         To stop these mails for {origin}, open {link}\n\
+         (no sign-in needed; turn them back on on the site's page).\n",
+        link = unsubscribe_url(base, token),
     );
     text
 }
@@ -175,6 +194,13 @@ mod tests {
         );
         assert!(text.contains("https://mw.test/sitemaps/7\n"));
         assert!(text.contains("https://mw.test/alerts/unsubscribe?token=abc\n"));
+        assert_eq!(
+            unsubscribe_headers("https://mw.test", "abc"),
+            [
+                ("List-Unsubscribe", "<https://mw.test/alerts/unsubscribe?token=abc>".to_owned()),
+                ("List-Unsubscribe-Post", "List-Unsubscribe=One-Click".to_owned()),
+            ]
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use lettre::message::header::{ContentTransferEncoding, ContentType};
+use lettre::message::header::{ContentTransferEncoding, ContentType, HeaderName, HeaderValue};
 use lettre::message::{Body, Mailbox};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use tokio::sync::Semaphore;
@@ -125,13 +125,25 @@ impl Mailer {
 
     /// Sends a plain-text message now.
     pub async fn send(&self, to: &str, subject: &str, body: String) -> Result<(), MailError> {
+        self.send_with_headers(to, subject, body, &[]).await
+    }
+
+    /// Sends a plain-text message now with more header fields (`List-Unsubscribe`), each a
+    /// name and its value (ASCII; lettre folds long ones only at spaces, so a URL stays whole).
+    pub async fn send_with_headers(
+        &self,
+        to: &str,
+        subject: &str,
+        body: String,
+        headers: &[(&'static str, String)],
+    ) -> Result<(), MailError> {
         let to = to.parse::<Mailbox>().map_err(|_| MailError::To(to.to_owned()))?;
-        let message = Message::builder()
-            .from(self.from.clone())
-            .to(to)
-            .subject(subject)
-            .header(ContentType::TEXT_PLAIN)
-            .body(readable_body(body))?;
+        let mut builder =
+            Message::builder().from(self.from.clone()).to(to).subject(subject).header(ContentType::TEXT_PLAIN);
+        for (name, value) in headers {
+            builder = builder.raw_header(HeaderValue::new(HeaderName::new_from_ascii_str(name), value.clone()));
+        }
+        let message = builder.body(readable_body(body))?;
         match &self.transport {
             Transport::Smtp(smtp) => {
                 smtp.send(message).await?;

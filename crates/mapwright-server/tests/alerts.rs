@@ -2,8 +2,9 @@
 //! index's tree) worse mails each subscribed member once (the mail read from the test's
 //! outbox), a second worsening the same day and a better read mail nothing, a reader gets them
 //! once subscribed, the mail's link turns them off without signing in (and only with its own
-//! token), and the console's site page turns them back on. Both backends; jobs run one by one
-//! through `run_job` against a site on 127.0.0.1.
+//! token), as does a mail client's one-click POST to its `List-Unsubscribe` header (RFC 8058,
+//! read off a mail the test's SMTP receiver got), and the console's site page turns them back
+//! on. Both backends; jobs run one by one through `run_job` against a site on 127.0.0.1.
 
 use std::time::Duration;
 
@@ -295,6 +296,74 @@ async fn only_the_mails_own_token_unsubscribes_and_the_console_turns_alerts_back
             post_form(&app, &format!("/sites/{}/alerts", site.id), &cookie, &format!("csrf={csrf}"), &[]).await;
         assert_eq!(status, StatusCode::NOT_FOUND);
         assert_eq!(alerts_of(&app, &ann_token, site.id).await["enabled"], true);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_list_unsubscribe_header_takes_a_one_click_post_without_signing_in() {
+    each_backend(false, |app| async move {
+        let mut app = app;
+        let (ann, ann_token, site, web) = owner_site(&app, "ann@example.com").await;
+        web.put("/s.xml", &urlset(&[(&web.url("/1"), None)]));
+        let sitemap = app
+            .store
+            .add_sitemap(ann, site.id, &web.url("/s.xml"), mapwright_store::Source::Api, unix_now())
+            .await
+            .unwrap();
+        drain(&app.state).await;
+        // The worsening's mail goes through SMTP, as a real server sends it.
+        let smtp = crate::smtp::SmtpReceiver::start().await;
+        let from = "mapwright <mapwright@localhost>";
+        let mailer = mapwright_server::mail::Mailer::smtp(&smtp.url, from, "http://console.test").unwrap();
+        app.state = app.state.clone().with_mail(mailer);
+        web.remove("/s.xml");
+        resubmit(&app, &ann_token, sitemap.id).await;
+        drain(&app.state).await;
+        let mail = smtp.wait_for(1).await.pop().unwrap();
+        assert!(mail.header("Subject").is_some_and(|s| s.contains("got worse")), "{mail:?}");
+
+        // The header holds the body's link, and says it takes the one-click POST.
+        let header = mail.header("List-Unsubscribe").unwrap_or_else(|| panic!("no List-Unsubscribe in {mail:?}"));
+        let link = header.strip_prefix('<').and_then(|h| h.strip_suffix('>')).expect("<URL>");
+        assert!(link.starts_with("http://console.test/alerts/unsubscribe?token="), "{link}");
+        assert!(mail.body.contains(&format!("open {link}\n")), "the body's link differs: {}", mail.body);
+        assert_eq!(mail.header("List-Unsubscribe-Post"), Some("List-Unsubscribe=One-Click"));
+        let uri = link.strip_prefix("http://console.test").unwrap();
+
+        // The link POSTed without the one-click body is the page's form without a token: 404.
+        let (status, _, _) = post_form(&app, uri, "", "", &[]).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert_eq!(alerts_of(&app, &ann_token, site.id).await["enabled"], true);
+
+        // As a mail provider's server sends it: no cookie, urlencoded; then as its web client on
+        // another site would, in multipart/form-data (the RFC's first choice). Each turns them off.
+        let boundary = "b0undary";
+        let multipart = format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"List-Unsubscribe\"\r\n\r\nOne-Click\r\n--{boundary}--\r\n"
+        );
+        let multipart_type = format!("multipart/form-data; boundary={boundary}");
+        let urlencoded = ("application/x-www-form-urlencoded", None);
+        for (body, (content_type, fetch_site)) in [
+            ("List-Unsubscribe=One-Click".to_owned(), urlencoded),
+            (multipart, (multipart_type.as_str(), Some("cross-site"))),
+        ] {
+            let token = link.split_once("token=").unwrap().1;
+            let on = json!({"token": token, "enabled": true});
+            let (status, _, answer) = call(&app, "POST", "/api/v1/alerts/unsubscribe", None, Some(on)).await;
+            assert_eq!(status, StatusCode::OK, "{answer}");
+            let mut request = axum::http::Request::post(uri).header("content-type", content_type);
+            if let Some(fetch_site) = fetch_site {
+                request = request.header("sec-fetch-site", fetch_site);
+            }
+            let (status, _, html) = app.send(request.body(axum::body::Body::from(body)).unwrap()).await;
+            assert_eq!(status, StatusCode::OK, "{html}");
+            assert!(text(&html).contains("Done: no more alert mail about this site to ann@example.com."), "{html}");
+            assert_eq!(
+                alerts_of(&app, &ann_token, site.id).await,
+                json!({"site_id": site.id, "enabled": false, "chosen": true})
+            );
+        }
     })
     .await;
 }

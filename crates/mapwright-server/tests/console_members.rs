@@ -1,7 +1,7 @@
 //! Several users per site in the console: the members page, the invite form (the link read
 //! from the outbox), the invitation's page and "Accept", a reader's site page without the
-//! owners' buttons and 403 pages for their actions, removing a member after a confirmation,
-//! and the last owner kept.
+//! owners' buttons or the verification token, and 403 pages for their actions, removing a
+//! member after a confirmation, and the last owner kept.
 
 use axum::http::StatusCode;
 use scraper::{Html, Selector};
@@ -88,6 +88,20 @@ async fn an_owner_invites_by_the_form_and_the_reader_accepts_by_the_link() {
         for button in ["Verify now", "Check now", "Delete site"] {
             assert!(!text(&html).contains(button), "{button} shown to a reader");
         }
+        // The verified state, never the token nor the file or meta tag that carry it; the
+        // owner keeps them, verified or not.
+        let token = ann.site.verification_token.as_str();
+        assert!(text(&html).contains("Verified since"), "{html}");
+        assert!(!html.contains(token), "the token shown to a reader: {html}");
+        assert_eq!(count(&html, "#proof, #domain-hint"), 0, "{html}");
+        assert!(page.contains(token) && count(&page, "#proof") == 1, "the owner's page lost the token: {page}");
+        app.store.record_verification(site, false, now()).await.unwrap();
+        let (_, _, html) = app.get(&format!("/sites/{site}"), Auth::Cookie(&bob)).await;
+        assert!(text(&html).contains("Not verified"), "{html}");
+        assert!(!html.contains(token) && !html.contains("mapwright-site-verification"), "{html}");
+        let (_, _, page) = app.get(&format!("/sites/{site}"), Auth::Cookie(&ann.cookie)).await;
+        assert!(page.contains(&format!("mapwright-{token}.html")), "the owner's file instructions: {page}");
+        app.store.record_verification(site, true, now()).await.unwrap();
         let (_, _, table) = app.get("/", Auth::Cookie(&bob)).await;
         assert!(table.contains("https://ann.example/sitemap.xml"), "{table}");
         // Nor in the table: no Resubmit or Remove on a reader's rows, which say why.

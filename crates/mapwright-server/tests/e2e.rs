@@ -10,6 +10,10 @@
 //!
 //! Missing Chromium, ChromeDriver or axe-core fail the test with the command that installs them:
 //! it never skips.
+//!
+//! The set-up every browser test shares lives here once: [`Console`] (ChromeDriver, axe-core,
+//! a store, the app on a real listener, an outbox mailer when asked) and its `drive`, which
+//! runs a test's steps on a [`Tab`] (signing in, looking at a page) and always closes Chromium.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -82,6 +86,101 @@ pub(crate) async fn browser(driver: &Driver, profile: &Path) -> Client {
         .connect(&driver.url)
         .await
         .unwrap_or_else(|e| panic!("cannot start headless Chromium through chromedriver: {e}"))
+}
+
+/// The password of every account a browser test puts in the store.
+pub(crate) const PASSWORD: &str = "a long enough password";
+
+/// What every browser test stands on, set up in one place: ChromeDriver, axe-core's script, a
+/// store in a folder of its own, and the console serving it on a real listener (with a mailer
+/// writing to an outbox folder when asked). Dropped, ChromeDriver stops and the folders go.
+pub(crate) struct Console {
+    pub(crate) state: AppState,
+    pub(crate) store: std::sync::Arc<dyn mapwright_store::Store>,
+    /// `http://127.0.0.1:PORT`, the console's address.
+    pub(crate) base: String,
+    /// Where the mailer writes (read it with `support::read_outbox`), when there is one.
+    pub(crate) outbox: PathBuf,
+    axe_js: String,
+    driver: Driver,
+    profile: tempfile::TempDir,
+    _dir: tempfile::TempDir,
+}
+
+/// What a test's steps drive: the browser, the console's address and axe-core's script.
+pub(crate) struct Tab {
+    pub(crate) c: Client,
+    pub(crate) base: String,
+    pub(crate) axe_js: String,
+}
+
+impl Console {
+    /// Starts it all; `mail` gives the app an outbox mailer, `configure` changes the state
+    /// before the app serves it.
+    pub(crate) async fn start(mail: bool, configure: impl FnOnce(&mut AppState)) -> Console {
+        let axe_js = axe_source();
+        let driver = start_driver();
+        let profile = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let store = mapwright_store::open(None, dir.path()).await.unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let outbox = dir.path().join("outbox");
+        let mut state = AppState::new(store.clone(), false).allow_private_networks();
+        if mail {
+            let from = "mapwright <mapwright@localhost>";
+            state = state.with_mail(mapwright_server::mail::Mailer::outbox(&outbox, from, &base).unwrap());
+        }
+        configure(&mut state);
+        let service = app(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
+        tokio::spawn(async move { axum::serve(listener, service).await.unwrap() });
+        Console { state, store, base, outbox, axe_js, driver, profile, _dir: dir }
+    }
+
+    /// A user with [`PASSWORD`], made in the store at `now`.
+    pub(crate) async fn user(&self, email: &str, now: i64) -> mapwright_store::Actor {
+        let hash = mapwright_store::secret::hash_password(PASSWORD).unwrap();
+        mapwright_store::Actor::from(&self.store.create_user(email, &hash, false, now).await.unwrap())
+    }
+
+    /// Runs `steps` in a fresh headless Chromium on a task of their own, closes the browser
+    /// even when a step fails (so no Chromium outlives the test), then fails as the step did.
+    pub(crate) async fn drive<F, Fut>(&self, steps: F)
+    where
+        F: FnOnce(Tab) -> Fut,
+        Fut: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let c = browser(&self.driver, self.profile.path()).await;
+        let tab = Tab { c: c.clone(), base: self.base.clone(), axe_js: self.axe_js.clone() };
+        let outcome = tokio::spawn(steps(tab)).await;
+        let _ = c.close().await;
+        if let Err(e) = outcome {
+            std::panic::resume_unwind(e.into_panic());
+        }
+    }
+}
+
+impl Tab {
+    /// Signs in through the form as `email` (with [`PASSWORD`]) and waits for the table.
+    pub(crate) async fn sign_in(&self, email: &str) {
+        let c = &self.c;
+        c.goto(&format!("{}/signin", self.base)).await.unwrap();
+        fill(c, "#email", email).await;
+        fill(c, "#password", PASSWORD).await;
+        click(c, Locator::Css("main form button[type=submit]")).await;
+        until(c, "h1", |t| t == "My sitemaps").await;
+    }
+
+    /// [`look`] at the page as it is.
+    pub(crate) async fn look(&self, name: &str) {
+        look(&self.c, &self.axe_js, name).await;
+    }
+
+    /// [`look`] at 1366x900 first (then at the phone's width, as `look` does).
+    pub(crate) async fn look_wide(&self, name: &str) {
+        self.c.set_window_size(1366, 900).await.unwrap();
+        self.look(name).await;
+    }
 }
 
 /// The axe-core script from `tests/e2e/node_modules` (`npm ci` there installs it).
@@ -291,10 +390,6 @@ pub(crate) async fn look(c: &Client, axe_js: &str, name: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_console_in_headless_chromium() {
-    let axe_js = axe_source();
-    let driver = start_driver();
-    let profile = tempfile::tempdir().unwrap();
-
     // The test site: robots.txt names an index whose second child fails; a good sitemap (one
     // URL answers 404), one with a few hundred findings, an RSS feed.
     let site = TestSite::start().await;
@@ -326,33 +421,18 @@ async fn the_console_in_headless_chromium() {
     );
 
     // The console on a real listener, with the scheduler's workers downloading in the background.
-    let dir = tempfile::tempdir().unwrap();
-    let store = mapwright_store::open(None, dir.path()).await.unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
     // Sign-up mail goes to an outbox folder, where the test reads the link as an operator would.
-    let outbox = dir.path().join("outbox");
-    let mailer = mapwright_server::mail::Mailer::outbox(&outbox, "mapwright <mapwright@localhost>", &base).unwrap();
-    let state = AppState::new(store.clone(), false).allow_private_networks().with_mail(mailer);
-    let service = app(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
-    tokio::spawn(async move { axum::serve(listener, service).await.unwrap() });
+    let console = Console::start(true, |_| {}).await;
     let (stop, shutdown) = tokio::sync::watch::channel(false);
     let config = scheduler::Config { poll_interval: std::time::Duration::from_millis(200), ..Default::default() };
-    let background = scheduler::spawn(state.clone(), config, shutdown);
-
-    let c = browser(&driver, profile.path()).await;
-    // The browser is closed even when a step fails, so no Chromium outlives the test.
-    let session = c.clone();
-    let outcome = tokio::spawn(async move { drive(&session, &base, &site, &axe_js, &outbox).await }).await;
-    let _ = c.close().await;
+    let background = scheduler::spawn(console.state.clone(), config, shutdown);
+    let outbox = console.outbox.clone();
+    console.drive(|tab| async move { walk_through(&tab.c, &tab.base, &site, &tab.axe_js, &outbox).await }).await;
     let _ = stop.send(true);
     let _ = background.await;
-    if let Err(e) = outcome {
-        std::panic::resume_unwind(e.into_panic());
-    }
 }
 
-async fn drive(c: &Client, base: &str, site: &TestSite, axe_js: &str, outbox: &Path) {
+async fn walk_through(c: &Client, base: &str, site: &TestSite, axe_js: &str, outbox: &Path) {
     let o = &site.origin;
     let good = format!("{o}/sitemap.xml");
     let broken = format!("{o}/broken.xml");

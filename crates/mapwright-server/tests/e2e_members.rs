@@ -4,49 +4,19 @@
 //! page and sees the site without the owners' buttons. Every page is looked at at 1366x900
 //! and at a phone's 390x844 (axe-core, no sideways scroll, legible text, screenshots saved).
 
-use std::net::SocketAddr;
-
 use fantoccini::Locator;
-use mapwright_server::{AppState, app};
-use mapwright_store::{Actor, Source};
+use mapwright_store::Source;
 
-use crate::e2e::{axe_source, browser, click, fill, look, start_driver, until};
-
-const PASSWORD: &str = "a long enough password";
-
-/// [`look`] at 1366x900 first (then at the phone's width, as `look` does).
-async fn look_wide(c: &fantoccini::Client, axe_js: &str, name: &str) {
-    c.set_window_size(1366, 900).await.unwrap();
-    look(c, axe_js, name).await;
-}
-
-async fn sign_in(c: &fantoccini::Client, base: &str, email: &str) {
-    c.goto(&format!("{base}/signin")).await.unwrap();
-    fill(c, "#email", email).await;
-    fill(c, "#password", PASSWORD).await;
-    click(c, Locator::Css("main form button[type=submit]")).await;
-    until(c, "h1", |t| t == "My sitemaps").await;
-}
+use crate::e2e::{Console, click, fill, until};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn members_and_the_sorted_table_in_headless_chromium() {
-    let axe_js = axe_source();
-    let driver = start_driver();
-    let profile = tempfile::tempdir().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let store = mapwright_store::open(None, dir.path()).await.unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let outbox = dir.path().join("outbox");
-    let mailer = mapwright_server::mail::Mailer::outbox(&outbox, "mapwright <mapwright@localhost>", &base).unwrap();
-    let state = AppState::new(store.clone(), false).allow_private_networks().with_mail(mailer);
-    let service = app(state).into_make_service_with_connect_info::<SocketAddr>();
-    tokio::spawn(async move { axum::serve(listener, service).await.unwrap() });
+    let console = Console::start(true, |_| {}).await;
+    let store = &console.store;
 
     // Ann's verified site with three sitemaps (stored as the workers would), Bob's account.
-    let hash = mapwright_store::secret::hash_password(PASSWORD).unwrap();
-    let ann = Actor::from(&store.create_user("ann@example.com", &hash, false, 0).await.unwrap());
-    store.create_user("bob@example.com", &hash, false, 0).await.unwrap();
+    let ann = console.user("ann@example.com", 0).await;
+    console.user("bob@example.com", 0).await;
     let site = store.create_site(ann, "https://shop.example", 0).await.unwrap();
     store.record_verification(site.id, true, 0).await.unwrap();
     for name in ["products.xml", "news.xml", "blog.xml"] {
@@ -71,68 +41,62 @@ async fn members_and_the_sorted_table_in_headless_chromium() {
         store.complete("w", s.id, &download, 4_000_000_000).await.unwrap();
     }
 
-    let c = browser(&driver, profile.path()).await;
-    let session = c.clone();
-    let (site_id, base2) = (site.id, base.clone());
-    let outcome = tokio::spawn(async move {
-        let c = &session;
-        let base = &base2;
-        sign_in(c, base, "ann@example.com").await;
-        // The table, filtered and sorted through its form.
-        c.goto(&format!("{base}/")).await.unwrap();
-        c.find(Locator::Css("#f-status")).await.unwrap().select_by_value("failed").await.unwrap();
-        click(c, Locator::Css("#table-filters button[type=submit]")).await;
-        until(c, "table.sitemaps tbody", |t| t.contains("blog.xml") && !t.contains("products.xml")).await;
-        look_wide(c, &axe_js, "table-filtered").await;
-        c.goto(&format!("{base}/?sort=status&order=desc")).await.unwrap();
-        until(c, "table.sitemaps tbody tr:first-child", |t| t.contains("blog.xml")).await;
-        look_wide(c, &axe_js, "table-sorted").await;
+    let (site_id, outbox) = (site.id, console.outbox.clone());
+    console
+        .drive(|tab| async move {
+            let (c, base) = (&tab.c, &tab.base);
+            tab.sign_in("ann@example.com").await;
+            // The table, filtered and sorted through its form.
+            c.goto(&format!("{base}/")).await.unwrap();
+            c.find(Locator::Css("#f-status")).await.unwrap().select_by_value("failed").await.unwrap();
+            click(c, Locator::Css("#table-filters button[type=submit]")).await;
+            until(c, "table.sitemaps tbody", |t| t.contains("blog.xml") && !t.contains("products.xml")).await;
+            tab.look_wide("table-filtered").await;
+            c.goto(&format!("{base}/?sort=status&order=desc")).await.unwrap();
+            until(c, "table.sitemaps tbody tr:first-child", |t| t.contains("blog.xml")).await;
+            tab.look_wide("table-sorted").await;
 
-        // Ann invites Bob as a reader.
-        c.goto(&format!("{base}/sites/{site_id}")).await.unwrap();
-        click(c, Locator::Css("#members-link")).await;
-        until(c, "h1", |t| t == "Members").await;
-        fill(c, "#invite-email", "bob@example.com").await;
-        click(c, Locator::Css("main form[action$='/invitations'] button[type=submit]")).await;
-        until(c, "main", |t| t.contains("Invitation mailed to bob@example.com.")).await;
-        look_wide(c, &axe_js, "members-owner").await;
-        let mut token = None;
-        for _ in 0..100 {
-            token = crate::support::read_outbox(&outbox).pop().and_then(|m| {
-                let (_, rest) = m.body.split_once("/invitations/accept?token=")?;
-                Some(rest.chars().take_while(char::is_ascii_hexdigit).collect::<String>())
-            });
-            if token.is_some() {
-                break;
+            // Ann invites Bob as a reader.
+            c.goto(&format!("{base}/sites/{site_id}")).await.unwrap();
+            click(c, Locator::Css("#members-link")).await;
+            until(c, "h1", |t| t == "Members").await;
+            fill(c, "#invite-email", "bob@example.com").await;
+            click(c, Locator::Css("main form[action$='/invitations'] button[type=submit]")).await;
+            until(c, "main", |t| t.contains("Invitation mailed to bob@example.com.")).await;
+            tab.look_wide("members-owner").await;
+            let mut token = None;
+            for _ in 0..100 {
+                token = crate::support::read_outbox(&outbox).pop().and_then(|m| {
+                    let (_, rest) = m.body.split_once("/invitations/accept?token=")?;
+                    Some(rest.chars().take_while(char::is_ascii_hexdigit).collect::<String>())
+                });
+                if token.is_some() {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
-        let token = token.expect("an invitation mail with its link in the outbox");
-        click(c, Locator::Css("header form button")).await;
-        until(c, "h1", |t| t == "Sign in").await;
+            let token = token.expect("an invitation mail with its link in the outbox");
+            click(c, Locator::Css("header form button")).await;
+            until(c, "h1", |t| t == "Sign in").await;
 
-        // The link before signing in, then Bob accepts it.
-        c.goto(&format!("{base}/invitations/accept?token={token}")).await.unwrap();
-        until(c, "#invitation", |t| t.contains("ann@example.com invites bob@example.com")).await;
-        look_wide(c, &axe_js, "invitation-visitor").await;
-        sign_in(c, base, "bob@example.com").await;
-        c.goto(&format!("{base}/invitations/accept?token={token}")).await.unwrap();
-        until(c, "main", |t| t.contains("Accept invitation")).await;
-        look_wide(c, &axe_js, "invitation").await;
-        click(c, Locator::Css("main form[action='/invitations/accept'] button")).await;
-        until(c, "main", |t| t.contains("You are now a member of https://shop.example.")).await;
-        let main = until(c, "main", |t| t.contains("you are a reader of this site")).await;
-        for button in ["Verify now", "Check now", "Delete site"] {
-            assert!(!main.contains(button), "{button} shown to a reader");
-        }
-        look_wide(c, &axe_js, "site-reader").await;
-        click(c, Locator::Css("#members-link")).await;
-        until(c, "#my-role", |t| t == "a reader").await;
-        look_wide(c, &axe_js, "members-reader").await;
-    })
-    .await;
-    let _ = c.close().await;
-    if let Err(e) = outcome {
-        std::panic::resume_unwind(e.into_panic());
-    }
+            // The link before signing in, then Bob accepts it.
+            c.goto(&format!("{base}/invitations/accept?token={token}")).await.unwrap();
+            until(c, "#invitation", |t| t.contains("ann@example.com invites bob@example.com")).await;
+            tab.look_wide("invitation-visitor").await;
+            tab.sign_in("bob@example.com").await;
+            c.goto(&format!("{base}/invitations/accept?token={token}")).await.unwrap();
+            until(c, "main", |t| t.contains("Accept invitation")).await;
+            tab.look_wide("invitation").await;
+            click(c, Locator::Css("main form[action='/invitations/accept'] button")).await;
+            until(c, "main", |t| t.contains("You are now a member of https://shop.example.")).await;
+            let main = until(c, "main", |t| t.contains("you are a reader of this site")).await;
+            for button in ["Verify now", "Check now", "Delete site"] {
+                assert!(!main.contains(button), "{button} shown to a reader");
+            }
+            tab.look_wide("site-reader").await;
+            click(c, Locator::Css("#members-link")).await;
+            until(c, "#my-role", |t| t == "a reader").await;
+            tab.look_wide("members-reader").await;
+        })
+        .await;
 }

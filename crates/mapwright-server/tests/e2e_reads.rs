@@ -5,17 +5,13 @@
 //! 1366x900 and at a phone's 390x844 (axe-core, no sideways scroll, legible text, screenshots
 //! saved).
 
-use std::net::SocketAddr;
-
 use fantoccini::Locator;
+use mapwright_server::AppState;
 use mapwright_server::scheduler::run_job;
-use mapwright_server::{AppState, app};
-use mapwright_store::{Actor, Source};
+use mapwright_store::Source;
 
-use crate::e2e::{axe_source, browser, click, fill, look, start_driver, until};
+use crate::e2e::{Console, click, fill, until};
 use crate::sitehost::{SiteHost, urlset};
-
-const PASSWORD: &str = "a long enough password";
 
 /// Runs the jobs due (a little ahead of the clock), as a worker would.
 async fn drain(state: &AppState) {
@@ -27,68 +23,49 @@ async fn drain(state: &AppState) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn changes_by_read_and_webhooks_in_headless_chromium() {
-    let axe_js = axe_source();
-    let driver = start_driver();
-    let profile = tempfile::tempdir().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let store = mapwright_store::open(None, dir.path()).await.unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let state = AppState::new(store.clone(), false).allow_private_networks();
-    let service = app(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
-    tokio::spawn(async move { axum::serve(listener, service).await.unwrap() });
+    let console = Console::start(false, |_| {}).await;
+    let (store, state) = (&console.store, &console.state);
 
     // Ann's site on 127.0.0.1, read twice: the second read changes a, keeps b, drops c, adds d.
     let web = SiteHost::start().await;
-    let hash = mapwright_store::secret::hash_password(PASSWORD).unwrap();
     // Stamped with the clock, so that the pages say "just now", not "56 years ago".
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
-    let ann = Actor::from(&store.create_user("ann@example.com", &hash, false, now).await.unwrap());
+    let ann = console.user("ann@example.com", now).await;
     let site = store.create_site(ann, &web.origin, now).await.unwrap();
     store.record_verification(site.id, true, now).await.unwrap();
     let (a, b, c, d) = (web.url("/a"), web.url("/b"), web.url("/c"), web.url("/d"));
     web.put_etag("/sitemap.xml", &urlset(&[(&a, Some("2024-01-01")), (&b, None), (&c, None)]), Some("\"v1\""));
     let sitemap = store.add_sitemap(ann, site.id, &web.url("/sitemap.xml"), Source::Api, now).await.unwrap();
-    drain(&state).await;
+    drain(state).await;
     web.put_etag("/sitemap.xml", &urlset(&[(&a, Some("2024-02-02")), (&b, None), (&d, None)]), Some("\"v2\""));
     store.resubmit_sitemap(ann, sitemap.id, now).await.unwrap();
-    drain(&state).await;
+    drain(state).await;
 
-    let c = browser(&driver, profile.path()).await;
-    let session = c.clone();
-    let (site_id, sitemap_id, base2) = (site.id, sitemap.id, base.clone());
-    let outcome = tokio::spawn(async move {
-        let c = &session;
-        let base = &base2;
-        c.goto(&format!("{base}/signin")).await.unwrap();
-        fill(c, "#email", "ann@example.com").await;
-        fill(c, "#password", PASSWORD).await;
-        click(c, Locator::Css("main form button[type=submit]")).await;
-        until(c, "h1", |t| t == "My sitemaps").await;
+    let (site_id, sitemap_id) = (site.id, sitemap.id);
+    console
+        .drive(|tab| async move {
+            let (c, base) = (&tab.c, &tab.base);
+            tab.sign_in("ann@example.com").await;
 
-        c.goto(&format!("{base}/sitemaps/{sitemap_id}")).await.unwrap();
-        until(c, "#changes", |t| t == "Changes by read").await;
-        let table = c.find(Locator::XPath("//h2[@id='changes']/following-sibling::table[1]")).await.unwrap();
-        let text = table.text().await.unwrap();
-        assert!(text.contains("1 added") && text.contains("1 removed") && text.contains("1 changed"), "{text}");
-        look(c, &axe_js, "sitemap-changes").await;
-        click(c, Locator::XPath("//h2[@id='changes']/following-sibling::table[1]//a")).await;
-        until(c, "#changes-list", |t| t.starts_with("URLs changed by the read of")).await;
-        look(c, &axe_js, "sitemap-changes-list").await;
+            c.goto(&format!("{base}/sitemaps/{sitemap_id}")).await.unwrap();
+            until(c, "#changes", |t| t == "Changes by read").await;
+            let table = c.find(Locator::XPath("//h2[@id='changes']/following-sibling::table[1]")).await.unwrap();
+            let text = table.text().await.unwrap();
+            assert!(text.contains("1 added") && text.contains("1 removed") && text.contains("1 changed"), "{text}");
+            tab.look("sitemap-changes").await;
+            click(c, Locator::XPath("//h2[@id='changes']/following-sibling::table[1]//a")).await;
+            until(c, "#changes-list", |t| t.starts_with("URLs changed by the read of")).await;
+            tab.look("sitemap-changes-list").await;
 
-        c.goto(&format!("{base}/sites/{site_id}/webhooks")).await.unwrap();
-        until(c, "#no-webhooks", |t| t == "No webhook yet.").await;
-        fill(c, "#webhook-url", "https://hooks.example/in").await;
-        click(c, Locator::XPath("//button[text()='Add webhook']")).await;
-        until(c, "#new-secret", |t| !t.is_empty()).await;
-        look(c, &axe_js, "webhooks").await;
-        click(c, Locator::Css("#webhooks a")).await;
-        until(c, "#no-attempts", |t| t == "Nothing was sent yet.").await;
-        look(c, &axe_js, "webhook-log").await;
-    })
-    .await;
-    let _ = c.close().await;
-    if let Err(e) = outcome {
-        std::panic::resume_unwind(e.into_panic());
-    }
+            c.goto(&format!("{base}/sites/{site_id}/webhooks")).await.unwrap();
+            until(c, "#no-webhooks", |t| t == "No webhook yet.").await;
+            fill(c, "#webhook-url", "https://hooks.example/in").await;
+            click(c, Locator::XPath("//button[text()='Add webhook']")).await;
+            until(c, "#new-secret", |t| !t.is_empty()).await;
+            tab.look("webhooks").await;
+            click(c, Locator::Css("#webhooks a")).await;
+            until(c, "#no-attempts", |t| t == "Nothing was sent yet.").await;
+            tab.look("webhook-log").await;
+        })
+        .await;
 }

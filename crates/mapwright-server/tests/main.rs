@@ -24,6 +24,7 @@ mod ping;
 mod scheduler;
 mod sharing;
 mod sitehost;
+mod smtp;
 mod strangers;
 mod support;
 mod tree;

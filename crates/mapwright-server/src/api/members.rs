@@ -81,8 +81,9 @@ pub(crate) async fn accept(
     CurrentUser(user): CurrentUser,
     JsonBody(body): JsonBody<Acceptance>,
 ) -> Result<Json<SiteView>, AppError> {
-    let site = state.store.accept_invitation(Actor::from(&user), body.token.trim(), now()).await?;
-    Ok(Json(site.into()))
+    let actor = Actor::from(&user);
+    let site = state.store.accept_invitation(actor, body.token.trim(), now()).await?;
+    Ok(Json(SiteView::of(&state, actor, site).await?))
 }
 
 /// `DELETE /api/v1/members/{id}`: an owner removes a member, or a member leaves; never the

@@ -1,9 +1,9 @@
-//! Sites: add, list, show (with the verification instructions), delete, and "Verify now".
+//! Sites: add, list, show (with the verification instructions, for owners), delete, and "Verify now".
 
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use mapwright_store::{Actor, Site};
+use mapwright_store::{Actor, Role, Site, Timestamp};
 use serde::{Deserialize, Serialize};
 
 use super::extract::{Id, JsonBody};
@@ -17,12 +17,22 @@ pub(crate) struct NewSite {
     origin: String,
 }
 
-/// A site as the API shows it: the stored row and how to prove ownership.
+/// A site as the API shows it: the stored row and, for its owners, how to prove ownership.
+/// A reader sees whether the site is verified and when, never the token nor the instructions
+/// built on it: proving ownership is an owner's task, and a token known to fewer people is
+/// one fewer secret to lose (the console's site page draws the same line).
 #[derive(Serialize)]
 pub(crate) struct SiteView {
-    #[serde(flatten)]
-    site: Site,
-    verification: Instructions,
+    id: i64,
+    owner_id: i64,
+    origin: String,
+    /// `null` for a reader.
+    verification_token: Option<String>,
+    created_at: Timestamp,
+    verified_at: Option<Timestamp>,
+    last_checked_at: Option<Timestamp>,
+    /// `null` for a reader.
+    verification: Option<Instructions>,
 }
 
 /// The two ways to verify a site, spelled out for its token.
@@ -36,15 +46,30 @@ struct Instructions {
     meta_tag: String,
 }
 
-impl From<Site> for SiteView {
-    fn from(site: Site) -> Self {
-        let file_name = verify::file_name(&site.verification_token);
-        let verification = Instructions {
-            file_url: format!("{}/{file_name}", site.origin),
-            file_name,
-            meta_tag: verify::meta_tag(&site.verification_token),
+impl SiteView {
+    /// The site as `role` may see it: an owner (or an admin) gets the token and the
+    /// instructions, a reader neither.
+    pub(crate) fn new(site: Site, role: Role) -> Self {
+        let Site { id, owner_id, origin, verification_token, created_at, verified_at, last_checked_at } = site;
+        let (verification_token, verification) = match role {
+            Role::Owner => {
+                let file_name = verify::file_name(&verification_token);
+                let verification = Instructions {
+                    file_url: format!("{origin}/{file_name}"),
+                    file_name,
+                    meta_tag: verify::meta_tag(&verification_token),
+                };
+                (Some(verification_token), Some(verification))
+            }
+            Role::Reader => (None, None),
         };
-        SiteView { site, verification }
+        SiteView { id, owner_id, origin, verification_token, created_at, verified_at, last_checked_at, verification }
+    }
+
+    /// The site as the actor may see it (one look-up of the actor's role).
+    pub(crate) async fn of(state: &AppState, actor: Actor, site: Site) -> Result<Self, AppError> {
+        let role = state.store.site_role(actor, site.id).await?;
+        Ok(SiteView::new(site, role))
     }
 }
 
@@ -87,7 +112,8 @@ pub(crate) async fn create(
     let site = state.store.create_site(Actor::from(&user), &origin, now()).await?;
     // Verified at once when a domain property of the user covers it.
     let site = crate::domains::after_site_added(&state, site).await?;
-    Ok((StatusCode::CREATED, Json(site.into())))
+    // Who adds a site owns it.
+    Ok((StatusCode::CREATED, Json(SiteView::new(site, Role::Owner))))
 }
 
 /// `GET /api/v1/sites`: the user's sites (every site for an admin).
@@ -95,8 +121,18 @@ pub(crate) async fn list(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
 ) -> Result<Json<Vec<SiteView>>, AppError> {
-    let sites = state.store.list_sites(Actor::from(&user)).await?;
-    Ok(Json(sites.into_iter().map(SiteView::from).collect()))
+    let actor = Actor::from(&user);
+    let mut views = Vec::new();
+    // One role look-up per site: a user has at most `MAX_SITES_PER_USER` sites of their own
+    // plus those shared with them, and an admin owns every site without asking.
+    for site in state.store.list_sites(actor).await? {
+        views.push(if actor.is_admin {
+            SiteView::new(site, Role::Owner)
+        } else {
+            SiteView::of(&state, actor, site).await?
+        });
+    }
+    Ok(Json(views))
 }
 
 /// `GET /api/v1/sites/{id}`.
@@ -105,7 +141,9 @@ pub(crate) async fn show(
     CurrentUser(user): CurrentUser,
     Id(id): Id,
 ) -> Result<Json<SiteView>, AppError> {
-    Ok(Json(state.store.site(Actor::from(&user), id).await?.into()))
+    let actor = Actor::from(&user);
+    let site = state.store.site(actor, id).await?;
+    Ok(Json(SiteView::of(&state, actor, site).await?))
 }
 
 /// `DELETE /api/v1/sites/{id}`: the site goes with its sitemaps, downloads and URLs.
@@ -136,7 +174,7 @@ pub(crate) async fn verify_now(
     let site = state.store.site_as_owner(actor, id).await?;
     let verification = crate::scheduler::verify_now(&state, &site).await?;
     let site = state.store.site(actor, id).await?;
-    Ok(Json(VerifyResult { verification, site: site.into() }))
+    Ok(Json(VerifyResult { verification, site: SiteView::new(site, Role::Owner) }))
 }
 
 #[cfg(test)]

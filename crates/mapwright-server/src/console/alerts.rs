@@ -1,7 +1,8 @@
 //! E-mail alerts in the console (issue 23): the caller's setting on a site's page with a button
 //! that turns it on or off, and the page of an alert mail's unsubscribe link, which works
 //! without signing in (the link's token is the proof) and offers to turn the alerts back on.
-//! A GET never changes anything: mail scanners open links, so the page asks for a click.
+//! A GET never changes anything: mail scanners open links, so the page asks for a click; a
+//! mail client's one-click POST (RFC 8058, the mail's `List-Unsubscribe`) turns them off.
 
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -82,22 +83,50 @@ pub(crate) async fn unsubscribe_page(State(state): State<AppState>, Query(q): Qu
     }
 }
 
-/// `POST /alerts/unsubscribe`: turns the link's alerts off (or on again with `enabled=on`); the
-/// same page however often it is sent.
+/// `POST /alerts/unsubscribe`: the link page's button turns the link's alerts off (or on again
+/// with `enabled=on`), the same page however often it is sent; a mail client's one-click POST
+/// (RFC 8058: the token in the address of `List-Unsubscribe`, `List-Unsubscribe=One-Click` in
+/// the body) turns them off.
 pub(crate) async fn unsubscribe(
     State(state): State<AppState>,
     headers: HeaderMap,
-    axum::Form(form): axum::Form<LinkForm>,
+    Query(query): Query<LinkForm>,
+    body: axum::body::Bytes,
 ) -> PageResult {
-    if crate::auth::cross_site(&headers) {
+    let is_one_click = one_click(&headers, &body);
+    // The page's form is refused from another site, as every console form is; a one-click POST
+    // comes from a mail provider (its server, or its web client on another site), carries no
+    // session by the RFC, and its token is its only proof, so where it comes from tells nothing.
+    if !is_one_click && crate::auth::cross_site(&headers) {
         return Err(AppError::Forbidden("this form was sent from another site".into()).into());
     }
-    let on = form.enabled.as_deref() == Some("on");
-    match crate::api::alert_link(&state, &form.token, Some(on)).await {
-        Ok(link) => Ok(link_page(&link, &form.token, Some(on)).into_response()),
+    let (token, on) = if is_one_click {
+        (query.token, false)
+    } else {
+        let form: LinkForm = serde_urlencoded::from_bytes(&body)
+            .map_err(|e| AppError::BadRequest(format!("the form cannot be read: {e}")))?;
+        (form.token, form.enabled.as_deref() == Some("on"))
+    };
+    match crate::api::alert_link(&state, &token, Some(on)).await {
+        Ok(link) => Ok(link_page(&link, &token, Some(on)).into_response()),
         Err(AppError::NotFound) => Ok(unknown_link()),
         Err(e) => Err(e.into()),
     }
+}
+
+/// Whether a POST is RFC 8058's one-click unsubscription: `List-Unsubscribe=One-Click` in a
+/// urlencoded body, or as a field of a `multipart/form-data` one (the RFC's first choice).
+fn one_click(headers: &HeaderMap, body: &[u8]) -> bool {
+    let content_type = headers.get(axum::http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    if content_type.trim_start().to_ascii_lowercase().starts_with("multipart/form-data") {
+        // Each part: its headers (naming the field), a blank line, the value, the boundary.
+        let text = String::from_utf8_lossy(body);
+        return text.split("\r\n--").any(|part| {
+            let (head, value) = part.split_once("\r\n\r\n").unwrap_or((part, ""));
+            head.to_ascii_lowercase().contains("name=\"list-unsubscribe\"") && value.trim() == "One-Click"
+        });
+    }
+    url::form_urlencoded::parse(body).any(|(name, value)| name == "List-Unsubscribe" && value == "One-Click")
 }
 
 fn unknown_link() -> axum::response::Response {

@@ -1,7 +1,8 @@
-//! A site's page (the seed's "Verify" screen): how to prove ownership and "Verify now" (with
-//! the sitemap typed into "Add" kept through the detour), the sitemaps its robots.txt names, its
-//! findings across all its sitemaps, pictures of its URLs, the failing-URLs report by kind
-//! (CSV too) with "Check now" as a background run, and deleting the site.
+//! A site's page (the seed's "Verify" screen): the verified state, and for owners how to prove
+//! ownership and "Verify now" (with the sitemap typed into "Add" kept through the detour); the
+//! sitemaps its robots.txt names, its findings across all its sitemaps, pictures of its URLs,
+//! the failing-URLs report by kind (CSV too) with "Check now" as a background run, and deleting
+//! the site.
 
 use axum::extract::{Path, Query, State};
 use axum::http::HeaderValue;
@@ -129,24 +130,26 @@ pub(crate) async fn show(
     Ok(response)
 }
 
+/// The verified state for every member; the token, the file and the meta tag that carry it,
+/// the domain hint and "Verify now" for owners only (a reader proves nothing, and the token
+/// stays with those who place it, as in the API's site object).
 fn verification(site: &Site, csrf: &str, add: &str, now: i64, owner: bool) -> Markup {
-    let file = file_name(&site.verification_token);
     html! {
         h2 { "Verification" }
         @if let Some(at) = site.verified_at {
-            p { span class="badge ok" { "Verified" } " since " (time(at, now)) ". Keep the proof in place: it is checked again regularly." }
-        } @else {
+            p { span class="badge ok" { "Verified" } " since " (time(at, now)) "."
+                @if owner { " Keep the proof in place: it is checked again regularly." } }
+        } @else if owner {
             p { span class="badge bad" { "Not verified" } " Prove that you control this site in one of two ways, then press Verify now." }
+        } @else {
+            p { span class="badge bad" { "Not verified" } " One of its owners proves that they control it." }
         }
         @if let Some(at) = site.last_checked_at { p class="hint" { "Last checked " (time(at, now)) "." } }
-        dl class="facts" {
-            dt { "Token" } dd { code { (site.verification_token) } }
-            dt { "File" } dd { "Serve " code class="url" { (url(&format!("{}/{file}", site.origin))) } " with the token as its content." }
-            dt { "Or meta tag" } dd { "Put " code { (meta_tag(&site.verification_token)) } " in the " code { "<head>" } " of " code class="url" { (url(&site.origin)) "/" } "." }
-        }
-
-        @if site.verified_at.is_none() {
-            p class="hint" id="domain-hint" { "Or prove a whole domain at once with a DNS TXT record: " a href="/domains" { "add a domain property" } "." }
+        @if owner {
+            (proof(site))
+            @if site.verified_at.is_none() {
+                p class="hint" id="domain-hint" { "Or prove a whole domain at once with a DNS TXT record: " a href="/domains" { "add a domain property" } "." }
+            }
         }
         @if !add.is_empty() && site.verified_at.is_none() {
             p id="pending-add" { span class="url" { (url(add)) } " is added as soon as the site is verified." }
@@ -157,6 +160,18 @@ fn verification(site: &Site, csrf: &str, add: &str, now: i64, owner: bool) -> Ma
                 @if !add.is_empty() { input type="hidden" name="add" value=(add); }
                 button type="submit" class="primary" { "Verify now" }
             }
+        }
+    }
+}
+
+/// The token and the two places it may go: an owner's part of the page.
+fn proof(site: &Site) -> Markup {
+    let file = file_name(&site.verification_token);
+    html! {
+        dl class="facts" id="proof" {
+            dt { "Token" } dd { code { (site.verification_token) } }
+            dt { "File" } dd { "Serve " code class="url" { (url(&format!("{}/{file}", site.origin))) } " with the token as its content." }
+            dt { "Or meta tag" } dd { "Put " code { (meta_tag(&site.verification_token)) } " in the " code { "<head>" } " of " code class="url" { (url(&site.origin)) "/" } "." }
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Several users per site through the API: an owner invites by address, the link is mailed
 //! (read here from the outbox), the invitee accepts it signed in as that address, a reader
-//! reads every route of the site and is 403 on every owner's action, members are removed but
-//! never the last owner, and the limits hold.
+//! reads every route of the site (never its verification token) and is 403 on every owner's
+//! action, members are removed but never the last owner, and the limits hold.
 
 use std::sync::Arc;
 
@@ -83,6 +83,11 @@ async fn an_owner_invites_a_reader_who_reads_everything_and_changes_nothing() {
         )
         .await;
         assert_eq!(accepted["id"], s);
+        // A reader sees the verified state, never the token nor the instructions built on it.
+        let secret = site.verification_token.as_str();
+        assert!(accepted["verification_token"].is_null() && accepted["verification"].is_null(), "{accepted}");
+        assert!(accepted["verified_at"].is_i64(), "{accepted}");
+        assert!(!accepted.to_string().contains(secret), "{accepted}");
         refused(
             &app,
             "POST",
@@ -111,9 +116,21 @@ async fn an_owner_invites_a_reader_who_reads_everything_and_changes_nothing() {
         ] {
             let (status, _, text) = call(&app, "GET", &uri, Some(&bob_token), None).await;
             assert_eq!(status, StatusCode::OK, "{uri}: {text}");
+            assert!(!text.contains(secret), "{uri} gave a reader the token: {text}");
         }
         let sites = call_json(&app, "GET", "/api/v1/sites", &bob_token, None, StatusCode::OK, "[Site]").await;
         assert_eq!(sites.as_array().unwrap().len(), 1);
+        assert!(sites[0]["verification"].is_null() && !sites.to_string().contains(secret), "{sites}");
+        let shown =
+            call_json(&app, "GET", &format!("/api/v1/sites/{s}"), &bob_token, None, StatusCode::OK, "Site").await;
+        assert!(shown["verification_token"].is_null() && shown["verification"].is_null(), "{shown}");
+        // The owner keeps both.
+        let owners =
+            call_json(&app, "GET", &format!("/api/v1/sites/{s}"), &ann_token, None, StatusCode::OK, "Site").await;
+        assert_eq!(owners["verification_token"], secret);
+        assert_eq!(owners["verification"]["file_name"], format!("mapwright-{secret}.html"));
+        let owners = call_json(&app, "GET", "/api/v1/sites", &ann_token, None, StatusCode::OK, "[Site]").await;
+        assert_eq!(owners[0]["verification_token"], secret);
         let members =
             call_json(&app, "GET", &format!("/api/v1/sites/{s}/members"), &bob_token, None, StatusCode::OK, "Members")
                 .await;
