@@ -174,7 +174,10 @@ pub struct DateText {
     len: usize,
 }
 
+// `push` and `digits` are inlined into `text`, where the buffer is a local: along each
+// precision's path the length is then a constant and the stores need no checks.
 impl DateText {
+    #[inline(always)]
     fn push(&mut self, b: u8) {
         if let Some(slot) = self.bytes.get_mut(self.len) {
             *slot = b;
@@ -183,6 +186,7 @@ impl DateText {
     }
 
     /// `v` in decimal, zero-padded to `width` digits (more when it needs more).
+    #[inline(always)]
     fn digits(&mut self, mut v: u32, width: usize) {
         // The usual fields (a four-digit year, two-digit month to second) without the loop:
         // this runs a few times for every row a many-site discovery writes.

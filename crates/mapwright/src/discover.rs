@@ -546,6 +546,7 @@ fn plain_json_row_head(w: &mut impl Write, u: &UrlEntry, normalized: bool) -> io
 /// (a URL almost never needs escaping, and this runs for every row). The chunks are exactly 16
 /// bytes, the last one overlapping the one before, so no byte goes through a scalar loop.
 fn json_plain(s: &str) -> bool {
+    #[inline(always)]
     fn bad(c: &[u8; 16]) -> bool {
         c.iter().fold(false, |bad, &b| bad | (b < 0x20) | (b == b'"') | (b == b'\\'))
     }
