@@ -350,7 +350,9 @@ impl Discovery {
             robots: self.robots.clone(),
             state: self.state.clone(),
             events,
-            urls: Mutex::new(HashSet::default()),
+            // Room for a batch from the start: a many-site run makes thousands of these sets,
+            // and growing each from empty rehashed it eight times over its first thousand URLs.
+            urls: Mutex::new(HashSet::with_capacity_and_hasher(self.config.batch.max(1), Default::default())),
             emitted: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             expired: AtomicBool::new(false),

@@ -196,6 +196,14 @@ impl<'a> Tracked<'a> {
         }
     }
 
+    /// This (untracked) reader, nothing read from it yet, now counting lines from its start.
+    fn tracking(mut self) -> Self {
+        debug_assert!(!self.track && self.offset() == 0);
+        self.track = true;
+        self.keep_from = 0;
+        self
+    }
+
     /// Stream offset of the next unread byte.
     pub(crate) fn offset(&self) -> u64 {
         self.base + self.pos as u64
@@ -359,6 +367,28 @@ impl Tracked<'_> {
     }
 }
 
+/// The input while gzip layers are peeled: as given, or the last layer's (limited) reader.
+enum Stream<'a> {
+    Raw(Box<dyn BufRead + Send + 'a>),
+    Gz(Tracked<'a>),
+}
+
+impl<'a> Stream<'a> {
+    fn as_buf_read(&mut self) -> &mut (dyn BufRead + Send + 'a) {
+        match self {
+            Stream::Raw(r) => r.as_mut(),
+            Stream::Gz(t) => t,
+        }
+    }
+
+    fn boxed(self) -> Box<dyn BufRead + Send + 'a> {
+        match self {
+            Stream::Raw(r) => r,
+            Stream::Gz(t) => Box::new(t),
+        }
+    }
+}
+
 /// A stream ready for a format reader.
 pub(crate) struct Prepared<'a> {
     pub reader: Tracked<'a>,
@@ -377,10 +407,10 @@ pub(crate) fn prepare<'a>(
     limits: &Limits,
     findings: &mut Vec<Finding>,
 ) -> Result<Prepared<'a>, Error> {
-    let mut r = input;
+    let mut stream = Stream::Raw(input);
     let mut layers = 0;
     loop {
-        let head = peek(r.as_mut(), || 0)?;
+        let head = peek(stream.as_buf_read(), || 0)?;
         if head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b {
             if layers == limits.max_gzip_layers {
                 return Err(Error::NotSitemap {
@@ -390,14 +420,15 @@ pub(crate) fn prepare<'a>(
             }
             layers += 1;
             // The limit applies to each layer's output too, so a bomb inside a bomb stops early.
-            let gz = Gunzip { dec: MultiGzDecoder::new(r), produced: 0 };
-            r = Box::new(Tracked::new(Box::new(gz), limits.max_bytes, false));
+            let gz = Gunzip { dec: MultiGzDecoder::new(stream.boxed()), produced: 0 };
+            stream = Stream::Gz(Tracked::new(Box::new(gz), limits.max_bytes, false));
             continue;
         }
         break;
     }
+    let r = stream.as_buf_read();
     // Byte order marks.
-    let head = peek(r.as_mut(), || 0)?;
+    let head = peek(&mut *r, || 0)?;
     let mut encoding: Option<&'static encoding_rs::Encoding> = None;
     if head.starts_with(&[0xEF, 0xBB, 0xBF]) {
         r.consume(3);
@@ -426,16 +457,22 @@ pub(crate) fn prepare<'a>(
         ));
         encoding = Some(enc);
     }
-    let source: Box<dyn Read + Send + 'a> = match encoding {
-        Some(enc) => Box::new(Transcode {
-            inner: r,
-            decoder: enc.new_decoder_without_bom_handling(),
-            eof: false,
-            finished: false,
-        }),
-        None => Box::new(r),
+    let mut reader = match (encoding, stream) {
+        // The last gzip layer's reader, nothing consumed from it (no BOM), becomes the
+        // tracking one: its buffer already holds the first bytes, which another reader would
+        // copy, and it counts the same offsets against the same limit.
+        (None, Stream::Gz(t)) if t.offset() == 0 => t.tracking(),
+        (Some(enc), stream) => {
+            let source = Transcode {
+                inner: stream.boxed(),
+                decoder: enc.new_decoder_without_bom_handling(),
+                eof: false,
+                finished: false,
+            };
+            Tracked::new(Box::new(source), limits.max_bytes, true)
+        }
+        (None, stream) => Tracked::new(Box::new(stream.boxed()), limits.max_bytes, true),
     };
-    let mut reader = Tracked::new(source, limits.max_bytes, true);
     // Skip leading white space (blank lines before the XML declaration are common).
     let looks_like_xml = loop {
         let pos_err = |e| map_io(e, Position { line: 1, column: 1, offset: 0 });
