@@ -7,13 +7,18 @@
 //! rebuilt from the live tables when there is none. It holds at most the protocol's 50,000 URLs
 //! of a sitemap (the reader stores no more), about 2 MB, whatever the site. While the body is
 //! read, each URL is looked up in it: an unchanged URL is not staged at all, a new or changed one
-//! is staged as a typed row of `staged_urls` (PostgreSQL `COPY` into an UNLOGGED table, SQLite
-//! one multi-row insert per batch into a temporary table of the stage's own connection,
-//! [`OwnConn`]). When the read completes, the URLs of the map it did not list are the removals, and
-//! [`impl_ingest!`]'s merge brings `urls` and `sitemap_urls` in line in one transaction:
+//! is staged as a typed row (SQLite: one multi-row insert per batch into a temporary table
+//! `staged_urls` of the stage's own connection, [`OwnConn`]; PostgreSQL: held on the client, in
+//! memory up to 4,000 rows and then in an unnamed temporary file, `ingest/held.rs`, so nothing
+//! is written to the database before the merge). When the read completes, the URLs of the map it
+//! did not list are the removals, and [`impl_ingest!`]'s merge brings `urls` and `sitemap_urls`
+//! in line in one transaction:
 //!
 //! - new URLs are inserted straight from the stage (within the site's quota, in reading order)
-//!   and linked without a second lookup,
+//!   and linked without a second lookup (PostgreSQL: two `COPY`s, into `urls` with ids taken
+//!   from its sequence and into `sitemap_urls`, under a savepoint: a URL the site already has
+//!   rolls them back, and the held rows are then staged into `staged_urls` and merged by the
+//!   statements below, as SQLite's are),
 //! - changed URLs are rewritten (only what the stage holds: the merge never reads the
 //!   unchanged ones),
 //! - after a complete read, the links of removed URLs are deleted, their URLs marked removed
@@ -547,12 +552,24 @@ macro_rules! merge_rows {
             sqlx::query(concat!(
                 "UPDATE urls SET (lastmod, changefreq, priority, changed_at) = (SELECT m.lastmod, m.changefreq, \
                  m.priority, CASE WHEN m.state = 2 THEN $1 ELSE urls.changed_at END FROM merge_urls m \
-                 WHERE m.url_id = urls.id), last_seen_at = $1, removed_at = NULL \
+                 WHERE m.url_id = urls.id), last_seen_at = $1 \
                  WHERE id IN (SELECT url_id FROM merge_urls WHERE state > 0 AND kind < 2) AND ",
                 $pin,
                 "site_id = $2"
             ))
             .bind(now)
+            .bind(site_id)
+            .execute(&mut *$tx)
+            .await?;
+            // URLs back from removal (state 2), apart: `removed_at` in the statement above would
+            // rewrite the entries of the indexes it conditions (SQLite maintains an index
+            // whenever a column it names is set, even to the same value), for every changed URL.
+            sqlx::query(concat!(
+                "UPDATE urls SET removed_at = NULL WHERE id IN (SELECT url_id FROM merge_urls WHERE state = 2 \
+                 AND kind < 2) AND removed_at IS NOT NULL AND ",
+                $pin,
+                "site_id = $1"
+            ))
             .bind(site_id)
             .execute(&mut *$tx)
             .await?;

