@@ -8,7 +8,7 @@
 # Not run in CI.
 #
 # Needs PostgreSQL at 127.0.0.1:5432 with trust auth (a database of its own, dropped at the end).
-# Usage: bench/serve/ingest.sh
+# Usage: bench/serve/ingest.sh (CARGO=/path/to/cargo-wrapper bench/serve/ingest.sh)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -20,10 +20,9 @@ psql -q "$PG_ADMIN" -c "CREATE DATABASE $PG_DB" >/dev/null
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-# The dev profile, whose hot dependencies (SQLite, serde_json, sha2, ...) are optimised, with
-# the store itself optimised too, as in the release binary (not the release profile: its fat LTO
-# would rebuild the whole graph).
-cargo run --locked --quiet -p mapwright-store --example ingest_bench \
-  --config 'profile.dev.package.mapwright-store.opt-level=2' --config 'profile.dev.package.hex.opt-level=2' \
-  -- "postgres://postgres@127.0.0.1:5432/$PG_DB"
+# The `wheel` profile: release optimisation without the release profile's fat LTO (which would
+# rebuild the whole graph), so both sides of the ratio run optimised code. CARGO names the cargo
+# to run (e.g. a wrapper that waits for a build slot).
+"${CARGO:-cargo}" build --locked --quiet --profile wheel -p mapwright-store --example ingest_bench
+target/wheel/examples/ingest_bench "postgres://postgres@127.0.0.1:5432/$PG_DB"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

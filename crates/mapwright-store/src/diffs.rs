@@ -151,10 +151,13 @@ pub struct DiffUrl {
 /// and is not listed. Each list is one statement driven by the stage's rows or the given keys,
 /// through `urls(site_id, loc_hash)`: the cost is what changed, capped, never the sitemap.
 macro_rules! record_diff {
-    ($tx:ident, $stage_id:expr, $site_id:expr, $sitemap_id:expr, $now:expr, $write:expr, $gone:expr) => {{
+    ($tx:ident, $stage_id:expr, $site_id:expr, $sitemap_id:expr, $now:expr, $write:expr, $gone:expr, $added:expr) => {{
         let (stage_id, site_id, sitemap_id, now): (i64, i64, i64, i64) = ($stage_id, $site_id, $sitemap_id, $now);
         let write: &$crate::UrlWrite = $write;
         let gone: &[[u8; 16]] = $gone;
+        // The ids of the new URL rows, in reading order, when the merge copied them in itself
+        // (their rows are not in `staged_urls`).
+        let added_ids: Option<&[i64]> = $added;
         let cap = $crate::diffs::MAX_DIFF_URLS;
         let (added, changed, removed) = (write.added as i64, write.changed as i64, write.removed as i64);
         let diff: i64 = sqlx::query_scalar(
@@ -170,12 +173,31 @@ macro_rules! record_diff {
         .await?;
         let mut listed = [0_i64; 3];
         for (i, change, count) in [(0, $crate::Change::Added, added), (2, $crate::Change::Changed, changed)] {
-            if count > 0 {
-                listed[i] = sqlx::query(
+            if let (Some(ids), $crate::Change::Added) = (added_ids, change) {
+                let ids = &ids[..ids.len().min(cap as usize)];
+                for chunk in ids.chunks($crate::sql::CHILD_CHUNK) {
+                    let mut insert = sqlx::QueryBuilder::new("INSERT INTO read_diff_urls (diff_id, url_id, kind) ");
+                    insert.push_values(chunk, |mut b, id| {
+                        b.push_bind(diff).push_bind(*id).push_bind(change.code());
+                    });
+                    insert.push(" ON CONFLICT DO NOTHING");
+                    listed[i] += insert.build().execute(&mut *$tx).await?.rows_affected() as i64;
+                }
+            } else if count > 0 {
+                // Every staged row has its URL row unless the quota refused some: then the first
+                // rows with one are listed, else the first rows are taken before the join (which
+                // PostgreSQL otherwise runs for all 50,000 rows of a first read, then sorts:
+                // 0.8 s a child).
+                let sql = if write.refused == 0 {
+                    "INSERT INTO read_diff_urls (diff_id, url_id, kind) SELECT $1, u.id, s.kind FROM \
+                     (SELECT loc_hash, kind, seq FROM staged_urls WHERE stage_id = $3 AND kind = $4 ORDER BY seq LIMIT $5) s \
+                     JOIN urls u ON u.site_id = $2 AND u.loc_hash = s.loc_hash ON CONFLICT DO NOTHING"
+                } else {
                     "INSERT INTO read_diff_urls (diff_id, url_id, kind) SELECT $1, u.id, s.kind FROM staged_urls s \
                      JOIN urls u ON u.site_id = $2 AND u.loc_hash = s.loc_hash WHERE s.stage_id = $3 AND s.kind = $4 \
-                     ORDER BY s.seq LIMIT $5 ON CONFLICT DO NOTHING",
-                )
+                     ORDER BY s.seq LIMIT $5 ON CONFLICT DO NOTHING"
+                };
+                listed[i] = sqlx::query(sql)
                 .bind(diff)
                 .bind(site_id)
                 .bind(stage_id)

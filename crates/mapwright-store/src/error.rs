@@ -45,6 +45,10 @@ pub enum Error {
         /// The stage.
         stage_id: i64,
     },
+    /// The temporary file of a download's staged URLs failed (a full or unwritable temporary
+    /// folder): the download is read again.
+    #[error("the staged URLs' temporary file failed: {0}")]
+    Spill(std::io::Error),
     /// The acting user sees the row but their role does not allow the change (a reader of a
     /// site); the message says so.
     #[error("{0}")]

@@ -7,13 +7,18 @@
 //! rebuilt from the live tables when there is none. It holds at most the protocol's 50,000 URLs
 //! of a sitemap (the reader stores no more), about 2 MB, whatever the site. While the body is
 //! read, each URL is looked up in it: an unchanged URL is not staged at all, a new or changed one
-//! is staged as a typed row of `staged_urls` (PostgreSQL `COPY` into an UNLOGGED table, SQLite
-//! one multi-row insert per batch into a temporary table of the stage's own connection,
-//! [`OwnConn`]). When the read completes, the URLs of the map it did not list are the removals, and
-//! [`impl_ingest!`]'s merge brings `urls` and `sitemap_urls` in line in one transaction:
+//! is staged as a typed row (SQLite: one multi-row insert per batch into a temporary table
+//! `staged_urls` of the stage's own connection, [`OwnConn`]; PostgreSQL: held on the client, in
+//! memory up to 4,000 rows and then in an unnamed temporary file, `ingest/held.rs`, so nothing
+//! is written to the database before the merge). When the read completes, the URLs of the map it
+//! did not list are the removals, and [`impl_ingest!`]'s merge brings `urls` and `sitemap_urls`
+//! in line in one transaction:
 //!
 //! - new URLs are inserted straight from the stage (within the site's quota, in reading order)
-//!   and linked without a second lookup,
+//!   and linked without a second lookup (PostgreSQL: two `COPY`s, into `urls` with ids taken
+//!   from its sequence and into `sitemap_urls`, under a savepoint: a URL the site already has
+//!   rolls them back, and the held rows are then staged into `staged_urls` and merged by the
+//!   statements below, as SQLite's are),
 //! - changed URLs are rewritten (only what the stage holds: the merge never reads the
 //!   unchanged ones),
 //! - after a complete read, the links of removed URLs are deleted, their URLs marked removed
@@ -140,13 +145,7 @@ macro_rules! impl_ingest {
                 // read that changed little costs one statement, not one per batch.
                 let rows = stage.known.classify(urls);
                 stage.known.pending.extend(rows.into_iter().map($crate::ingest::StagedRow::into_owned));
-                while stage.known.pending.len() >= $crate::ingest::STAGE_CHUNK {
-                    let chunk: Vec<_> = stage.known.pending.drain(..$crate::ingest::STAGE_CHUNK).collect();
-                    $crate::ingest::with_stage_conn!($conn, self, stage, conn => {
-                        $crate::ingest::stage_rows!($stage, &mut *conn, stage.id, &chunk);
-                    });
-                    stage.rows += chunk.len() as i64;
-                }
+                $crate::ingest::keep_rows!($stage, $conn, self, stage);
                 Ok(())
             }
 
@@ -188,6 +187,7 @@ macro_rules! impl_ingest {
                     }
                     let mut write = UrlWrite::default();
                     let mut refused = last_refused;
+                    let mut fresh: Option<Vec<i64>> = None;
                     if merge.same_content && read_at.is_some() && last_refused == 0 {
                         // The same bytes as the last merged read: no URL row is written, the read
                         // only stamps the sitemap (the URLs' "last seen").
@@ -195,12 +195,12 @@ macro_rules! impl_ingest {
                             $crate::ingest::save_set!(tx, sitemap_id, stage.known.previous_set());
                         }
                     } else {
-                        // The rows still waiting in the stage.
-                        for chunk in stage.known.pending.chunks($crate::ingest::STAGE_CHUNK) {
-                            $crate::ingest::stage_rows!($stage, &mut *tx, stage.id, chunk);
-                        }
+                        // The rows still waiting in the stage (PostgreSQL: all of them, the new URLs
+                        // copied straight into `urls`).
+                        fresh = $crate::ingest::write_pending!($stage, tx, stage, site_id, sitemap_id, &plan, &merge);
                         write = $crate::ingest::merge_rows!(
                             tx, stage.id, site_id, sitemap_id, merge, plan, &stage.known.superseded,
+                            fresh.as_ref().map(|ids| ids.len() as i64),
                             [$($create),*], [$($resolved),*], $new_urls, $pin, [$($drop),*]
                         );
                         refused = write.refused as i64;
@@ -213,7 +213,7 @@ macro_rules! impl_ingest {
                         }
                     }
                     // What the read changed, in this transaction: no merge, no diff.
-                    write.diff = Some($crate::diffs::record_diff!(tx, stage.id, site_id, sitemap_id, now, &write, &plan.gone));
+                    write.diff = Some($crate::diffs::record_diff!(tx, stage.id, site_id, sitemap_id, now, &write, &plan.gone, fresh.as_deref()));
                     sqlx::query("UPDATE sitemaps SET urls_read_at = $1, urls_refused = $2 WHERE id = $3")
                         .bind(now)
                         .bind(refused)
@@ -320,6 +320,110 @@ macro_rules! save_set {
 
 pub(crate) use save_set;
 
+/// Keeps the classified rows waiting in `$stage.known.pending`: `values` (SQLite) writes each full
+/// chunk to the stage's temporary table; `held` (PostgreSQL) writes nothing to the database and
+/// spills the rows to the stage's file past [`held::STAGE_MEMORY`].
+macro_rules! keep_rows {
+    (values, $conn:ident, $store:expr, $stage:ident) => {{
+        while $stage.known.pending.len() >= $crate::ingest::STAGE_CHUNK {
+            let chunk: Vec<_> = $stage.known.pending.drain(..$crate::ingest::STAGE_CHUNK).collect();
+            $crate::ingest::with_stage_conn!($conn, $store, $stage, conn => {
+                $crate::ingest::stage_rows!(values, &mut *conn, $stage.id, &chunk);
+            });
+            $stage.rows += chunk.len() as i64;
+        }
+    }};
+    (held, $conn:ident, $store:expr, $stage:ident) => {{
+        if $stage.known.pending.len() >= $crate::ingest::held::STAGE_MEMORY {
+            let known = &mut $stage.known;
+            $crate::ingest::held::Spill::append(&mut known.spill, &known.pending).map_err(Error::Spill)?;
+            known.pending.clear();
+        }
+    }};
+}
+
+pub(crate) use keep_rows;
+
+/// Writes the rows the stage still holds, in the merge's transaction; evaluates to the ids of
+/// the new URL rows copied straight into `urls` (`held`), or `None` when the merge's statements
+/// insert them from `staged_urls`.
+///
+/// - `values` (SQLite): the last chunk goes to the stage's temporary table.
+/// - `held` (PostgreSQL): the new URLs (kind 0) are copied into `urls` and linked with two
+///   `COPY`s (ids taken from the sequence first) when the quota lets them all in; the other rows
+///   go to `staged_urls` (`COPY`) for the merge's statements. A URL the site already has (another
+///   sitemap lists it, or another job of the site inserted it meanwhile) breaks the copy on the
+///   unique key `(site_id, loc_hash)`: it is rolled back to a savepoint and every row is staged,
+///   to be merged as before (`INSERT ... ON CONFLICT`, then row by row).
+macro_rules! write_pending {
+    (values, $tx:ident, $stage:expr, $site_id:expr, $sitemap_id:expr, $plan:expr, $merge:expr) => {{
+        for chunk in $stage.known.pending.chunks($crate::ingest::STAGE_CHUNK) {
+            $crate::ingest::stage_rows!(values, &mut *$tx, $stage.id, chunk);
+        }
+        None
+    }};
+    (held, $tx:ident, $stage:expr, $site_id:expr, $sitemap_id:expr, $plan:expr, $merge:expr) => {{
+        let stage: &UrlStage = $stage;
+        let (plan, merge): (&$crate::ingest::Plan, &UrlMerge) = ($plan, $merge);
+        let superseded: std::collections::HashSet<i64> = stage.known.superseded.iter().copied().collect();
+        let mut all_fit = merge.quota == i64::MAX;
+        if !all_fit && plan.new > 0 {
+            let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM urls WHERE site_id = $1")
+                .bind($site_id)
+                .fetch_one(&mut *$tx)
+                .await?;
+            all_fit = merge.quota.saturating_sub(rows) >= plan.new;
+        }
+        let mut fresh = None;
+        if all_fit && plan.new > 0 {
+            sqlx::query("SAVEPOINT fresh_urls").execute(&mut *$tx).await?;
+            match $crate::ingest::held::copy_fresh(
+                &mut *$tx,
+                stage,
+                &superseded,
+                $site_id,
+                $sitemap_id,
+                merge.now,
+                plan.new,
+            )
+            .await
+            {
+                Ok(ids) => {
+                    sqlx::query("RELEASE SAVEPOINT fresh_urls").execute(&mut *$tx).await?;
+                    fresh = Some(ids);
+                }
+                Err(e) if $crate::ingest::held::is_unique_violation(&e) => {
+                    sqlx::query("ROLLBACK TO SAVEPOINT fresh_urls").execute(&mut *$tx).await?;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let skip_new = fresh.is_some();
+        let mut rows = $crate::ingest::held::HeldRows::new(stage.known.spill.as_ref(), &stage.known.pending)
+            .map_err(Error::Spill)?;
+        let mut chunk = Vec::with_capacity($crate::ingest::STAGE_CHUNK);
+        loop {
+            let row = rows.next_row().map_err(Error::Spill)?;
+            let last = row.is_none();
+            if let Some(row) = row {
+                if !(skip_new && row.kind == 0) && !superseded.contains(&row.seq) {
+                    chunk.push(row);
+                }
+            }
+            if chunk.len() >= $crate::ingest::STAGE_CHUNK || (last && !chunk.is_empty()) {
+                $crate::ingest::stage_rows!(copy, &mut *$tx, stage.id, &chunk);
+                chunk.clear();
+            }
+            if last {
+                break;
+            }
+        }
+        fresh
+    }};
+}
+
+pub(crate) use write_pending;
+
 /// Stages rows: `copy` (PostgreSQL: one `COPY ... FROM STDIN` in text format) or `values`
 /// (one multi-row `INSERT`, [`STAGE_CHUNK`] rows of 8 parameters, under SQLite's 32,766).
 macro_rules! stage_rows {
@@ -377,11 +481,13 @@ pub(crate) use stage_rows;
 macro_rules! merge_rows {
     (
         $tx:ident, $stage_id:expr, $site_id:expr, $sitemap_id:expr, $merge:expr, $plan:expr, $superseded:expr,
-        [$($create:literal),*], [$($resolved:literal),*], $new_urls:ident, $pin:literal, [$($drop:literal),*]
+        $fresh:expr, [$($create:literal),*], [$($resolved:literal),*], $new_urls:ident, $pin:literal, [$($drop:literal),*]
     ) => {{
         let (stage_id, site_id, sitemap_id, merge): (i64, i64, i64, UrlMerge) = ($stage_id, $site_id, $sitemap_id, $merge);
         let plan: &$crate::ingest::Plan = &$plan;
         let superseded: &[i64] = $superseded;
+        // New URL rows the held stage copied in already (PostgreSQL), all of the plan's new ones.
+        let copied: Option<i64> = $fresh;
         let now = merge.now;
         // Rows a later entry of the same URL replaced: the last entry of a URL counts.
         for chunk in superseded.chunks($crate::sql::CHILD_CHUNK) {
@@ -392,7 +498,7 @@ macro_rules! merge_rows {
         }
         // The site's rows, counted only when a quota may bind.
         let mut site_rows: Option<i64> = None;
-        if plan.new > 0 && merge.quota < i64::MAX {
+        if copied.is_none() && plan.new > 0 && merge.quota < i64::MAX {
             site_rows = Some(
                 sqlx::query_scalar("SELECT COUNT(*) FROM urls WHERE site_id = $1").bind(site_id).fetch_one(&mut *$tx).await?,
             );
@@ -400,7 +506,9 @@ macro_rules! merge_rows {
         let all_fit = site_rows.is_none_or(|rows| merge.quota.saturating_sub(rows) >= plan.new);
         // Fresh URL rows inserted (listed by no other sitemap), links added to known URLs.
         let (mut fresh_rows, mut known_linked, mut removed) = (0_i64, 0_i64, 0_i64);
-        if all_fit && plan.new > 0 {
+        if let Some(copied) = copied {
+            fresh_rows = copied;
+        } else if all_fit && plan.new > 0 {
             fresh_rows = $crate::ingest::insert_staged!($new_urls, $tx, stage_id, site_id, sitemap_id, now);
         }
         // New URLs not inserted: a URL the site had already (listed by another sitemap, or
@@ -444,12 +552,24 @@ macro_rules! merge_rows {
             sqlx::query(concat!(
                 "UPDATE urls SET (lastmod, changefreq, priority, changed_at) = (SELECT m.lastmod, m.changefreq, \
                  m.priority, CASE WHEN m.state = 2 THEN $1 ELSE urls.changed_at END FROM merge_urls m \
-                 WHERE m.url_id = urls.id), last_seen_at = $1, removed_at = NULL \
+                 WHERE m.url_id = urls.id), last_seen_at = $1 \
                  WHERE id IN (SELECT url_id FROM merge_urls WHERE state > 0 AND kind < 2) AND ",
                 $pin,
                 "site_id = $2"
             ))
             .bind(now)
+            .bind(site_id)
+            .execute(&mut *$tx)
+            .await?;
+            // URLs back from removal (state 2), apart: `removed_at` in the statement above would
+            // rewrite the entries of the indexes it conditions (SQLite maintains an index
+            // whenever a column it names is set, even to the same value), for every changed URL.
+            sqlx::query(concat!(
+                "UPDATE urls SET removed_at = NULL WHERE id IN (SELECT url_id FROM merge_urls WHERE state = 2 \
+                 AND kind < 2) AND removed_at IS NOT NULL AND ",
+                $pin,
+                "site_id = $1"
+            ))
             .bind(site_id)
             .execute(&mut *$tx)
             .await?;
@@ -777,6 +897,22 @@ pub(crate) fn content_hash(lastmod: Option<&str>, changefreq: Option<&str>, prio
 pub(crate) fn copy_line(out: &mut String, stage_id: i64, row: &StagedRow<'_>) {
     use std::fmt::Write as _;
     let _ = write!(out, "{stage_id}\t{}\t{}\t", row.seq, row.kind);
+    copy_fields(out, row);
+    out.push('\n');
+}
+
+/// Appends a new URL row of `urls` as a line of `COPY urls (id, site_id, loc, loc_hash, lastmod,
+/// changefreq, priority, first_seen_at, last_seen_at, changed_at)` in text format.
+pub(crate) fn copy_url_line(out: &mut String, id: i64, site_id: i64, now: i64, row: &StagedRow<'_>) {
+    use std::fmt::Write as _;
+    let _ = write!(out, "{id}\t{site_id}\t");
+    copy_fields(out, row);
+    let _ = writeln!(out, "\t{now}\t{now}\t{now}");
+}
+
+/// The row's loc, loc_hash, lastmod, changefreq and priority, tab-separated, for `COPY`.
+fn copy_fields(out: &mut String, row: &StagedRow<'_>) {
+    use std::fmt::Write as _;
     copy_text(out, &row.loc);
     out.push_str("\t\\\\x");
     out.push_str(&hex::encode(row.loc_hash));
@@ -793,7 +929,6 @@ pub(crate) fn copy_line(out: &mut String, stage_id: i64, row: &StagedRow<'_>) {
         }
         None => out.push_str("\t\\N"),
     }
-    out.push('\n');
 }
 
 /// Text escaped for `COPY`'s text format (backslash, tab, newline, carriage return).
@@ -813,6 +948,7 @@ fn copy_text(out: &mut String, text: &str) {
     }
 }
 
+pub(crate) mod held;
 mod known;
 #[cfg(test)]
 mod tests;

@@ -692,7 +692,7 @@ pub struct UrlStage {
     /// The previous set and what this read said so far.
     pub(crate) known: crate::ingest::Known,
     /// SQLite: the stage's own connection, whose temporary table holds its rows (see
-    /// `crate::ingest`); `None` on PostgreSQL, whose stage is a table of the database.
+    /// `crate::ingest`); `None` on PostgreSQL, whose stage holds its rows on the client.
     pub(crate) own: Option<crate::ingest::OwnConn>,
 }
 
@@ -700,7 +700,7 @@ impl UrlStage {
     /// Rows staged so far, written or still waiting in the stage for a full chunk: the URLs
     /// of the read that are new to the sitemap or changed.
     pub fn staged(&self) -> i64 {
-        self.rows + self.known.pending.len() as i64
+        self.rows + self.known.pending.len() as i64 + self.known.spill.as_ref().map_or(0, |s| s.rows)
     }
 }
 

@@ -94,7 +94,7 @@ impl_ingest!(
     // for a small table and joins it to the site's URLs by nested loops.
     resolved = ["CREATE INDEX ON merge_urls (url_id)", "ANALYZE merge_urls"],
     new_urls = returning,
-    stage = copy,
+    stage = held,
     pin = "",
     drop = [],
     conn = pool

@@ -314,9 +314,9 @@ async fn a_connection_cut_mid_ingest_leaves_the_previous_urls() {
             task.await.unwrap().is_ok()
         } else {
             proxy.cut();
-            // A full chunk, which the stage writes at once.
-            let more = worker.stage_urls(&mut stage, &many("r", 2_000, "x")).await;
-            assert!(more.is_err(), "the connection is cut: {more:?}");
+            // The stage holds its rows on the client until the merge (nothing of it is in the
+            // database), so staging goes on; the merge cannot.
+            worker.stage_urls(&mut stage, &many("r", 2_000, "x")).await.unwrap();
             let merged = worker.merge_url_stage("w1", &stage, merge(true, T0 + 10)).await;
             assert!(merged.is_err(), "{merged:?}");
             false
@@ -364,6 +364,65 @@ async fn two_sitemaps_of_a_site_merging_the_same_urls_at_once_link_them_both() {
         let set = url_set(&*store, ann, site).await;
         assert_eq!(set.len(), 3_000);
         assert!(set.iter().all(|(r, links)| *links == vec![a, b] && r.removed_at.is_none()));
+    })
+    .await;
+}
+
+/// Every URL row of the site, without their links (`url_set` asks for each row's).
+async fn url_rows(store: &dyn Store, actor: Actor, site: i64) -> Vec<UrlRow> {
+    let (mut all, mut after) = (Vec::new(), 0);
+    loop {
+        let page =
+            store.list_urls(actor, site, UrlQuery { after, limit: 10_000, include_removed: true }).await.unwrap();
+        all.extend(page.items);
+        match page.next_after {
+            Some(next) => after = next,
+            None => return all,
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_read_past_the_stages_memory_merges_every_row_in_reading_order() {
+    // PostgreSQL holds a stage's rows on the client and spills them to a file past 4,000: a
+    // read of 9,000 crosses it twice. Its new URLs are copied straight into `urls`, unless one
+    // is the site's already: then the copy is rolled back and the rows merged as before.
+    each_backend(|store| async move {
+        let (ann, site, sm) = leased_sitemap(&*store).await;
+        let mut first = many("p", 9_000, "2024-01-01");
+        // Listed twice, across the spill: the last entry counts.
+        first.push(url("https://ann.example/p10", Some("2024-02-02")));
+        let write = read(&*store, "w1", site, sm, &first, 1_000, merge(true, T0 + 1)).await;
+        assert_eq!((write.written, write.added, write.refused), (9_000, 9_000, 0));
+        let rows = url_rows(&*store, ann, site).await;
+        assert_eq!(rows.len(), 9_000);
+        // In reading order, p10 where its last entry stands.
+        let expected = (0..9_000).filter(|i| *i != 10).chain([10]).map(|i| format!("https://ann.example/p{i}"));
+        let misplaced = rows.iter().zip(expected).filter(|(r, loc)| r.loc != *loc).count();
+        assert_eq!(misplaced, 0, "ids in reading order");
+        assert!(rows.iter().all(|r| r.first_seen_at == T0 + 1 && r.removed_at.is_none()));
+        assert_eq!(rows[8_999].lastmod.as_deref(), Some("2024-02-02"));
+        for r in [&rows[0], &rows[4_500], &rows[8_999]] {
+            assert_eq!(store.url_sitemaps(ann, r.id).await.unwrap(), vec![sm]);
+        }
+        assert_eq!(store.sitemap_by_id(sm).await.unwrap().rollup_urls, 9_000);
+
+        // A second sitemap whose last URL the site has already (the first lists it).
+        let other = store.add_sitemap(ann, site, "https://ann.example/o.xml", Source::Api, T0).await.unwrap().id;
+        assert_eq!(store.lease_due_sitemaps("w1", T0, 10, 60).await.unwrap().len(), 1);
+        let mut second = many("q", 9_000, "2024-01-01");
+        second.push(url("https://ann.example/p8999", Some("2024-01-01")));
+        let write = read(&*store, "w1", site, other, &second, 1_000, merge(true, T0 + 2)).await;
+        assert_eq!((write.written, write.added, write.refused), (9_001, 9_001, 0));
+        let rows = url_rows(&*store, ann, site).await;
+        assert_eq!(rows.len(), 18_000);
+        let shared = rows.iter().find(|r| r.loc == "https://ann.example/p8999").unwrap();
+        assert_eq!(store.url_sitemaps(ann, shared.id).await.unwrap(), vec![sm, other]);
+        for r in [&rows[9_000], &rows[17_999]] {
+            assert!(r.loc.contains("/q"));
+            assert_eq!(store.url_sitemaps(ann, r.id).await.unwrap(), vec![other]);
+        }
+        assert_eq!(store.sitemap_by_id(other).await.unwrap().rollup_urls, 9_001);
     })
     .await;
 }

@@ -66,8 +66,11 @@ pub(crate) struct Known {
     /// The previous set came from `sitemap_url_sets` (else from the live tables: the merge
     /// writes it).
     pub(crate) cached: bool,
-    /// Rows classified and not written yet: fewer than [`STAGE_CHUNK`](super::STAGE_CHUNK).
+    /// Rows classified and not written yet (SQLite: fewer than [`STAGE_CHUNK`](super::STAGE_CHUNK);
+    /// PostgreSQL: fewer than [`STAGE_MEMORY`](super::held::STAGE_MEMORY), the rest spilled).
     pub(crate) pending: Vec<StagedRow<'static>>,
+    /// PostgreSQL: the rows held past [`STAGE_MEMORY`](super::held::STAGE_MEMORY), in a file.
+    pub(crate) spill: Option<super::held::Spill>,
 }
 
 impl std::fmt::Debug for Known {
