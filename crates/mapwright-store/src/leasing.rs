@@ -6,7 +6,7 @@
 /// The `Store` methods of the fetch queue; `lock` is the lease's row lock (`FOR UPDATE ... SKIP LOCKED` on
 /// PostgreSQL, nothing on SQLite, whose write transaction serialises leasers; see [`Turns`]).
 macro_rules! lease_methods {
-    ($ty:ty, lock = $lock:literal) => {
+    ($ty:ty, lock = $lock:literal, backend = $backend:literal) => {
         impl $ty {
             pub(crate) async fn lease_sitemaps_impl(
                 &self,
@@ -20,6 +20,15 @@ macro_rules! lease_methods {
                     return Ok(Vec::new());
                 }
                 let mut tx = self.begin_write().await?;
+                // One leaser at a time (PostgreSQL: SQLite's write transaction serialises them
+                // already). The lease reads the counts and the candidates in several statements,
+                // each of which sees what committed before it: without this, a lease committed by
+                // another process between them could be missing from the counts and present in
+                // the candidates, and an owner or origin would pass its cap (seen: an owner with
+                // 3 downloads under a cap of 2, two worker processes). A lease takes a few ms.
+                if $backend == "postgres" {
+                    sqlx::query("SELECT pg_advisory_xact_lock($1)").bind($crate::leasing::LEASE_LOCK).execute(&mut *tx).await?;
+                }
                 // The leases in force, by owner and by origin (every process's).
                 let held: Vec<(i64, String)> = sqlx::query_as(
                     "SELECT sm.owner_id, s.origin FROM sitemaps sm JOIN sites s ON s.id = sm.site_id \
@@ -156,6 +165,10 @@ macro_rules! due_where {
          AND (sm.lease_expires_at IS NULL OR sm.lease_expires_at <= $3)"
     };
 }
+
+/// The key of the advisory lock PostgreSQL's leasers take in turn ("mapwrite" in ASCII; sqlx's
+/// migrator derives its own key from the database's name).
+pub(crate) const LEASE_LOCK: i64 = 0x6d61_7077_7269_7465;
 
 /// Who takes which due sitemap in one lease: the fairness rules of [`LeasePolicy`] applied to
 /// the sitemaps offered, owner by owner, in the order the lease query finds them.

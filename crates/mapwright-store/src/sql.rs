@@ -51,7 +51,7 @@ macro_rules! impl_store {
         signup_methods!($ty);
         site_methods!($ty, lock = $lock);
         sitemap_methods!($ty);
-        lease_methods!($ty, lock = $lock);
+        lease_methods!($ty, lock = $lock, backend = $name);
         url_methods!($ty, loc_lower = $loc_lower);
         url_check_methods!($ty);
         retention_methods!($ty);

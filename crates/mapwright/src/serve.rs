@@ -378,6 +378,7 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
     let workers = (settings.workers > 0).then(|| scheduler::spawn(state.clone(), config, shutdown.clone()));
     // The console's failing-URLs report runs in the background; a run cut short at shutdown
     // writes what it did and is resumed there (by any process sharing the database).
+    let signals = ShutdownSignal::install();
     let mut checker_stop = shutdown.clone();
     let checker = mapwright_server::console::checker::spawn(state.clone(), async move {
         let _ = checker_stop.wait_for(|stopping| *stopping).await;
@@ -403,7 +404,7 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
             None
         }
     };
-    shutdown_signal().await;
+    signals.wait().await;
     let _ = stop.send(true);
     // The workers finish or release their jobs within the grace period; a little more for
     // the store's answers.
@@ -479,25 +480,51 @@ fn default_data_dir() -> PathBuf {
     }
 }
 
-/// Ctrl-C or SIGTERM: stop accepting, finish the requests in flight.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Ctrl-C or SIGTERM: stop accepting, finish the requests in flight. The handlers are installed
+/// when this is made, before the server says it listens: a signal sent as soon as it does is a
+/// graceful stop, not the default action's kill (a supervisor's stop right after a start, or a
+/// loaded machine's test, met that window).
+struct ShutdownSignal {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
+    term: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    interrupt: Option<tokio::signal::unix::Signal>,
+}
+
+impl ShutdownSignal {
+    fn install() -> ShutdownSignal {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            ShutdownSignal {
+                term: signal(SignalKind::terminate()).ok(),
+                interrupt: signal(SignalKind::interrupt()).ok(),
             }
-            Err(_) => std::future::pending::<()>().await,
         }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
+        #[cfg(not(unix))]
+        ShutdownSignal {}
     }
-    tracing::info!("shutting down");
+
+    async fn wait(self) {
+        #[cfg(unix)]
+        {
+            async fn next(signal: Option<tokio::signal::unix::Signal>) {
+                match signal {
+                    Some(mut signal) => {
+                        signal.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            }
+            tokio::select! {
+                _ = next(self.term) => {},
+                _ = next(self.interrupt) => {},
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+        tracing::info!("shutting down");
+    }
 }
