@@ -70,6 +70,8 @@ ulimit -n "$(ulimit -Hn)"
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 hwm_mb() { awk '/VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$1/status" 2>/dev/null || echo "?"; }
+# The process's own memory (heap, stacks) without the file pages it maps (SQLite's mmap).
+anon_mb() { awk '/RssAnon/ {printf "%.0f", $2 / 1024}' "/proc/$1/status" 2>/dev/null || echo 0; }
 
 "$FIXTURE" "$INGEST" "$PORT" $((URLS / 2)) >"$WORK/fixture.log" 2>&1 &
 FIXTURE_PID=$!
@@ -109,8 +111,11 @@ bench_backend() {
   local t0 t1
   t0=$(date +%s.%N)
   start_server --workers "$WORKERS" --allow-private-networks --poll-interval 100ms
-  local pg_peak=0
+  local pg_peak=0 anon_peak=0
   while :; do
+    local anon_now
+    anon_now=$(anon_mb "$SERVER")
+    [ "$anon_now" -gt "$anon_peak" ] && anon_peak=$anon_now
     local done_count
     done_count=$("${SQL[@]}" "SELECT COUNT(*) FROM sitemaps WHERE status IS NOT NULL AND lease_owner IS NULL")
     if [ "$backend" = postgres ]; then
@@ -130,7 +135,7 @@ bench_backend() {
   local secs
   secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}')
   echo "first complete ingest: $INGEST sites, $expected_sitemaps sitemaps, $urls URLs (expected $expected_urls; $failed sitemaps not ok) in $secs s = $(awk -v u="$urls" -v s="$secs" 'BEGIN {printf "%.0f", u / s}') URLs/s; load $(load)"
-  echo "peak RSS: serve ${serve_mb} MB, fixture server $(hwm_mb "$FIXTURE_PID") MB"
+  echo "peak RSS: serve ${serve_mb} MB (of which its own memory, sampled every 0.5 s, at most ${anon_peak} MB; the rest mapped database file), fixture server $(hwm_mb "$FIXTURE_PID") MB"
   if [ "$backend" = postgres ]; then
     echo "PostgreSQL: the RSS of the backends of this database summed, at its peak: ${pg_peak} MB (shared buffers they touched counted in each); the largest backend's VmHWM $(for p in $(ps -u postgres -o pid=,args= | awk -v db="$PG_DB" 'index($0, db) {print $1}'); do hwm_mb "$p"; echo; done | sort -n | tail -1) MB"
   fi
@@ -149,7 +154,7 @@ bench_backend() {
   # 4. The pages.
   start_server --workers 0
   python3 "$HERE/pages.py" "http://127.0.0.1:$HTTP_PORT" bench@example.com bench-password "$REQUESTS" "$backend"
-  echo "serve (web only) peak RSS after the pages: $(hwm_mb "$SERVER") MB; load $(load)"
+  echo "serve (web only) peak RSS after the pages: $(hwm_mb "$SERVER") MB (its own memory now $(anon_mb "$SERVER") MB); load $(load)"
   stop_server
 }
 

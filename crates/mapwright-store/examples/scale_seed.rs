@@ -145,6 +145,9 @@ async fn prepare(db: &mut Db, sites: i64, templates: i64, port: u16) -> Res<()> 
         series(0, sites - 1)
     ))
     .await?;
+    // Who may see a site is its members (migration 0025): the owner is its first.
+    db.exec("INSERT INTO site_members (site_id, user_id, role, added_at) SELECT id, owner_id, 'owner', created_at FROM sites")
+        .await?;
     db.exec(&format!(
         "{}INSERT INTO sitemaps (site_id, url, source, submitted_at, next_fetch_at) \
          SELECT n + 1, {origin} || '/sitemap_index.xml', 'robots', {now}, {now} FROM g",
