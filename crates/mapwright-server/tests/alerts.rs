@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use crate::api::{call, call_json, user};
 use crate::console::{csrf_of, post_form, text};
 use crate::sitehost::{SiteHost, index, urlset};
-use crate::support::{Auth, Mail, TestApp, each_backend};
+use crate::support::{Auth, Mail, TestApp, each_backend, poll_until};
 
 const WORKER: &str = "alerts-worker";
 
@@ -47,12 +47,7 @@ fn alerts(app: &TestApp) -> Vec<Mail> {
 /// Waits for `n` alert mails (they go in the background), then a little more, and returns
 /// them: a test that expects none past `n` sees a late one.
 async fn settle(app: &TestApp, n: usize) -> Vec<Mail> {
-    for _ in 0..100 {
-        if alerts(app).len() >= n {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    poll_until(Duration::from_secs(5), || async { (alerts(app).len() >= n).then_some(()) }).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let mails = alerts(app);
     assert_eq!(mails.len(), n, "{mails:#?}");

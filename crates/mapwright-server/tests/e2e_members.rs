@@ -4,10 +4,13 @@
 //! page and sees the site without the owners' buttons. Every page is looked at at 1366x900
 //! and at a phone's 390x844 (axe-core, no sideways scroll, legible text, screenshots saved).
 
+use std::time::Duration;
+
 use fantoccini::Locator;
 use mapwright_store::Source;
 
 use crate::e2e::{Console, click, fill, until};
+use crate::support::{poll_until, read_outbox};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn members_and_the_sorted_table_in_headless_chromium() {
@@ -64,18 +67,13 @@ async fn members_and_the_sorted_table_in_headless_chromium() {
             click(c, Locator::Css("main form[action$='/invitations'] button[type=submit]")).await;
             until(c, "main", |t| t.contains("Invitation mailed to bob@example.com.")).await;
             tab.look_wide("members-owner").await;
-            let mut token = None;
-            for _ in 0..100 {
-                token = crate::support::read_outbox(&outbox).pop().and_then(|m| {
-                    let (_, rest) = m.body.split_once("/invitations/accept?token=")?;
-                    Some(rest.chars().take_while(char::is_ascii_hexdigit).collect::<String>())
-                });
-                if token.is_some() {
-                    break;
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            }
-            let token = token.expect("an invitation mail with its link in the outbox");
+            let token = poll_until(Duration::from_secs(5), || async {
+                let mail = read_outbox(&outbox).pop()?;
+                let (_, rest) = mail.body.split_once("/invitations/accept?token=")?;
+                Some(rest.chars().take_while(char::is_ascii_hexdigit).collect::<String>())
+            })
+            .await
+            .expect("an invitation mail with its link in the outbox");
             click(c, Locator::Css("header form button")).await;
             until(c, "h1", |t| t == "Sign in").await;
 
