@@ -18,21 +18,25 @@ async fn members_and_the_sorted_table_in_headless_chromium() {
     let store = &console.store;
 
     // Ann's verified site with three sitemaps (stored as the workers would), Bob's account.
-    let ann = console.user("ann@example.com", 0).await;
-    console.user("bob@example.com", 0).await;
-    let site = store.create_site(ann, "https://shop.example", 0).await.unwrap();
-    store.record_verification(site.id, true, 0).await.unwrap();
+    // Stamped with the clock (made a minute ago, read since), so that the pages say "1 minute
+    // ago", not "56 years ago".
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    let made = now - 60;
+    let ann = console.user("ann@example.com", made).await;
+    console.user("bob@example.com", made).await;
+    let site = store.create_site(ann, "https://shop.example", made).await.unwrap();
+    store.record_verification(site.id, true, made).await.unwrap();
     for name in ["products.xml", "news.xml", "blog.xml"] {
-        store.add_sitemap(ann, site.id, &format!("https://shop.example/{name}"), Source::Api, 0).await.unwrap();
+        store.add_sitemap(ann, site.id, &format!("https://shop.example/{name}"), Source::Api, made).await.unwrap();
     }
-    let leased = store.lease_due_sitemaps("w", 1, 10, 60).await.unwrap();
+    let leased = store.lease_due_sitemaps("w", now, 10, 600).await.unwrap();
     assert_eq!(leased.len(), 3);
     for s in &leased {
         let url = store.sitemap_by_id(s.id).await.unwrap().url;
         let (status, at) = match url.rsplit('/').next().unwrap() {
-            "products.xml" => ("ok", 100),
-            "news.xml" => ("errors", 101),
-            _ => ("failed", 102),
+            "products.xml" => ("ok", now - 3),
+            "news.xml" => ("errors", now - 2),
+            _ => ("failed", now - 1),
         };
         let download = mapwright_store::DownloadRecord {
             downloaded_at: at,
@@ -41,7 +45,7 @@ async fn members_and_the_sorted_table_in_headless_chromium() {
             url_count: 10,
             ..Default::default()
         };
-        store.complete("w", s.id, &download, 4_000_000_000).await.unwrap();
+        store.complete("w", s.id, &download, now + 86_400).await.unwrap();
     }
 
     let (site_id, outbox) = (site.id, console.outbox.clone());
