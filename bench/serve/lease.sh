@@ -31,8 +31,8 @@ for DB in "$PG/$NAME" "$DIR"; do
   "$SEED" lease "$DB" 8 2 2 300 > /dev/null # opens the store: the migrations
   run_sql "$DB" "INSERT INTO users (id, email, password_hash, is_admin, created_at) VALUES (1, 'bench@example.com', 'x', FALSE, 0)"
   "$SEED" prepare "$DB" 10000 10000 18530 > /dev/null
-  run_sql "$DB" "INSERT INTO sitemaps (site_id, url, source, parent_id, submitted_at, next_fetch_at) \
-    SELECT site_id, url || '-c' || k.n, 'index', id, submitted_at, next_fetch_at FROM sitemaps, \
+  run_sql "$DB" "INSERT INTO sitemaps (site_id, url, source, parent_id, submitted_at, next_fetch_at, owner_id, site_verified) \
+    SELECT site_id, url || '-c' || k.n, 'index', id, submitted_at, next_fetch_at, owner_id, site_verified FROM sitemaps, \
     (SELECT 1 AS n UNION ALL SELECT 2) k"
   [ "$DB" = "$DIR" ] || run_sql "$DB" "VACUUM ANALYZE"
   echo "$BACKEND, 100 accounts:"

@@ -11,13 +11,13 @@ use std::time::Duration;
 use axum::http::StatusCode;
 use mapwright_server::AppState;
 use mapwright_server::scheduler::run_job;
-use mapwright_store::{Actor, Role, Site};
+use mapwright_store::{Actor, Role, Site, Sitemap, Source};
 use serde_json::{Value, json};
 
 use crate::api::{call, call_json, user};
 use crate::console::{csrf_of, post_form, text};
 use crate::sitehost::{SiteHost, index, urlset};
-use crate::support::{Auth, Mail, TestApp, each_backend};
+use crate::support::{Auth, Mail, TestApp, each_backend, poll_until};
 
 const WORKER: &str = "alerts-worker";
 
@@ -47,12 +47,7 @@ fn alerts(app: &TestApp) -> Vec<Mail> {
 /// Waits for `n` alert mails (they go in the background), then a little more, and returns
 /// them: a test that expects none past `n` sees a late one.
 async fn settle(app: &TestApp, n: usize) -> Vec<Mail> {
-    for _ in 0..100 {
-        if alerts(app).len() >= n {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    poll_until(Duration::from_secs(5), || async { (alerts(app).len() >= n).then_some(()) }).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let mails = alerts(app);
     assert_eq!(mails.len(), n, "{mails:#?}");
@@ -75,6 +70,21 @@ async fn owner_site(app: &TestApp, email: &str) -> (Actor, String, Site, SiteHos
     (actor, token, site, web)
 }
 
+/// An owner's site (see [`owner_site`]) with one sitemap, `/s.xml` listing one page, added and
+/// read once: a first read is no worsening, so nothing is mailed yet.
+async fn owner_sitemap(app: &TestApp, email: &str) -> (Actor, String, Site, SiteHost, Sitemap) {
+    let (actor, token, site, web) = owner_site(app, email).await;
+    web.put("/s.xml", &one_page(&web));
+    let sitemap = app.store.add_sitemap(actor, site.id, &web.url("/s.xml"), Source::Api, unix_now()).await.unwrap();
+    drain(&app.state).await;
+    (actor, token, site, web, sitemap)
+}
+
+/// The sitemap of [`owner_sitemap`]: one page of the site.
+fn one_page(web: &SiteHost) -> String {
+    urlset(&[(&web.url("/1"), None)])
+}
+
 /// A reader of the site (invited and accepted), with an API token.
 async fn reader(app: &TestApp, owner: Actor, site: &Site, email: &str) -> (Actor, String) {
     let (actor, token) = user(app, email).await;
@@ -95,16 +105,9 @@ async fn alerts_of(app: &TestApp, token: &str, site: i64) -> Value {
 #[tokio::test]
 async fn a_worse_read_mails_each_subscribed_member_once_a_day() {
     each_backend(false, |app| async move {
-        let (ann, ann_token, site, web) = owner_site(&app, "ann@example.com").await;
+        let (ann, ann_token, site, web, sitemap) = owner_sitemap(&app, "ann@example.com").await;
         let (_, bob_token) = reader(&app, ann, &site, "bob@example.com").await;
-        let page = format!("{}/a", web.origin);
-        web.put("/sitemap.xml", &urlset(&[(&page, None)]));
-        let url = web.url("/sitemap.xml");
-        let sitemap =
-            app.store.add_sitemap(ann, site.id, &url, mapwright_store::Source::Api, unix_now()).await.unwrap();
-
-        // The first read is no worsening, however it ends.
-        drain(&app.state).await;
+        let url = &sitemap.url;
         settle(&app, 0).await;
         assert_eq!(
             alerts_of(&app, &ann_token, site.id).await,
@@ -116,7 +119,7 @@ async fn a_worse_read_mails_each_subscribed_member_once_a_day() {
         );
 
         // Success -> Couldn't fetch: one mail, to the owner (the reader has not subscribed).
-        web.remove("/sitemap.xml");
+        web.remove("/s.xml");
         resubmit(&app, &ann_token, sitemap.id).await;
         drain(&app.state).await;
         let mails = settle(&app, 1).await;
@@ -134,10 +137,10 @@ async fn a_worse_read_mails_each_subscribed_member_once_a_day() {
         let ann_link = token_of(mail);
 
         // Better is no news; worse again the same day is not mailed again.
-        web.put("/sitemap.xml", &urlset(&[(&page, None)]));
+        web.put("/s.xml", &one_page(&web));
         resubmit(&app, &ann_token, sitemap.id).await;
         drain(&app.state).await;
-        web.remove("/sitemap.xml");
+        web.remove("/s.xml");
         resubmit(&app, &ann_token, sitemap.id).await;
         drain(&app.state).await;
         settle(&app, 1).await;
@@ -155,10 +158,10 @@ async fn a_worse_read_mails_each_subscribed_member_once_a_day() {
         )
         .await;
         assert_eq!(on, json!({"site_id": site.id, "enabled": true, "chosen": true}));
-        web.put("/sitemap.xml", &urlset(&[(&page, None)]));
+        web.put("/s.xml", &one_page(&web));
         resubmit(&app, &ann_token, sitemap.id).await;
         drain(&app.state).await;
-        web.remove("/sitemap.xml");
+        web.remove("/s.xml");
         resubmit(&app, &ann_token, sitemap.id).await;
         drain(&app.state).await;
         let mails = settle(&app, 2).await;
@@ -200,7 +203,7 @@ async fn an_index_whose_child_fails_is_one_mail_naming_both() {
         web.put("/a.xml", &urlset(&[(&web.url("/1"), None)]));
         web.put("/b.xml", &urlset(&[(&web.url("/2"), None)]));
         let root = web.url("/index.xml");
-        let sitemap = app.store.add_sitemap(ann, site.id, &root, mapwright_store::Source::Api, unix_now()).await.unwrap();
+        let sitemap = app.store.add_sitemap(ann, site.id, &root, Source::Api, unix_now()).await.unwrap();
         drain(&app.state).await;
         settle(&app, 0).await;
 
@@ -225,15 +228,8 @@ async fn an_index_whose_child_fails_is_one_mail_naming_both() {
 #[tokio::test]
 async fn only_the_mails_own_token_unsubscribes_and_the_console_turns_alerts_back_on() {
     each_backend(false, |app| async move {
-        let (ann, ann_token, site, web) = owner_site(&app, "ann@example.com").await;
+        let (ann, ann_token, site, web, sitemap) = owner_sitemap(&app, "ann@example.com").await;
         let (_, mallory_token) = user(&app, "mallory@example.com").await;
-        web.put("/s.xml", &urlset(&[(&web.url("/1"), None)]));
-        let sitemap = app
-            .store
-            .add_sitemap(ann, site.id, &web.url("/s.xml"), mapwright_store::Source::Api, unix_now())
-            .await
-            .unwrap();
-        drain(&app.state).await;
         web.remove("/s.xml");
         resubmit(&app, &ann_token, sitemap.id).await;
         drain(&app.state).await;
@@ -304,14 +300,7 @@ async fn only_the_mails_own_token_unsubscribes_and_the_console_turns_alerts_back
 async fn the_list_unsubscribe_header_takes_a_one_click_post_without_signing_in() {
     each_backend(false, |app| async move {
         let mut app = app;
-        let (ann, ann_token, site, web) = owner_site(&app, "ann@example.com").await;
-        web.put("/s.xml", &urlset(&[(&web.url("/1"), None)]));
-        let sitemap = app
-            .store
-            .add_sitemap(ann, site.id, &web.url("/s.xml"), mapwright_store::Source::Api, unix_now())
-            .await
-            .unwrap();
-        drain(&app.state).await;
+        let (_, ann_token, site, web, sitemap) = owner_sitemap(&app, "ann@example.com").await;
         // The worsening's mail goes through SMTP, as a real server sends it.
         let smtp = crate::smtp::SmtpReceiver::start().await;
         let from = "mapwright <mapwright@localhost>";

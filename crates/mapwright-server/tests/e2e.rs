@@ -24,6 +24,7 @@ use fantoccini::{Client, ClientBuilder, Locator};
 use mapwright_server::{AppState, app, scheduler};
 use serde_json::json;
 
+use crate::support::{poll_until, read_outbox};
 use crate::verify::TestSite;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -477,15 +478,9 @@ async fn walk_through(c: &Client, base: &str, site: &TestSite, axe_js: &str, out
     until(c, "h1", |t| t == "Check your inbox").await;
     look(c, axe_js, "signup-sent").await;
     // The mailed link opens the confirmation form; the same password makes the account.
-    let mut link = None;
-    for _ in 0..100 {
-        link = crate::support::read_outbox(outbox).pop().and_then(|m| m.link_token());
-        if link.is_some() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    let link = link.expect("a sign-up mail with its link in the outbox");
+    let link = poll_until(Duration::from_secs(5), || async { read_outbox(outbox).pop().and_then(|m| m.link_token()) })
+        .await
+        .expect("a sign-up mail with its link in the outbox");
     c.goto(&format!("{base}/signup/confirm?token={link}")).await.unwrap();
     until(c, "h1", |t| t == "Confirm your account").await;
     look(c, axe_js, "signup-confirm").await;

@@ -4,10 +4,13 @@
 //! page is looked at at 1366x900 and at a phone's 390x844 (axe-core, no sideways scroll,
 //! legible text, screenshots saved).
 
+use std::time::Duration;
+
 use fantoccini::Locator;
 use mapwright_store::{DownloadRecord, Source};
 
 use crate::e2e::{Console, click, until};
+use crate::support::{poll_until, read_outbox};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_unsubscribe_link_and_the_site_pages_setting_in_headless_chromium() {
@@ -27,19 +30,14 @@ async fn the_unsubscribe_link_and_the_site_pages_setting_in_headless_chromium() 
         store.complete("w", sitemap.id, &record, at).await.unwrap();
         mapwright_server::alerts::after_read(state, sitemap.id).await;
     }
-    let mut link = None;
-    for _ in 0..100 {
-        link = crate::support::read_outbox(outbox).pop().and_then(|m| {
-            assert!(m.body.contains("now: Couldn't fetch (HTTP 503)"), "{}", m.body);
-            let (_, rest) = m.body.split_once(&format!("{base}/alerts/unsubscribe?token="))?;
-            Some(rest.chars().take_while(char::is_ascii_hexdigit).collect::<String>())
-        });
-        if link.is_some() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    let token = link.expect("an alert mail with its link in the outbox");
+    let token = poll_until(Duration::from_secs(5), || async {
+        let mail = read_outbox(outbox).pop()?;
+        assert!(mail.body.contains("now: Couldn't fetch (HTTP 503)"), "{}", mail.body);
+        let (_, rest) = mail.body.split_once(&format!("{base}/alerts/unsubscribe?token="))?;
+        Some(rest.chars().take_while(char::is_ascii_hexdigit).collect::<String>())
+    })
+    .await
+    .expect("an alert mail with its link in the outbox");
 
     let site_id = site.id;
     console

@@ -4,10 +4,13 @@
 //! page and sees the site without the owners' buttons. Every page is looked at at 1366x900
 //! and at a phone's 390x844 (axe-core, no sideways scroll, legible text, screenshots saved).
 
+use std::time::Duration;
+
 use fantoccini::Locator;
 use mapwright_store::Source;
 
 use crate::e2e::{Console, click, fill, until};
+use crate::support::{poll_until, read_outbox};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn members_and_the_sorted_table_in_headless_chromium() {
@@ -15,21 +18,25 @@ async fn members_and_the_sorted_table_in_headless_chromium() {
     let store = &console.store;
 
     // Ann's verified site with three sitemaps (stored as the workers would), Bob's account.
-    let ann = console.user("ann@example.com", 0).await;
-    console.user("bob@example.com", 0).await;
-    let site = store.create_site(ann, "https://shop.example", 0).await.unwrap();
-    store.record_verification(site.id, true, 0).await.unwrap();
+    // Stamped with the clock (made a minute ago, read since), so that the pages say "1 minute
+    // ago", not "56 years ago".
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    let made = now - 60;
+    let ann = console.user("ann@example.com", made).await;
+    console.user("bob@example.com", made).await;
+    let site = store.create_site(ann, "https://shop.example", made).await.unwrap();
+    store.record_verification(site.id, true, made).await.unwrap();
     for name in ["products.xml", "news.xml", "blog.xml"] {
-        store.add_sitemap(ann, site.id, &format!("https://shop.example/{name}"), Source::Api, 0).await.unwrap();
+        store.add_sitemap(ann, site.id, &format!("https://shop.example/{name}"), Source::Api, made).await.unwrap();
     }
-    let leased = store.lease_due_sitemaps("w", 1, 10, 60).await.unwrap();
+    let leased = store.lease_due_sitemaps("w", now, 10, 600).await.unwrap();
     assert_eq!(leased.len(), 3);
     for s in &leased {
         let url = store.sitemap_by_id(s.id).await.unwrap().url;
         let (status, at) = match url.rsplit('/').next().unwrap() {
-            "products.xml" => ("ok", 100),
-            "news.xml" => ("errors", 101),
-            _ => ("failed", 102),
+            "products.xml" => ("ok", now - 3),
+            "news.xml" => ("errors", now - 2),
+            _ => ("failed", now - 1),
         };
         let download = mapwright_store::DownloadRecord {
             downloaded_at: at,
@@ -38,7 +45,7 @@ async fn members_and_the_sorted_table_in_headless_chromium() {
             url_count: 10,
             ..Default::default()
         };
-        store.complete("w", s.id, &download, 4_000_000_000).await.unwrap();
+        store.complete("w", s.id, &download, now + 86_400).await.unwrap();
     }
 
     let (site_id, outbox) = (site.id, console.outbox.clone());
@@ -64,18 +71,13 @@ async fn members_and_the_sorted_table_in_headless_chromium() {
             click(c, Locator::Css("main form[action$='/invitations'] button[type=submit]")).await;
             until(c, "main", |t| t.contains("Invitation mailed to bob@example.com.")).await;
             tab.look_wide("members-owner").await;
-            let mut token = None;
-            for _ in 0..100 {
-                token = crate::support::read_outbox(&outbox).pop().and_then(|m| {
-                    let (_, rest) = m.body.split_once("/invitations/accept?token=")?;
-                    Some(rest.chars().take_while(char::is_ascii_hexdigit).collect::<String>())
-                });
-                if token.is_some() {
-                    break;
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            }
-            let token = token.expect("an invitation mail with its link in the outbox");
+            let token = poll_until(Duration::from_secs(5), || async {
+                let mail = read_outbox(&outbox).pop()?;
+                let (_, rest) = mail.body.split_once("/invitations/accept?token=")?;
+                Some(rest.chars().take_while(char::is_ascii_hexdigit).collect::<String>())
+            })
+            .await
+            .expect("an invitation mail with its link in the outbox");
             click(c, Locator::Css("header form button")).await;
             until(c, "h1", |t| t == "Sign in").await;
 

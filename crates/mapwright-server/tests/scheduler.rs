@@ -11,7 +11,7 @@ use mapwright_server::scheduler::{self, after_verified, recheck_once, run_job};
 use mapwright_store::{Actor, Download, FindingRecord, Site, Sitemap, UrlQuery, UrlRow};
 
 use crate::sitehost::{SiteHost, index, urlset};
-use crate::support::each_backend;
+use crate::support::{each_backend, poll_until};
 
 const WORKER: &str = "test-worker";
 
@@ -245,13 +245,12 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
 {
-    for _ in 0..600 {
-        if check().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("timed out waiting for {what}");
+    let found = poll_until(Duration::from_secs(30), || {
+        let checked = check();
+        async move { checked.await.then_some(()) }
+    })
+    .await;
+    assert!(found.is_some(), "timed out waiting for {what}");
 }
 
 #[tokio::test]

@@ -19,7 +19,7 @@ use mapwright_server::scheduler::{self, run_job};
 use mapwright_store::{Actor, Download, Site, Sitemap, Source, UrlQuery};
 
 use crate::sitehost::{SiteHost, index, urlset};
-use crate::support::{Auth, each_backend};
+use crate::support::{Auth, each_backend, poll_until};
 
 fn unix_now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
@@ -64,13 +64,13 @@ where
     Fut: std::future::Future<Output = bool>,
 {
     let start = Instant::now();
-    while start.elapsed() < limit {
-        if check().await {
-            return start.elapsed();
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("not within {limit:?}: {what}");
+    let found = poll_until(limit, || {
+        let checked = check();
+        async move { checked.await.then_some(()) }
+    })
+    .await;
+    assert!(found.is_some(), "not within {limit:?}: {what}");
+    start.elapsed()
 }
 
 /// The hostile user's host: `/index.xml` lists 100 children that accept the request and never

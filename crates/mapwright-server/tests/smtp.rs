@@ -3,9 +3,12 @@
 //! as the bytes that came after DATA, so a test reads the header fields a mail server would get.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
+
+use crate::support::poll_until;
 
 /// The receiver; it stops with the test's runtime.
 pub struct SmtpReceiver {
@@ -49,14 +52,9 @@ impl SmtpReceiver {
 
     /// Waits (up to 5 s: mail goes in the background) until `n` messages came.
     pub async fn wait_for(&self, n: usize) -> Vec<Received> {
-        for _ in 0..100 {
-            let messages = self.messages();
-            if messages.len() >= n {
-                return messages;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
-        panic!("expected {n} messages, the receiver has {:?}", self.messages());
+        poll_until(Duration::from_secs(5), || async { Some(self.messages()).filter(|got| got.len() >= n) })
+            .await
+            .unwrap_or_else(|| panic!("expected {n} messages, the receiver has {:?}", self.messages()))
     }
 }
 

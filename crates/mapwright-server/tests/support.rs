@@ -2,6 +2,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode};
@@ -19,6 +20,24 @@ pub struct TestApp {
     /// The SQLite directory or PostgreSQL database; shared so that [`each_backend`] keeps it
     /// alive even when a test's `async move` block captures only some fields of the app.
     guard: Arc<(tempfile::TempDir, Option<PgDatabase>)>,
+}
+
+/// Asks `probe` every 50 ms, for about `limit` (one ask per 50 ms of it, however long each
+/// takes), until it answers `Some`; gives that answer, or `None` when it never came. The one
+/// waiting loop of these tests, for what happens in the background: mail, deliveries, reads.
+pub async fn poll_until<T, F, Fut>(limit: Duration, mut probe: F) -> Option<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    const EVERY: Duration = Duration::from_millis(50);
+    for _ in 0..limit.div_duration_f64(EVERY).ceil().max(1.0) as u32 {
+        if let Some(found) = probe().await {
+            return Some(found);
+        }
+        tokio::time::sleep(EVERY).await;
+    }
+    None
 }
 
 /// Runs `body` on a service over SQLite, then over PostgreSQL (see `PgDatabase::create`).
@@ -63,14 +82,9 @@ impl TestApp {
 
     /// Waits (up to 5 s: mail goes in the background) until the outbox holds `n` messages.
     pub async fn wait_for_mails(&self, n: usize) -> Vec<Mail> {
-        for _ in 0..100 {
-            let mails = self.mails();
-            if mails.len() >= n {
-                return mails;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
-        panic!("expected {n} mails, the outbox has {:?}", self.mails());
+        poll_until(Duration::from_secs(5), || async { Some(self.mails()).filter(|mails| mails.len() >= n) })
+            .await
+            .unwrap_or_else(|| panic!("expected {n} mails, the outbox has {:?}", self.mails()))
     }
 
     /// Signs up through the API as a user would: the request, the mailed link's token, then

@@ -24,7 +24,7 @@ use sha2::Sha256;
 use crate::api::{assert_problem, call, call_json, user};
 use crate::console::{csrf_of, post_form, text};
 use crate::sitehost::{SiteHost, urlset};
-use crate::support::{Auth, TestApp, each_backend};
+use crate::support::{Auth, TestApp, each_backend, poll_until};
 
 /// One request a receiver got.
 #[derive(Clone, Debug)]
@@ -64,14 +64,9 @@ impl Receiver {
     }
 
     async fn wait_for(&self, n: usize) -> Vec<Got> {
-        for _ in 0..200 {
-            let got = self.got();
-            if got.len() >= n {
-                return got;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!("expected {n} deliveries, the receiver got {:?}", self.got());
+        poll_until(Duration::from_secs(10), || async { Some(self.got()).filter(|got| got.len() >= n) })
+            .await
+            .unwrap_or_else(|| panic!("expected {n} deliveries, the receiver got {:?}", self.got()))
     }
 }
 

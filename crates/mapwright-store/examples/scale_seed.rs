@@ -148,9 +148,11 @@ async fn prepare(db: &mut Db, sites: i64, templates: i64, port: u16) -> Res<()> 
     // Who may see a site is its members (migration 0025): the owner is its first.
     db.exec("INSERT INTO site_members (site_id, user_id, role, added_at) SELECT id, owner_id, 'owner', created_at FROM sites")
         .await?;
+    // A new sitemap carries its site's owner and verified state (migrations 0046 and 0047).
     db.exec(&format!(
-        "{}INSERT INTO sitemaps (site_id, url, source, submitted_at, next_fetch_at) \
-         SELECT n + 1, {origin} || '/sitemap_index.xml', 'robots', {now}, {now} FROM g",
+        "{}INSERT INTO sitemaps (site_id, url, source, submitted_at, next_fetch_at, owner_id, site_verified) \
+         SELECT s.id, s.origin || '/sitemap_index.xml', 'robots', {now}, {now}, s.owner_id, s.verified_at IS NOT NULL \
+         FROM g JOIN sites s ON s.id = g.n + 1",
         series(0, templates - 1)
     ))
     .await?;
@@ -197,6 +199,7 @@ async fn clone(db: &mut Db, sites: i64, templates: i64, port: u16) -> Res<()> {
     }
     // The copy `k` of template site `t` is site `t + k*S`; its host is `t - 1 + k*S`.
     let new_origin = origin_sql(&format!("x.site_id - 1 + g.n * {templates}"), port);
+    let new_site = |column: &str| format!("(SELECT {column} FROM sites WHERE id = x.site_id + g.n * {templates})");
     let k = series(1, copies);
     let t = |what: &str| format!("{what} <= {templates}");
     db.exec("BEGIN").await?;
@@ -208,6 +211,9 @@ async fn clone(db: &mut Db, sites: i64, templates: i64, port: u16) -> Res<()> {
             ("site_id", format!("x.site_id + g.n * {templates}")),
             ("url", format!("replace(x.url, s.origin, {new_origin})")),
             ("parent_id", format!("x.parent_id + g.n * {sm_off}")),
+            // The copy's site's owner and state, not its template's (no trigger writes them).
+            ("owner_id", new_site("owner_id")),
+            ("site_verified", new_site("verified_at IS NOT NULL")),
         ],
         &format!("FROM sitemaps x JOIN sites s ON s.id = x.site_id CROSS JOIN g WHERE {}", t("x.site_id")),
     )
@@ -286,14 +292,6 @@ async fn clone(db: &mut Db, sites: i64, templates: i64, port: u16) -> Res<()> {
     db.exec("COMMIT").await?;
     if db.pg() {
         db.exec("SET session_replication_role = origin").await?;
-        // The copied sitemaps carry their template's owner: the trigger that gives a sitemap its
-        // site's owner (migration 0046) did not fire in replica mode.
-        db.exec(
-            "UPDATE sitemaps sm SET owner_id = s.owner_id, site_verified = s.verified_at IS NOT NULL FROM sites s \
-             WHERE s.id = sm.site_id AND (sm.owner_id IS DISTINCT FROM s.owner_id \
-             OR sm.site_verified <> (s.verified_at IS NOT NULL))",
-        )
-        .await?;
         for (name, def) in &dropped {
             let t0 = Instant::now();
             db.exec(def).await?;

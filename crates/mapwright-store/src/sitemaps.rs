@@ -12,16 +12,16 @@ macro_rules! sitemap_methods {
                 let mut tx = self.begin_write().await?;
                 sitemap_room!(tx, site_id, url)?;
                 // A removed one comes back submitted now (and pending: removal forgot its verdict).
-                let id: i64 = sqlx::query_scalar(
-                    "INSERT INTO sitemaps (site_id, url, source, submitted_at, next_fetch_at, last_submitted_at) \
-                     VALUES ($1, $2, $3, $4, $4, $4) \
+                let id: i64 = sqlx::query_scalar(concat!(
+                    "INSERT INTO sitemaps (site_id, url, source, submitted_at, next_fetch_at, last_submitted_at, \
+                     owner_id, site_verified) VALUES ($1, $2, $3, $4, $4, $4, ", site_state!("$1"), ") \
                      ON CONFLICT (site_id, url) DO UPDATE SET removed_at = NULL, removed_by_user = excluded.removed_by_user, \
                      last_submitted_at = excluded.last_submitted_at, \
                      submitted_at = CASE WHEN sitemaps.removed_at IS NULL THEN sitemaps.submitted_at \
                      ELSE excluded.submitted_at END, \
                      next_fetch_at = CASE WHEN sitemaps.next_fetch_at < excluded.next_fetch_at \
                      THEN sitemaps.next_fetch_at ELSE excluded.next_fetch_at END RETURNING id",
-                )
+                ))
                 .bind(site_id)
                 .bind(url)
                 .bind(source.as_str())
@@ -53,12 +53,12 @@ macro_rules! sitemap_methods {
                 let mut tx = self.begin_write().await?;
                 sitemap_room!(tx, site_id, url)?;
                 // A sitemap the user removed stays removed even if robots.txt still names it.
-                let id: i64 = sqlx::query_scalar(
-                    "INSERT INTO sitemaps (site_id, url, source, parent_id, submitted_at, next_fetch_at) \
-                     VALUES ($1, $2, $3, $4, $5, $5) \
+                let id: i64 = sqlx::query_scalar(concat!(
+                    "INSERT INTO sitemaps (site_id, url, source, parent_id, submitted_at, next_fetch_at, owner_id, site_verified) \
+                     VALUES ($1, $2, $3, $4, $5, $5, ", site_state!("$1"), ") \
                      ON CONFLICT (site_id, url) DO UPDATE SET parent_id = COALESCE(excluded.parent_id, sitemaps.parent_id) \
                      RETURNING id",
-                )
+                ))
                 .bind(site_id)
                 .bind(url)
                 .bind(source.as_str())
@@ -226,6 +226,16 @@ macro_rules! sitemap_methods {
                 for chunk in children.chunks(CHILD_CHUNK) {
                     pacer.between().await;
                     let mut tx = self.begin_write().await?;
+                    // The site's owner and state for the new children (see `site_state!`), read
+                    // once a chunk: a subquery in each child's INSERT is planned again for each
+                    // on PostgreSQL (`force_custom_plan`). No site: NULL, and the foreign key
+                    // refuses the first new child.
+                    let (owner, verified): (Option<i64>, bool) =
+                        sqlx::query_as("SELECT owner_id, verified_at IS NOT NULL FROM sites WHERE id = $1")
+                            .bind(site_id)
+                            .fetch_optional(&mut *tx)
+                            .await?
+                            .unwrap_or((None, false));
                     for child in chunk {
                         if !listed.insert(child.url.as_str()) {
                             continue;
@@ -244,14 +254,16 @@ macro_rules! sitemap_methods {
                             None => {
                                 room -= 1;
                                 sqlx::query(
-                                    "INSERT INTO sitemaps (site_id, url, source, parent_id, submitted_at, next_fetch_at, index_lastmod) \
-                                     VALUES ($1, $2, 'index', $3, $4, $4, $5)",
+                                    "INSERT INTO sitemaps (site_id, url, source, parent_id, submitted_at, next_fetch_at, index_lastmod, \
+                                     owner_id, site_verified) VALUES ($1, $2, 'index', $3, $4, $4, $5, $6, $7)",
                                 )
                                 .bind(site_id)
                                 .bind(&child.url)
                                 .bind(parent_id)
                                 .bind(now)
                                 .bind(&child.lastmod)
+                                .bind(owner)
+                                .bind(verified)
                                 .execute(&mut *tx)
                                 .await?;
                                 sync.added += 1;
@@ -613,6 +625,22 @@ macro_rules! sitemap_methods {
                 .await?)
             }
         }
+    };
+}
+
+/// The values of a new sitemap's `owner_id` and `site_verified`: its site's owner and verified
+/// state (migration 0046), read in the `INSERT` itself. Every `INSERT INTO sitemaps` writes
+/// them (`sync_index_children` reads them once a chunk instead): no trigger does since
+/// migration 0047. No site: the owner is NULL and the foreign key refuses the row, as before.
+macro_rules! site_state {
+    ($site:literal) => {
+        concat!(
+            "(SELECT owner_id FROM sites WHERE id = ",
+            $site,
+            "), COALESCE((SELECT verified_at IS NOT NULL FROM sites WHERE id = ",
+            $site,
+            "), FALSE)"
+        )
     };
 }
 

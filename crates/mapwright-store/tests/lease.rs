@@ -3,7 +3,8 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use mapwright_store::{DownloadRecord, Error, FindingRecord, IndexChild, Source, Store};
+use mapwright_store::testing::PgDatabase;
+use mapwright_store::{DownloadRecord, Error, FindingRecord, IndexChild, PgStore, Source, SqliteStore, Store};
 
 use crate::support::{T0, each_backend, each_backend_pair, user, verified_site};
 
@@ -342,4 +343,79 @@ async fn a_huge_index_is_synchronised_in_short_transactions() {
         assert_eq!(live, 1 + 1_234);
     })
     .await;
+}
+
+/// Each way a sitemap is added writes its site's owner and verified state in its row, where the
+/// lease reads them (migration 0046; written by the `INSERT` itself since 0047, no trigger):
+/// the API's, robots.txt's, an index's child, for a verified and an unverified site. The
+/// triggers move them with the site: verified later, or the row given another site. A macro,
+/// as the two pools are of two types.
+macro_rules! owners_written_on {
+    ($store:expr, $pool:expr) => {{
+        let (store, pool): (&dyn Store, _) = ($store, $pool);
+        let ann = user(store, "ann@example.com", false).await;
+        let bob = user(store, "bob@example.com", false).await;
+        let anns = verified_site(store, ann, "https://ann.example").await;
+        let bobs = store.create_site(bob, "https://bob.example", T0).await.unwrap().id;
+        for (actor, site, origin) in [(ann, anns, "https://ann.example"), (bob, bobs, "https://bob.example")] {
+            let index = store.add_sitemap(actor, site, &format!("{origin}/api.xml"), Source::Api, T0).await.unwrap();
+            store.add_sitemap_for_site(site, &format!("{origin}/robots.xml"), Source::Robots, None, T0).await.unwrap();
+            let child = IndexChild { url: format!("{origin}/child.xml"), lastmod: None };
+            assert_eq!(store.sync_index_children(site, index.id, &[child], T0).await.unwrap().added, 1);
+            // Submitted again (the `ON CONFLICT` ways): one row still, as it was.
+            store.add_sitemap(actor, site, &format!("{origin}/api.xml"), Source::Api, T0 + 1).await.unwrap();
+            store
+                .add_sitemap_for_site(site, &format!("{origin}/robots.xml"), Source::Robots, None, T0 + 1)
+                .await
+                .unwrap();
+        }
+        let rows = || async {
+            let rows: Vec<(String, Option<i64>, bool)> =
+                sqlx::query_as("SELECT url, owner_id, site_verified FROM sitemaps ORDER BY id")
+                    .fetch_all(pool)
+                    .await
+                    .unwrap();
+            rows
+        };
+        let (a, b) = (Some(ann.user_id), Some(bob.user_id));
+        let want = |bob_verified: bool| -> Vec<(String, Option<i64>, bool)> {
+            [("ann", a, true), ("bob", b, bob_verified)]
+                .into_iter()
+                .flat_map(|(who, owner, verified)| {
+                    ["api", "robots", "child"]
+                        .map(|name| (format!("https://{who}.example/{name}.xml"), owner, verified))
+                })
+                .collect()
+        };
+        assert_eq!(rows().await, want(false), "{}", store.backend());
+
+        store.record_verification(bobs, true, T0 + 2).await.unwrap();
+        assert_eq!(rows().await, want(true), "{}: the site verified later", store.backend());
+        sqlx::query("UPDATE sitemaps SET site_id = $1 WHERE url = 'https://bob.example/child.xml'")
+            .bind(anns)
+            .execute(pool)
+            .await
+            .unwrap();
+        let moved = rows().await.into_iter().find(|(url, _, _)| url.ends_with("bob.example/child.xml")).unwrap();
+        assert_eq!(moved, ("https://bob.example/child.xml".into(), a, true), "{}: another site", store.backend());
+    }};
+}
+
+#[tokio::test]
+async fn every_way_of_adding_a_sitemap_gives_it_its_sites_owner_and_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open_dir(dir.path()).await.unwrap();
+    let pool =
+        sqlx::SqlitePool::connect(&format!("sqlite://{}", dir.path().join("mapwright.db").display())).await.unwrap();
+    owners_written_on!(&store, &pool);
+    pool.close().await;
+    Store::close(&store).await;
+
+    if let Some(db) = PgDatabase::create("mapwright_test").await {
+        let store = PgStore::open(&db.url).await.unwrap();
+        let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
+        owners_written_on!(&store, &pool);
+        pool.close().await;
+        Store::close(&store).await;
+    }
 }

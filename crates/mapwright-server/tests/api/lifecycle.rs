@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::{assert_problem, assert_schema, call, call_json, openapi, user};
 use crate::sitehost::{SiteHost, urlset};
-use crate::support::{TestApp, each_backend};
+use crate::support::{TestApp, each_backend, poll_until};
 
 /// Answers the client met: (method, path template, status).
 #[derive(Default)]
@@ -208,14 +208,15 @@ async fn check_now_and_the_failing_url_report_are_routes_of_the_api() {
         assert_eq!(status, StatusCode::CONFLICT, "a run is going: {text}");
         assert_problem(status, &headers, &text);
         web.hold.store(false, std::sync::atomic::Ordering::SeqCst);
-        let mut done = Value::Null;
-        for _ in 0..200 {
-            done = call_json(&app, "GET", &uri, &token, None, StatusCode::OK, "UrlCheck").await;
-            if done["state"] != "running" {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
-        }
+        let run = || call_json(&app, "GET", &uri, &token, None, StatusCode::OK, "UrlCheck");
+        let finished = || {
+            let run = run();
+            async move { Some(run.await).filter(|run| run["state"] != "running") }
+        };
+        let done = match poll_until(std::time::Duration::from_secs(5), finished).await {
+            Some(done) => done,
+            None => run().await,
+        };
         assert_eq!(
             (&done["state"], &done["checked"], &done["failing"]),
             (&json!("done"), &json!(2), &json!(1)),
