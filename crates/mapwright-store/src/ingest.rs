@@ -224,6 +224,7 @@ macro_rules! impl_ingest {
                     $crate::ingest::drop_staged!($conn, tx, stage.id);
                     sqlx::query("DELETE FROM url_stages WHERE id = $1").bind(stage.id).execute(&mut *tx).await?;
                     tx.commit().await?;
+                    self.wal_written();
                     Ok(write)
                 })
             }
@@ -870,8 +871,45 @@ impl StagedRow<'_> {
 
 pub(crate) use known::{Known, LiveRow, Plan};
 
-/// A 64-bit hash of what a sitemap says of a URL (its text as stored: without NUL).
+/// A 64-bit hash of what a sitemap says of a URL (its text as stored: without NUL). The bytes
+/// hashed are laid out in a buffer on the stack and hashed at once (what the streaming hasher
+/// gives for the same bytes, [`content_hash_streamed`], which longer texts take): the streaming
+/// state cost more than the hash itself for every URL of every read.
 pub(crate) fn content_hash(lastmod: Option<&str>, changefreq: Option<&str>, priority: Option<f64>) -> u64 {
+    const ROOM: usize = 192;
+    let texts = [lastmod, changefreq];
+    let needed: usize = texts.iter().map(|t| 9 + t.map_or(0, str::len)).sum::<usize>() + 9;
+    if needed > ROOM {
+        return content_hash_streamed(lastmod, changefreq, priority);
+    }
+    let mut buf = [0_u8; ROOM];
+    let mut at = 0;
+    let mut put = |bytes: &[u8]| {
+        buf[at..at + bytes.len()].copy_from_slice(bytes);
+        at += bytes.len();
+    };
+    for text in texts {
+        match text {
+            Some(t) => {
+                put(&[1]);
+                put(&(t.len() as u64).to_le_bytes());
+                put(t.as_bytes());
+            }
+            None => put(&[0]),
+        }
+    }
+    match priority {
+        Some(p) => {
+            put(&[1]);
+            put(&p.to_bits().to_le_bytes());
+        }
+        None => put(&[0]),
+    }
+    xxhash_rust::xxh3::xxh3_64(&buf[..at]) & !(1 << 63)
+}
+
+/// [`content_hash`] through the streaming hasher (the stored sets were made so).
+pub(crate) fn content_hash_streamed(lastmod: Option<&str>, changefreq: Option<&str>, priority: Option<f64>) -> u64 {
     let mut h = xxhash_rust::xxh3::Xxh3Default::new();
     for text in [lastmod, changefreq] {
         match text {

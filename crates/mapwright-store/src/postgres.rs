@@ -67,6 +67,12 @@ impl PgStore {
         Ok(Some(crate::DueListener::listen(&self.pool).await?))
     }
 
+    /// Nothing to wake: PostgreSQL checkpoints by itself, off the writers' path.
+    fn wal_written(&self) {}
+
+    /// Nothing more than the pool to close.
+    async fn close_more(&self) {}
+
     /// Row locks leave other writers alone: long writes never pause (see [`Pacer`]).
     fn pacer(&self) -> Pacer {
         Pacer::new(false)

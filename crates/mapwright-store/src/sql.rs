@@ -93,6 +93,7 @@ macro_rules! impl_store {
             }
 
             async fn close(&self) {
+                self.close_more().await;
                 self.pool.close().await;
             }
 

@@ -19,6 +19,58 @@ pub struct SqliteStore {
     pool: SqlitePool,
     /// The database file (empty in memory): the health probe looks at its file system's room.
     path: std::path::PathBuf,
+    /// The WAL's checkpoints, off every writer's path (none in memory).
+    checkpoints: Option<std::sync::Arc<Checkpointer>>,
+}
+
+/// Checkpoints of the WAL on a connection of their own, in the background: a writer's commit
+/// only appends its pages to the WAL, and copying them into the database file (with its two
+/// `fsync`s) happens here, after each merge and every [`CHECKPOINT_TICK`], so neither the
+/// ingest that wrote the pages nor another user's next small write waits for it. SQLite's own
+/// checkpoint at commit stays as a backstop, past [`WAL_BACKSTOP_PAGES`] (it ran at 1,000
+/// pages, i.e. in the commit of nearly every merge of 50,000 URLs: up to half a second each,
+/// bench/serve/RESULTS.md). `PASSIVE`: it never waits for a reader or a writer, and copies
+/// what no reader still needs.
+#[derive(Debug)]
+struct Checkpointer {
+    wake: std::sync::Arc<tokio::sync::Notify>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Checkpointer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// How often the checkpointer runs without being woken (other writes than merges).
+const CHECKPOINT_TICK: Duration = Duration::from_secs(2);
+
+/// WAL pages past which a commit checkpoints by itself (SQLite's default is 1,000).
+const WAL_BACKSTOP_PAGES: &str = "16384";
+
+impl Checkpointer {
+    fn start(options: SqliteConnectOptions) -> Checkpointer {
+        let wake = std::sync::Arc::new(tokio::sync::Notify::new());
+        let woken = wake.clone();
+        let task = tokio::spawn(async move {
+            use sqlx::ConnectOptions as _;
+            let mut conn: Option<sqlx::SqliteConnection> = None;
+            loop {
+                let _ = tokio::time::timeout(CHECKPOINT_TICK, woken.notified()).await;
+                if conn.is_none() {
+                    conn = options.connect().await.ok();
+                }
+                let Some(c) = conn.as_mut() else { continue };
+                // A failed checkpoint is tried again at the next wake-up, on a new connection
+                // (the backstop covers the WAL meanwhile).
+                if sqlx::query("PRAGMA wal_checkpoint(PASSIVE)").execute(&mut *c).await.is_err() {
+                    conn = None;
+                }
+            }
+        });
+        Checkpointer { wake, task }
+    }
 }
 
 impl SqliteStore {
@@ -59,6 +111,7 @@ impl SqliteStore {
         let options = options
             .pragma("mmap_size", "268435456")
             .pragma("cache_size", "-16384")
+            .pragma("wal_autocheckpoint", WAL_BACKSTOP_PAGES)
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
@@ -79,7 +132,9 @@ impl SqliteStore {
         if on_disk {
             quick_check(&pool, &path).await?;
         }
-        let store = SqliteStore { pool, path: if on_disk { path } else { Default::default() } };
+        let checkpoints =
+            on_disk.then(|| std::sync::Arc::new(Checkpointer::start(pool.connect_options().as_ref().clone())));
+        let store = SqliteStore { pool, path: if on_disk { path } else { Default::default() }, checkpoints };
         // sqlx's SQLite migrator takes no lock (PostgreSQL's takes an advisory one), so two
         // processes opening a new file at once raced: the loser's migration transaction failed
         // ("table already exists", "duplicate column name") and, when its failed statement had
@@ -146,6 +201,20 @@ impl SqliteStore {
     /// No listener: see [`SqliteStore::notify_due_now`].
     async fn listen_due(&self) -> Result<Option<crate::DueListener>> {
         Ok(None)
+    }
+
+    /// Wakes the checkpointer (after a merge: the WAL holds its pages).
+    fn wal_written(&self) {
+        if let Some(c) = &self.checkpoints {
+            c.wake.notify_one();
+        }
+    }
+
+    /// Stops the checkpointer (its connection closes with it).
+    async fn close_more(&self) {
+        if let Some(c) = &self.checkpoints {
+            c.task.abort();
+        }
     }
 
     /// Long writes pause now and then for other writers (see [`Pacer`]).

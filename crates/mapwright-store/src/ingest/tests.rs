@@ -64,3 +64,44 @@ fn copy_lines_escape_text() {
     let hash = hex::encode(loc_hash("https://a.example/a\\b"));
     assert_eq!(line, format!("7\t0\t0\thttps://a.example/a\\\\b\t\\\\x{hash}\ta\\tb\\n\t\\N\t\\N\n"));
 }
+
+#[test]
+fn the_content_hash_is_the_streamed_one() {
+    let long = "x".repeat(300);
+    for lastmod in [None, Some(""), Some("2024-01-01T10:00:00+00:00"), Some(long.as_str())] {
+        for changefreq in [None, Some("daily")] {
+            for priority in [None, Some(0.5), Some(1.0)] {
+                assert_eq!(
+                    content_hash(lastmod, changefreq, priority),
+                    content_hash_streamed(lastmod, changefreq, priority)
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_read_in_another_order_or_with_a_url_inserted_matches_by_key() {
+    let urls: Vec<_> = (0..20).map(|i| url(&format!("https://a.example/{i}"), "x")).collect();
+    let mut first = Known::default();
+    assert_eq!(first.classify(&urls).len(), 20);
+    let plan = first.plan(true);
+    // The stored set is in reading order: the same list matches entry by entry.
+    let mut same = Known::from_set(&plan.set.1).unwrap();
+    assert!(same.classify(&urls).is_empty());
+    assert!(same.index.is_none(), "no look-up was needed");
+    assert_eq!(same.plan(true).set.1, plan.set.1);
+    // Reversed, with a new URL in the middle and one changed: found by key all the same.
+    let mut other: Vec<_> = urls.iter().rev().cloned().collect();
+    other.insert(10, url("https://a.example/new", "x"));
+    other[3].lastmod = Some("y".into());
+    let mut next = Known::from_set(&plan.set.1).unwrap();
+    let rows = next.classify(&other);
+    assert_eq!(rows.iter().map(|r| r.kind).collect::<Vec<_>>(), [1, 0]);
+    let plan = next.plan(true);
+    assert_eq!((plan.new, plan.changed, plan.distinct, plan.gone.len()), (1, 1, 21, 0));
+    // The next set follows this read's order.
+    let mut again = Known::from_set(&plan.set.1).unwrap();
+    assert!(again.classify(&other).is_empty());
+    assert!(again.index.is_none());
+}
