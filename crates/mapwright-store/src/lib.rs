@@ -70,7 +70,7 @@ pub use domains::{DomainProperty, MAX_DOMAINS_PER_USER};
 pub use email::{InvalidEmail, normalize_email};
 pub use error::{Error, Result};
 pub use listing::{SitemapListing, SortKey, StatusFilter, TypeFilter};
-pub use members::{Invitation, InvitationInfo, MAX_MEMBERS_PER_SITE, Member, Role};
+pub use members::{Invitation, InvitationInfo, MAX_MEMBERS_PER_SITE, Member, Role, SiteRoles};
 pub use model::*;
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;

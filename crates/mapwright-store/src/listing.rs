@@ -244,13 +244,15 @@ macro_rules! listing_methods {
                         query.push("sm.site_id = ").push_bind(site);
                     }
                     // The table's rows: every sitemap of the user's sites that is no child.
+                    // Driven by the user's memberships, not a scan of the service (`member_of!`).
+                    None if actor.is_admin => {
+                        query.push("sm.parent_id IS NULL");
+                    }
                     None => {
                         query
-                            .push("sm.parent_id IS NULL AND (")
-                            .push_bind(actor.is_admin)
-                            .push(" OR s.id IN (SELECT m.site_id FROM site_members m WHERE m.user_id = ")
+                            .push("sm.parent_id IS NULL AND sm.site_id IN (SELECT m.site_id FROM site_members m WHERE m.user_id = ")
                             .push_bind(actor.user_id)
-                            .push("))");
+                            .push(")");
                     }
                 }
                 listing.push_sql(&mut query);

@@ -46,6 +46,21 @@ impl Role {
     }
 }
 
+/// An actor's roles on its sites, read once for a list ([`crate::Store::site_roles`]).
+#[derive(Debug, Clone, Default)]
+pub struct SiteRoles {
+    pub(crate) admin: bool,
+    pub(crate) roles: std::collections::HashMap<i64, Role>,
+}
+
+impl SiteRoles {
+    /// The actor's role on a site of its list: an admin owns every site; a site the actor is
+    /// no member of (it is not in the actor's lists) gets the role that may change nothing.
+    pub fn of(&self, site_id: i64) -> Role {
+        if self.admin { Role::Owner } else { self.roles.get(&site_id).copied().unwrap_or(Role::Reader) }
+    }
+}
+
 row! {
 /// A user's membership of a site.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -127,6 +142,21 @@ macro_rules! member_methods {
                     Some(_) if actor.is_admin => Ok($crate::Role::Owner),
                     Some(role) => Ok(role.as_deref().and_then($crate::Role::parse).unwrap_or($crate::Role::Reader)),
                 }
+            }
+
+            pub(crate) async fn site_roles_impl(&self, actor: Actor) -> Result<$crate::SiteRoles> {
+                if actor.is_admin {
+                    return Ok($crate::SiteRoles { admin: true, roles: Default::default() });
+                }
+                let rows: Vec<(i64, String)> = sqlx::query_as("SELECT site_id, role FROM site_members WHERE user_id = $1")
+                    .bind(actor.user_id)
+                    .fetch_all(&self.pool)
+                    .await?;
+                let roles = rows
+                    .into_iter()
+                    .map(|(site, role)| (site, $crate::Role::parse(&role).unwrap_or($crate::Role::Reader)))
+                    .collect();
+                Ok($crate::SiteRoles { admin: false, roles })
             }
 
             pub(crate) async fn site_as_owner_impl(&self, actor: Actor, site_id: i64) -> Result<Site> {

@@ -312,17 +312,21 @@ macro_rules! sitemap_methods {
 
             pub(crate) async fn list_sitemap_summaries_impl(&self, actor: Actor, after: i64, limit: i64) -> Result<Page<SitemapSummary>> {
                 let limit = limit.clamp(1, 1000);
-                let items: Vec<SitemapSummary> = sqlx::query_as(concat!(
-                    summary_select!(),
-                    "WHERE sm.parent_id IS NULL AND sm.id > $1 AND ", owned!("$2", "$3"),
-                    " ORDER BY sm.id LIMIT $4"
-                ))
-                .bind(after)
-                .bind(actor.is_admin)
-                .bind(actor.user_id)
-                .bind(limit + 1)
-                .fetch_all(&self.pool)
-                .await?;
+                let query = if actor.is_admin {
+                    sqlx::query_as(concat!(summary_select!(), "WHERE sm.parent_id IS NULL AND sm.id > $1 ORDER BY sm.id LIMIT $2"))
+                        .bind(after)
+                        .bind(limit + 1)
+                } else {
+                    sqlx::query_as(concat!(
+                        summary_select!(),
+                        "WHERE sm.parent_id IS NULL AND sm.id > $1 AND ", member_of!("sm.site_id", "$2"),
+                        " ORDER BY sm.id LIMIT $3"
+                    ))
+                    .bind(after)
+                    .bind(actor.user_id)
+                    .bind(limit + 1)
+                };
+                let items: Vec<SitemapSummary> = query.fetch_all(&self.pool).await?;
                 Ok(Page::from_one_extra(items, limit, |i| i.sitemap.id))
             }
 

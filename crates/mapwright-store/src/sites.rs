@@ -69,11 +69,13 @@ macro_rules! site_methods {
             }
 
             pub(crate) async fn list_sites_impl(&self, actor: Actor) -> Result<Vec<Site>> {
-                Ok(sqlx::query_as(concat!("SELECT ", site_cols!(), " FROM sites s WHERE ", owned!("$1", "$2"), " ORDER BY s.id"))
-                    .bind(actor.is_admin)
-                    .bind(actor.user_id)
-                    .fetch_all(&self.pool)
-                    .await?)
+                let query = if actor.is_admin {
+                    sqlx::query_as(concat!("SELECT ", site_cols!(), " FROM sites s ORDER BY s.id"))
+                } else {
+                    sqlx::query_as(concat!("SELECT ", site_cols!(), " FROM sites s WHERE ", member_of!("s.id", "$1"), " ORDER BY s.id"))
+                        .bind(actor.user_id)
+                };
+                Ok(query.fetch_all(&self.pool).await?)
             }
 
             pub(crate) async fn delete_site_impl(&self, actor: Actor, site_id: i64) -> Result<()> {

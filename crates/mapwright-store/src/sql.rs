@@ -24,6 +24,17 @@ macro_rules! owned {
     };
 }
 
+/// The condition "site id `$site` is one of user `$u`'s" for a list, without the admin's `OR`: a list
+/// driven by it reads the user's memberships (`site_members_user`) and then their sites, where
+/// `owned!`'s `$a OR ...`, whose flag the planner cannot know, scans every site or sitemap of
+/// the service and tests each (36 ms for "My sitemaps" at 10^4 sites). An admin's list has no
+/// condition at all; `owned!` stays for the checks of one row, which it does not slow.
+macro_rules! member_of {
+    ($site:literal, $u:literal) => {
+        concat!($site, " IN (SELECT m.site_id FROM site_members m WHERE m.user_id = ", $u, ")")
+    };
+}
+
 /// The condition "the acting user may change site `s`": an admin or an owner of it.
 macro_rules! owner_of {
     ($a:literal, $u:literal) => {
@@ -585,6 +596,10 @@ macro_rules! impl_store {
 
             async fn site_role(&self, actor: Actor, site_id: i64) -> Result<$crate::Role> {
                 self.site_role_impl(actor, site_id).await
+            }
+
+            async fn site_roles(&self, actor: Actor) -> Result<$crate::SiteRoles> {
+                self.site_roles_impl(actor).await
             }
 
             async fn site_as_owner(&self, actor: Actor, site_id: i64) -> Result<Site> {

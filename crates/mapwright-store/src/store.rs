@@ -553,6 +553,11 @@ pub trait Store: Send + Sync + 'static {
     /// The actor's role on a site (an admin is an owner of every site).
     async fn site_role(&self, actor: Actor, site_id: i64) -> Result<Role>;
 
+    /// The actor's role on every site it may see, in one read: a list that needs the role of
+    /// each row (which actions to offer, whether the token shows) asks this once, not
+    /// [`Store::site_role`] per row.
+    async fn site_roles(&self, actor: Actor) -> Result<crate::SiteRoles>;
+
     /// The site, if the actor may change it: an owner's (or an admin's); a reader gets
     /// [`Error::Forbidden`](crate::Error::Forbidden), a stranger `NotFound`.
     async fn site_as_owner(&self, actor: Actor, site_id: i64) -> Result<Site>;

@@ -122,17 +122,18 @@ pub(crate) async fn list(
     CurrentUser(user): CurrentUser,
 ) -> Result<Json<Vec<SiteView>>, AppError> {
     let actor = Actor::from(&user);
-    let mut views = Vec::new();
-    // One role look-up per site: a user has at most `MAX_SITES_PER_USER` sites of their own
-    // plus those shared with them, and an admin owns every site without asking.
-    for site in state.store.list_sites(actor).await? {
-        views.push(if actor.is_admin {
-            SiteView::new(site, Role::Owner)
-        } else {
-            SiteView::of(&state, actor, site).await?
-        });
-    }
-    Ok(Json(views))
+    // The roles in one read, not one per site (100 sites took 102 statements).
+    let roles = state.store.site_roles(actor).await?;
+    let sites = state.store.list_sites(actor).await?;
+    Ok(Json(
+        sites
+            .into_iter()
+            .map(|site| {
+                let role = roles.of(site.id);
+                SiteView::new(site, role)
+            })
+            .collect(),
+    ))
 }
 
 /// `GET /api/v1/sites/{id}`.

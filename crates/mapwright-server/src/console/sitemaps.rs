@@ -45,15 +45,15 @@ pub(crate) async fn table(State(state): State<AppState>, session: Session, Query
     let tallies = state.store.tree_tallies(session.actor(), &indexes).await?;
     let sites = state.store.list_sites(session.actor()).await?;
     // A reader of a site sees its rows without the owners' actions (they would answer 403).
-    let mut site_ids: Vec<i64> = rows.items.iter().chain(children.iter()).map(|r| r.sitemap.site_id).collect();
-    site_ids.sort_unstable();
-    site_ids.dedup();
-    let mut owned = std::collections::HashSet::new();
-    for id in site_ids {
-        if state.store.site_role(session.actor(), id).await? == mapwright_store::Role::Owner {
-            owned.insert(id);
-        }
-    }
+    // The roles in one read, not one per site of the page.
+    let roles = state.store.site_roles(session.actor()).await?;
+    let owned: std::collections::HashSet<i64> = rows
+        .items
+        .iter()
+        .chain(children.iter())
+        .map(|r| r.sitemap.site_id)
+        .filter(|&id| roles.of(id) == mapwright_store::Role::Owner)
+        .collect();
     let now = now();
     let body = html! {
         div class="title-row" {
