@@ -13,7 +13,7 @@
 //! shared limits, health), `sites.rs`, `sitemaps.rs` (sitemaps, downloads, roll-ups, the
 //! console's summaries), `leasing.rs` (the fetch queue), `urls.rs`, `ingest.rs` (a download's
 //! staged URLs), `check_runs.rs` (check runs, recorded checks, failure reports), `members.rs` (members
-//! and invitations), `alerts.rs` (e-mail alerts), `diffs.rs` (per-read diffs), `domains.rs` (domain properties), `webhooks.rs` (webhook endpoints, deliveries, attempts) and `retention.rs`. What several concerns use stays here: `owned!`, `owner_of!`, `mark_orphans_removed!`,
+//! and invitations), `alerts.rs` (e-mail alerts), `diffs.rs` (per-read diffs), `domains.rs` (domain properties), `webhooks.rs` (webhook endpoints, deliveries, attempts) and `retention.rs`. What several concerns use stays here: `owned!`, `member_of!`, `owner_of!`, `mark_orphans_removed!`,
 //! [`Pacer`], the hashing and cleaning of URLs, the chunk sizes.
 
 /// The condition "the acting user may see site `s`": `$a` is the admin flag, `$u` the id; a

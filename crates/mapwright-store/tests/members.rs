@@ -47,6 +47,14 @@ async fn an_invited_reader_sees_the_site_and_changes_nothing() {
         assert_eq!(store.list_sitemaps(bob, site).await.unwrap().len(), 1);
         store.list_urls(bob, site, UrlQuery::default()).await.unwrap();
         assert_eq!(store.list_sitemap_summaries(bob, 0, 10).await.unwrap().items.len(), 1);
+        // The roles of a list, in one read: each member's own, an admin owner of all, a stranger none.
+        assert_eq!(store.site_roles(bob).await.unwrap().of(site), Role::Reader);
+        assert_eq!(store.site_roles(ann).await.unwrap().of(site), Role::Owner);
+        let root = user(&*store, "root@example.com", true).await;
+        assert_eq!(store.site_roles(root).await.unwrap().of(site), Role::Owner);
+        assert_eq!(store.list_sitemap_summaries(root, 0, 10).await.unwrap().items.len(), 1);
+        assert!(store.list_sites(eve).await.unwrap().is_empty());
+        assert!(store.list_sitemap_summaries(eve, 0, 10).await.unwrap().items.is_empty());
         let members = store.list_members(bob, site).await.unwrap();
         assert_eq!(
             members.iter().map(|m| (m.email.as_str(), m.role.as_str())).collect::<Vec<_>>(),
