@@ -233,7 +233,7 @@ macro_rules! impl_check_runs {
                 lease_until: Timestamp,
             ) -> Result<bool> {
                 let failing = checks.iter().filter(|c| c.rule.is_some()).count() as i64;
-                let mut tx = self.begin_write().await?;
+                let mut tx = self.begin_bulk().await?;
                 let held = sqlx::query(
                     "UPDATE check_runs SET after_url_id = $3, checked = checked + $4, failing = failing + $5, \
                      lease_expires_at = $6 WHERE site_id = $1 AND lease_owner = $2 AND state = 'running'",
@@ -304,7 +304,7 @@ macro_rules! url_check_methods {
     ($ty:ty) => {
         impl $ty {
             pub(crate) async fn record_url_checks_impl(&self, site_id: i64, checks: &[UrlCheckRecord], now: Timestamp) -> Result<()> {
-                let mut tx = self.begin_write().await?;
+                let mut tx = self.begin_bulk().await?;
                 insert_url_checks!(tx, site_id, checks, now);
                 tx.commit().await?;
                 Ok(())

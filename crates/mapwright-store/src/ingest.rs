@@ -278,12 +278,12 @@ macro_rules! with_stage_conn {
 
 pub(crate) use with_stage_conn;
 
-/// The merge's write transaction: the store's own (`pool`), or on the stage's connection with
+/// The merge's write transaction: the store's own bulk one (`pool`, see `PgStore::begin_bulk`), or on the stage's connection with
 /// the write lock taken at once (`own`, SQLite's `BEGIN IMMEDIATE`).
 macro_rules! begin_merge {
     (pool, $store:expr, $conn:ident) => {{
         drop($conn);
-        $store.begin_write().await?
+        $store.begin_bulk().await?
     }};
     (own, $store:expr, $conn:ident) => {{ sqlx::Connection::begin_with(&mut *$conn, "BEGIN IMMEDIATE").await? }};
 }

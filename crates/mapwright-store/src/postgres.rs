@@ -49,6 +49,19 @@ impl PgStore {
         Ok(self.pool.begin().await?)
     }
 
+    /// A write transaction that moves many rows under foreign keys (a merge's copies, a batch of
+    /// URLs, checks or index children, deletes that cascade), planned the default way
+    /// (`plan_cache_mode = auto` for this transaction alone). The connections plan every
+    /// statement for its parameters (see [`PgStore::open`]), and that applies to the statements
+    /// PostgreSQL runs for each row a foreign key checks or a cascade deletes: planned again for
+    /// every row, they made `COPY urls` and `COPY sitemap_urls` take about twice as long as the
+    /// same rows copied under the default (bench/serve/RESULTS.md). These transactions' own
+    /// statements are driven by ids, keys and the stage's rows, so a generic plan is the same
+    /// plan. One round trip: the setting goes with the `BEGIN`.
+    async fn begin_bulk(&self) -> Result<Transaction<'static, Postgres>> {
+        Ok(self.pool.begin_with("BEGIN; SET LOCAL plan_cache_mode = auto").await?)
+    }
+
     /// The health probe's write is the test of room on PostgreSQL: the server's disk is not
     /// this process's to look at.
     async fn room(&self) -> Result<()> {

@@ -99,7 +99,7 @@ macro_rules! delete_in_batches {
         let mut pacer = $self.pacer();
         loop {
             pacer.between().await;
-            let mut tx = $self.begin_write().await?;
+            let mut tx = $self.begin_bulk().await?;
             let done = sqlx::query($sql).bind($arg).bind($batch).execute(&mut *tx).await?.rows_affected();
             tx.commit().await?;
             total += done;

@@ -143,7 +143,7 @@ macro_rules! sitemap_methods {
             pub(crate) async fn remove_sitemap_impl(&self, actor: Actor, sitemap_id: i64, now: Timestamp) -> Result<()> {
                 let sitemap = self.sitemap(actor, sitemap_id).await?;
                 self.site_as_owner_impl(actor, sitemap.site_id).await?;
-                let mut tx = self.begin_write().await?;
+                let mut tx = self.begin_bulk().await?;
                 // The user's removal: an index that still lists it does not bring it back.
                 sqlx::query("UPDATE sitemaps SET removed_by_user = $1 WHERE id = $2")
                     .bind(true)
@@ -225,11 +225,10 @@ macro_rules! sitemap_methods {
                 let mut pacer = self.pacer();
                 for chunk in children.chunks(CHILD_CHUNK) {
                     pacer.between().await;
-                    let mut tx = self.begin_write().await?;
+                    let mut tx = self.begin_bulk().await?;
                     // The site's owner and state for the new children (see `site_state!`), read
-                    // once a chunk: a subquery in each child's INSERT is planned again for each
-                    // on PostgreSQL (`force_custom_plan`). No site: NULL, and the foreign key
-                    // refuses the first new child.
+                    // once a chunk rather than by a subquery in each child's INSERT. No site:
+                    // NULL, and the foreign key refuses the first new child.
                     let (owner, verified): (Option<i64>, bool) =
                         sqlx::query_as("SELECT owner_id, verified_at IS NOT NULL FROM sites WHERE id = $1")
                             .bind(site_id)
@@ -290,7 +289,7 @@ macro_rules! sitemap_methods {
                     }
                     tx.commit().await?;
                 }
-                let mut tx = self.begin_write().await?;
+                let mut tx = self.begin_bulk().await?;
                 let live: Vec<(i64, String)> = sqlx::query_as(
                     "SELECT id, url FROM sitemaps WHERE parent_id = $1 AND source = 'index' AND removed_at IS NULL",
                 )

@@ -163,6 +163,12 @@ impl SqliteStore {
         Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
     }
 
+    /// A write transaction that moves many rows: the same as [`SqliteStore::begin_write`]
+    /// (PostgreSQL plans these differently, see `PgStore::begin_bulk`).
+    async fn begin_bulk(&self) -> Result<Transaction<'static, Sqlite>> {
+        self.begin_write().await
+    }
+
     /// Whether the store has room to write more than a page or two, for the health probe (whose
     /// own one-row write still fits in the room a failed transaction left in the WAL file while
     /// every real write fails): the file system of the database holds [`MIN_FREE_BYTES`] and

@@ -38,7 +38,7 @@ macro_rules! url_methods {
                 let mut pacer = self.pacer();
                 for chunk in unique.chunks(URL_CHUNK) {
                     pacer.between().await;
-                    let mut tx = self.begin_write().await?;
+                    let mut tx = self.begin_bulk().await?;
                     let mut take: Vec<usize> = chunk.to_vec();
                     if quota < i64::MAX {
                         let mut known = sqlx::QueryBuilder::new("SELECT loc_hash FROM urls WHERE site_id = ");
@@ -116,7 +116,7 @@ macro_rules! url_methods {
             }
 
             pub(crate) async fn sweep_urls_impl(&self, site_id: i64, sitemap_id: i64, seen_since: Timestamp, now: Timestamp) -> Result<u64> {
-                let mut tx = self.begin_write().await?;
+                let mut tx = self.begin_bulk().await?;
                 sqlx::query("DELETE FROM sitemap_urls WHERE sitemap_id = $1 AND last_seen_at < $2")
                     .bind(sitemap_id)
                     .bind(seen_since)
@@ -192,7 +192,7 @@ macro_rules! url_methods {
                     .collect();
                 unique.sort_unstable_by(|a, b| a.1.cmp(&b.1));
                 unique.dedup_by(|a, b| a.1 == b.1);
-                let mut tx = self.begin_write().await?;
+                let mut tx = self.begin_bulk().await?;
                 for chunk in unique.chunks(URL_CHUNK) {
                     let mut insert = sqlx::QueryBuilder::new(
                         "INSERT INTO urls (site_id, loc, loc_hash, first_seen_at, last_seen_at, changed_at) ",
