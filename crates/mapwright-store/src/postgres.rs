@@ -118,3 +118,43 @@ impl_ingest!(
     drop = [],
     conn = pool
 );
+
+#[cfg(all(test, feature = "test-support"))]
+mod tests {
+    use super::*;
+
+    async fn mode(conn: &mut sqlx::PgConnection) -> String {
+        sqlx::query_scalar("SHOW plan_cache_mode").fetch_one(conn).await.expect("SHOW")
+    }
+
+    /// A bulk transaction plans the default way, and only itself: the setting is `LOCAL`, so the
+    /// connection goes back to the pool planning per parameters for the pages' reads, whether
+    /// the transaction committed or rolled back.
+    #[tokio::test]
+    async fn bulk_transactions_plan_the_default_way_and_only_themselves() {
+        let Some(db) = crate::testing::PgDatabase::create("bulk_plans").await else { return };
+        let store = PgStore::open(&db.url).await.expect("open");
+        let mut write = store.begin_write().await.unwrap();
+        assert_eq!(mode(&mut write).await, "force_custom_plan");
+        write.rollback().await.unwrap();
+        for commit in [true, false] {
+            let mut bulk = store.begin_bulk().await.unwrap();
+            assert_eq!(mode(&mut bulk).await, "auto");
+            sqlx::query("SELECT 1").execute(&mut *bulk).await.unwrap();
+            if commit {
+                bulk.commit().await.unwrap()
+            } else {
+                bulk.rollback().await.unwrap()
+            }
+            // Every connection the pool holds, each checked out at once.
+            let mut held = Vec::new();
+            for _ in 0..store.pool.size() {
+                held.push(store.pool.acquire().await.unwrap());
+            }
+            for conn in &mut held {
+                assert_eq!(mode(conn).await, "force_custom_plan", "after a bulk transaction (commit: {commit})");
+            }
+        }
+        store.pool.close().await;
+    }
+}

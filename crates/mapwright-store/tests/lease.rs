@@ -3,10 +3,9 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use mapwright_store::testing::PgDatabase;
-use mapwright_store::{DownloadRecord, Error, FindingRecord, IndexChild, PgStore, Source, SqliteStore, Store};
+use mapwright_store::{DownloadRecord, Error, FindingRecord, IndexChild, Source, Store};
 
-use crate::support::{T0, each_backend, each_backend_pair, user, verified_site};
+use crate::support::{T0, each_backend, each_backend_pair, each_backend_with_pool, user, verified_site};
 
 fn ok_download(at: i64) -> DownloadRecord {
     DownloadRecord { downloaded_at: at, status: "ok".into(), http_status: Some(200), ..Default::default() }
@@ -403,19 +402,5 @@ macro_rules! owners_written_on {
 
 #[tokio::test]
 async fn every_way_of_adding_a_sitemap_gives_it_its_sites_owner_and_state() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open_dir(dir.path()).await.unwrap();
-    let pool =
-        sqlx::SqlitePool::connect(&format!("sqlite://{}", dir.path().join("mapwright.db").display())).await.unwrap();
-    owners_written_on!(&store, &pool);
-    pool.close().await;
-    Store::close(&store).await;
-
-    if let Some(db) = PgDatabase::create("mapwright_test").await {
-        let store = PgStore::open(&db.url).await.unwrap();
-        let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
-        owners_written_on!(&store, &pool);
-        pool.close().await;
-        Store::close(&store).await;
-    }
+    each_backend_with_pool!(owners_written_on);
 }

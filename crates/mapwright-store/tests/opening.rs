@@ -2,10 +2,9 @@
 //! or damaged file is refused and left as it was), and e-mail addresses in one normal form,
 //! migration 0007 included, on both backends.
 
-use mapwright_store::testing::PgDatabase;
-use mapwright_store::{Error, PgStore, SqliteStore, Store};
+use mapwright_store::{Error, SqliteStore, Store};
 
-use crate::support::{T0, each_backend};
+use crate::support::{T0, each_backend, each_backend_with_pool};
 
 #[cfg(unix)]
 #[tokio::test]
@@ -120,19 +119,5 @@ macro_rules! migration_0007_on {
 
 #[tokio::test]
 async fn migration_0007_normalises_existing_addresses_on_both_backends() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open_dir(dir.path()).await.unwrap();
-    let pool =
-        sqlx::SqlitePool::connect(&format!("sqlite://{}", dir.path().join("mapwright.db").display())).await.unwrap();
-    migration_0007_on!(&store, &pool);
-    pool.close().await;
-    Store::close(&store).await;
-
-    if let Some(db) = PgDatabase::create("mapwright_test").await {
-        let store = PgStore::open(&db.url).await.unwrap();
-        let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
-        migration_0007_on!(&store, &pool);
-        pool.close().await;
-        Store::close(&store).await;
-    }
+    each_backend_with_pool!(migration_0007_on);
 }

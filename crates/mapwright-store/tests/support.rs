@@ -61,3 +61,29 @@ where
         Store::close(&b).await;
     }
 }
+
+/// Runs `$body!(&store, &pool)` on a fresh SQLite store, then on a fresh PostgreSQL store, each
+/// with a raw pool of its own on the same database, for what the `Store` trait has no method for
+/// (rows written as an older version left them, a column read directly). A macro: the two
+/// pools' types differ, and so do the statements a body runs on them.
+macro_rules! each_backend_with_pool {
+    ($body:ident) => {{
+        let dir = tempfile::tempdir().unwrap();
+        let store = mapwright_store::SqliteStore::open_dir(dir.path()).await.unwrap();
+        let url = format!("sqlite://{}", dir.path().join("mapwright.db").display());
+        let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+        $body!(&store, &pool);
+        pool.close().await;
+        mapwright_store::Store::close(&store).await;
+
+        if let Some(db) = mapwright_store::testing::PgDatabase::create("mapwright_test").await {
+            let store = mapwright_store::PgStore::open(&db.url).await.unwrap();
+            let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
+            $body!(&store, &pool);
+            pool.close().await;
+            mapwright_store::Store::close(&store).await;
+        }
+    }};
+}
+
+pub(crate) use each_backend_with_pool;

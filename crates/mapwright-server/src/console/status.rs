@@ -33,12 +33,17 @@ fn counts(errors: i64, warnings: i64) -> Option<String> {
     }
 }
 
-/// The word and colour of a stored status with its counts (`None`: not read yet).
+/// The word and colour of a stored status with its counts (`None`: not read yet). The stored
+/// word counts as much as the numbers, so a row the "Has errors" filter lists never shows
+/// "Success" (a read may be judged to have errors with no finding counted, e.g. stored by an
+/// older version), and the worse of the two is shown.
 fn word_of(status: Option<&str>, errors: i64, warnings: i64) -> (&'static str, &'static str) {
     match status {
-        None => ("Pending", "pending"),
+        None | Some("pending") => ("Pending", "pending"),
         Some("failed") => ("Couldn't fetch", "bad"),
+        Some("errors") => ("Has errors", "bad"),
         _ if errors > 0 => ("Has errors", "bad"),
+        Some("warnings") => ("Has warnings", "warn"),
         _ if warnings > 0 => ("Has warnings", "warn"),
         _ => ("Success", "ok"),
     }
@@ -73,9 +78,12 @@ pub(crate) fn rolled_up(index: &SitemapSummary, tally: Option<&TreeTally>) -> Sh
         return mine;
     }
     let tally = tally.copied().unwrap_or_default();
-    let (word, class) = if tally.failed > 0 || sm.rollup_errors > 0 {
+    // The stored roll-up word counts as the numbers do (see `word_of`): a child that failed
+    // makes the tree "Has errors".
+    let rolled = sm.rollup_status.as_deref();
+    let (word, class) = if tally.failed > 0 || sm.rollup_errors > 0 || matches!(rolled, Some("errors" | "failed")) {
         ("Has errors", "bad")
-    } else if sm.rollup_warnings > 0 {
+    } else if sm.rollup_warnings > 0 || rolled == Some("warnings") {
         ("Has warnings", "warn")
     } else if tally.pending > 0 {
         ("Pending", "pending")
@@ -186,6 +194,15 @@ mod tests {
         assert_eq!((errors.word, errors.detail.as_deref()), ("Has errors", Some("3 errors, 1 warning")));
         assert_eq!(own(&row(Some("unchanged"), 0, 2, Some(5), None)).word, "Has warnings");
         assert_eq!(own(&row(Some("ok"), 0, 0, Some(5), None)).word, "Success");
+        // A stored verdict with no counts behind it is still that verdict, never "Success".
+        assert_eq!(own(&row(Some("errors"), 0, 0, Some(5), None)).word, "Has errors");
+        assert_eq!(own(&row(Some("warnings"), 0, 0, Some(5), None)).word, "Has warnings");
+        assert_eq!(own(&row(Some("ok"), 2, 0, Some(5), None)).word, "Has errors", "the worse of the two");
+        let mut index = row(Some("ok"), 0, 0, Some(5), Some("index"));
+        index.sitemap.rollup_status = Some("errors".into());
+        assert_eq!(rolled_up(&index, None).word, "Has errors", "a tree whose roll-up says errors");
+        index.sitemap.rollup_status = Some("warnings".into());
+        assert_eq!(rolled_up(&index, None).word, "Has warnings");
         let mut removed = row(Some("errors"), 3, 0, Some(5), None);
         removed.sitemap.removed_at = Some(1);
         assert_eq!(own(&removed).word, "Removed");
