@@ -278,8 +278,9 @@ macro_rules! with_stage_conn {
 
 pub(crate) use with_stage_conn;
 
-/// The merge's write transaction: the store's own bulk one (`pool`, see `PgStore::begin_bulk`), or on the stage's connection with
-/// the write lock taken at once (`own`, SQLite's `BEGIN IMMEDIATE`).
+/// The merge's write transaction: the store's bulk one (`pool`, see `PgStore::begin_bulk`), or
+/// on the stage's connection with the write lock taken at once (`own`, SQLite's `BEGIN
+/// IMMEDIATE`).
 macro_rules! begin_merge {
     (pool, $store:expr, $conn:ident) => {{
         drop($conn);

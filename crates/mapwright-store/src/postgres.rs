@@ -140,20 +140,31 @@ mod tests {
         for commit in [true, false] {
             let mut bulk = store.begin_bulk().await.unwrap();
             assert_eq!(mode(&mut bulk).await, "auto");
-            sqlx::query("SELECT 1").execute(&mut *bulk).await.unwrap();
+            let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut *bulk).await.unwrap();
             if commit {
                 bulk.commit().await.unwrap()
             } else {
                 bulk.rollback().await.unwrap()
             }
-            // Every connection the pool holds, each checked out at once.
+            // That connection, once the pool has it back (it is returned by a task of its own),
+            // checked out with every other the pool holds.
+            for _ in 0..200 {
+                if store.pool.num_idle() == store.pool.size() as usize {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
             let mut held = Vec::new();
             for _ in 0..store.pool.size() {
                 held.push(store.pool.acquire().await.unwrap());
             }
+            let mut seen = false;
             for conn in &mut held {
+                let this: i32 = sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut **conn).await.unwrap();
+                seen |= this == pid;
                 assert_eq!(mode(conn).await, "force_custom_plan", "after a bulk transaction (commit: {commit})");
             }
+            assert!(seen, "the bulk transaction's connection is back in the pool (commit: {commit})");
         }
         store.pool.close().await;
     }
