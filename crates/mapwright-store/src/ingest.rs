@@ -161,6 +161,7 @@ macro_rules! impl_ingest {
                 let (site_id, sitemap_id, now) = (stage.site_id, stage.sitemap_id, merge.now);
                 let plan = stage.known.plan(merge.sweep);
                 $crate::ingest::with_stage_conn!($conn, self, stage, conn => {
+                    $crate::ingest::guard_merge!($conn, conn);
                     let mut tx = $crate::ingest::begin_merge!($conn, self, conn);
                     // The lease, and the sitemap's row locked until the commit.
                     let last: Option<(Option<i64>, i64)> = sqlx::query_as(
@@ -224,6 +225,7 @@ macro_rules! impl_ingest {
                     $crate::ingest::drop_staged!($conn, tx, stage.id);
                     sqlx::query("DELETE FROM url_stages WHERE id = $1").bind(stage.id).execute(&mut *tx).await?;
                     tx.commit().await?;
+                    $crate::ingest::merge_done!($conn, conn);
                     self.wal_written();
                     Ok(write)
                 })
@@ -278,18 +280,68 @@ macro_rules! with_stage_conn {
 
 pub(crate) use with_stage_conn;
 
-/// The merge's write transaction: the store's bulk one (`pool`, see `PgStore::begin_bulk`), or
-/// on the stage's connection with the write lock taken at once (`own`, SQLite's `BEGIN
-/// IMMEDIATE`).
+/// The merge's write transaction: a bulk one (`pool`, PostgreSQL, see `PgStore::begin_bulk`) on
+/// the connection [`guard_merge!`] guards, or on the stage's connection with the write lock
+/// taken at once (`own`, SQLite's `BEGIN IMMEDIATE`).
 macro_rules! begin_merge {
-    (pool, $store:expr, $conn:ident) => {{
-        drop($conn);
-        $store.begin_bulk().await?
-    }};
+    (pool, $store:expr, $conn:ident) => {{ sqlx::Connection::begin_with(&mut *$conn, $crate::postgres::BULK_BEGIN).await? }};
     (own, $store:expr, $conn:ident) => {{ sqlx::Connection::begin_with(&mut *$conn, "BEGIN IMMEDIATE").await? }};
 }
 
 pub(crate) use begin_merge;
+
+/// `pool` (PostgreSQL): the merge's pooled connection is closed, not given back to the pool,
+/// unless the merge reached its end ([`merge_done!`]). A merge whose caller stopped waiting (a
+/// deadline, a shutdown: its future dropped) may stop inside a `COPY`, and sqlx's `PgCopyIn`,
+/// dropped, sends `CopyFail` without counting the answer it will get: the connection is then
+/// one answer behind the server, and the next request given it read the answer of a statement
+/// it did not send (seen in `ingest::a_merge_cancelled_midway_changes_nothing_or_everything`: a
+/// URL another request had just listed reported not found). `own` (SQLite): nothing.
+macro_rules! guard_merge {
+    (pool, $conn:ident) => {
+        let mut $conn = $crate::ingest::MergeConn { conn: $conn, done: false };
+    };
+    (own, $conn:ident) => {};
+}
+
+pub(crate) use guard_merge;
+
+/// The merge committed: its connection goes back to the pool (see [`guard_merge!`]).
+macro_rules! merge_done {
+    (pool, $conn:ident) => {
+        $conn.done = true;
+    };
+    (own, $conn:ident) => {};
+}
+
+pub(crate) use merge_done;
+
+/// A merge's pooled connection, closed when dropped before the merge's end (see [`guard_merge!`]).
+pub(crate) struct MergeConn<DB: sqlx::Database> {
+    pub(crate) conn: sqlx::pool::PoolConnection<DB>,
+    pub(crate) done: bool,
+}
+
+impl<DB: sqlx::Database> std::ops::Deref for MergeConn<DB> {
+    type Target = DB::Connection;
+    fn deref(&self) -> &DB::Connection {
+        &self.conn
+    }
+}
+
+impl<DB: sqlx::Database> std::ops::DerefMut for MergeConn<DB> {
+    fn deref_mut(&mut self) -> &mut DB::Connection {
+        &mut self.conn
+    }
+}
+
+impl<DB: sqlx::Database> Drop for MergeConn<DB> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.conn.close_on_drop();
+        }
+    }
+}
 
 /// Deletes the merged stage's rows (`pool`), or drops the temporary table that holds them
 /// (`own`), which writes nothing to the database.

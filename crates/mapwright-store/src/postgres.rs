@@ -15,6 +15,9 @@ use crate::{Error, Result, Store};
 /// an error for which [`crate::Error::is_unavailable`] holds.
 pub const ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
 
+/// The `BEGIN` of a bulk transaction (see [`PgStore::begin_bulk`]), one round trip.
+pub(crate) const BULK_BEGIN: &str = "BEGIN; SET LOCAL plan_cache_mode = auto";
+
 /// A store in a PostgreSQL database.
 #[derive(Debug, Clone)]
 pub struct PgStore {
@@ -59,7 +62,7 @@ impl PgStore {
     /// statements are driven by ids, keys and the stage's rows, so a generic plan is the same
     /// plan. One round trip: the setting goes with the `BEGIN`.
     async fn begin_bulk(&self) -> Result<Transaction<'static, Postgres>> {
-        Ok(self.pool.begin_with("BEGIN; SET LOCAL plan_cache_mode = auto").await?)
+        Ok(self.pool.begin_with(BULK_BEGIN).await?)
     }
 
     /// The health probe's write is the test of room on PostgreSQL: the server's disk is not
