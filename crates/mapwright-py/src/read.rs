@@ -180,6 +180,11 @@ impl Reader {
     pub fn sitemap(&self) -> Option<Arc<str>> {
         self.sitemap.clone()
     }
+
+    /// The first finding of error severity kept (a skipped entry's, say).
+    pub fn first_error_finding(&self) -> Option<&Finding> {
+        self.findings.iter().find(|f| f.rule.severity() == mapwright_core::Severity::Error)
+    }
 }
 
 #[pymethods]
@@ -215,7 +220,7 @@ impl Reader {
 
 /// Opens a source and starts reading it; the Python layer decides `kind`.
 #[pyfunction]
-#[pyo3(signature = (kind, source, url=None, strict=false, max_bytes=None))]
+#[pyo3(signature = (kind, source, url=None, strict=false, max_bytes=None, timeout=None))]
 pub fn open_reader(
     py: Python<'_>,
     kind: &str,
@@ -223,12 +228,13 @@ pub fn open_reader(
     url: Option<String>,
     strict: bool,
     max_bytes: Option<u64>,
+    timeout: Option<f64>,
 ) -> PyResult<Reader> {
     let mut limits = Limits::default();
     if let Some(b) = max_bytes {
         limits.max_bytes = b;
     }
-    let opened = input::open(py, kind, source, max_bytes)?;
+    let opened = input::open(py, kind, source, max_bytes, timeout)?;
     // A remote sitemap's scope is its URL after redirects, as for the CLI.
     let scope_url = url.or_else(|| opened.final_url.clone());
     if strict && scope_url.is_none() {

@@ -224,14 +224,16 @@ def test_failed_sitemaps_and_sites_are_rows_with_errors_rows(sites, empty_site):
     assert {s["site"]: s["ok"] for s in many.summaries} == {f"{b}/": False, f"{empty_site.base}/": False}
 
 
-def test_errors_rows_with_no_url_at_all_still_raises(empty_site):
-    many = mapwright.discover_many([empty_site.base], errors="rows")
-    batches = []
-    with pytest.raises(mapwright.FetchError, match="no site gave a URL"):
-        for batch in many:
-            batches.append(batch)
-    # The row of the failure came before the exception.
-    assert [r["errors"] is not None for r in pa.Table.from_batches(batches).to_pylist()] == [True]
+def test_errors_rows_with_no_url_at_all_gives_the_rows_of_the_failures(empty_site):
+    # errors="rows" asks for failures as rows: a partition whose every site failed is rows
+    # saying why (a distributed engine's task that does not fail), never an exception.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        many = mapwright.discover_many([empty_site.base, "http://[not a url"], errors="rows")
+        rows = sorted(pa.table(many).to_pylist(), key=lambda r: r["site"])
+    assert [(r["site"], r["loc"]) for r in rows] == [(f"{empty_site.base}/", None), ("http://[not a url", None)]
+    assert "no sitemap found" in rows[0]["errors"] and rows[1]["errors"]
+    assert sorted(s for s, _ in many.failed) == [f"{empty_site.base}/", "http://[not a url"]
 
 
 def test_every_errors_value_is_known_or_refused():
