@@ -15,6 +15,7 @@ import time
 import warnings
 
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401 - pa.compute
 import pytest
 
 import mapwright
