@@ -349,7 +349,8 @@ def test_dask_local_cluster_gives_the_rows_of_discover_sites(cli, sites, empty_s
     failed = table.filter(pa.compute.is_valid(table["errors"]))
     table = table.filter(pa.compute.is_null(table["errors"])).drop_columns(["errors"])
     cli_table = pq.read_table(parquet)
-    assert table.schema.equals(cli_table.schema, check_metadata=False)
+    # The same columns and types (with errors="rows", loc and sitemap may be null).
+    assert [(f.name, f.type) for f in table.schema] == [(f.name, f.type) for f in cli_table.schema]
     got = sorted((norm(r) for r in table.to_pylist()), key=key)
     assert got == sorted((norm(r) for r in cli_table.to_pylist()), key=key)
     assert len(got) == sum(12 + 25 * (i + 1) for i in range(4))
