@@ -18,7 +18,6 @@ const MAX_FINDINGS: usize = 10_000;
 /// Notices kept.
 const MAX_NOTICES: usize = 1_000;
 
-
 /// The iterator `mapwright.discover` returns: the URLs found, each an `Entry` whose `sitemap`
 /// is the sitemap it came from; `summary` once exhausted.
 #[pyclass(module = "mapwright")]

@@ -91,7 +91,9 @@ impl Pump {
                         // deadline).
                         match result.as_ref().map(|r| r.failed.as_slice()) {
                             Ok(failed) if !failed.is_empty() => {
-                                failed.iter().for_each(|(sitemap, w)| rows.push_error(Some(sitemap.as_str()), &site, w));
+                                failed
+                                    .iter()
+                                    .for_each(|(sitemap, w)| rows.push_error(Some(sitemap.as_str()), &site, w));
                             }
                             _ => rows.push_error(None, &site, &why),
                         }
@@ -379,12 +381,19 @@ fn to_pyarrow<'py>(py: Python<'py>, rows: StructArray) -> PyResult<Bound<'py, Py
 /// Starts the discovery of `sites` (lines of a list: blank and `#` lines skipped, `https://`
 /// assumed, as `discover --sites` reads them), `hosts_in_flight` at a time.
 #[pyfunction]
-pub fn start_discover_many(py: Python<'_>, sites: Vec<String>, hosts_in_flight: usize, options: Options) -> PyResult<SiteBatches> {
+pub fn start_discover_many(
+    py: Python<'_>,
+    sites: Vec<String>,
+    hosts_in_flight: usize,
+    options: Options,
+) -> PyResult<SiteBatches> {
     let on_partial = options.on_partial()?;
     // Each site bounded in time as the CLI's --sites is by default: a host that trickles bytes
     // never holds a partition's slot for hours.
-    let config =
-        mapwright_fetch::DiscoverConfig { site_deadline: Some(mapwright_fetch::DEFAULT_SITE_DEADLINE), ..options.config() };
+    let config = mapwright_fetch::DiscoverConfig {
+        site_deadline: Some(mapwright_fetch::DEFAULT_SITE_DEADLINE),
+        ..options.config()
+    };
     let fetcher = options.fetcher(py, true)?;
     let sites: Vec<Arc<str>> = sites.iter().map(String::as_str).filter_map(site_of).map(Arc::from).collect();
     let in_flight = hosts_in_flight.max(1);
