@@ -29,7 +29,7 @@ pub use client::{Fetched, Fetcher, Meta, Response, Validators};
 pub use config::{Config, DEFAULT_USER_AGENT};
 pub use discover::{DEFAULT_SITE_DEADLINE, DiscoverConfig, Discovery, Event, Outcome, SitemapStatus, Summary};
 pub use error::Error;
-pub use oai::OaiPager;
+pub use oai::{OaiPager, PagesStats};
 pub use remote::{Opener, Remote, RemoteResolver, StrictScope};
 pub use robots::{Robots, RobotsCache};
 pub use site_list::{SiteSummary, site_of};
