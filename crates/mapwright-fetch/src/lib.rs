@@ -31,7 +31,7 @@ pub use discover::{DEFAULT_SITE_DEADLINE, DiscoverConfig, Discovery, Event, Outc
 pub use error::Error;
 pub use oai::{OaiPager, PagesStats};
 pub use remote::{Opener, Remote, RemoteResolver, StrictScope};
-pub use robots::{Robots, RobotsCache};
+pub use robots::{Robots, RobotsAnswer, RobotsCache};
 pub use site_list::{SiteSummary, site_of};
 pub use sitemap::{ReadReport, SitemapFetch, Visitor, read_remote, read_response};
 pub use sites::{SiteEvent, run_sites};

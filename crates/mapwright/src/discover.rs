@@ -249,6 +249,9 @@ fn print_summary(s: &Summary) {
     if s.deadline {
         eprintln!("mapwright: stopped at --site-deadline: the site is not discovered whole");
     }
+    if let Some(robots) = s.robots.as_ref().filter(|a| **a != mapwright_fetch::RobotsAnswer::Read) {
+        eprintln!("mapwright: {}", robots.describe());
+    }
 }
 
 #[derive(Serialize)]
