@@ -102,22 +102,27 @@ pub enum Error {
     #[error("invalid configuration: {0}")]
     Config(String),
     /// An OAI-PMH list of records that stops before its end: a page that could not be asked
-    /// for or read, or a repository's error answer. The records of the pages before `page` were
-    /// given; a reader of a repository must report its read as partial (or failed, when `page`
-    /// is 1), never as the whole list.
-    #[error("{}", oai_message(*.page, .request.as_deref(), .fault))]
-    Oai {
-        /// The page of the list that was not read, from 1 (the answer of a bare base URL,
-        /// which holds no records, is not counted).
-        page: u32,
-        /// The query that page was (or would have been) asked with; `None` for the answer to
-        /// the URL given.
-        request: Option<String>,
-        /// Why the list stops there.
-        fault: OaiFault,
-        /// Where in that page's answer, for a repository's `<error>`.
-        position: Option<Position>,
-    },
+    /// for or read, or a repository's error answer. The records of the pages before
+    /// [`OaiStop::page`] were given; a reader of a repository must report its read as partial
+    /// (or failed, when the page is 1), never as the whole list.
+    #[error("{0}")]
+    Oai(Box<OaiStop>),
+}
+
+/// Where and why an OAI-PMH list of records stopped ([`Error::Oai`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", oai_message(self.page, self.request.as_deref(), &self.fault))]
+pub struct OaiStop {
+    /// The page of the list that was not read, from 1 (the answer of a bare base URL, which
+    /// holds no records, is not counted).
+    pub page: u32,
+    /// The query that page was (or would have been) asked with; `None` for the answer to the
+    /// URL given.
+    pub request: Option<String>,
+    /// Why the list stops there.
+    pub fault: OaiFault,
+    /// Where in that page's answer, for a repository's `<error>`.
+    pub position: Option<Position>,
 }
 
 /// Why an OAI-PMH list of records stops before its end ([`Error::Oai`]), typed so that every
@@ -240,8 +245,8 @@ impl Error {
             | Error::UndeclaredExtension { .. }
             | Error::TooManyParts { .. }
             | Error::Config(_) => return None,
-            Error::Oai { fault: OaiFault::Repository { .. }, .. } => Rule::OaiError,
-            Error::Oai { .. } => Rule::OaiIncomplete,
+            Error::Oai(stop) if matches!(stop.fault, OaiFault::Repository { .. }) => Rule::OaiError,
+            Error::Oai(_) => Rule::OaiIncomplete,
             Error::TooLarge { .. } => Rule::TooLarge,
             Error::Xml { .. } | Error::TooDeep { .. } => Rule::XmlMalformed,
             Error::Encoding { .. } => Rule::Encoding,
@@ -259,7 +264,7 @@ impl Error {
             | Error::Encoding { position, .. }
             | Error::NotSitemap { position, .. }
             | Error::TooDeep { position, .. } => Some(*position),
-            Error::Oai { position, .. } => *position,
+            Error::Oai(stop) => stop.position,
             _ => None,
         }
     }

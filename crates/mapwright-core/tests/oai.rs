@@ -76,7 +76,7 @@ impl Harvest {
     /// The error that stopped the list: its page, request, fault and message.
     fn stop(&self) -> (u32, Option<&str>, &OaiFault, String) {
         match &self.error {
-            Some(e @ Error::Oai { page, request, fault, .. }) => (*page, request.as_deref(), fault, e.to_string()),
+            Some(Error::Oai(stop)) => (stop.page, stop.request.as_deref(), &stop.fault, stop.to_string()),
             other => panic!("not stopped by an OAI-PMH fault: {other:?}"),
         }
     }
@@ -115,9 +115,8 @@ fn one_page_alone() {
     assert_eq!(no_url.position.unwrap().line, 31);
     assert!(r.findings[1].message.contains("oai:repo.example:1234/103"));
     // A file cannot ask for the next page: the read fails there, saying so, with the token.
-    let Some(e @ Error::Oai { page: 2, fault: OaiFault::NoPager { .. }, .. }) = &r.error else {
-        panic!("{:?}", r.error)
-    };
+    let Some(e @ Error::Oai(stop)) = &r.error else { panic!("{:?}", r.error) };
+    assert!(stop.page == 2 && matches!(stop.fault, OaiFault::NoPager { .. }), "{stop:?}");
     let message = e.to_string();
     assert!(message.contains("\"oai_dc////100\"") && message.contains("only the records of page 1"), "{message}");
     assert_eq!(e.rule(), Some(Rule::OaiIncomplete));
@@ -165,9 +164,9 @@ fn a_whole_list_from_the_base_url() {
 fn no_records_match_is_a_failed_read_that_names_the_code() {
     let r = read_bytes(&page("norecordsmatch.xml"));
     assert!(r.entries.is_empty() && r.findings.is_empty(), "{:?}", r.findings);
-    let Some(e @ Error::Oai { page: 1, request: None, fault, position }) = &r.error else { panic!("{:?}", r.error) };
-    assert_eq!(fault.code(), Some("noRecordsMatch"));
-    assert_eq!(position.unwrap().line, 5);
+    let Some(e @ Error::Oai(stop)) = &r.error else { panic!("{:?}", r.error) };
+    assert_eq!((stop.page, stop.request.as_deref(), stop.fault.code()), (1, None, Some("noRecordsMatch")));
+    assert_eq!(stop.position.unwrap().line, 5);
     assert!(e.to_string().contains("noRecordsMatch") && e.to_string().contains("no records read"), "{e}");
     // The same through a pager: nothing more is asked, and the page is the list's first.
     let table = Table::default().answer("verb=ListRecords&metadataPrefix=oai_dc", page("norecordsmatch.xml"));
@@ -222,8 +221,8 @@ fn every_error_code_of_the_protocol_is_named() {
         // As the answer given, the codes a bare base URL does not answer stop the read at once.
         if !matches!(code, "badVerb" | "badArgument") {
             let r = read_bytes(&error_answer(code));
-            let Some(Error::Oai { page: 1, fault, .. }) = &r.error else { panic!("{code}: {:?}", r.error) };
-            assert_eq!(fault.code(), Some(code));
+            let Some(Error::Oai(stop)) = &r.error else { panic!("{code}: {:?}", r.error) };
+            assert_eq!((stop.page, stop.fault.code()), (1, Some(code)));
         }
     }
     // badVerb and badArgument given alone (a file): the code is named, and why nothing came.
@@ -351,9 +350,8 @@ fn an_endless_chain_of_tokens_stops_at_the_page_limit() {
         }
     };
     assert_eq!((urls, *pager.0.lock().unwrap()), (7, 7), "7 pages asked for and read, no more");
-    let Some(e @ Error::Oai { page: 8, fault: OaiFault::PageLimit { limit: 7 }, .. }) = &error else {
-        panic!("{error:?}")
-    };
+    let Some(e @ Error::Oai(stop)) = &error else { panic!("{error:?}") };
+    assert_eq!((stop.page, &stop.fault), (8, &OaiFault::PageLimit { limit: 7 }));
     assert!(e.to_string().contains("past 7 pages, the page limit"), "{e}");
     assert_eq!(Limits::default().max_pages, 1_000);
 }

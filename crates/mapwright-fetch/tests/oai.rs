@@ -59,8 +59,8 @@ async fn read_report(cfg: Config, limits: Limits, url: &str) -> (Collect, ReadRe
 /// The OAI-PMH fault that ended a read: its page and message.
 fn stop(error: &Option<mapwright_fetch::Error>) -> (u32, &OaiFault, String) {
     match error {
-        Some(mapwright_fetch::Error::Read { source: e @ mapwright_core::Error::Oai { page, fault, .. }, .. }) => {
-            (*page, fault, e.to_string())
+        Some(mapwright_fetch::Error::Read { source: mapwright_core::Error::Oai(stop), .. }) => {
+            (stop.page, &stop.fault, stop.to_string())
         }
         other => panic!("not ended by an OAI-PMH fault: {other:?}"),
     }

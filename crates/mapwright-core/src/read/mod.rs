@@ -7,7 +7,7 @@ mod input;
 mod text;
 mod xml;
 
-use crate::error::{Error, OaiFault};
+use crate::error::{Error, OaiFault, OaiStop};
 use crate::model::{Entry, Format};
 use crate::rule::{Finding, Position};
 use std::io::BufRead;
@@ -251,13 +251,14 @@ impl<'a> SitemapReader<'a> {
             xml::PageEnd::Done => return Ok(false),
             xml::PageEnd::Stop(fault, position) => {
                 let request = self.paging.request.as_ref().map(PageRequest::query);
-                return Err(Error::Oai { page: self.paging.page, request, fault, position });
+                return Err(Error::Oai(Box::new(OaiStop { page: self.paging.page, request, fault, position })));
             }
             xml::PageEnd::Next(request, what) => (request, what),
         };
         // The records asked for after an answer that held none are the list's first page.
         let page = if first && request == PageRequest::ListRecords { 1 } else { self.paging.page + 1 };
-        let stop = |fault| Error::Oai { page, request: Some(request.query()), fault, position: None };
+        let stop =
+            |fault| Error::Oai(Box::new(OaiStop { page, request: Some(request.query()), fault, position: None }));
         let next = self.open_page(page, &request, what, used).map_err(stop)?;
         self.inner = Inner::Xml(Box::new(next));
         self.paging.answers += 1;

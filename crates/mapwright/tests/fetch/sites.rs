@@ -76,7 +76,7 @@ fn robots_router(base: &str, status: u16, delay_ms: u64, root: bool) -> Router {
     let deep = format!("<urlset {ns}>{}</urlset>", locs("b"));
     let robots = move || async move {
         tokio::time::sleep(Duration::from_millis(delay_ms)).await;
-        (axum::http::StatusCode::from_u16(status).unwrap(), format!("User-agent: *\nDisallow:\n"))
+        (axum::http::StatusCode::from_u16(status).unwrap(), "User-agent: *\nDisallow:\n")
     };
     let app = Router::new()
         .route("/robots.txt", get(robots))
