@@ -44,7 +44,10 @@ fn check_parquet(args: &DiscoverArgs) -> anyhow::Result<()> {
 
 /// The discovery settings the options describe, for one site or many.
 fn discover_config(args: &DiscoverArgs) -> DiscoverConfig {
+    let mut read = mapwright_core::ReadOptions::default();
+    args.oai.limit(&mut read.limits);
     DiscoverConfig {
+        read,
         per_host: args.concurrency.max(1),
         max_depth: args.max_depth,
         max_sitemaps: args.max_sitemaps,
@@ -63,7 +66,9 @@ fn discover_config(args: &DiscoverArgs) -> DiscoverConfig {
 }
 
 async fn run_async(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
-    let fetcher = Fetcher::new(args.http.config()?)?;
+    let mut http = args.http.config()?;
+    args.oai.pause(&mut http);
+    let fetcher = Fetcher::new(http)?;
     let config = discover_config(&args);
     let mut discovery = Discovery::new(fetcher, config);
     let state = match &args.state {
@@ -229,5 +234,8 @@ fn print_summary(s: &Summary) {
     }
     if s.deadline {
         eprintln!("mapwright: stopped at --site-deadline: the site is not discovered whole");
+    }
+    if let Some(robots) = s.robots.as_ref().filter(|a| **a != mapwright_fetch::RobotsAnswer::Read) {
+        eprintln!("mapwright: {}", robots.describe());
     }
 }

@@ -55,7 +55,8 @@ pub fn run(mut args: ReadArgs) -> anyhow::Result<ExitCode> {
     }
     let name = args.source.display().to_string();
     // An http(s) SOURCE is streamed (remote.rs); its scope is its URL after redirects.
-    let opener = if crate::http::is_url(&name) { Some(crate::remote::opener(args.max_bytes)?) } else { None };
+    let opener =
+        if crate::http::is_url(&name) { Some(crate::remote::opener(args.max_bytes, &args.oai)?) } else { None };
     let remote = match &opener {
         Some(o) => Some(o.open(&name)?),
         None => None,
@@ -84,6 +85,7 @@ pub fn run(mut args: ReadArgs) -> anyhow::Result<ExitCode> {
     if let Some(b) = args.max_bytes {
         limits.max_bytes = b;
     }
+    args.oai.limit(&mut limits);
     let options = ReadOptions { limits };
     // An OAI-PMH answer is read across its pages (the same client asks for each).
     let pager = remote.as_ref().map(|r| r.pager.clone());

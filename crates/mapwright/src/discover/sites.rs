@@ -39,6 +39,7 @@ const POOL_IDLE: Duration = Duration::from_secs(2);
 pub async fn run(args: DiscoverArgs, list: PathBuf) -> anyhow::Result<ExitCode> {
     raise_open_files_limit();
     let mut http = args.http.config()?;
+    args.oai.pause(&mut http);
     http.pool_idle_timeout = POOL_IDLE;
     let fetcher = Fetcher::new(http)?;
     let config = super::discover_config(&args);
