@@ -19,6 +19,7 @@ mod e2e_domains;
 mod e2e_members;
 mod e2e_reads;
 mod hardening;
+mod layers;
 mod life;
 mod ping;
 mod scheduler;

@@ -30,6 +30,7 @@ use feed::FeedField;
 use fields::Field;
 use ns::{Ns, NsStack, split_name};
 use oai::OaiField;
+pub(crate) use oai::PageEnd;
 use root::declaration_misplaced;
 
 /// The values (entities decoded) of the named attributes of a start tag, in the given order.
@@ -263,9 +264,10 @@ impl<'a> XmlReader<'a> {
         self.st.origin + self.xr.buffer_position()
     }
 
-    /// At the end of an OAI-PMH page: its error findings, and the page to ask for next, if any.
-    pub(crate) fn oai_end(&mut self, first: bool, sink: &mut FindingSink<'_>) -> Option<crate::read::PageRequest> {
-        self.st.oai_end(first, sink)
+    /// At the end of an OAI-PMH page: what it means for the list (the next page, its end, or
+    /// why it stops).
+    pub(crate) fn oai_end(&mut self, first: bool) -> PageEnd {
+        self.st.oai_end(first)
     }
 
     /// Turns the fast path off, to test it against the event loop.
