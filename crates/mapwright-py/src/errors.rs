@@ -89,6 +89,17 @@ fn core_class(e: &mapwright_core::Error, msg: String) -> PyErr {
         E::TooLarge { .. } => SitemapTooLargeError::new_err(msg),
         E::Gzip { .. } => GzipError::new_err(msg),
         E::NotSitemap { .. } | E::Empty { .. } => NotASitemapError::new_err(msg),
+        // An OAI-PMH list of records that stopped (`rule`: oai-incomplete or oai-error): by why.
+        E::Oai(stop) => {
+            use mapwright_core::OaiFault as O;
+            match &stop.fault {
+                O::Fetch { .. } => FetchError::new_err(msg),
+                O::Repository { code, .. } if code == "noRecordsMatch" => NoUrlError::new_err(msg),
+                O::ByteLimit { .. } => SitemapTooLargeError::new_err(msg),
+                O::NotRecords { .. } => NotASitemapError::new_err(msg),
+                _ => SitemapError::new_err(msg),
+            }
+        }
         E::File { .. }
         | E::EntryTooLarge { .. }
         | E::UndeclaredExtension { .. }

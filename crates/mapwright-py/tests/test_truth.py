@@ -272,3 +272,74 @@ def test_a_failure_through_the_stream_is_the_engines_error_or_a_row():
     finally:
         for s in (*made, dead):
             s.close()
+
+
+# --- an OAI-PMH list cut short ----------------------------------------------------------------------------
+
+OAI_DATA = __import__("pathlib").Path(__file__).resolve().parents[2] / "mapwright-core" / "tests" / "data" / "oai"
+SECOND = "/oai2?verb=ListRecords&resumptionToken=oai_dc%2F%2F%2F%2F100"
+
+
+def oai_repository(site: Site, second: tuple[int, str]) -> str:
+    """A repository at /oai2 whose second page of records answers `second` (status, file or text)."""
+
+    def answer(name: str) -> bytes:
+        return (OAI_DATA / name).read_text().replace("{{BASE}}", site.base).encode()
+
+    site.add("/oai2", answer("badverb.xml"), content_type="text/xml")
+    site.add("/oai2?verb=ListRecords&metadataPrefix=oai_dc", answer("listrecords-1.xml"))
+    status, body = second
+    site.add(SECOND, answer(body) if body.endswith(".xml") else body.encode(), status=status, content_type="text/xml")
+    site.add("/oai2?verb=ListRecords&resumptionToken=oai_dc%2F%2F%2F%2F200", answer("listrecords-3.xml"))
+    return site.base + "/oai2"
+
+
+CUT = {"500": (500, "Internal Server Error"), "badResumptionToken": (200, "badresumptiontoken.xml"),
+       "token repeats": (200, "listrecords-1.xml")}
+# The page the list stops at: the second answers 500 or an error; a second page that is the
+# first again names its token again, so the third is never asked for.
+PAGE = {"500": "page 2", "badResumptionToken": "page 2", "token repeats": "page 3"}
+
+
+@pytest.mark.parametrize("how", list(CUT))
+@pytest.mark.parametrize("entry", ["to_pandas", "to_polars"])
+def test_an_oai_list_cut_short_is_a_partial_frame_never_a_short_one(site, entry, how):
+    base = oai_repository(site, CUT[how])
+    with pytest.raises(mapwright.PartialSitemapError) as e:
+        getattr(mapwright, entry)(base)
+    assert len(e.value.frame) > 0 and [u for u, _ in e.value.failed] == [base]
+    assert PAGE[how] in e.value.failed[0][1], e.value.failed
+    rows = getattr(mapwright, entry)(base, errors="rows")
+    errs = [x for x in rows["errors"].to_list() if isinstance(x, str)]
+    assert len(errs) == 1 and PAGE[how] in errs[0]
+    with pytest.warns(mapwright.PartialSitemapWarning, match=PAGE[how]):
+        assert len(getattr(mapwright, entry)(base, errors="warn")) == len(e.value.frame)
+
+
+@pytest.mark.parametrize("how", list(CUT))
+def test_an_oai_list_cut_short_raises_in_read_and_discover_and_is_not_ok_in_validate(site, cli, how):
+    base = oai_repository(site, CUT[how])
+    got = []
+    with pytest.raises(mapwright.SitemapError, match=PAGE[how]) as e:
+        for x in mapwright.read(base):
+            got.append(x.loc)
+    assert got and e.value.rule in ("oai-incomplete", "oai-error") and e.value.url == base
+    with pytest.raises(mapwright.PartialSitemapError, match=PAGE[how]):
+        list(mapwright.discover(base, mode="sitemap", scope=False))
+    assert not mapwright.validate(base).ok
+    # The CLI says the same: exit 1, the page named.
+    out = subprocess.run([cli, "read", base], capture_output=True, text=True)
+    assert out.returncode == 1 and PAGE[how] in out.stderr, out.stderr
+
+
+def test_an_oai_repository_that_lists_no_records_raises_no_url_error_not_an_empty_frame(site):
+    def answer(name: str) -> bytes:
+        return (OAI_DATA / name).read_text().replace("{{BASE}}", site.base).encode()
+
+    site.add("/oai2", answer("badverb.xml"), content_type="text/xml")
+    site.add("/oai2?verb=ListRecords&metadataPrefix=oai_dc", answer("norecordsmatch.xml"), content_type="text/xml")
+    base = site.base + "/oai2"
+    for call in (mapwright.to_pandas, mapwright.to_polars, lambda u: list(mapwright.read(u))):
+        with pytest.raises(mapwright.NoUrlError, match="noRecordsMatch") as e:
+            call(base)
+        assert e.value.rule == "oai-error"
