@@ -174,6 +174,8 @@ impl Discovery {
         d.set_item("not_followed", summary.not_followed)?;
         d.set_item("bytes", summary.bytes)?;
         d.set_item("elapsed", summary.elapsed.as_secs_f64())?;
+        d.set_item("robots", verdict.robots)?;
+        d.set_item("robots_note", verdict.robots_note.as_deref())?;
         d.set_item("ok", verdict.ok)?;
         d.set_item("ended", verdict.ended)?;
         d.set_item("error", verdict.error.as_deref())?;
@@ -197,6 +199,12 @@ impl Discovery {
                     err
                 }
             });
+        }
+        // Nothing read for another reason (robots.txt unreachable: a complete disallow, RFC
+        // 9309; a deadline before any sitemap): a FetchError saying why, never a partial result.
+        if self.seeds_ok == 0 && summary.urls == 0 && summary.failed.is_empty() && !run::no_urls(&verdict) {
+            let msg = format!("{}: {why}", self.start);
+            return Err(errors::plain_at::<errors::FetchError>(py, msg, Some(&self.start)));
         }
         // Sitemaps read, no URL: never an empty result over dropped URLs or skipped entries.
         if run::no_urls(&verdict) && summary.failed.is_empty() {

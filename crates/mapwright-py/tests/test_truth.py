@@ -343,3 +343,61 @@ def test_an_oai_repository_that_lists_no_records_raises_no_url_error_not_an_empt
         with pytest.raises(mapwright.NoUrlError, match="noRecordsMatch") as e:
             call(base)
         assert e.value.rule == "oai-error"
+
+
+# --- a robots.txt that does not answer in time --------------------------------------------------------------
+
+
+class SlowRobots:
+    """A site whose robots.txt answers after `delay` seconds; a sitemap at /sitemap.xml."""
+
+    def __init__(self, delay: float) -> None:
+        import http.server
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                if self.path == "/robots.txt":
+                    time.sleep(delay)
+                    body, status = b"User-agent: *\nAllow: /\n", 200
+                elif self.path == "/sitemap.xml":
+                    body, status = urlset(f"{base}/a"), 200
+                else:
+                    body, status = b"not found", 404
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except OSError:
+                    pass
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        base = self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_robots_txt_that_times_out_is_named_by_discover_and_discover_many_as_by_the_cli(cli, tmp_path):
+    slow = SlowRobots(delay=5)
+    try:
+        with pytest.raises(mapwright.FetchError, match="robots.txt") as e:
+            list(mapwright.discover(slow.base + "/", timeout=1))
+        assert e.value.url == slow.base + "/" and not isinstance(e.value, mapwright.PartialSitemapError)
+        many = mapwright.discover_many([slow.base], timeout=1, errors="rows")
+        rows = pa.table(many).to_pylist()
+        assert [r["loc"] for r in rows] == [None] and "robots.txt" in rows[0]["errors"]
+        (tmp_path / "sites.txt").write_text(slow.base + "\n")
+        subprocess.run([cli, "discover", "--sites", "sites.txt", "-q", "--timeout", "1", "--out", "u.jsonl", "--summary", "s.jsonl"],
+                       cwd=tmp_path)
+        line = json.loads((tmp_path / "s.jsonl").read_text())
+        summary = many.summaries[0]
+        assert (summary["ok"], summary["ended"], summary["robots"]) == (line["ok"], line["ended"], line["robots"])
+        assert line["ok"] is False
+    finally:
+        slow.close()
