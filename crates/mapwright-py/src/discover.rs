@@ -41,10 +41,6 @@ pub struct Discovery {
     first_error: Option<PyErr>,
     /// What a partial result does: raise (default), warn, or (frames) rows.
     on_partial: OnPartial,
-    /// For the data frames (one row per URL of each sitemap, as advertools gives them): a
-    /// sitemap that lists no entry is an empty frame, as it is read from a file; else the site
-    /// is judged as `discover --sites` judges it (no URL at all is a failure).
-    frames: bool,
     /// Error findings of the readers (entries skipped: a relative or invalid `<loc>`...).
     errors_seen: u64,
     /// Per sitemap read, what the frames' sitemap columns give (advertools' `etag`,
@@ -208,9 +204,6 @@ impl Discovery {
         }
         // Sitemaps read, no URL: never an empty result over dropped URLs or skipped entries.
         if run::no_urls(&verdict) && summary.failed.is_empty() {
-            if self.frames && summary.out_of_scope == 0 && self.errors_seen == 0 {
-                return Ok(()); // the sitemaps list no entry: an empty frame is the truth
-            }
             let mut msg = run::no_url_message(&self.start, &verdict, Some(summary));
             if self.errors_seen > 0 {
                 let first = self.findings.iter().find(|(_, f)| f.rule.severity() == Severity::Error);
@@ -380,7 +373,6 @@ pub fn start_discovery(
         seed_error: None,
         first_error: None,
         on_partial,
-        frames: dedupe_per_sitemap,
         errors_seen: 0,
         meta: HashMap::new(),
         failed_rows: Vec::new(),

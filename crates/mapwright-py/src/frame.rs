@@ -444,17 +444,9 @@ pub fn columns<'py>(
                 break;
             }
         }
-        if b.rows == 0 && children.is_empty() {
-            if let Some(f) = r.first_error_finding() {
-                let msg = format!(
-                    "{}: no URL: every entry was skipped; the first error: line {}: {}[{}]: {}",
-                    r.name,
-                    f.position.map_or(0, |p| p.line),
-                    f.rule.severity().as_str(),
-                    f.rule.as_str(),
-                    f.message
-                );
-                return Err(errors::plain_at::<errors::NoUrlError>(py, msg, r.url.as_deref()));
+        if children.is_empty() {
+            if let Some(err) = r.nothing_read(py) {
+                return Err(err);
             }
         }
         let name = r.name.clone();

@@ -59,8 +59,23 @@ def test_site_relative_locs_without_a_url_raise_no_url_error_not_an_empty_frame(
         "https://example.com/a",
         "https://example.com/b",
     ]
-    # A sitemap that lists nothing is an empty frame: that is the truth.
-    assert len(mapwright.to_pandas(f"<urlset {NS}></urlset>".encode())) == 0
+    # read() says it too, at the end of its entries, as the CLI's read does (exit 1, the same words).
+    with pytest.raises(mapwright.NoUrlError, match="all 2 entries were skipped"):
+        list(mapwright.read(data))
+
+
+@pytest.mark.parametrize("entry", ["read", "to_pandas", "discover"])
+def test_a_sitemap_that_lists_no_entry_is_no_silent_success_as_in_the_cli(site, cli, tmp_path, entry):
+    empty = f'<?xml version="1.0"?>\n<urlset {NS}></urlset>\n'.encode()
+    (tmp_path / "e.xml").write_bytes(empty)
+    out = subprocess.run([cli, "read", str(tmp_path / "e.xml")], capture_output=True, text=True)
+    assert out.returncode == 1 and "no entries read" in out.stderr
+    url = site.add("/sitemap.xml", empty)
+    calls = {"read": lambda s: list(mapwright.read(s)), "to_pandas": mapwright.to_pandas,
+             "discover": lambda s: list(mapwright.discover(s))}
+    for source in ([url] if entry == "discover" else [url, empty, tmp_path / "e.xml"]):
+        with pytest.raises(mapwright.NoUrlError):
+            calls[entry](source)
 
 
 def test_the_cli_reads_relative_locs_by_url_as_python_does(site, cli):
