@@ -143,6 +143,8 @@ def read(
     From a URL a relative ``<loc>`` (``/page``) is read as the URL it names on the sitemap's
     site, with a ``loc-not-absolute`` finding (from a path or bytes, with ``url=``).
 
+    A read that gives no entry at all (every entry skipped or out of scope, or none listed)
+    raises :class:`NoUrlError` at its end, as the CLI's ``read`` exits 1 on it.
     A file that cannot be read to its end raises a :class:`SitemapError` subclass
     carrying ``line``, ``column`` and ``rule`` after the entries before the fault; a URL
     that answers with an error status or cannot be reached raises :class:`FetchError` at
@@ -452,7 +454,8 @@ def to_pandas(
     :class:`PartialSitemapWarning` instead; ``errors="rows"`` returns it with a row per
     failure (``sitemap``, ``errors``), as advertools does. Sitemaps that list entries none of
     which gives a row (each ``<loc>`` invalid, or out of scope with ``scope=True``) raise
-    :class:`NoUrlError`, never an empty frame; a sitemap listing no entry is an empty frame.
+    :class:`NoUrlError`, never an empty frame, and so does one that lists no entry (the CLI's
+    ``read`` exits 1 on both).
 
     Switching from advertools is one line::
 
