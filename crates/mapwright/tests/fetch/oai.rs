@@ -14,29 +14,21 @@ fn page(name: &str, base: &str) -> String {
 
 /// The repository at `/oai2`, on its own runtime thread; its base URL.
 fn repository() -> String {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
-            tx.send(base.clone()).unwrap();
-            let b = base.clone();
-            let answer = move |RawQuery(q): RawQuery| {
-                let name = match q.as_deref() {
-                    None => "badverb.xml",
-                    Some("verb=ListRecords&metadataPrefix=oai_dc") => "listrecords-1.xml",
-                    Some("verb=ListRecords&resumptionToken=oai_dc%2F%2F%2F%2F100") => "listrecords-2.xml",
-                    Some("verb=ListRecords&resumptionToken=oai_dc%2F%2F%2F%2F200") => "listrecords-3.xml",
-                    Some(_) => "badresumptiontoken.xml",
-                };
-                let body = page(name, &b);
-                async move { ([("content-type", "text/xml;charset=UTF-8")], body) }
+    super::serve_app(|base| {
+        let b = base.to_owned();
+        let answer = move |RawQuery(q): RawQuery| {
+            let name = match q.as_deref() {
+                None => "badverb.xml",
+                Some("verb=ListRecords&metadataPrefix=oai_dc") => "listrecords-1.xml",
+                Some("verb=ListRecords&resumptionToken=oai_dc%2F%2F%2F%2F100") => "listrecords-2.xml",
+                Some("verb=ListRecords&resumptionToken=oai_dc%2F%2F%2F%2F200") => "listrecords-3.xml",
+                Some(_) => "badresumptiontoken.xml",
             };
-            axum::serve(listener, Router::new().route("/oai2", get(answer))).await.unwrap();
-        });
-    });
-    rx.recv().unwrap()
+            let body = page(name, &b);
+            async move { ([("content-type", "text/xml;charset=UTF-8")], body) }
+        };
+        Router::new().route("/oai2", get(answer))
+    })
 }
 
 #[test]
