@@ -7,12 +7,12 @@
 use std::time::Duration;
 
 use mapwright_server::AppState;
+use mapwright_server::jobs;
 use mapwright_server::jobs::recheck::{after_verified, recheck_once};
-use mapwright_server::jobs::{self, reads::run_job};
 use mapwright_store::{Actor, Download, FindingRecord, Site, Sitemap, UrlQuery, UrlRow};
 
 use crate::sitehost::{SiteHost, index, urlset};
-use crate::support::{each_backend, poll_until};
+use crate::support::{each_backend, poll_until, unix_now};
 
 const WORKER: &str = "test-worker";
 
@@ -28,23 +28,7 @@ async fn verified_site(state: &AppState, origin: &str) -> (Actor, Site) {
 /// Runs every due job (a little ahead of the clock, so a child brought forward within this
 /// second counts as due) until none is left; returns how many ran.
 async fn drain(state: &AppState) -> usize {
-    let mut ran = 0;
-    for _ in 0..50 {
-        let now = unix_now() + 5;
-        let jobs = state.store.lease_due_sitemaps(WORKER, now, 10, 60).await.unwrap();
-        if jobs.is_empty() {
-            return ran;
-        }
-        for job in &jobs {
-            run_job(state, WORKER, job).await.unwrap();
-            ran += 1;
-        }
-    }
-    panic!("jobs keep coming: a loop");
-}
-
-fn unix_now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
+    crate::support::drain_jobs(state, WORKER, 50).await
 }
 
 async fn downloads(state: &AppState, actor: Actor, sitemap: &Sitemap) -> Vec<Download> {
