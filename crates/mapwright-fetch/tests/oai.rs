@@ -115,6 +115,7 @@ async fn errors_of_the_repository_end_the_read_with_their_code_and_page() {
     assert!(c.urls.is_empty());
     let (n, fault, _) = stop(&error);
     assert_eq!((n, fault.code()), (1, Some("noRecordsMatch")));
+    assert_eq!(error.as_ref().unwrap().reason(), "oai-pmh noRecordsMatch");
     // An expired token: the records before it, and the page refused.
     let s = repository(&Server::start().await);
     s.route(SECOND, fixed(200, "text/xml", page("badresumptiontoken.xml", &s.base())));
@@ -129,6 +130,7 @@ async fn errors_of_the_repository_end_the_read_with_their_code_and_page() {
     assert_eq!(c.urls.len(), 1);
     let (n, fault, message) = stop(&error);
     assert!(n == 2 && matches!(fault, OaiFault::Fetch { .. }), "{message}");
+    assert_eq!(error.as_ref().unwrap().reason(), "oai-pmh page 2 not read");
     assert!(
         message.starts_with(
             "OAI-PMH page 2 (verb=ListRecords&resumptionToken=oai_dc%2F%2F%2F%2F100): could not be fetched"
