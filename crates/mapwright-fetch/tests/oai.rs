@@ -142,6 +142,30 @@ async fn errors_of_the_repository_end_the_read_with_their_code_and_page() {
 }
 
 #[tokio::test]
+async fn a_url_that_asks_a_verb_gets_its_own_answer() {
+    let s = repository(&Server::start().await);
+    // ListRecords without a metadataPrefix: badArgument, named, and the records are not read
+    // in its stead.
+    let bad = "/oai2?verb=ListRecords";
+    s.route(bad, fixed(200, "text/xml", page("badverb.xml", &s.base()).replace("badVerb", "badArgument")));
+    let (c, error, _, _) = read(test_config(), &s.url(bad)).await;
+    assert!(c.urls.is_empty());
+    let (n, fault, message) = stop(&error);
+    assert_eq!((n, fault.code()), (1, Some("badArgument")), "{message}");
+    assert_eq!(s.take_log().len(), 1);
+    // Identify leads to the records.
+    let identify = format!(
+        "<OAI-PMH xmlns=\"http://www.openarchives.org/OAI/2.0/\"><request verb=\"Identify\">{}/oai2</request>\
+         <Identify><repositoryName>R</repositoryName></Identify></OAI-PMH>",
+        s.base()
+    );
+    s.route("/oai2?verb=Identify", fixed(200, "text/xml", identify));
+    let (c, error, _, _) = read(test_config(), &s.url("/oai2?verb=Identify")).await;
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(c.urls.len(), 5);
+}
+
+#[tokio::test]
 async fn every_page_is_counted_in_the_bytes_and_the_hash() {
     let s = repository(&Server::start().await);
     let (_, whole) = read_report(test_config(), Limits::default(), &s.url("/oai2")).await;
