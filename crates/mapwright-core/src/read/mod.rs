@@ -177,8 +177,10 @@ impl<'a> SitemapReader<'a> {
     }
 
     /// Tells the reader the URL the document was served at (after redirects): an Atom feed's
-    /// relative links resolve against it (and against their `xml:base`), as feed readers do.
-    /// Entries read before the call are not changed; other formats ignore it.
+    /// relative links resolve against it (and against their `xml:base`), as feed readers do,
+    /// and so does a urlset's or index's relative `<loc>` (`/page`, `../page`, `//host/page`;
+    /// kept with a `loc-not-absolute` error rather than dropped, as it is without a URL).
+    /// Entries read before the call are not changed; a text sitemap ignores it.
     pub fn set_document_url(&mut self, url: &str) {
         if let Inner::Xml(x) = &mut self.inner {
             x.set_document_url(url);
