@@ -22,6 +22,8 @@ fn page(name: &str) -> Vec<u8> {
 struct Table {
     answers: HashMap<String, Result<Vec<u8>, String>>,
     asked: Mutex<Vec<String>>,
+    /// The first answer came from a URL that asked a verb.
+    verb: bool,
 }
 
 impl Table {
@@ -53,6 +55,10 @@ impl Pager for Table {
             Some(Err(why)) => Err(std::io::Error::other(why.clone())),
             None => Err(std::io::Error::other(format!("no answer for {q}"))),
         }
+    }
+
+    fn asked_a_verb(&self) -> bool {
+        self.verb
     }
 }
 
@@ -224,6 +230,15 @@ fn every_error_code_of_the_protocol_is_named() {
             let Some(Error::Oai(stop)) = &r.error else { panic!("{code}: {:?}", r.error) };
             assert_eq!((stop.page, stop.fault.code()), (1, Some(code)));
         }
+    }
+    // badVerb and badArgument to a URL that asked a verb: that request refused, named; the
+    // records are not asked for instead.
+    for code in ["badVerb", "badArgument"] {
+        let table = Table { verb: true, ..Table::repository() };
+        let h = harvest(&error_answer(code), table, Limits::default());
+        assert!(h.asked.is_empty() && h.urls.is_empty(), "{:?}", h.asked);
+        let (n, request, fault, _) = h.stop();
+        assert_eq!((n, request, fault.code()), (1, None, Some(code)));
     }
     // badVerb and badArgument given alone (a file): the code is named, and why nothing came.
     for code in ["badVerb", "badArgument"] {

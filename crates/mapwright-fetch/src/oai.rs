@@ -29,6 +29,8 @@ pub struct OaiPager {
     limit: Duration,
     /// The body statistics of every page asked for, in order.
     pages: Mutex<Vec<Arc<Mutex<BodyStats>>>>,
+    /// The first answer's URL asked a verb (`?verb=...`): not a bare base URL.
+    asked_a_verb: bool,
 }
 
 /// The pages an [`OaiPager`] fetched, together.
@@ -69,7 +71,9 @@ impl OaiPager {
             Err(_) => final_url.split(['?', '#']).next().unwrap_or(final_url).to_string(),
         };
         let limit = fetcher.config().timeout;
-        OaiPager { fetcher, handle, base, deadline: started + limit, limit, pages: Mutex::new(Vec::new()) }
+        let asked_a_verb = url::Url::parse(final_url).is_ok_and(|u| u.query_pairs().any(|(k, _)| k == "verb"));
+        let pages = Mutex::new(Vec::new());
+        OaiPager { fetcher, handle, base, deadline: started + limit, limit, pages, asked_a_verb }
     }
 
     /// The pages fetched so far, together: call it once the reader is done.
@@ -117,5 +121,9 @@ impl Pager for OaiPager {
     fn open(&self, request: &PageRequest) -> io::Result<Box<dyn BufRead + Send>> {
         let url = self.url(request);
         self.handle.block_on(self.get(url)).map_err(io::Error::other)
+    }
+
+    fn asked_a_verb(&self) -> bool {
+        self.asked_a_verb
     }
 }

@@ -115,6 +115,7 @@ async fn errors_of_the_repository_end_the_read_with_their_code_and_page() {
     assert!(c.urls.is_empty());
     let (n, fault, _) = stop(&error);
     assert_eq!((n, fault.code()), (1, Some("noRecordsMatch")));
+    assert_eq!(error.as_ref().unwrap().reason(), "oai-pmh noRecordsMatch");
     // An expired token: the records before it, and the page refused.
     let s = repository(&Server::start().await);
     s.route(SECOND, fixed(200, "text/xml", page("badresumptiontoken.xml", &s.base())));
@@ -129,6 +130,7 @@ async fn errors_of_the_repository_end_the_read_with_their_code_and_page() {
     assert_eq!(c.urls.len(), 1);
     let (n, fault, message) = stop(&error);
     assert!(n == 2 && matches!(fault, OaiFault::Fetch { .. }), "{message}");
+    assert_eq!(error.as_ref().unwrap().reason(), "oai-pmh page 2 not read");
     assert!(
         message.starts_with(
             "OAI-PMH page 2 (verb=ListRecords&resumptionToken=oai_dc%2F%2F%2F%2F100): could not be fetched"
@@ -137,6 +139,30 @@ async fn errors_of_the_repository_end_the_read_with_their_code_and_page() {
         "{message}"
     );
     assert!(c.findings.iter().all(|f| f.rule != Rule::OaiIncomplete), "said once, as the error");
+}
+
+#[tokio::test]
+async fn a_url_that_asks_a_verb_gets_its_own_answer() {
+    let s = repository(&Server::start().await);
+    // ListRecords without a metadataPrefix: badArgument, named, and the records are not read
+    // in its stead.
+    let bad = "/oai2?verb=ListRecords";
+    s.route(bad, fixed(200, "text/xml", page("badverb.xml", &s.base()).replace("badVerb", "badArgument")));
+    let (c, error, _, _) = read(test_config(), &s.url(bad)).await;
+    assert!(c.urls.is_empty());
+    let (n, fault, message) = stop(&error);
+    assert_eq!((n, fault.code()), (1, Some("badArgument")), "{message}");
+    assert_eq!(s.take_log().len(), 1);
+    // Identify leads to the records.
+    let identify = format!(
+        "<OAI-PMH xmlns=\"http://www.openarchives.org/OAI/2.0/\"><request verb=\"Identify\">{}/oai2</request>\
+         <Identify><repositoryName>R</repositoryName></Identify></OAI-PMH>",
+        s.base()
+    );
+    s.route("/oai2?verb=Identify", fixed(200, "text/xml", identify));
+    let (c, error, _, _) = read(test_config(), &s.url("/oai2?verb=Identify")).await;
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(c.urls.len(), 5);
 }
 
 #[tokio::test]

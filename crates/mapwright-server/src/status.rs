@@ -1,6 +1,6 @@
 //! The status words, decided in one place for the console, the API, the alert mail and the
-//! webhooks: what the console shows for a sitemap (its status word and colour, its URL count,
-//! its type and its badges), a download's word, a source's words, the alerts' words and the
+//! webhooks: what the console shows for a sitemap (its status word, its URL count, its type
+//! and its badges; the console gives each word its colour), a download's word, a source's words, the alerts' words and the
 //! order of badness that "worsened" follows. This is the one place that maps a store row to
 //! those words, so a change in what the store records (a roll-up of an index's children, the
 //! counts of the last full read) changes only this file.
@@ -14,8 +14,6 @@ use crate::format::thousands;
 pub(crate) struct Shown {
     /// Success, Has errors, Has warnings, Couldn't fetch, Pending, Removed.
     pub word: &'static str,
-    /// The badge's colour class.
-    pub class: &'static str,
     /// The numbers behind the word ("3 errors, 1 warning", "HTTP 404"), if any.
     pub detail: Option<String>,
     /// The URL count shown, `None` before anything was read.
@@ -35,19 +33,19 @@ fn counts(errors: i64, warnings: i64) -> Option<String> {
     }
 }
 
-/// The word and colour of a stored status with its counts (`None`: not read yet). The stored
+/// The word of a stored status with its counts (`None`: not read yet). The stored
 /// word counts as much as the numbers, so a row the "Has errors" filter lists never shows
 /// "Success" (a read may be judged to have errors with no finding counted, e.g. stored by an
 /// older version), and the worse of the two is shown.
-fn word_of(status: Option<&str>, errors: i64, warnings: i64) -> (&'static str, &'static str) {
+fn word_of(status: Option<&str>, errors: i64, warnings: i64) -> &'static str {
     match status {
-        None | Some("pending") => ("Pending", "pending"),
-        Some("failed") => ("Couldn't fetch", "bad"),
-        Some("errors") => ("Has errors", "bad"),
-        _ if errors > 0 => ("Has errors", "bad"),
-        Some("warnings") => ("Has warnings", "warn"),
-        _ if warnings > 0 => ("Has warnings", "warn"),
-        _ => ("Success", "ok"),
+        None | Some("pending") => "Pending",
+        Some("failed") => "Couldn't fetch",
+        Some("errors") => "Has errors",
+        _ if errors > 0 => "Has errors",
+        Some("warnings") => "Has warnings",
+        _ if warnings > 0 => "Has warnings",
+        _ => "Success",
     }
 }
 
@@ -56,16 +54,16 @@ fn word_of(status: Option<&str>, errors: i64, warnings: i64) -> (&'static str, &
 pub(crate) fn own(row: &SitemapSummary) -> Shown {
     let sm = &row.sitemap;
     if sm.removed_at.is_some() {
-        return Shown { word: "Removed", class: "pending", detail: None, urls: None };
+        return Shown { word: "Removed", detail: None, urls: None };
     }
-    let (word, class) = word_of(sm.status.as_deref(), sm.errors, sm.warnings);
+    let word = word_of(sm.status.as_deref(), sm.errors, sm.warnings);
     let detail = match word {
         "Couldn't fetch" => sm.http_status.map(|s| format!("HTTP {s}")),
         _ => counts(sm.errors, sm.warnings),
     };
     // An index's own URLs are its children's: they come from the roll-up.
     let urls = (sm.status.is_some() && !is_index(row)).then_some(sm.rollup_urls);
-    Shown { word, class, detail, urls }
+    Shown { word, detail, urls }
 }
 
 /// An index's status rolled up with its tree's by the store (`rollup_*`), in words that say
@@ -83,14 +81,14 @@ pub(crate) fn rolled_up(index: &SitemapSummary, tally: Option<&TreeTally>) -> Sh
     // The stored roll-up word counts as the numbers do (see `word_of`): a child that failed
     // makes the tree "Has errors".
     let rolled = sm.rollup_status.as_deref();
-    let (word, class) = if tally.failed > 0 || sm.rollup_errors > 0 || matches!(rolled, Some("errors" | "failed")) {
-        ("Has errors", "bad")
+    let word = if tally.failed > 0 || sm.rollup_errors > 0 || matches!(rolled, Some("errors" | "failed")) {
+        "Has errors"
     } else if sm.rollup_warnings > 0 || rolled == Some("warnings") {
-        ("Has warnings", "warn")
+        "Has warnings"
     } else if tally.pending > 0 {
-        ("Pending", "pending")
+        "Pending"
     } else {
-        ("Success", "ok")
+        "Success"
     };
     // The sitemaps of the tree: the index and its live descendants.
     let all = tally.sitemaps + 1;
@@ -111,7 +109,7 @@ pub(crate) fn rolled_up(index: &SitemapSummary, tally: Option<&TreeTally>) -> Sh
         parts.push(format!("{} of {} not read yet", thousands(tally.pending), plural(all, "sitemap")));
     }
     let detail = (!parts.is_empty()).then(|| parts.join("; "));
-    Shown { word, class, detail, urls: Some(sm.rollup_urls) }
+    Shown { word, detail, urls: Some(sm.rollup_urls) }
 }
 
 /// Whether the last read found a sitemap index.

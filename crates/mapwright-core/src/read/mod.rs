@@ -93,6 +93,13 @@ pub trait Pager: Send + Sync {
     /// ends the list with [`Error::Oai`] ([`OaiFault::Fetch`](crate::OaiFault::Fetch)) that
     /// carries its message.
     fn open(&self, request: &PageRequest) -> std::io::Result<Box<dyn BufRead + Send>>;
+
+    /// Whether the URL of the first answer asked a verb of its own (`?verb=...`): a `badVerb`
+    /// or `badArgument` answer is then the repository refusing that very request, named as
+    /// such, and not a bare base URL's answer that leads to the records. Default false.
+    fn asked_a_verb(&self) -> bool {
+        false
+    }
 }
 
 impl std::fmt::Debug for dyn Pager {
@@ -247,7 +254,9 @@ impl<'a> SitemapReader<'a> {
     fn next_page(&mut self) -> Result<bool, Error> {
         let Inner::Xml(x) = &mut self.inner else { return Ok(false) };
         let first = self.paging.answers == 1;
-        let end = x.oai_end(first);
+        // A bare base URL answers badVerb (or badArgument): only then does an error lead on.
+        let bare = first && !self.paging.pager.as_ref().is_some_and(|p| p.asked_a_verb());
+        let end = x.oai_end(first, bare);
         let used = self.paging.bytes_before + x.bytes_read();
         let (request, what) = match end {
             xml::PageEnd::Done => return Ok(false),

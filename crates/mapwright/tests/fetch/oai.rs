@@ -63,23 +63,15 @@ fn repository() -> String {
 
 /// A repository that misbehaves as told.
 fn hostile_repository(hostile: Hostile) -> String {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
-            tx.send(base.clone()).unwrap();
-            let b = base.clone();
-            let answer = move |RawQuery(q): RawQuery| {
-                let (status, body) = answer(hostile, &b, q.as_deref());
-                let status = axum::http::StatusCode::from_u16(status).unwrap();
-                async move { (status, [("content-type", "text/xml;charset=UTF-8")], body) }
-            };
-            axum::serve(listener, Router::new().route("/oai2", get(answer))).await.unwrap();
-        });
-    });
-    rx.recv().unwrap()
+    super::serve_app(move |base| {
+        let b = base.to_owned();
+        let answer = move |RawQuery(q): RawQuery| {
+            let (status, body) = answer(hostile, &b, q.as_deref());
+            let status = axum::http::StatusCode::from_u16(status).unwrap();
+            async move { (status, [("content-type", "text/xml;charset=UTF-8")], body) }
+        };
+        Router::new().route("/oai2", get(answer))
+    })
 }
 
 /// `read` of a hostile repository with fast paging: exit status, rows, standard error.

@@ -266,8 +266,8 @@ impl<'a> XmlReader<'a> {
 
     /// At the end of an OAI-PMH page: what it means for the list (the next page, its end, or
     /// why it stops).
-    pub(crate) fn oai_end(&mut self, first: bool) -> PageEnd {
-        self.st.oai_end(first)
+    pub(crate) fn oai_end(&mut self, first: bool, bare: bool) -> PageEnd {
+        self.st.oai_end(first, bare)
     }
 
     /// Turns the fast path off, to test it against the event loop.

@@ -191,13 +191,13 @@ impl State {
     }
 
     /// The page has ended: what it means for the list. The answer to the URL given, when it
-    /// holds no records (the `badVerb` or `badArgument` of a bare base URL, `Identify`,
-    /// `ListIdentifiers`, `ListSets`, `ListMetadataFormats`), asks for the records once; any
-    /// other error answer, or an answer without records where records were asked for, stops
-    /// the list and names what it was.
-    pub(super) fn oai_end(&mut self, first: bool) -> PageEnd {
+    /// holds no records (`Identify`, `ListIdentifiers`, `ListSets`, `ListMetadataFormats`, or
+    /// the `badVerb` or `badArgument` of a `bare` base URL, one that asked no verb), asks for
+    /// the records once; any other error answer, or an answer without records where records
+    /// were asked for, stops the list and names what it was.
+    pub(super) fn oai_end(&mut self, first: bool, bare: bool) -> PageEnd {
         let page = std::mem::take(&mut self.oai);
-        let harmless = |code: &str| matches!(code, "badVerb" | "badArgument");
+        let harmless = |code: &str| bare && matches!(code, "badVerb" | "badArgument");
         if first && !page.list && page.errors.iter().all(|(c, _, _)| harmless(c)) {
             let what = match (page.errors.first(), &page.other_verb) {
                 (Some((code, message, _)), _) => {
