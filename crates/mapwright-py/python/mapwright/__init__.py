@@ -185,7 +185,9 @@ def discover(
 
     The returned :class:`Discovery` yields :class:`Entry` objects whose ``sitemap`` is
     their sitemap's URL; once exhausted, ``summary`` gives the totals (``fetched``,
-    ``urls``, ``duplicates``, ``out_of_scope``, ``failed``...) and ``sitemaps`` one dict
+    ``urls``, ``duplicates``, ``out_of_scope``, ``failed``...) and the verdict of the CLI's
+    ``discover --sites --summary`` (``ok``, ``ended``, ``error``, ``robots``: how robots.txt
+    answered, ``robots_note``: what that meant), and ``sitemaps`` one dict
     per sitemap. ``scope=False`` keeps URLs outside their sitemap's scope and follows an
     index's children on any host. Each entry's ``loc`` is the URL as the sitemap wrote it
     (``loc_normalized`` its normal form, by which URLs are deduplicated).
