@@ -190,7 +190,18 @@ async fn run_async(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
         print_summary(&summary);
     }
     let nothing = summary.fetched + summary.not_modified + summary.skipped == 0;
-    Ok(if !summary.failed.is_empty() || nothing || summary.deadline { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    // Sitemaps read that list no URL in scope are no success either: the verdict `--sites`
+    // writes (`no-urls`) and the Python package raises, said with its reason. Not for a run
+    // whose sitemaps came unchanged from `--state` (their URLs were given by an earlier run).
+    let fresh = summary.not_modified + summary.skipped == 0;
+    let failed = !summary.failed.is_empty() || nothing || summary.deadline;
+    let result = Ok(summary);
+    let verdict = mapwright_fetch::SiteSummary::of(&origin, &result, args.sitemaps_only);
+    let no_urls = fresh && verdict.ended == "no-urls";
+    if no_urls && !args.quiet {
+        eprintln!("mapwright: error: {}", verdict.error.as_deref().unwrap_or("the sitemaps list no URL"));
+    }
+    Ok(if failed || no_urls { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 /// A line on standard error that does not break the progress bar.

@@ -130,6 +130,22 @@ fn a_bare_sitemap_nobody_vouches_for_keeps_its_folder_everywhere() {
     assert_eq!(out_of_scope, [format!("{a}/page/6")]);
 }
 
+/// A sitemap whose every URL is out of its scope gives nothing: `discover` of one site fails with
+/// the reason, as `discover --sites` writes `no-urls` and the Python package raises, and does not
+/// exit 0 over an empty list.
+#[test]
+fn discover_fails_when_every_url_is_out_of_scope_and_says_why() {
+    let (a, _) = serve();
+    // /sitemaps/pages-1.xml, named by no robots.txt, covers /sitemaps/ only; it lists /page/1, /page/2.
+    let seed = format!("{a}/sitemaps/pages-1.xml");
+    let (code, out, err) = mapwright(&["discover", "--format", "text", "--sitemap", &seed]);
+    assert_eq!((code, out.as_str()), (1, ""), "{err}");
+    assert!(err.contains("error: the sitemaps list no URL in their scope: 2 dropped as out of scope"), "{err}");
+    // --quiet keeps the exit status.
+    let (code, _, err) = mapwright(&["discover", "--quiet", "--format", "text", "--sitemap", &seed]);
+    assert_eq!((code, err.as_str()), (1, ""));
+}
+
 /// `validate --follow` and `read` give the index's children the verdict `discover` gives them.
 #[test]
 fn validate_follow_and_read_agree_with_discover() {
