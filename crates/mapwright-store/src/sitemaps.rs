@@ -429,14 +429,13 @@ macro_rules! sitemap_methods {
             }
 
             pub(crate) async fn complete_impl(&self, worker: &str, sitemap_id: i64, d: &DownloadRecord, next_fetch_at: Timestamp) -> Result<i64> {
-                let mut errors = d.findings.iter().filter(|f| f.severity == "error").count() as i64;
-                let mut warnings = d.findings.iter().filter(|f| f.severity == "warning").count() as i64;
+                let (mut errors, mut warnings) = $crate::sitemaps::finding_counts(d);
                 let mut url_count = d.url_count;
                 let mut tx = self.begin_write().await?;
                 // A 304 stands for the content of the last read: it carries that read's verdict,
                 // counts and findings, and the sitemap keeps them (its status stays a verdict).
                 // Without such a read (none stored), it carries nothing and changes nothing.
-                let mut verdict = Some(d.status.clone());
+                let mut verdict = Some($crate::sitemaps::verdict(&d.status, errors, warnings));
                 let mut stands_for = None;
                 if d.status == "unchanged" {
                     verdict = None;
@@ -482,7 +481,7 @@ macro_rules! sitemap_methods {
                 )
                 .bind(sitemap_id)
                 .bind(d.downloaded_at)
-                .bind(&d.status)
+                .bind($crate::sitemaps::verdict(&d.status, errors, warnings))
                 .bind(d.http_status)
                 .bind(d.bytes)
                 .bind(d.duration_ms)
@@ -855,6 +854,26 @@ pub(crate) fn status_rank(status: Option<&str>) -> i64 {
 
 /// An index's roll-up status: its own, unless a child's rank `worst` is worse (a pending child
 /// makes an otherwise clean index pending: its verdict is not known yet).
+/// A download's error and warning counts: its stored findings and those it says it left out.
+pub(crate) fn finding_counts(d: &crate::DownloadRecord) -> (i64, i64) {
+    let stored = |severity: &str| d.findings.iter().filter(|f| f.severity == severity).count() as i64;
+    (
+        stored("error").saturating_add(d.omitted_errors.max(0)),
+        stored("warning").saturating_add(d.omitted_warnings.max(0)),
+    )
+}
+
+/// The verdict a read's counts allow: a read is never stored as better than its findings say
+/// ("ok" or "warnings" with an error counted is "errors", "ok" with a warning "warnings"),
+/// whatever the worker reported; "failed" and "unchanged" stay as they are.
+pub(crate) fn verdict(status: &str, errors: i64, warnings: i64) -> String {
+    match status {
+        "ok" | "warnings" if errors > 0 => "errors".into(),
+        "ok" if warnings > 0 => "warnings".into(),
+        other => other.to_owned(),
+    }
+}
+
 pub(crate) fn worse(own: Option<String>, worst: i64) -> Option<String> {
     if status_rank(own.as_deref()) >= worst {
         return own;
