@@ -22,6 +22,7 @@ pub mod members;
 pub mod metrics;
 mod ping;
 mod ratelimit;
+mod recovery;
 pub mod scheduler;
 pub mod submission;
 pub mod verify;

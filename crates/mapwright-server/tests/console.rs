@@ -286,7 +286,21 @@ async fn every_post_refuses_a_missing_or_wrong_csrf_token() {
     each_backend(false, |app| async move {
         let s = seed(&app, "ann@example.com", "https://ann.example").await;
         let (_, mut posts) = routes_with_ids(&s);
-        posts.extend(["/sitemaps/add", "/account/tokens", "/signout", "/signin", "/signup"].map(String::from));
+        posts.extend(
+            [
+                "/sitemaps/add",
+                "/account/tokens",
+                "/signout",
+                "/signin",
+                "/signup",
+                "/password/forgot",
+                "/password/reset",
+                "/account/password",
+                "/account/email",
+                "/account/email/confirm",
+            ]
+            .map(String::from),
+        );
         let wrong = "0".repeat(64);
         for uri in &posts {
             let fields = "url=https%3A%2F%2Fann.example%2Fx.xml&name=t&email=ann%40example.com&password=0123456789ab";

@@ -21,6 +21,7 @@ mod e2e_reads;
 mod hardening;
 mod life;
 mod ping;
+mod recovery;
 mod scheduler;
 mod sharing;
 mod sitehost;

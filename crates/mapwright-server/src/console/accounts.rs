@@ -53,6 +53,7 @@ fn credentials_page(kind: Kind, token: &str, email: &str, error: Option<&str>) -
                 p id="password-hint" class="hint" { "At least 10 characters." }
                 button type="submit" { (title) }
             }
+            @if matches!(kind, Kind::SignIn) { p { a href="/password/forgot" { "Forgot your password?" } } }
             p { a href=(other) { (other_label) } }
         },
     )
@@ -71,7 +72,7 @@ fn pre_session(headers: &HeaderMap, state: &AppState) -> (String, Option<axum::h
 
 /// A page of a visitor not signed in, drawn around the request's pre-session CSRF token (a new
 /// one, with its cookie, when it has none).
-fn anonymous_page(
+pub(super) fn anonymous_page(
     status: StatusCode,
     headers: &HeaderMap,
     state: &AppState,
@@ -98,7 +99,7 @@ fn form_response(
 
 /// A refused form drawn again by `again` with the status and why; an outage is the console's
 /// error page instead.
-fn refused(e: AppError, again: impl FnOnce(StatusCode, &str) -> Response) -> Response {
+pub(super) fn refused(e: AppError, again: impl FnOnce(StatusCode, &str) -> Response) -> Response {
     if matches!(e, AppError::Unavailable(_) | AppError::Internal(_)) {
         return super::ConsoleError(e).into_response();
     }
@@ -157,8 +158,9 @@ fn sent_page(outbox: bool) -> Markup {
                     "This server sends no mail: it keeps each message in its outbox folder, where its operator \
                      finds your link."
                 }
+            } @else {
+                p { "Nothing came? Look in your spam folder, or " a href="/signup" { "sign up again" } " for a new link." }
             }
-            p { "Nothing came? Look in your spam folder, or " a href="/signup" { "sign up again" } " for a new link." }
             p { a href="/signin" { "Sign in" } }
         },
     )
@@ -345,6 +347,7 @@ async fn account_page(
             }
             (offset_pager("/account", "tokens", offset, tokens.len() > offset + shown.len()))
         }
+        (super::recovery::account_forms(session))
     };
     Ok(page(session, "Account", body))
 }

@@ -6,7 +6,7 @@
 //!
 //! Pages: `/` (the "My sitemaps" table, also at `/sitemaps`), `/sitemaps/add`,
 //! `/sitemaps/{id}` (and its `/findings`), `/sites/{id}` (and its `/findings`, `/failing.csv`,
-//! `/delete`, `/members`, `/webhooks` and each webhook's log; `POST /sites/{id}/alerts`), `/domains` (and `/domains/{id}`, its `/delete`), `/invitations/accept`, `/alerts/unsubscribe`, `/account`, `/signin`, `/signup`, `/signup/confirm`; `POST /signout`. Every answer of these routes is
+//! `/delete`, `/members`, `/webhooks` and each webhook's log; `POST /sites/{id}/alerts`), `/domains` (and `/domains/{id}`, its `/delete`), `/invitations/accept`, `/alerts/unsubscribe`, `/account` (and `/account/email/confirm`), `/signin`, `/signup`, `/signup/confirm`, `/password/forgot`, `/password/reset`; `POST /signout`, `/account/password`, `/account/email`. Every answer of these routes is
 //! an HTML page, errors included (`html_errors`), and unknown paths get a 404 page.
 
 mod accounts;
@@ -19,6 +19,7 @@ mod findings;
 pub(crate) mod format;
 mod listing;
 mod members;
+mod recovery;
 mod sitemap_page;
 mod sitemaps;
 mod sites;
@@ -86,6 +87,11 @@ pub fn routes() -> Router<AppState> {
         .route("/signup", get(accounts::sign_up_form).post(accounts::sign_up))
         .route("/signup/confirm", get(accounts::confirm_form).post(accounts::confirm_sign_up))
         .route("/signout", post(accounts::sign_out))
+        .route("/password/forgot", get(recovery::forgot_form).post(recovery::forgot))
+        .route("/password/reset", get(recovery::reset_form).post(recovery::reset))
+        .route("/account/password", post(recovery::change_password))
+        .route("/account/email", post(recovery::change_email))
+        .route("/account/email/confirm", get(recovery::email_confirm_form).post(recovery::confirm_email))
         .route("/static/style.css", get(style))
         .fallback(not_found)
         .layer(axum::middleware::from_fn(html_errors))
