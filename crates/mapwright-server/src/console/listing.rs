@@ -49,6 +49,7 @@ fn status_name(s: StatusFilter) -> &'static str {
         StatusFilter::Warnings => "Has warnings",
         StatusFilter::Failed => "Couldn't fetch",
         StatusFilter::Pending => "Pending",
+        StatusFilter::Paused => "Paused",
         StatusFilter::Removed => "Removed",
     }
 }
