@@ -120,15 +120,17 @@ macro_rules! sitemap_methods {
                 let Some(is_index) = is_index else {
                     return Err(Error::NotFound { what: "sitemap", id: sitemap_id });
                 };
-                // An index is read again with its whole tree: every live child at any depth is
-                // due now too. Each keeps its validators, so an unchanged child costs a 304.
+                // An index is resubmitted with its whole tree: every live child at any depth is
+                // due now too and submitted now (its `last_submitted_at`, the console's
+                // "Submitted", says so, as the flash does). Each keeps its validators, so an
+                // unchanged child costs a 304.
                 if is_index {
                     sqlx::query(
                     "WITH RECURSIVE d(id) AS (SELECT id FROM sitemaps WHERE parent_id = $1 AND id <> $1 \
                      AND source = 'index' AND removed_at IS NULL UNION SELECT c.id FROM sitemaps c JOIN d ON c.parent_id = d.id \
                      WHERE c.source = 'index' AND c.removed_at IS NULL) \
-                     UPDATE sitemaps SET next_fetch_at = CASE WHEN next_fetch_at > $2 THEN $2 ELSE next_fetch_at END \
-                     WHERE id IN (SELECT id FROM d)",
+                     UPDATE sitemaps SET next_fetch_at = CASE WHEN next_fetch_at > $2 THEN $2 ELSE next_fetch_at END, \
+                     last_submitted_at = $2 WHERE id IN (SELECT id FROM d)",
                 )
                 .bind(sitemap_id)
                 .bind(now)

@@ -245,6 +245,41 @@ async fn ping_and_resubmit_bring_the_fetch_forward() {
     .await;
 }
 
+/// Issue 34: an index's Resubmit submits its whole tree, so every child's "Submitted"
+/// (`last_submitted_at`) says it was resubmitted, as the flash does.
+#[tokio::test]
+async fn an_index_resubmit_submits_its_children_too() {
+    each_backend(|store| async move {
+        let ids = due_sitemaps(&*store, 1).await;
+        let admin = mapwright_store::Actor { user_id: 1, is_admin: true };
+        let index = store.sitemap(admin, ids[0]).await.unwrap();
+        store.lease_due_sitemaps("w", T0, 1, 60).await.unwrap();
+        let summary = mapwright_store::FetchSummary {
+            kinds: Some("index".into()),
+            url_count: Some(1),
+            fetch_interval: 86_400,
+            failures: 0,
+            format: Some("sitemapindex".into()),
+            contents: None,
+        };
+        store.record_fetch_summary("w", index.id, &summary).await.unwrap();
+        store.complete("w", index.id, &ok_download(T0), T0 + 86_400).await.unwrap();
+        let child = IndexChild { url: "https://ann.example/child.xml".into(), lastmod: None };
+        store.sync_index_children(index.site_id, index.id, &[child], T0 + 1).await.unwrap();
+        let children: Vec<_> =
+            store.list_sitemaps(admin, index.site_id).await.unwrap().into_iter().filter(|s| s.id != index.id).collect();
+        assert_eq!(children.len(), 1);
+        assert!(children[0].last_submitted() < T0 + 500);
+
+        store.resubmit_sitemap(admin, index.id, T0 + 500).await.unwrap();
+        let child = store.sitemap(admin, children[0].id).await.unwrap();
+        assert_eq!(child.last_submitted(), T0 + 500, "the child was resubmitted with its index");
+        assert!(child.next_fetch_at <= T0 + 500, "and is due");
+        assert_eq!(store.sitemap(admin, index.id).await.unwrap().last_submitted(), T0 + 500);
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn robots_and_index_children_are_added_by_the_service() {
     each_backend(|store| async move {
