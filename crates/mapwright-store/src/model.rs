@@ -197,6 +197,9 @@ pub struct Sitemap {
     /// When it was last submitted (added again, resubmitted or pinged); `None`: not since
     /// `submitted_at`. Read it through [`Sitemap::last_submitted`].
     pub last_submitted_at: Option<Timestamp>,
+    /// Whether its site is verified now: a sitemap of a site that is not (it lost its proof,
+    /// or never had one) is not read, whatever its `next_fetch_at` says.
+    pub site_verified: bool,
 }
 }
 

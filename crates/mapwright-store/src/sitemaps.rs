@@ -655,7 +655,8 @@ macro_rules! sitemap_cols {
          sm.last_downloaded_at, sm.status, sm.http_status, sm.etag, sm.last_modified, \
          sm.content_hash, sm.index_lastmod, sm.removed_at, sm.kinds, sm.url_count, sm.fetch_interval, sm.failures, \
          sm.is_index, sm.errors, sm.warnings, sm.rollup_status, sm.rollup_errors, sm.rollup_warnings, sm.rollup_urls, \
-         sm.format, sm.web_count, sm.image_count, sm.video_count, sm.news_count, sm.last_submitted_at"
+         sm.format, sm.web_count, sm.image_count, sm.video_count, sm.news_count, sm.last_submitted_at, \
+         sm.site_verified"
     };
 }
 

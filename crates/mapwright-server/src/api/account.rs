@@ -1,6 +1,6 @@
 //! Account recovery in the API (issue 34): a password reset by a mailed link, a change of
 //! password, a change of address confirmed by a link mailed to the new address. The use cases
-//! are [`crate::recovery`]'s, shared with the console.
+//! are [`crate::auth::recovery`]'s, shared with the console.
 
 use axum::Json;
 use axum::extract::State;
@@ -9,10 +9,10 @@ use axum::http::{HeaderMap, StatusCode};
 use mapwright_store::User;
 use serde::{Deserialize, Serialize};
 
-use super::extract::JsonBody;
+use crate::auth::recovery::{self, EMAIL_SENT, RESET_SENT};
 use crate::auth::{CurrentUser, session_cookie};
-use crate::ping::{ClientAddr, ClientNet};
-use crate::recovery::{self, EMAIL_SENT, RESET_SENT};
+use crate::extract::JsonBody;
+use crate::extract::{ClientAddr, ClientNet};
 use crate::{AppError, AppState};
 
 /// The answer of a request whose outcome is a mail: the same words whatever the address.

@@ -13,7 +13,7 @@ use super::{PAGE, PageResult, Session, button_form, csrf_field, layout, offset_p
 use crate::auth::{
     Confirmation, Credentials, SIGN_UP_SENT, authenticate, confirm, cookie, request_sign_up, session_cookie,
 };
-use crate::ping::{ClientAddr, ClientNet};
+use crate::extract::{ClientAddr, ClientNet};
 use crate::{AppError, AppState, SESSION_SECONDS, now};
 
 /// The sign-in and sign-up form body.
@@ -347,7 +347,7 @@ async fn account_page(
             }
             (offset_pager("/account", "tokens", offset, tokens.len() > offset + shown.len()))
         }
-        (super::recovery::account_forms(session))
+        (account_forms(session))
     };
     Ok(page(session, "Account", body))
 }
@@ -407,4 +407,32 @@ pub(crate) async fn revoke_token(
 ) -> PageResult {
     state.store.revoke_api_token(session.actor(), id, now()).await?;
     Ok(redirect_with("/account", "The token was revoked.", &state))
+}
+
+/// The account page's forms: change the password, change the address.
+fn account_forms(session: &Session) -> Markup {
+    html! {
+        h2 { "Password" }
+        form method="post" action="/account/password" class="stack narrow" {
+            (csrf_field(&session.csrf))
+            label for="current-password" { "Current password" }
+            input id="current-password" name="current_password" type="password" required autocomplete="current-password";
+            label for="new-password" { "New password" }
+            input id="new-password" name="password" type="password" required minlength="10" autocomplete="new-password"
+                aria-describedby="new-password-hint";
+            p id="new-password-hint" class="hint" { "At least 10 characters. Your other sessions are signed out." }
+            button type="submit" { "Change password" }
+        }
+        h2 { "E-mail address" }
+        form method="post" action="/account/email" class="stack narrow" {
+            (csrf_field(&session.csrf))
+            label for="new-email" { "New address" }
+            input id="new-email" name="email" type="email" required autocomplete="email";
+            label for="email-password" { "Password" }
+            input id="email-password" name="password" type="password" required autocomplete="current-password"
+                aria-describedby="new-email-hint";
+            p id="new-email-hint" class="hint" { "A link to confirm it is mailed to the new address; until it is followed, the account keeps " (session.user.email) "." }
+            button type="submit" { "Change address" }
+        }
+    }
 }

@@ -1,7 +1,7 @@
 //! Account recovery in the console (issue 34): "Forgot your password?" (`/password/forgot`), the
 //! mailed link's page (`/password/reset`), the account page's forms to change the password and
 //! the address (`/account/password`, `/account/email`), and the new address's link
-//! (`/account/email/confirm`). The use cases are [`crate::recovery`]'s, shared with the API.
+//! (`/account/email/confirm`). The use cases are [`crate::auth::recovery`]'s, shared with the API.
 //! A link opened does nothing by itself (mail scanners open links): a button does.
 
 use axum::extract::{Query, State};
@@ -13,9 +13,9 @@ use serde::Deserialize;
 use super::accounts::{anonymous_page, refused};
 use super::csrf::CsrfForm;
 use super::{PageResult, Session, csrf_field, layout, redirect_error, redirect_with};
+use crate::auth::recovery::{self, EMAIL_SENT, RESET_SENT};
 use crate::auth::session_cookie;
-use crate::ping::{ClientAddr, ClientNet};
-use crate::recovery::{self, EMAIL_SENT, RESET_SENT};
+use crate::extract::{ClientAddr, ClientNet};
 use crate::{AppState, now};
 
 /// `?token=` of a mailed link.
@@ -158,34 +158,6 @@ fn done_page(title: &str, message: &str) -> Response {
         p { a class="button" href="/signin" { "Sign in" } }
     };
     layout(title, None, body).into_response()
-}
-
-/// The account page's forms: change the password, change the address.
-pub(crate) fn account_forms(session: &Session) -> Markup {
-    html! {
-        h2 { "Password" }
-        form method="post" action="/account/password" class="stack narrow" {
-            (csrf_field(&session.csrf))
-            label for="current-password" { "Current password" }
-            input id="current-password" name="current_password" type="password" required autocomplete="current-password";
-            label for="new-password" { "New password" }
-            input id="new-password" name="password" type="password" required minlength="10" autocomplete="new-password"
-                aria-describedby="new-password-hint";
-            p id="new-password-hint" class="hint" { "At least 10 characters. Your other sessions are signed out." }
-            button type="submit" { "Change password" }
-        }
-        h2 { "E-mail address" }
-        form method="post" action="/account/email" class="stack narrow" {
-            (csrf_field(&session.csrf))
-            label for="new-email" { "New address" }
-            input id="new-email" name="email" type="email" required autocomplete="email";
-            label for="email-password" { "Password" }
-            input id="email-password" name="password" type="password" required autocomplete="current-password"
-                aria-describedby="new-email-hint";
-            p id="new-email-hint" class="hint" { "A link to confirm it is mailed to the new address; until it is followed, the account keeps " (session.user.email) "." }
-            button type="submit" { "Change address" }
-        }
-    }
 }
 
 /// The change-of-password form body.

@@ -13,7 +13,7 @@
 
 use mapwright_store::{Requester, SignupRequest, User, secret};
 
-use crate::auth::{Credentials, authenticate, check_email};
+use super::{Credentials, authenticate, check_email};
 use crate::hashing::Budget;
 use crate::{AppError, AppState, now};
 
