@@ -306,6 +306,10 @@ macro_rules! sitemap_methods {
                     mark_orphans_removed!(&mut *tx, site_id, now);
                     // The children that left took their links: the index's URLs are recounted.
                     refresh_rollups!(tx, parent_id);
+                } else if sync.added > 0 {
+                    // A new child is not read yet: the tree's roll-up says so at once (it is
+                    // what the words and the filters read), whenever the index's read is stored.
+                    refresh_rollups!(tx, parent_id, keep_urls);
                 }
                 tx.commit().await?;
                 Ok(sync)

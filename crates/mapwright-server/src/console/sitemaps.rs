@@ -148,7 +148,7 @@ fn table_row(row: &SitemapSummary, tally: Option<&TreeTally>, csrf: &str, now: i
                 } @else if sm.removed_at.is_some() {
                     (button_form(&format!("/sitemaps/{}/resubmit", sm.id), csrf, "Restore", "secondary", Some(&format!("Restore {}", sm.url))))
                 } @else {
-                    (button_form(&format!("/sitemaps/{}/resubmit", sm.id), csrf, "Resubmit", "secondary", Some(&format!("Resubmit {}", sm.url))))
+                    (button_form(&format!("/sitemaps/{}/resubmit", sm.id), csrf, super::sitemap_page::resubmit_label(!sm.site_verified), "secondary", Some(&format!("Resubmit {}", sm.url))))
                     a class="button danger" href=(format!("/sitemaps/{}/remove", sm.id)) aria-label=(format!("Remove {}", sm.url)) { "Remove" }
                 }
             }
@@ -300,7 +300,14 @@ pub(crate) async fn resubmit(
 ) -> PageResult {
     let sitemap = state.store.sitemap(session.actor(), id).await?;
     crate::service::submission::resubmit(&state, session.actor(), id).await?;
-    let message = if sitemap.removed_at.is_some() {
+    // What happens next, said as it will be: a paused sitemap is read only once its site is
+    // verified again.
+    let message = if !sitemap.site_verified {
+        format!(
+            "Resubmitted {}: its site is not verified, so it will be read once the site is verified again.",
+            sitemap.url
+        )
+    } else if sitemap.removed_at.is_some() {
         format!("Restored {}: it will be downloaded again shortly.", sitemap.url)
     } else if sitemap.is_index {
         format!("Resubmitted {} and the sitemaps it lists: they will be read again shortly.", sitemap.url)
