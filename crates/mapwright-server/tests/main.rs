@@ -10,6 +10,7 @@ mod console;
 mod console_answers;
 mod console_domains;
 mod console_members;
+mod console_roles;
 mod console_words;
 mod counts;
 mod diffs;
