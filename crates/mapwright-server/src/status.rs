@@ -85,6 +85,11 @@ pub(crate) fn filter_word(key: StatusFilter) -> (&'static str, &'static str) {
     }
 }
 
+/// The Resubmit button's words: a sitemap of a site not verified waits for its verification.
+pub(crate) fn resubmit_label(paused: bool) -> &'static str {
+    if paused { "Resubmit (waits for verification)" } else { "Resubmit" }
+}
+
 /// What "Paused" says: why nothing is read, and how it ends.
 pub(crate) const PAUSED: &str = "its site is not verified: nothing is read until the site is verified again";
 

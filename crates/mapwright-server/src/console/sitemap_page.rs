@@ -122,7 +122,7 @@ pub(crate) async fn show(
                 @if sitemap.removed_at.is_some() {
                     (button_form(&format!("/sitemaps/{id}/resubmit"), &session.csrf, "Restore", "secondary", Some(&format!("Restore {}", sitemap.url))))
                 } @else {
-                    (button_form(&format!("/sitemaps/{id}/resubmit"), &session.csrf, resubmit_label(paused), "secondary", Some(&format!("Resubmit {}", sitemap.url))))
+                    (button_form(&format!("/sitemaps/{id}/resubmit"), &session.csrf, status::resubmit_label(paused), "secondary", Some(&format!("Resubmit {}", sitemap.url))))
                     a class="button danger" href=(format!("/sitemaps/{id}/remove")) aria-label=(format!("Remove {}", sitemap.url)) { "Remove" }
                 }
             }
@@ -237,11 +237,6 @@ fn history(downloads: &[Download]) -> Markup {
     }
 }
 
-/// The Resubmit button's words: a sitemap of a site not verified waits for its verification.
-pub(crate) fn resubmit_label(paused: bool) -> &'static str {
-    if paused { "Resubmit (waits for verification)" } else { "Resubmit" }
-}
-
 fn children_section(
     children: &[Sitemap],
     rows: &[SitemapSummary],
@@ -263,7 +258,7 @@ fn children_section(
                 tbody {
                     @for c in children {
                         @let shown = rows.iter().find(|r| r.sitemap.id == c.id).map(status::own);
-                        @let label = if c.removed_at.is_some() { "Restore" } else { resubmit_label(!c.site_verified) };
+                        @let label = if c.removed_at.is_some() { "Restore" } else { status::resubmit_label(!c.site_verified) };
                         tr {
                             td data-label="Sitemap" class="url" { a href=(format!("/sitemaps/{}", c.id)) { (url(&c.url)) } }
                             td data-label="Status" { @if let Some(s) = &shown { (super::sitemaps::badge(s)) } }

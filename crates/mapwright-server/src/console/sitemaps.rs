@@ -148,7 +148,7 @@ fn table_row(row: &SitemapSummary, tally: Option<&TreeTally>, csrf: &str, now: i
                 } @else if sm.removed_at.is_some() {
                     (button_form(&format!("/sitemaps/{}/resubmit", sm.id), csrf, "Restore", "secondary", Some(&format!("Restore {}", sm.url))))
                 } @else {
-                    (button_form(&format!("/sitemaps/{}/resubmit", sm.id), csrf, super::sitemap_page::resubmit_label(!sm.site_verified), "secondary", Some(&format!("Resubmit {}", sm.url))))
+                    (button_form(&format!("/sitemaps/{}/resubmit", sm.id), csrf, status::resubmit_label(!sm.site_verified), "secondary", Some(&format!("Resubmit {}", sm.url))))
                     a class="button danger" href=(format!("/sitemaps/{}/remove", sm.id)) aria-label=(format!("Remove {}", sm.url)) { "Remove" }
                 }
             }
