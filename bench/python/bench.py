@@ -4,12 +4,15 @@
     bench/python/setup.sh              # a venv (bench/python/.venv) with the peers and mapwright
     bench/python/.venv/bin/python bench/python/bench.py [--runs 3] [--skip-slow]
 
-Corpus: ../shared/bench's generator (s50k.xml: 50,000 URLs, 10 MB; big/: an index of 20
-gzipped parts, 1,000,000 URLs), served on 127.0.0.1 for the peers that fetch by URL; and,
-in the same run, the real files of ../shared/realworld (every urlset with a URL that lxml
-reads: what real generators write, 1 to 259 URLs a file), each read in a loop until it has
+Corpus: made by gen_corpus.py beside this script, so the run needs no network and no file from
+outside the clone (s50k.xml: 50,000 URLs, 10 MB; big/: an index of 20 gzipped parts,
+1,000,000 URLs), served on 127.0.0.1 for the peers that fetch by URL; and, in the same run,
+the small files (small/: 24 urlsets of 1 to 259 URLs, 685 in all, the sizes of the real files
+of the team's shared/realworld, written in the shapes of the generators that wrote those;
+`--real DIR` reads a realworld folder's files instead), each read in a loop until it has
 taken REAL_MIN_CPU seconds of CPU (after one read not timed), so a file's figure is a rate and
 not one clock tick; per file, the rate is compared with the bare lxml loop's on the same file.
+A peer that is not installed (bench/python/setup.sh installs them) gives an error row.
 Every case runs in a fresh interpreter (imports done before the clock starts); it reports
 URLs, wall seconds, CPU seconds of the process (user + system, every thread: mapwright's
 reader thread and HTTP runtime included; the loopback server's are nobody's) and peak RSS,
@@ -38,8 +41,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 
 ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-ap.add_argument("--shared", default=os.environ.get("SHARED") or str(REPO.parent / "shared"),
-                help="the shared/ folder (default: beside the clone, or $SHARED)")
+ap.add_argument("--real", help="a realworld folder (manifest.json, files/) to read instead of the generated small files")
 ap.add_argument("--corpus", default=os.path.join(tempfile.gettempdir(), "mapwright-py-bench"),
                 help="where the corpus is generated (default: the system's temporary folder)")
 ap.add_argument("--port", type=int, default=8799, help="loopback port of the corpus server")
@@ -47,11 +49,11 @@ ap.add_argument("--runs", type=int, default=3, help="timed runs per fast case (s
 ap.add_argument("--skip-slow", action="store_true", help="skip USP and advertools on the 1M-URL index")
 ap.add_argument("--out", help="write the Markdown table here too")
 ap.add_argument("--only", help="run only the cases whose 'library what corpus' matches this regular expression")
-ap.add_argument("--skip-real", action="store_true", help="skip the real files of ../shared/realworld")
+ap.add_argument("--skip-real", action="store_true", help="skip the small files")
 a = ap.parse_args()
 
 BASE = f"http://127.0.0.1:{a.port}"
-subprocess.run([sys.executable, os.path.join(a.shared, "bench", "gen_corpus.py"), "--out", a.corpus, "--base-url", BASE],
+subprocess.run([sys.executable, str(HERE / "gen_corpus.py"), "--out", a.corpus, "--base-url", BASE],
                check=True, stdout=subprocess.DEVNULL)
 S50K = os.path.join(a.corpus, "s50k.xml")
 INDEX_PATH = os.path.join(a.corpus, "big", "sitemap_index.xml")
@@ -120,12 +122,17 @@ CASES = [
      "n = int(adv.sitemap_to_df(INDEX_URL)['loc'].notna().sum())"),
 ]
 
-# The real files: every urlset of ../shared/realworld whose URLs lxml counts (the manifest's
-# url_count, computed with lxml by the corpus' author): not the empty one, not the two that are
-# not well-formed (lxml stops on them; mapwright too, with the position).
-REALWORLD = pathlib.Path(a.shared) / "realworld"
-REAL_FILES = [(f["file"], f["url_count"]) for f in json.loads((REALWORLD / "manifest.json").read_text())
-              if f["kind"] == "urlset" and f["url_count"] > 0 and not f["file"].startswith("broken-")]
+# The small files: the generated ones (small/MANIFEST.json), or with --real every urlset of a
+# realworld folder whose URLs lxml counts (its manifest's url_count): not the empty one, not
+# the ones that are not well-formed (lxml stops on them; mapwright too, with the position).
+if a.real:
+    REALWORLD = pathlib.Path(a.real)
+    REAL_FILES = [(f["file"], f["url_count"]) for f in json.loads((REALWORLD / "manifest.json").read_text())
+                  if f["kind"] == "urlset" and f["url_count"] > 0 and not f["file"].startswith("broken-")]
+    REAL_DIR = REALWORLD / "files"
+else:
+    REAL_DIR = pathlib.Path(a.corpus) / "small"
+    REAL_FILES = [(f["file"], f["url_count"]) for f in json.loads((REAL_DIR / "MANIFEST.json").read_text())]
 REAL_MIN_CPU = 0.05
 # Each real case: (peer, what, by URL?, setup defining `one(source) -> URLs`).
 REAL_CASES = [
@@ -180,7 +187,7 @@ def run_case(setup: str, code: str) -> dict:
 
 def run_real(setup: str, by_url: bool) -> dict:
     """{file: (URLs, CPU s per read, wall s per read)} of one pass over the real files, in a fresh interpreter."""
-    sources = [(name, f"{BASE}/realworld/{name}" if by_url else str(REALWORLD / "files" / name)) for name, _ in REAL_FILES]
+    sources = [(name, f"{BASE}/realworld/{name}" if by_url else str(REAL_DIR / name)) for name, _ in REAL_FILES]
     script = REAL_RUNNER.format(setup=textwrap.dedent(setup), sources=sources, min_cpu=REAL_MIN_CPU)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     if out.returncode != 0:
@@ -211,10 +218,11 @@ def real_rows() -> list:
 
 
 def main() -> None:
-    # The real files are served beside the corpus, at /realworld/.
+    # The small files are served beside the corpus, at /realworld/.
     link = pathlib.Path(a.corpus) / "realworld"
-    if not link.is_symlink():
-        link.symlink_to(REALWORLD / "files")
+    if link.is_symlink():
+        link.unlink()
+    link.symlink_to(REAL_DIR)
     load_before = os.getloadavg()
     server = subprocess.Popen([sys.executable, "-m", "http.server", str(a.port), "--bind", "127.0.0.1", "--directory", a.corpus],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -267,7 +275,7 @@ def render(rows, reals, load_before, load_after) -> str:
 
     lines = [
         f"Python {platform.python_version()}, {os.cpu_count()} cores; "
-        + ", ".join(f"{p} {peer_version(p)}" for p in ("mapwright", "ultimate-sitemap-parser", "advertools", "lxml", "pandas")),
+        + ", ".join(f"{p} {peer_version(p)}" for p in ("mapwright-sitemaps", "ultimate-sitemap-parser", "advertools", "lxml", "pandas")),
         f"Load average (1, 5, 15 min) at the start {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, "
         f"at the end {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}.",
         "",
@@ -302,7 +310,7 @@ def render_real(rows, reals) -> list:
     n_files, n_urls = len(REAL_FILES), sum(n for _, n in REAL_FILES)
     lines = [
         "",
-        f"Real files: {n_files} urlsets of ../shared/realworld, {n_urls} URLs (1 to {max(n for _, n in REAL_FILES)} a file); "
+        f"Small files: {n_files} urlsets of {a.real or 'small/ (generated)'}, {n_urls} URLs (1 to {max(n for _, n in REAL_FILES)} a file); "
         f"each read in a loop for {REAL_MIN_CPU} CPU s after one untimed read, medians of {a.runs} passes. "
         "Ratios: per real file, the CPU of one read by the peer over the CPU of one read by the case (lowest / median / highest); "
         "on s50k.xml, of URLs per CPU second in this run.",

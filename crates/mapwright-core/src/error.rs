@@ -101,6 +101,138 @@ pub enum Error {
     /// A writer's configuration cannot work (a bad file name, a base URL that cannot be joined).
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// An OAI-PMH list of records that stops before its end: a page that could not be asked
+    /// for or read, or a repository's error answer. The records of the pages before
+    /// [`OaiStop::page`] were given; a reader of a repository must report its read as partial
+    /// (or failed, when the page is 1), never as the whole list.
+    #[error("{0}")]
+    Oai(Box<OaiStop>),
+}
+
+/// Where and why an OAI-PMH list of records stopped ([`Error::Oai`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", oai_message(self.page, self.request.as_deref(), &self.fault))]
+pub struct OaiStop {
+    /// The page of the list that was not read, from 1 (the answer of a bare base URL, which
+    /// holds no records, is not counted).
+    pub page: u32,
+    /// The query that page was (or would have been) asked with; `None` for the answer to the
+    /// URL given.
+    pub request: Option<String>,
+    /// Why the list stops there.
+    pub fault: OaiFault,
+    /// Where in that page's answer, for a repository's `<error>`.
+    pub position: Option<Position>,
+}
+
+/// Why an OAI-PMH list of records stops before its end ([`Error::Oai`]), typed so that every
+/// caller (the CLI's exit status, discovery's summary, the Python package's exception, the
+/// service's read status) can tell a repository's answer from a fault of the way to it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OaiFault {
+    /// The repository answered with an OAI-PMH error: `code` is one of OAI-PMH 2.0's
+    /// (`badArgument`, `badResumptionToken`, `badVerb`, `cannotDisseminateFormat`,
+    /// `idDoesNotExist`, `noRecordsMatch`, `noMetadataFormats`, `noSetHierarchy`) or whatever
+    /// the repository wrote.
+    Repository {
+        /// The `code` attribute.
+        code: String,
+        /// The element's text.
+        message: String,
+    },
+    /// The page could not be fetched (an HTTP status, a time limit, the network).
+    Fetch {
+        /// What the HTTP layer said.
+        message: String,
+    },
+    /// The answer is no OAI-PMH list of records (another document, another verb's answer).
+    NotRecords {
+        /// What it is.
+        found: String,
+    },
+    /// The page's resumption token was followed before: the repository loops.
+    TokenRepeats {
+        /// The token.
+        token: String,
+    },
+    /// The list goes on past [`Limits::max_pages`](crate::Limits::max_pages) pages.
+    PageLimit {
+        /// The limit.
+        limit: u32,
+    },
+    /// The pages before it used up [`Limits::max_bytes`](crate::Limits::max_bytes).
+    ByteLimit {
+        /// Uncompressed bytes read over the pages before.
+        used: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// The input (a file, standard input, bytes) cannot ask the repository for a page.
+    NoPager {
+        /// What the answer read holds instead of the rest of the list.
+        answer: String,
+    },
+}
+
+impl OaiFault {
+    /// The repository's error code, for [`OaiFault::Repository`].
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            OaiFault::Repository { code, .. } => Some(code),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for OaiFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OaiFault::Repository { code, message } => {
+                let said = if message.is_empty() { String::new() } else { format!(": {message}") };
+                let meaning = match code.as_str() {
+                    "noRecordsMatch" => "it lists no records in Dublin Core (metadataPrefix=oai_dc)",
+                    "badResumptionToken" => "it refuses the resumption token (invalid or expired)",
+                    "badVerb" => "the request's verb is missing, illegal or repeated",
+                    "badArgument" => "the request has an illegal, missing or repeated argument",
+                    "cannotDisseminateFormat" => "it offers no records in the metadata format asked for (oai_dc)",
+                    "idDoesNotExist" => "the identifier asked for is unknown to it",
+                    "noMetadataFormats" => "it offers no metadata format for the item",
+                    "noSetHierarchy" => "it does not support sets",
+                    _ => "an error code OAI-PMH 2.0 does not define",
+                };
+                write!(f, "the repository answers the OAI-PMH error {code} ({meaning}){said}")
+            }
+            OaiFault::Fetch { message } => write!(f, "could not be fetched: {message}"),
+            OaiFault::NotRecords { found } => write!(f, "is not an OAI-PMH list of records ({found})"),
+            OaiFault::TokenRepeats { token } => write!(
+                f,
+                "its resumption token {token:?} was followed before (the repository loops): not asked for again"
+            ),
+            OaiFault::PageLimit { limit } => {
+                write!(f, "not asked for: the list goes on past {limit} pages, the page limit")
+            }
+            OaiFault::ByteLimit { used, limit } => write!(
+                f,
+                "not asked for: the pages before it hold {used} bytes, the limit of one sitemap is {limit} bytes"
+            ),
+            OaiFault::NoPager { answer } => write!(
+                f,
+                "{answer}, and this input cannot ask the repository for more: read the repository's base URL over http(s)"
+            ),
+        }
+    }
+}
+
+/// The message of [`Error::Oai`]: the page, its request, why, and what was read before it.
+fn oai_message(page: u32, request: Option<&str>, fault: &OaiFault) -> String {
+    let asked = request.map(|q| format!(" ({q})")).unwrap_or_default();
+    let before = match page {
+        0 | 1 => "no records read".to_string(),
+        2 => "the list is incomplete: only the records of page 1 were read".to_string(),
+        n => format!("the list is incomplete: only the records of pages 1 to {} were read", n - 1),
+    };
+    format!("OAI-PMH page {page}{asked}: {fault}; {before}")
 }
 
 impl Error {
@@ -113,6 +245,8 @@ impl Error {
             | Error::UndeclaredExtension { .. }
             | Error::TooManyParts { .. }
             | Error::Config(_) => return None,
+            Error::Oai(stop) if matches!(stop.fault, OaiFault::Repository { .. }) => Rule::OaiError,
+            Error::Oai(_) => Rule::OaiIncomplete,
             Error::TooLarge { .. } => Rule::TooLarge,
             Error::Xml { .. } | Error::TooDeep { .. } => Rule::XmlMalformed,
             Error::Encoding { .. } => Rule::Encoding,
@@ -130,6 +264,7 @@ impl Error {
             | Error::Encoding { position, .. }
             | Error::NotSitemap { position, .. }
             | Error::TooDeep { position, .. } => Some(*position),
+            Error::Oai(stop) => stop.position,
             _ => None,
         }
     }

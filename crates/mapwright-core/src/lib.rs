@@ -15,7 +15,7 @@ pub mod validate;
 pub mod write;
 
 pub use date::{DateText, Lastmod, Precision, Tz, W3cDateTime};
-pub use error::Error;
+pub use error::{Error, OaiFault, OaiStop};
 pub use loc::{Loc, LocError};
 pub use model::{
     Alternate, ChangeFreq, DataObject, Entry, Format, Geo, Image, News, PageMapAttribute, SitemapEntry, UrlEntry,

@@ -1,7 +1,7 @@
 //! Every format the reader detects, and every lenient repair it makes (each with its finding).
 
 use crate::support::{gzip, read_bytes, urlset};
-use mapwright_core::{ChangeFreq, Entry, Error, Format, ReadOptions, Rule, SitemapReader};
+use mapwright_core::{ChangeFreq, Entry, Error, Finding, Format, ReadOptions, Rule, SitemapReader};
 
 fn format_of(bytes: &[u8]) -> Format {
     SitemapReader::new(bytes, ReadOptions::default()).expect("detects").format()
@@ -189,6 +189,42 @@ fn atom_relative_links_resolve_against_xml_base_and_the_document_url() {
     let alone = read_bytes(b"<feed xmlns=\"http://www.w3.org/2005/Atom\"><entry><link href=\"/a\"/></entry></feed>");
     assert!(alone.urls().is_empty());
     assert_eq!(alone.findings.iter().map(|f| f.rule).collect::<Vec<_>>(), [Rule::LocNotAbsolute]);
+}
+
+#[test]
+fn a_relative_loc_resolves_against_the_documents_url_when_there_is_one() {
+    // Site-relative <loc>s (as some generators write them): read from a URL, each is that
+    // site's URL, kept with a loc-not-absolute error; an index's children too. Without the
+    // document's URL they are skipped, each with the same rule.
+    let doc = b"<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\
+                <url><loc>/a</loc></url><url><loc>../up/b?x=1</loc></url><url><loc>//cdn.example/c</loc></url>\
+                <url><loc>page-without-slash</loc></url><url><loc>https://example.com/abs</loc></url></urlset>";
+    let mut reader = SitemapReader::new(&doc[..], ReadOptions::default()).expect("detects");
+    reader.set_document_url("https://example.com/maps/sitemap.xml");
+    let mut got = Vec::new();
+    while let Some(e) = reader.next_entry().expect("reads") {
+        got.push(e.loc().to_string());
+    }
+    assert_eq!(
+        got,
+        ["https://example.com/a", "https://example.com/up/b?x=1", "https://cdn.example/c", "https://example.com/abs"]
+    );
+    let findings: Vec<Finding> = reader.drain_findings().collect();
+    assert_eq!(findings.iter().map(|f| f.rule).collect::<Vec<_>>(), [Rule::LocNotAbsolute; 4], "{findings:?}");
+    assert!(findings[0].message.contains("read as https://example.com/a"), "{}", findings[0].message);
+    assert!(findings[3].message.contains("skipped"), "{}", findings[3].message);
+
+    let index = b"<sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\
+                  <sitemap><loc>/s1.xml</loc></sitemap></sitemapindex>";
+    let mut reader = SitemapReader::new(&index[..], ReadOptions::default()).expect("detects");
+    reader.set_document_url("http://example.com/sitemap_index.xml");
+    let child = reader.next_entry().expect("reads").expect("a child");
+    assert!(matches!(child, Entry::Sitemap(_)));
+    assert_eq!(child.loc().as_str(), "http://example.com/s1.xml");
+
+    let alone = read_bytes(doc);
+    assert_eq!(alone.urls(), ["https://example.com/abs"]);
+    assert_eq!(alone.findings.iter().filter(|f| f.rule == Rule::LocNotAbsolute).count(), 4);
 }
 
 #[test]

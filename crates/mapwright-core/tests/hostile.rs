@@ -32,6 +32,25 @@ fn external_entity_is_never_resolved() {
 }
 
 #[test]
+fn an_entity_never_expanded_inside_a_url_skips_the_entry_with_a_finding() {
+    // `https://a.example/&xxe;` is not the URL the author meant (the entity would have
+    // supplied part of it): the entry is skipped, never listed under a URL with `&xxe;` in it
+    // or with the reference silently dropped (a URL written without <loc> too).
+    let doc = "<?xml version=\"1.0\"?>\n<!DOCTYPE urlset [<!ENTITY xxe SYSTEM \"file:///etc/passwd\"><!ENTITY tail \"x\">]>\n\
+               <urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n\
+               <url><loc>https://a.example/&xxe;</loc></url>\n\
+               <url><loc>https://a.example/page?a=1&amp;b=&tail;</loc></url>\n\
+               <url>https://a.example/bare/&xxe;</url>\n\
+               <url><loc>https://a.example/ok?a=1&amp;b=2</loc></url>\n</urlset>";
+    let r = read_bytes(doc.as_bytes());
+    assert_eq!(r.urls(), ["https://a.example/ok?a=1&b=2"], "{:?}", r.findings);
+    let said: Vec<_> = r.findings.iter().filter(|f| f.rule == Rule::XmlMalformed).collect();
+    assert_eq!(said.len(), 3, "{:?}", r.findings);
+    assert!(said.iter().all(|f| f.message.contains("skipped")), "{said:?}");
+    assert_eq!([said[0].position.unwrap().line, said[1].position.unwrap().line], [4, 5]);
+}
+
+#[test]
 fn entity_bomb_is_not_expanded() {
     let mut doc = String::from("<?xml version=\"1.0\"?>\n<!DOCTYPE lolz [\n<!ENTITY lol \"lol\">\n");
     for i in 1..10 {
@@ -44,8 +63,14 @@ fn entity_bomb_is_not_expanded() {
     assert!(start.elapsed() < Duration::from_secs(5));
     assert!(peak < HEAP_BOUND, "peak heap {peak}");
     assert!(r.has(Rule::XmlMalformed));
-    // The reference stays literal: the URL is the 6 characters "&lol9;" percent-encoded, not 10^9 "lol"s.
-    assert_eq!(r.urls(), ["http://a.com/&lol9;"]);
+    // Never expanded (not 10^9 "lol"s), and no URL is made of the literal reference either:
+    // the entry is skipped, and the finding says so.
+    assert!(r.urls().is_empty(), "{:?}", r.urls());
+    assert!(
+        r.findings.iter().any(|f| f.message.contains("&lol9;") && f.message.contains("skipped")),
+        "{:?}",
+        r.findings
+    );
 }
 
 /// A gzip stream that inflates to `size` bytes: a urlset of `<url>` elements, far past the limit.

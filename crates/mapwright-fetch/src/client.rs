@@ -118,7 +118,7 @@ impl Response {
     /// The way to the next pages should the body be an OAI-PMH answer: give it to
     /// [`mapwright_core::SitemapReader::paged`] (or the validator's `pager`), so a repository's
     /// base URL is read wherever a sitemap URL is. Other formats never use it.
-    pub fn pager(&self) -> Arc<dyn mapwright_core::Pager> {
+    pub fn pager(&self) -> Arc<crate::OaiPager> {
         Arc::new(crate::OaiPager::new(self.fetcher.clone(), self.handle.clone(), &self.meta.final_url, self.started))
     }
 

@@ -35,6 +35,12 @@ pub struct Config {
     /// keeps it short, since a host that is done is never asked again and each idle
     /// connection holds a file descriptor.
     pub pool_idle_timeout: Duration,
+    /// Wait before each further page of an OAI-PMH list of records: a repository is asked
+    /// for its pages one at a time and no faster than this, so a list of thousands of pages
+    /// (or a resumption token that never ends) is not fetched as fast as the repository
+    /// answers. Default 200 ms. The pages together still get [`Config::timeout`], and the
+    /// reader stops at [`mapwright_core::Limits::max_pages`].
+    pub oai_page_pause: Duration,
 }
 
 impl Default for Config {
@@ -51,6 +57,7 @@ impl Default for Config {
             max_retry_after: Duration::from_secs(60),
             allow_private_networks: true,
             pool_idle_timeout: Duration::from_secs(90),
+            oai_page_pause: Duration::from_millis(200),
         }
     }
 }

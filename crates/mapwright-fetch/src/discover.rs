@@ -205,6 +205,12 @@ pub struct Summary {
     /// The site was not discovered because the same site (its origin) came earlier in the
     /// list of a many-site run ([`crate::run_sites`]): its rows are under that first listing.
     pub duplicate: bool,
+    /// How the site's robots.txt answered ([`Discovery::run_site`] only). When it is
+    /// [`RobotsAnswer::Unreachable`](crate::RobotsAnswer::Unreachable), nothing of the site
+    /// was fetched (RFC 9309: a complete disallow); when
+    /// [`RobotsAnswer::Unavailable`](crate::RobotsAnswer::Unavailable), the usual paths were
+    /// read with nobody vouching for them.
+    pub robots: Option<crate::RobotsAnswer>,
 }
 
 /// A discovery engine; one per run.
@@ -278,8 +284,23 @@ impl Discovery {
                 return Ok(self.expired(summary, began, &events).await);
             }
         };
-        if let Some(note) = &robots.note {
-            let _ = events.send(Event::Notice { sitemap: None, message: note.clone() }).await;
+        match &robots.answer {
+            crate::RobotsAnswer::Read => {
+                if let Some(note) = &robots.note {
+                    let _ = events.send(Event::Notice { sitemap: None, message: note.clone() }).await;
+                }
+            }
+            answer @ crate::RobotsAnswer::Unreachable { .. } => {
+                // RFC 9309 2.3.1.4: assume a complete disallow; the usual paths are not read.
+                let message = answer.describe();
+                let _ = events.send(Event::Notice { sitemap: None, message }).await;
+                let robots = Some(answer.clone());
+                let summary = Summary { seeds_from: "robots.txt".into(), robots, ..Summary::default() };
+                return Ok(Summary { elapsed: began.elapsed(), ..summary });
+            }
+            answer @ crate::RobotsAnswer::Unavailable { .. } => {
+                let _ = events.send(Event::Notice { sitemap: None, message: answer.describe() }).await;
+            }
         }
         if robots.truncated {
             let msg =
@@ -293,7 +314,9 @@ impl Discovery {
         } else {
             (robots.sitemaps.clone(), false, "robots.txt", Voucher::Robots(origin))
         };
-        self.run(seeds, optional, from, Some(voucher), events, began).await
+        let mut summary = self.run(seeds, optional, from, Some(voucher), events, began).await?;
+        summary.robots = Some(robots.answer.clone());
+        Ok(summary)
     }
 
     /// Reads the sitemaps a robots.txt names (`robots_url`, its `Sitemap:` lines, and what

@@ -138,6 +138,10 @@ impl Error {
                 mapwright_core::Error::TooLarge { .. } => "too large".into(),
                 mapwright_core::Error::Gzip { .. } => "corrupt gzip".into(),
                 mapwright_core::Error::Io(_) => "read".into(),
+                mapwright_core::Error::Oai(stop) => match &stop.fault {
+                    mapwright_core::OaiFault::Repository { code, .. } => format!("oai-pmh {code}"),
+                    _ => format!("oai-pmh page {} not read", stop.page),
+                },
                 _ => "malformed".into(),
             },
             Error::State { .. } => "state".into(),

@@ -4,16 +4,22 @@
 //! gets one from [`Response::pager`](crate::Response::pager), so an OAI-PMH base URL is
 //! accepted wherever a sitemap URL is.
 
+use crate::body::BodyStats;
 use crate::{Error, Fetched, Fetcher};
 use mapwright_core::{PageRequest, Pager};
 use std::io::{self, BufRead};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Asks one repository for the pages of its list of records, on the runtime that fetched the
 /// first page, through the same client (timeouts, retries of 503 with `Retry-After`, wire
-/// limit, address checks). The pages together get the time of one sitemap fetch
-/// ([`Config::timeout`](crate::Config::timeout)) from the first request: a page is not asked
-/// for past it. (Their bytes together are bounded by the reader's limit.)
+/// limit, address checks), one page at a time with
+/// [`Config::oai_page_pause`](crate::Config::oai_page_pause) before each. The pages together
+/// get the time of one sitemap fetch ([`Config::timeout`](crate::Config::timeout)) from the
+/// first request: a page is not asked for past it. (Their bytes and their number are bounded
+/// by the reader's limits.) What each page weighed on the wire is kept
+/// ([`OaiPager::pages`]), so a read's bytes and content hash cover every page, not only the
+/// answer to the URL given.
 pub struct OaiPager {
     fetcher: Fetcher,
     handle: tokio::runtime::Handle,
@@ -21,6 +27,36 @@ pub struct OaiPager {
     base: String,
     deadline: Instant,
     limit: Duration,
+    /// The body statistics of every page asked for, in order.
+    pages: Mutex<Vec<Arc<Mutex<BodyStats>>>>,
+    /// The first answer's URL asked a verb (`?verb=...`): not a bare base URL.
+    asked_a_verb: bool,
+}
+
+/// The pages an [`OaiPager`] fetched, together.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PagesStats {
+    /// Pages fetched (the answer to the URL given not counted).
+    pub pages: u64,
+    /// Their bytes on the wire.
+    pub bytes: u64,
+    /// The xxh3-64 hashes of their bodies, in order, combined into one.
+    pub hash: u64,
+}
+
+impl PagesStats {
+    /// `first`, the statistics of the answer to the URL given, with these pages added: bytes
+    /// summed, and a hash that changes when any page changes. No pages: `first` as it was.
+    pub fn add_to(&self, first: &mut BodyStats) {
+        if self.pages == 0 {
+            return;
+        }
+        first.bytes += self.bytes;
+        let mut both = [0u8; 16];
+        both[..8].copy_from_slice(&first.hash.to_le_bytes());
+        both[8..].copy_from_slice(&self.hash.to_le_bytes());
+        first.hash = xxhash_rust::xxh3::xxh3_64(&both);
+    }
 }
 
 impl OaiPager {
@@ -35,7 +71,23 @@ impl OaiPager {
             Err(_) => final_url.split(['?', '#']).next().unwrap_or(final_url).to_string(),
         };
         let limit = fetcher.config().timeout;
-        OaiPager { fetcher, handle, base, deadline: started + limit, limit }
+        let asked_a_verb = url::Url::parse(final_url).is_ok_and(|u| u.query_pairs().any(|(k, _)| k == "verb"));
+        let pages = Mutex::new(Vec::new());
+        OaiPager { fetcher, handle, base, deadline: started + limit, limit, pages, asked_a_verb }
+    }
+
+    /// The pages fetched so far, together: call it once the reader is done.
+    pub fn pages(&self) -> PagesStats {
+        let pages = self.pages.lock().expect("pages");
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        let mut total = PagesStats { pages: pages.len() as u64, ..PagesStats::default() };
+        for p in pages.iter() {
+            let s = p.lock().map(|s| s.clone()).unwrap_or_default();
+            total.bytes += s.bytes;
+            hasher.update(&s.hash.to_le_bytes());
+        }
+        total.hash = hasher.digest();
+        total
     }
 
     /// The URL a request is sent to.
@@ -46,14 +98,20 @@ impl OaiPager {
     async fn get(&self, url: String) -> Result<Box<dyn BufRead + Send>, Error> {
         let left = self.deadline.saturating_duration_since(Instant::now());
         let timeout = || Error::Timeout { url: url.clone(), what: "OAI-PMH pages", limit: self.limit };
-        if left.is_zero() {
+        let pause = self.fetcher.config().oai_page_pause;
+        if left <= pause {
             return Err(timeout());
         }
-        match tokio::time::timeout(left, self.fetcher.get(&url, None)).await {
+        tokio::time::sleep(pause).await;
+        match tokio::time::timeout(left - pause, self.fetcher.get(&url, None)).await {
             Err(_) => Err(timeout()),
             Ok(Err(e)) => Err(e),
             Ok(Ok(Fetched::NotModified(meta))) => Err(Error::Status { url: meta.final_url, status: 304 }),
-            Ok(Ok(Fetched::Body(r))) => Ok(Box::new(r.into_reader())),
+            Ok(Ok(Fetched::Body(r))) => {
+                let body = r.into_reader();
+                self.pages.lock().expect("pages").push(body.stats_handle());
+                Ok(Box::new(body))
+            }
         }
     }
 }
@@ -63,5 +121,9 @@ impl Pager for OaiPager {
     fn open(&self, request: &PageRequest) -> io::Result<Box<dyn BufRead + Send>> {
         let url = self.url(request);
         self.handle.block_on(self.get(url)).map_err(io::Error::other)
+    }
+
+    fn asked_a_verb(&self) -> bool {
+        self.asked_a_verb
     }
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::OnceCell;
 
 mod parse;
-pub use parse::Robots;
+pub use parse::{Robots, RobotsAnswer};
 
 /// Bytes of robots.txt parsed; the rest is ignored (Google's limit is 500 KiB).
 pub const MAX_ROBOTS_BYTES: usize = 512 * 1024;
@@ -19,8 +19,9 @@ pub fn robots_url(url: &str) -> Result<String, Error> {
     Ok(format!("{}/robots.txt", u.origin().ascii_serialization()))
 }
 
-/// Fetches robots.txt of `url`'s origin. A 4xx means no rules (allowed, no sitemaps); other
-/// failures are errors (the caller decides: discovery then tries the usual paths).
+/// Fetches robots.txt of `url`'s origin. A 4xx but 429 means no rules (allowed, no sitemaps:
+/// [`RobotsAnswer::Unavailable`]); other failures (5xx, 429, a timeout, the network) are
+/// errors, which [`RobotsCache::get`] keeps as [`RobotsAnswer::Unreachable`].
 pub async fn fetch(fetcher: &Fetcher, url: &str) -> Result<Robots, Error> {
     let robots_url = robots_url(url)?;
     let agent = fetcher.config().user_agent.clone();
@@ -32,9 +33,13 @@ pub async fn fetch(fetcher: &Fetcher, url: &str) -> Result<Robots, Error> {
             Ok(r)
         }
         Ok(Fetched::NotModified(_)) => Ok(Robots::default()),
-        Err(Error::Status { status, .. }) if (400..500).contains(&status) => {
-            Ok(Robots { note: Some(format!("no robots.txt (status {status})")), ..Robots::default() })
-        }
+        // 429 is the server asking for less: RFC 9309 lets it be read as unreachable, as
+        // Google does, not as "no rules".
+        Err(Error::Status { status, .. }) if (400..500).contains(&status) && status != 429 => Ok(Robots {
+            note: Some(format!("no robots.txt (status {status})")),
+            answer: RobotsAnswer::Unavailable { status },
+            ..Robots::default()
+        }),
         Err(e) => Err(e),
     }
 }
@@ -54,7 +59,8 @@ impl RobotsCache {
         Self::default()
     }
 
-    /// robots.txt of `url`'s origin; a failed fetch counts as an empty file (with a note).
+    /// robots.txt of `url`'s origin; a failed fetch counts as an empty file, with a note and
+    /// [`RobotsAnswer::Unreachable`].
     pub async fn get(&self, fetcher: &Fetcher, url: &str) -> Arc<Robots> {
         let origin = match url::Url::parse(url) {
             Ok(u) => u.origin().ascii_serialization(),
@@ -65,12 +71,11 @@ impl RobotsCache {
             map.entry(origin).or_default().clone()
         };
         cell.get_or_init(|| async {
-            Arc::new(
-                fetch(fetcher, url).await.unwrap_or_else(|e| Robots {
-                    note: Some(format!("robots.txt not fetched: {e}")),
-                    ..Robots::default()
-                }),
-            )
+            Arc::new(fetch(fetcher, url).await.unwrap_or_else(|e| Robots {
+                note: Some(format!("robots.txt not fetched: {e}")),
+                answer: RobotsAnswer::Unreachable { cause: e.to_string() },
+                ..Robots::default()
+            }))
         })
         .await
         .clone()

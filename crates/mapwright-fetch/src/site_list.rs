@@ -3,7 +3,7 @@
 //! ([`site_of`]), and how a finished site is judged and summarised ([`SiteSummary`]), so both
 //! tag rows with the same site and call the same sites failed.
 
-use crate::{Error, Summary};
+use crate::{Error, RobotsAnswer, Summary};
 use serde::Serialize;
 
 /// A line of a list as the site it names: `None` for a blank or `#` line. `https://` is
@@ -28,14 +28,20 @@ pub struct SiteSummary<'a> {
     /// Whether the site gave URLs (sitemaps with --sitemaps-only) and no sitemap failed.
     pub ok: bool,
     /// Why the discovery ended: `complete`, `url-limit`, `sitemap-limit`, `deadline` (cut by
-    /// the site deadline), `no-sitemap`, `no-urls`, `duplicate` (the same site, by origin,
-    /// came earlier in the list: its rows are there) or `error` (the site could not be
-    /// started).
+    /// the site deadline), `robots-unreachable` (robots.txt answered 5xx or 429, timed out or
+    /// could not be reached: RFC 9309 makes that a complete disallow, so nothing was
+    /// fetched), `no-sitemap`, `no-urls`, `duplicate` (the same site, by origin, came earlier
+    /// in the list: its rows are there) or `error` (the site could not be started).
     pub ended: &'static str,
     /// What went wrong, when something did.
     pub error: Option<String>,
     /// Where the seeds came from (`robots.txt`, `usual paths`).
     pub seeds_from: Option<&'a str>,
+    /// How robots.txt answered: `read`, `unavailable` (a 4xx: no restriction, no sitemap
+    /// named) or `unreachable` (see `ended`); `None` when it was not asked.
+    pub robots: Option<&'static str>,
+    /// What robots.txt's answer meant for the discovery, when it was not `read`.
+    pub robots_note: Option<String>,
     /// Sitemaps fetched.
     pub sitemaps: u64,
     /// Sitemaps not modified since the last run.
@@ -70,6 +76,8 @@ impl<'a> SiteSummary<'a> {
                     ended: "error",
                     error: Some(e.to_string()),
                     seeds_from: None,
+                    robots: None,
+                    robots_note: None,
                     sitemaps: 0,
                     not_modified: 0,
                     sitemaps_failed: 0,
@@ -86,8 +94,20 @@ impl<'a> SiteSummary<'a> {
         let failures: Vec<(&str, &str)> = s.failed.iter().take(10).map(|(u, w)| (u.as_str(), w.as_str())).collect();
         let first_failure = failures.first().map(|(u, w)| format!("{u}: {w}"));
         let read = s.fetched + s.not_modified + s.skipped;
+        let robots_note = s.robots.as_ref().filter(|a| **a != RobotsAnswer::Read).map(RobotsAnswer::describe);
+        // Why nothing vouches for the sitemaps read, when that is why their URLs were dropped.
+        let unvouched = match (&s.robots, s.seeds_from.as_str()) {
+            (Some(a @ RobotsAnswer::Unavailable { .. }), _) => format!(" ({})", a.describe()),
+            (_, "usual paths") => {
+                " (robots.txt names no sitemap: nothing vouches for those at the usual paths, each covers only its folder)"
+                    .to_string()
+            }
+            _ => String::new(),
+        };
         let (ended, error) = if s.duplicate {
             ("duplicate", None)
+        } else if let Some(RobotsAnswer::Unreachable { .. }) = &s.robots {
+            ("robots-unreachable", robots_note.clone())
         } else if s.deadline {
             let why = format!(
                 "stopped at the site deadline after {:.0} s, with {} sitemaps read and {} URLs found",
@@ -99,11 +119,21 @@ impl<'a> SiteSummary<'a> {
         } else if read == 0 {
             let why = match &first_failure {
                 Some(f) => format!("no sitemap could be read ({} failed; first: {f})", s.failed.len()),
-                None => "no sitemap found: robots.txt names none and no usual path answered".to_string(),
+                None => match &s.robots {
+                    Some(RobotsAnswer::Unavailable { status }) => format!(
+                        "no sitemap found: robots.txt answered HTTP {status} (no restriction, no Sitemap: line) and no usual path answered"
+                    ),
+                    _ => "no sitemap found: robots.txt names none and no usual path answered".to_string(),
+                },
             };
             ("no-sitemap", Some(why))
         } else if s.urls == 0 && !sitemaps_only {
-            ("no-urls", Some(first_failure.clone().unwrap_or_else(|| "the sitemaps list no URL".to_string())))
+            let why = match (&first_failure, s.out_of_scope) {
+                (Some(f), _) => f.clone(),
+                (None, 0) => "the sitemaps list no URL".to_string(),
+                (None, n) => format!("the sitemaps list no URL in their scope: {n} dropped as out of scope{unvouched}"),
+            };
+            ("no-urls", Some(why))
         } else if s.over_limit > 0 {
             ("url-limit", first_failure)
         } else if s.over_sitemap_limit > 0 {
@@ -118,6 +148,8 @@ impl<'a> SiteSummary<'a> {
             ended,
             error,
             seeds_from: Some(&s.seeds_from),
+            robots: s.robots.as_ref().map(RobotsAnswer::as_str),
+            robots_note,
             sitemaps: s.fetched,
             not_modified: s.not_modified,
             sitemaps_failed: s.failed.len(),

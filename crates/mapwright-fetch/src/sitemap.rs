@@ -28,7 +28,7 @@ pub struct ReadReport {
     pub format: Option<Format>,
     /// Entries given to the visitor.
     pub entries: u64,
-    /// Bytes on the wire and their hash.
+    /// Bytes on the wire and their hash (of every page, for an OAI-PMH list of records).
     pub body: BodyStats,
     /// Uncompressed bytes the reader consumed.
     pub bytes_read: u64,
@@ -81,10 +81,13 @@ pub async fn read_response<V: Visitor>(
     // reader on its thread sees an error at once instead of waiting on the socket.
     let _stop = body.stopper();
     let final_url = meta.final_url.clone();
-    let joined = tokio::task::spawn_blocking(move || read_with(body, options, Some(pager), visitor, &final_url)).await;
+    let paged = pager.clone();
+    let joined = tokio::task::spawn_blocking(move || read_with(body, options, Some(paged), visitor, &final_url)).await;
     let (mut report, visitor) =
         joined.map_err(|e| Error::Http { url: meta.final_url.clone(), message: e.to_string() })?;
     report.body = stats.lock().map(|s| s.clone()).unwrap_or_default();
+    // An OAI-PMH list's bytes and hash are those of all its pages.
+    pager.pages().add_to(&mut report.body);
     report.meta = meta;
     Ok((report, visitor))
 }

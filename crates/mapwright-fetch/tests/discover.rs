@@ -1,7 +1,7 @@
 //! Discovery end to end: robots.txt, fallbacks, indexes of every format, failures, scope.
 
 use crate::server::{Route, Server, fixed, gz, index, urlset};
-use mapwright_fetch::{Config, DiscoverConfig, Discovery, Event, Fetcher, Summary};
+use mapwright_fetch::{Config, DiscoverConfig, Discovery, Event, Fetcher, RobotsAnswer, SiteSummary, Summary};
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -114,6 +114,64 @@ async fn robots_txt_that_is_html_falls_back() {
     assert_eq!(run.urls, set(&[a]));
     assert_eq!(run.summary.seeds_from, "usual paths");
     assert!(run.notes.contains(&"notice: robots.txt is an HTML page, not a robots.txt".to_string()), "{:?}", run.notes);
+}
+
+#[tokio::test]
+async fn a_robots_txt_that_does_not_answer_is_named_and_disallows_the_site() {
+    // 503 (after its retry), 429, and slower than the time limit: unreachable (RFC 9309).
+    for (route, cause) in [
+        (fixed(503, "text/plain", "busy"), "503"),
+        (fixed(429, "text/plain", "slow down"), "429"),
+        (Route::Drip { every: Duration::from_millis(300), n: 100 }, "timed out"),
+    ] {
+        let s = Server::start().await;
+        s.route("/robots.txt", route);
+        s.page("/sitemap.xml", "application/xml", urlset(&urls(&s, "a", 2)));
+        let cfg = Config { timeout: Duration::from_secs(1), ..test_config() };
+        let d = Discovery::new(Fetcher::new(cfg).unwrap(), DiscoverConfig::default());
+        let run = discover_with(d, Some(&s.base()), Vec::new()).await;
+        assert!(run.urls.is_empty(), "{cause}");
+        let Some(RobotsAnswer::Unreachable { cause: why }) = &run.summary.robots else {
+            panic!("{cause}: {:?}", run.summary.robots)
+        };
+        assert!(why.contains(cause), "{cause}: {why}");
+        assert!(s.take_log().iter().all(|r| r.path == "/robots.txt"), "nothing else of the site is fetched");
+        assert!(run.notes.iter().any(|n| n.contains("complete disallow")), "{:?}", run.notes);
+        let result = Ok(run.summary);
+        let line = SiteSummary::of("site", &result, false);
+        assert_eq!((line.ok, line.ended, line.robots), (false, "robots-unreachable", Some("unreachable")));
+        let error = line.error.unwrap();
+        assert!(error.contains(cause) && error.contains("RFC 9309"), "{error}");
+    }
+}
+
+#[tokio::test]
+async fn a_robots_txt_not_found_is_no_restriction_and_said() {
+    let s = Server::start().await;
+    let a = urls(&s, "a", 2);
+    s.route("/robots.txt", fixed(404, "text/plain", "not here"));
+    s.page("/sitemap.xml", "application/xml", urlset(&a));
+    // A sitemap in a folder lists URLs above it: out of its scope, nobody vouching for it.
+    s.route("/sitemap_index.xml", fixed(200, "application/xml", index(&[(s.url("/deep/s.xml"), None)])));
+    s.page("/deep/s.xml", "application/xml", urlset(&urls(&s, "b", 3)));
+    let run = discover(&s.base()).await;
+    assert_eq!(run.urls, set(&[a]));
+    assert_eq!(run.summary.robots, Some(RobotsAnswer::Unavailable { status: 404 }));
+    assert_eq!(run.summary.out_of_scope, 3);
+    let result = Ok(run.summary);
+    let line = SiteSummary::of("site", &result, false);
+    assert_eq!((line.ok, line.ended, line.robots), (true, "complete", Some("unavailable")));
+    let note = line.robots_note.unwrap();
+    assert!(note.contains("HTTP 404") && note.contains("no restriction") && note.contains("folder"), "{note}");
+    // Every URL out of scope: the site fails, and the summary says why nothing vouched.
+    let s = Server::start().await;
+    s.route("/sitemap_index.xml", fixed(200, "application/xml", index(&[(s.url("/deep/s.xml"), None)])));
+    s.page("/deep/s.xml", "application/xml", urlset(&urls(&s, "b", 3)));
+    let result = Ok(discover(&s.base()).await.summary);
+    let line = SiteSummary::of("site", &result, false);
+    assert_eq!((line.ok, line.ended), (false, "no-urls"));
+    let error = line.error.unwrap();
+    assert!(error.contains("3 dropped as out of scope") && error.contains("HTTP 404"), "{error}");
 }
 
 #[tokio::test]

@@ -3,8 +3,8 @@
 
 use crate::discover::{discover_with, test_config};
 use crate::server::{Route, Server, fixed};
-use mapwright_core::{Entry, Finding, Format, Limits, Position, ReadOptions, Rule};
-use mapwright_fetch::{Config, DiscoverConfig, Discovery, Fetcher, SitemapFetch, Visitor, read_remote};
+use mapwright_core::{Entry, Finding, Format, Limits, OaiFault, Position, ReadOptions, Rule};
+use mapwright_fetch::{Config, DiscoverConfig, Discovery, Fetcher, ReadReport, SitemapFetch, Visitor, read_remote};
 use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -45,11 +45,25 @@ impl Visitor for Collect {
 }
 
 async fn read(cfg: Config, url: &str) -> (Collect, Option<mapwright_fetch::Error>, Option<Format>, u64) {
-    let f = Fetcher::new(cfg).unwrap();
-    let (out, c) =
-        read_remote(&f, url, None, ReadOptions { limits: Limits::default() }, Collect::default()).await.unwrap();
-    let SitemapFetch::Read(r) = out else { panic!("not asked conditionally") };
+    let (c, r) = read_report(cfg, Limits::default(), url).await;
     (c, r.error, r.format, r.bytes_read)
+}
+
+async fn read_report(cfg: Config, limits: Limits, url: &str) -> (Collect, ReadReport) {
+    let f = Fetcher::new(cfg).unwrap();
+    let (out, c) = read_remote(&f, url, None, ReadOptions { limits }, Collect::default()).await.unwrap();
+    let SitemapFetch::Read(r) = out else { panic!("not asked conditionally") };
+    (c, r)
+}
+
+/// The OAI-PMH fault that ended a read: its page and message.
+fn stop(error: &Option<mapwright_fetch::Error>) -> (u32, &OaiFault, String) {
+    match error {
+        Some(mapwright_fetch::Error::Read { source: mapwright_core::Error::Oai(stop), .. }) => {
+            (stop.page, &stop.fault, stop.to_string())
+        }
+        other => panic!("not ended by an OAI-PMH fault: {other:?}"),
+    }
 }
 
 fn rules(c: &Collect) -> Vec<Rule> {
@@ -93,26 +107,119 @@ async fn a_base_url_is_read_across_its_pages() {
 }
 
 #[tokio::test]
-async fn errors_of_the_repository_are_findings() {
+async fn errors_of_the_repository_end_the_read_with_their_code_and_page() {
     let s = repository(&Server::start().await);
-    // noRecordsMatch: an empty result, with an error.
+    // noRecordsMatch: no records, and a failed read that names the code.
     s.route(FIRST, fixed(200, "text/xml", page("norecordsmatch.xml", &s.base())));
     let (c, error, _, _) = read(test_config(), &s.url("/oai2")).await;
-    assert!(error.is_none() && c.urls.is_empty());
-    assert_eq!(rules(&c), vec![Rule::OaiError]);
-    // An expired token: the records before it, and an error.
+    assert!(c.urls.is_empty());
+    let (n, fault, _) = stop(&error);
+    assert_eq!((n, fault.code()), (1, Some("noRecordsMatch")));
+    assert_eq!(error.as_ref().unwrap().reason(), "oai-pmh noRecordsMatch");
+    // An expired token: the records before it, and the page refused.
     let s = repository(&Server::start().await);
     s.route(SECOND, fixed(200, "text/xml", page("badresumptiontoken.xml", &s.base())));
-    let (c, _, _, _) = read(test_config(), &s.url("/oai2")).await;
+    let (c, error, _, _) = read(test_config(), &s.url("/oai2")).await;
     assert_eq!(c.urls.len(), 1);
-    assert!(c.findings.iter().any(|f| f.rule == Rule::OaiError && f.message.contains("badResumptionToken")));
-    // A page that fails for good (500 after the retries): the list stops, and says why.
+    let (n, fault, message) = stop(&error);
+    assert_eq!((n, fault.code()), (2, Some("badResumptionToken")), "{message}");
+    // The second page of records fails for good (500 after the retries): it is page 2, named.
     let s = repository(&Server::start().await);
-    s.route(THIRD, fixed(500, "text/plain", "boom"));
-    let (c, _, _, _) = read(test_config(), &s.url("/oai2")).await;
+    s.route(SECOND, fixed(500, "text/plain", "boom"));
+    let (c, error, _, _) = read(test_config(), &s.url("/oai2")).await;
+    assert_eq!(c.urls.len(), 1);
+    let (n, fault, message) = stop(&error);
+    assert!(n == 2 && matches!(fault, OaiFault::Fetch { .. }), "{message}");
+    assert_eq!(error.as_ref().unwrap().reason(), "oai-pmh page 2 not read");
+    assert!(
+        message.starts_with(
+            "OAI-PMH page 2 (verb=ListRecords&resumptionToken=oai_dc%2F%2F%2F%2F100): could not be fetched"
+        ) && message.contains("HTTP status 500")
+            && message.contains("only the records of page 1"),
+        "{message}"
+    );
+    assert!(c.findings.iter().all(|f| f.rule != Rule::OaiIncomplete), "said once, as the error");
+}
+
+#[tokio::test]
+async fn a_url_that_asks_a_verb_gets_its_own_answer() {
+    let s = repository(&Server::start().await);
+    // ListRecords without a metadataPrefix: badArgument, named, and the records are not read
+    // in its stead.
+    let bad = "/oai2?verb=ListRecords";
+    s.route(bad, fixed(200, "text/xml", page("badverb.xml", &s.base()).replace("badVerb", "badArgument")));
+    let (c, error, _, _) = read(test_config(), &s.url(bad)).await;
+    assert!(c.urls.is_empty());
+    let (n, fault, message) = stop(&error);
+    assert_eq!((n, fault.code()), (1, Some("badArgument")), "{message}");
+    assert_eq!(s.take_log().len(), 1);
+    // Identify leads to the records.
+    let identify = format!(
+        "<OAI-PMH xmlns=\"http://www.openarchives.org/OAI/2.0/\"><request verb=\"Identify\">{}/oai2</request>\
+         <Identify><repositoryName>R</repositoryName></Identify></OAI-PMH>",
+        s.base()
+    );
+    s.route("/oai2?verb=Identify", fixed(200, "text/xml", identify));
+    let (c, error, _, _) = read(test_config(), &s.url("/oai2?verb=Identify")).await;
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(c.urls.len(), 5);
+}
+
+#[tokio::test]
+async fn every_page_is_counted_in_the_bytes_and_the_hash() {
+    let s = repository(&Server::start().await);
+    let (_, whole) = read_report(test_config(), Limits::default(), &s.url("/oai2")).await;
+    assert!(whole.error.is_none(), "{:?}", whole.error);
+    let b = s.base();
+    let total: usize = ["badverb.xml", "listrecords-1.xml", "listrecords-2.xml", "listrecords-3.xml"]
+        .iter()
+        .map(|n| page(n, &b).len())
+        .sum();
+    assert_eq!(whole.body.bytes, total as u64, "the bytes of every page on the wire");
+    // A record removed from the last page: the base URL's answer is the same, the hash is not.
+    let third = page("listrecords-3.xml", &b);
+    let cut = third.find("<record>").unwrap();
+    let end = third[cut..].find("</record>").unwrap() + cut + "</record>".len();
+    s.route(THIRD, fixed(200, "text/xml", format!("{}{}", &third[..cut], &third[end..])));
+    let (c, fewer) = read_report(test_config(), Limits::default(), &s.url("/oai2")).await;
     assert_eq!(c.urls.len(), 4);
-    let f = c.findings.iter().find(|f| f.rule == Rule::OaiIncomplete).expect("oai-incomplete");
-    assert!(f.message.contains("HTTP status 500"), "{}", f.message);
+    assert_ne!(fewer.body.hash, whole.body.hash);
+    assert!(fewer.body.bytes < whole.body.bytes);
+}
+
+#[tokio::test]
+async fn an_endless_chain_stops_at_the_page_limit_with_a_pause_between_pages() {
+    let s = Server::start().await;
+    let xml = "text/xml";
+    s.route("/oai2", fixed(200, xml, page("badverb.xml", &s.base())));
+    // Every page names a new token (no loop to see): t1 -> t2 -> ... -> t40.
+    let chain = |n: u32| {
+        format!(
+            "<OAI-PMH xmlns=\"http://www.openarchives.org/OAI/2.0/\"><ListRecords><record><header>\
+             <identifier>oai:x:{n}</identifier><datestamp>2024-01-01</datestamp></header><metadata>\
+             <dc xmlns=\"http://purl.org/dc/elements/1.1/\"><identifier>{b}/r/{n}</identifier></dc></metadata>\
+             </record><resumptionToken>t{next}</resumptionToken></ListRecords></OAI-PMH>",
+            b = s.base(),
+            next = n + 1
+        )
+    };
+    s.route(FIRST, fixed(200, xml, chain(1)));
+    for n in 2..40 {
+        s.route(&format!("/oai2?verb=ListRecords&resumptionToken=t{n}"), fixed(200, xml, chain(n)));
+    }
+    let pause = Duration::from_millis(60);
+    let cfg = Config { oai_page_pause: pause, ..test_config() };
+    let (c, r) = read_report(cfg, Limits { max_pages: 5, ..Limits::default() }, &s.url("/oai2")).await;
+    assert_eq!(c.urls.len(), 5);
+    let (n, fault, message) = stop(&r.error);
+    assert_eq!((n, fault), (6, &OaiFault::PageLimit { limit: 5 }), "{message}");
+    assert!(message.contains("past 5 pages, the page limit"), "{message}");
+    let log = s.take_log();
+    assert_eq!(log.len(), 6, "the base URL and five pages, not one more");
+    for pair in log.windows(2) {
+        assert!(pair[1].at - pair[0].at >= pause, "pages asked for {:?} apart", pair[1].at - pair[0].at);
+    }
+    assert_eq!(Config::default().oai_page_pause, Duration::from_millis(200));
 }
 
 #[tokio::test]
@@ -128,10 +235,9 @@ async fn the_pages_together_get_the_time_of_one_sitemap() {
     s.route(SECOND, slow);
     let cfg = Config { timeout: Duration::from_secs(2), max_retry_after: Duration::from_secs(60), ..test_config() };
     let (c, error, _, _) = read(cfg, &s.url("/oai2")).await;
-    assert!(error.is_none(), "{error:?}");
     assert_eq!(c.urls.len(), 1);
-    let f = c.findings.iter().find(|f| f.rule == Rule::OaiIncomplete).expect("oai-incomplete");
-    assert!(f.message.contains("timed out (OAI-PMH pages, limit 2s)"), "{}", f.message);
+    let (n, _, message) = stop(&error);
+    assert!(n == 2 && message.contains("timed out (OAI-PMH pages, limit 2s)"), "{message}");
 }
 
 #[tokio::test]

@@ -3,9 +3,9 @@
 
 use crate::convert::{PyEntry, PyFinding};
 use crate::errors::{self, OnPartial};
-use crate::input::{self, runtime};
-use mapwright_core::{Entry, Finding, Limits, ReadOptions, UrlEntry};
-use mapwright_fetch::{DiscoverConfig, Event, Outcome, Summary};
+use crate::run::{self, Job, Options};
+use mapwright_core::{Entry, Finding, Severity, UrlEntry};
+use mapwright_fetch::{DiscoverConfig, Event, Outcome, SiteSummary, Summary};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -18,14 +18,12 @@ const MAX_FINDINGS: usize = 10_000;
 /// Notices kept.
 const MAX_NOTICES: usize = 1_000;
 
-type Job = tokio::task::JoinHandle<Result<Summary, mapwright_fetch::Error>>;
-
 /// The iterator `mapwright.discover` returns: the URLs found, each an `Entry` whose `sitemap`
 /// is the sitemap it came from; `summary` once exhausted.
 #[pyclass(module = "mapwright")]
 pub struct Discovery {
     rx: Mutex<Option<mpsc::Receiver<Event>>>,
-    job: Mutex<Option<Job>>,
+    job: Job<Result<Summary, mapwright_fetch::Error>>,
     buf: VecDeque<(Arc<str>, UrlEntry)>,
     findings: Vec<(Arc<str>, Finding)>,
     /// Remarks that are no rule (a cycle, the depth limit, robots.txt notes), as `(sitemap, message)`.
@@ -39,12 +37,12 @@ pub struct Discovery {
     seeds_ok: usize,
     /// The first failed seed's exception: raised when no seed could be read.
     seed_error: Option<PyErr>,
-    /// The seeds that failed.
-    failed_seeds: Vec<String>,
     /// The first failure's exception, the cause of a partial result.
     first_error: Option<PyErr>,
     /// What a partial result does: raise (default), warn, or (frames) rows.
     on_partial: OnPartial,
+    /// Error findings of the readers (entries skipped: a relative or invalid `<loc>`...).
+    errors_seen: u64,
     /// Per sitemap read, what the frames' sitemap columns give (advertools' `etag`,
     /// `sitemap_last_modified`, `sitemap_size_mb`, `download_date`).
     meta: HashMap<Arc<str>, SitemapMeta>,
@@ -80,6 +78,9 @@ impl Discovery {
         match event {
             Event::Urls { sitemap, urls } => self.buf.extend(urls.into_iter().map(|u| (sitemap.clone(), u))),
             Event::Finding { sitemap, finding } => {
+                if finding.rule.severity() == Severity::Error {
+                    self.errors_seen += 1;
+                }
                 if self.findings.len() < MAX_FINDINGS {
                     self.findings.push((sitemap, finding));
                 }
@@ -116,7 +117,6 @@ impl Discovery {
 
                 match (&s.outcome, s.parent.is_none()) {
                     (Outcome::Failed(e), true) => {
-                        self.failed_seeds.push(s.url.to_string());
                         if self.seed_error.is_none() {
                             self.seed_error = Some(errors::fetch_error(py, e));
                         }
@@ -146,16 +146,16 @@ impl Discovery {
         Ok(true)
     }
 
-    /// Waits for the discovery's result: its summary, or its error raised.
+    /// Waits for the discovery's result: its summary, then the verdict (`run::site_failure`,
+    /// the CLI's): nothing readable raises its cause, no URL raises `NoUrlError`, a failed
+    /// sitemap makes a partial result.
     fn finish(&mut self, py: Python<'_>) -> PyResult<()> {
-        let Some(job) = self.job.get_mut().ok().and_then(Option::take) else { return Ok(()) };
-        let rt = runtime()?;
-        let result = py.detach(|| rt.block_on(job));
-        let summary = match result {
-            Ok(Ok(s)) => s,
-            Ok(Err(e)) => return Err(errors::fetch_error(py, &e)),
-            Err(e) => return Err(errors::plain(py, format!("the discovery stopped: {e}"))),
-        };
+        let Some(result) = self.job.wait(py)? else { return Ok(()) };
+        if let Err(e) = &result {
+            return Err(errors::fetch_error(py, e));
+        }
+        let verdict = SiteSummary::of(&self.start, &result, false);
+        let Ok(summary) = &result else { return Ok(()) };
         let d = PyDict::new(py);
         d.set_item("seeds_from", &summary.seeds_from)?;
         d.set_item("fetched", summary.fetched)?;
@@ -170,35 +170,64 @@ impl Discovery {
         d.set_item("not_followed", summary.not_followed)?;
         d.set_item("bytes", summary.bytes)?;
         d.set_item("elapsed", summary.elapsed.as_secs_f64())?;
+        d.set_item("robots", verdict.robots)?;
+        d.set_item("robots_note", verdict.robots_note.as_deref())?;
+        d.set_item("ok", verdict.ok)?;
+        d.set_item("ended", verdict.ended)?;
+        d.set_item("error", verdict.error.as_deref())?;
         self.summary = Some(d.unbind());
-        // The usual paths are guesses: one that fails (an HTML page served for every path) is
-        // no failure of the site, unless none is there at all.
-        let guessed = summary.seeds_from == "usual paths";
+        let Some(why) = run::site_failure(&verdict) else { return Ok(()) };
         // Nothing readable: no seed could be read. Its own error (a status, HTML, a broken
-        // gzip...) is raised, or, when no sitemap was found at all, a FetchError saying so.
-        if self.seeds_ok == 0 {
-            match self.seed_error.take() {
-                Some(err) if !guessed => return Err(err),
+        // gzip...) is raised; when the usual paths were guessed and none is a sitemap, a
+        // FetchError saying so (the cause chained).
+        if self.seeds_ok == 0 && verdict.ended == "no-sitemap" {
+            let guessed = summary.seeds_from == "usual paths";
+            return Err(match self.seed_error.take() {
+                Some(err) if !guessed => err,
                 cause => {
                     let paths = mapwright_fetch::discover::FALLBACK_PATHS.join(", ");
                     let msg = format!(
-                        "{}: no sitemap found: robots.txt names none, and none of the usual paths ({paths}) is one",
+                        "{}: no sitemap found: robots.txt names none, and none of the usual paths ({paths}) is one ({why})",
                         self.start
                     );
                     let err = errors::plain_at::<errors::FetchError>(py, msg, Some(&self.start));
                     err.set_cause(py, cause);
-                    return Err(err);
+                    err
+                }
+            });
+        }
+        // Nothing read for another reason (robots.txt unreachable: a complete disallow, RFC
+        // 9309; a deadline before any sitemap): a FetchError saying why, never a partial result.
+        if self.seeds_ok == 0 && summary.urls == 0 && summary.failed.is_empty() && !run::no_urls(&verdict) {
+            let msg = format!("{}: {why}", self.start);
+            return Err(errors::plain_at::<errors::FetchError>(py, msg, Some(&self.start)));
+        }
+        // Sitemaps read, no URL: never an empty result over dropped URLs or skipped entries.
+        if run::no_urls(&verdict) && summary.failed.is_empty() {
+            let mut msg = run::no_url_message(&self.start, &verdict, Some(summary));
+            if self.errors_seen > 0 {
+                let first = self.findings.iter().find(|(_, f)| f.rule.severity() == Severity::Error);
+                if let Some((sitemap, f)) = first {
+                    msg.push_str(&format!(
+                        "; {} errors in the sitemaps, the first: {sitemap}: {}[{}]: {}",
+                        self.errors_seen,
+                        f.rule.severity().as_str(),
+                        f.rule.as_str(),
+                        f.message
+                    ));
                 }
             }
+            return Err(errors::plain_at::<errors::NoUrlError>(py, msg, Some(&self.start)));
         }
-        let failed: Vec<(String, String)> =
-            summary.failed.iter().filter(|(u, _)| !(guessed && self.failed_seeds.contains(u))).cloned().collect();
-        if !failed.is_empty() && self.on_partial == OnPartial::Rows {
+        let mut failed = summary.failed.clone();
+        if failed.is_empty() {
+            failed.push((self.start.clone(), why)); // cut by a deadline, no sitemap failed
+        }
+        if self.on_partial == OnPartial::Rows {
             self.failed_rows = failed;
-        } else if !failed.is_empty() {
-            errors::partial(py, self.on_partial, &self.start, Some(&self.start), &failed, self.first_error.take())?;
+            return Ok(());
         }
-        Ok(())
+        errors::partial(py, self.on_partial, &self.start, Some(&self.start), &failed, self.first_error.take())
     }
 
     /// Moves out the buffered URLs (for the column builder).
@@ -209,15 +238,6 @@ impl Discovery {
     /// What the frames say of the sitemap `url` (as listed), once it is done.
     pub fn sitemap_meta(&self, url: &str) -> Option<&SitemapMeta> {
         self.meta.get(url)
-    }
-}
-
-impl Drop for Discovery {
-    fn drop(&mut self) {
-        // An iterator dropped early stops its discovery.
-        if let Ok(Some(job)) = self.job.get_mut().map(Option::take) {
-            job.abort();
-        }
     }
 }
 
@@ -279,34 +299,6 @@ fn names_sitemap(url: &str) -> bool {
     last.contains("sitemap") || [".xml", ".gz", ".txt", ".rss", ".atom"].iter().any(|e| last.ends_with(e))
 }
 
-/// The discovery settings of the keyword arguments (`None`: the fetch crate's default), for
-/// `discover` and `discover_many` alike.
-pub fn config(
-    per_host: Option<usize>,
-    max_depth: Option<usize>,
-    max_sitemaps: Option<usize>,
-    max_urls: Option<u64>,
-    max_bytes: Option<u64>,
-    scope: bool,
-    cross_submission: bool,
-) -> DiscoverConfig {
-    let defaults = DiscoverConfig::default();
-    let mut limits = Limits::default();
-    if let Some(b) = max_bytes {
-        limits.max_bytes = b;
-    }
-    DiscoverConfig {
-        per_host: per_host.unwrap_or(defaults.per_host).max(1),
-        max_depth: max_depth.unwrap_or(defaults.max_depth),
-        max_sitemaps: max_sitemaps.unwrap_or(defaults.max_sitemaps),
-        max_urls: max_urls.unwrap_or(defaults.max_urls),
-        read: ReadOptions { limits },
-        scope,
-        cross_submission,
-        ..defaults
-    }
-}
-
 /// How a discovery starts.
 enum Start {
     /// A site: its robots.txt, else the usual paths.
@@ -318,27 +310,22 @@ enum Start {
 }
 
 /// Starts a discovery; `mode` is `site`, `robots`, `sitemap` or `auto` (see `names_robots`,
-/// `names_sitemap`). `dedupe` is `run` (each URL once) or `sitemap` (once per sitemap, as
-/// advertools gives them: the frames).
+/// `names_sitemap`). `dedupe` is `run` (each URL once: `discover`) or `sitemap` (once per
+/// sitemap, as advertools gives them: the frames). `seeds` are more sitemaps read beside `url`
+/// (the children of an index read from a file, for the frames), `name` what its exceptions
+/// call the start (by default `url`).
 #[pyfunction]
-#[pyo3(signature = (url, mode="auto", per_host=None, max_depth=None, max_sitemaps=None, max_urls=None, max_bytes=None, scope=true, cross_submission=true, timeout=None, errors="raise", dedupe="run"))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (url, options, mode="auto", dedupe="run", seeds=Vec::new(), name=None))]
 pub fn start_discovery(
     py: Python<'_>,
     url: String,
+    options: Options,
     mode: &str,
-    per_host: Option<usize>,
-    max_depth: Option<usize>,
-    max_sitemaps: Option<usize>,
-    max_urls: Option<u64>,
-    max_bytes: Option<u64>,
-    scope: bool,
-    cross_submission: bool,
-    timeout: Option<f64>,
-    errors: &str,
     dedupe: &str,
+    seeds: Vec<String>,
+    name: Option<String>,
 ) -> PyResult<Discovery> {
-    let on_partial = OnPartial::parse(errors)?;
+    let on_partial = options.on_partial()?;
     if !mapwright_fetch::remote::is_url(&url) {
         return Err(PyValueError::new_err(format!("{url:?} is not an http(s) URL")));
     }
@@ -360,26 +347,22 @@ pub fn start_discovery(
         "sitemap" => true,
         other => return Err(PyValueError::new_err(format!("dedupe must be 'run' or 'sitemap', not {other:?}"))),
     };
-    let config = DiscoverConfig {
-        dedupe_per_sitemap,
-        ..config(per_host, max_depth, max_sitemaps, max_urls, max_bytes, scope, cross_submission)
-    };
-    let fetcher = input::fetcher(py, max_bytes, timeout)?;
-    let rt = runtime()?;
+    let config = DiscoverConfig { dedupe_per_sitemap, ..options.config() };
+    let fetcher = options.fetcher(py, false)?;
     // A few batches in flight: memory stays flat, the consumer paces the discovery.
     let (tx, rx) = mpsc::channel(8);
     let discovery = mapwright_fetch::Discovery::new(fetcher, config);
-    let start = url.clone();
-    let job = rt.spawn(async move {
+    let start = name.unwrap_or_else(|| url.clone());
+    let job = Job::spawn(async move {
         match start_as {
             Start::Site => discovery.run_site(&url, tx).await,
             Start::Robots => discovery.run_robots(&url, tx).await,
-            Start::Sitemap => discovery.run_sitemaps(vec![url], tx).await,
+            Start::Sitemap => discovery.run_sitemaps(std::iter::once(url).chain(seeds).collect(), tx).await,
         }
-    });
+    })?;
     Ok(Discovery {
         rx: Mutex::new(Some(rx)),
-        job: Mutex::new(Some(job)),
+        job,
         buf: VecDeque::new(),
         findings: Vec::new(),
         notices: Vec::new(),
@@ -388,9 +371,9 @@ pub fn start_discovery(
         start,
         seeds_ok: 0,
         seed_error: None,
-        failed_seeds: Vec::new(),
         first_error: None,
         on_partial,
+        errors_seen: 0,
         meta: HashMap::new(),
         failed_rows: Vec::new(),
     })

@@ -31,6 +31,12 @@ create_exception!(mapwright, FetchError, SitemapError, "An HTTP fetch failed (st
 create_exception!(mapwright, WriteError, SitemapError, "A sitemap set could not be written.");
 create_exception!(
     mapwright,
+    NoUrlError,
+    SitemapError,
+    "Sitemaps were read but gave no URL: every URL was out of scope, every entry was skipped (a relative or invalid <loc>), or a site's sitemaps list none; the message says which."
+);
+create_exception!(
+    mapwright,
     PartialSitemapError,
     SitemapError,
     "Some sitemaps were read and others not (an index's child failed, a file broke after some entries): `failed` lists them, `frame` holds what was read."
@@ -54,6 +60,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NotASitemapError", py.get_type::<NotASitemapError>())?;
     m.add("FetchError", py.get_type::<FetchError>())?;
     m.add("WriteError", py.get_type::<WriteError>())?;
+    m.add("NoUrlError", py.get_type::<NoUrlError>())?;
     m.add("PartialSitemapError", py.get_type::<PartialSitemapError>())?;
     m.add("PartialSitemapWarning", py.get_type::<PartialSitemapWarning>())?;
     Ok(())
@@ -82,6 +89,17 @@ fn core_class(e: &mapwright_core::Error, msg: String) -> PyErr {
         E::TooLarge { .. } => SitemapTooLargeError::new_err(msg),
         E::Gzip { .. } => GzipError::new_err(msg),
         E::NotSitemap { .. } | E::Empty { .. } => NotASitemapError::new_err(msg),
+        // An OAI-PMH list of records that stopped (`rule`: oai-incomplete or oai-error): by why.
+        E::Oai(stop) => {
+            use mapwright_core::OaiFault as O;
+            match &stop.fault {
+                O::Fetch { .. } => FetchError::new_err(msg),
+                O::Repository { code, .. } if code == "noRecordsMatch" => NoUrlError::new_err(msg),
+                O::ByteLimit { .. } => SitemapTooLargeError::new_err(msg),
+                O::NotRecords { .. } => NotASitemapError::new_err(msg),
+                _ => SitemapError::new_err(msg),
+            }
+        }
         E::File { .. }
         | E::EntryTooLarge { .. }
         | E::UndeclaredExtension { .. }

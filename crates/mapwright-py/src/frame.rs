@@ -388,39 +388,51 @@ impl<'py> Builder<'py> {
 /// duplicates dropped, as advertools drops them); a `Discovery` dedupes as it was told
 /// (`dedupe="sitemap"` for the frames); an iterable of entries is taken as it is.
 ///
-/// A source that gave nothing readable raises its own error. A partial result (a file that
-/// broke after some entries; a discovery some of whose sitemaps failed, which raises
-/// `PartialSitemapError` itself) raises a `PartialSitemapError` whose `_columns` holds the
-/// columns read, for the Python layer to make its `frame`; with `errors="warn"` it warns and
-/// returns them; with `errors="rows"` each failure is in `errors` as `(sitemap, why)` for
-/// the Python layer to add as rows (a `Discovery` follows its own `errors`).
+/// An index's children (a `Reader` of an index file, or entries of kind `sitemap`) are never
+/// rows: they are fetched and read as a URL source's are, with `follow` (the options of a
+/// discovery: `max_bytes`, `scope`, `timeout`...), their rows under each child.
+///
+/// A source that gave nothing readable raises its own error; one read to its end whose every
+/// entry was skipped (a relative `<loc>` without the document's URL, an invalid one...) raises
+/// `NoUrlError`. A partial result (a file that broke after some entries; a discovery some of
+/// whose sitemaps failed, which raises `PartialSitemapError` itself) raises a
+/// `PartialSitemapError` whose `_columns` holds the columns read, for the Python layer to make
+/// its `frame`; with `errors="warn"` it warns and returns them; with `errors="rows"` each
+/// failure is in `errors` as `(sitemap, why)` for the Python layer to add as rows (a
+/// `Discovery` follows its own `errors`).
 #[pyfunction]
-#[pyo3(signature = (source, arrow=false, errors="raise", normalized=false))]
+#[pyo3(signature = (source, arrow=false, errors="raise", normalized=false, follow=None))]
 pub fn columns<'py>(
     py: Python<'py>,
     source: &Bound<'py, PyAny>,
     arrow: bool,
     errors: &str,
     normalized: bool,
+    follow: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let on_partial = OnPartial::parse(errors)?;
     if let Ok(reader) = source.cast::<Reader>() {
         let mut b = Builder::new(py, arrow, normalized, true);
+        let mut children = Vec::new();
         let mut r = reader.borrow_mut();
         let sitemap = r.sitemap();
         loop {
             for e in r.take_buffered() {
-                b.push(&e, sitemap.as_ref())?;
+                match e {
+                    Entry::Sitemap(_) => children.push(e.loc().as_str().to_string()),
+                    Entry::Url(_) => b.push(&e, sitemap.as_ref())?,
+                }
             }
             // The end comes with no entries: the buffer is empty when `fill` says so.
             if !r.fill(py) {
                 if let Some(err) = r.take_error(py) {
-                    if b.rows == 0 {
+                    if b.rows == 0 && children.is_empty() {
                         return Err(err);
                     }
                     let text = err.value(py).to_string();
                     let cause = text.strip_prefix(&format!("{}: ", r.name)).unwrap_or(&text);
-                    let failed = [(r.name.clone(), format!("stopped after {} entries: {cause}", b.rows))];
+                    let read = b.rows + children.len();
+                    let failed = [(r.name.clone(), format!("stopped after {read} entries: {cause}"))];
                     let url = r.url.clone();
                     if let Err(partial) = errors::partial(py, on_partial, &r.name, url.as_deref(), &failed, Some(err)) {
                         return Err(with_columns(py, partial, b, None));
@@ -432,29 +444,21 @@ pub fn columns<'py>(
                 break;
             }
         }
-        b.finish(None)
-    } else if let Ok(disc) = source.cast::<Discovery>() {
-        let mut b = Builder::new(py, arrow, normalized, false);
-        let mut d = disc.borrow_mut();
-        loop {
-            for (s, u) in d.take_buffered() {
-                b.push(&Entry::Url(u), Some(&s))?;
-            }
-            match d.fill(py) {
-                Ok(true) => {}
-                Ok(false) => break,
-                Err(e) if e.is_instance_of::<errors::PartialSitemapError>(py) => {
-                    let meta = |s: &str| d.sitemap_meta(s).cloned();
-                    return Err(with_columns(py, e, b, Some(&meta)));
-                }
-                Err(e) => return Err(e),
+        if children.is_empty() {
+            if let Some(err) = r.nothing_read(py) {
+                return Err(err);
             }
         }
-        b.errors = std::mem::take(&mut d.failed_rows);
-        let meta = |s: &str| d.sitemap_meta(s).cloned();
-        b.finish(Some(&meta))
+        let name = r.name.clone();
+        drop(r);
+        follow_children(py, b, children, &name, follow.as_ref())
+    } else if let Ok(disc) = source.cast::<Discovery>() {
+        let b = Builder::new(py, arrow, normalized, false);
+        let mut d = disc.borrow_mut();
+        drain(py, b, &mut d)
     } else {
         let mut b = Builder::new(py, arrow, normalized, false);
+        let mut children = Vec::new();
         for item in source.try_iter()? {
             let item = item?;
             let entry = item.cast::<PyEntry>().map_err(|_| {
@@ -464,10 +468,62 @@ pub fn columns<'py>(
                 ))
             })?;
             let e = entry.get();
-            b.push(&e.inner, e.sitemap.as_ref())?;
+            match &e.inner {
+                Entry::Sitemap(_) => children.push(e.inner.loc().as_str().to_string()),
+                Entry::Url(_) => b.push(&e.inner, e.sitemap.as_ref())?,
+            }
         }
-        b.finish(None)
+        follow_children(py, b, children, "<entries>", follow.as_ref())
     }
+}
+
+/// The columns of `b` and of the index's `children`, fetched and read as a URL source's are
+/// (`follow`: the discovery's options); just `b`'s when there is no child.
+fn follow_children<'py>(
+    py: Python<'py>,
+    b: Builder<'py>,
+    children: Vec<String>,
+    name: &str,
+    follow: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let mut children = children.into_iter();
+    let Some(first) = children.next() else { return b.finish(None) };
+    let Some(options) = follow else {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "{name} is a sitemap index: its children are read with follow= (the discovery's options)"
+        )));
+    };
+    let mut d = crate::discover::start_discovery(
+        py,
+        first,
+        options.extract()?,
+        "sitemap",
+        "sitemap",
+        children.collect(),
+        Some(name.to_string()),
+    )?;
+    drain(py, b, &mut d)
+}
+
+/// `b` and the rows of every URL the discovery `d` gives, with its sitemaps' columns.
+fn drain<'py>(py: Python<'py>, mut b: Builder<'py>, d: &mut Discovery) -> PyResult<Bound<'py, PyDict>> {
+    loop {
+        for (s, u) in d.take_buffered() {
+            b.push(&Entry::Url(u), Some(&s))?;
+        }
+        match d.fill(py) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) if e.is_instance_of::<errors::PartialSitemapError>(py) => {
+                let meta = |s: &str| d.sitemap_meta(s).cloned();
+                return Err(with_columns(py, e, b, Some(&meta)));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    b.errors.append(&mut d.failed_rows);
+    let meta = |s: &str| d.sitemap_meta(s).cloned();
+    b.finish(Some(&meta))
 }
 
 /// `err` with the columns read so far as its `_columns` attribute.

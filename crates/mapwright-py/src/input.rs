@@ -107,9 +107,10 @@ fn shared_fetcher(py: Python<'_>, max_bytes: Option<u64>, timeout: Option<f64>, 
     })
 }
 
-/// Remote sources opened, resolved and vouched for as the CLI does, on the package's runtime.
-pub fn opener(py: Python<'_>, max_bytes: Option<u64>) -> PyResult<Opener> {
-    Ok(Opener::new(runtime()?, fetcher(py, max_bytes, None)?))
+/// Remote sources opened, resolved and vouched for as the CLI does, on the package's runtime;
+/// `timeout` bounds each request (seconds; the fetch crate's default, 120 s, when `None`).
+pub fn opener(py: Python<'_>, max_bytes: Option<u64>, timeout: Option<f64>) -> PyResult<Opener> {
+    Ok(Opener::new(runtime()?, fetcher(py, max_bytes, timeout)?))
 }
 
 /// A source opened on the caller's thread (so a missing file or an HTTP error status raises
@@ -128,7 +129,13 @@ pub struct Opened {
 }
 
 /// Opens `source` of the kind the Python layer determined: `path`, `url`, `bytes` or `file`.
-pub fn open(py: Python<'_>, kind: &str, source: &Bound<'_, PyAny>, max_bytes: Option<u64>) -> PyResult<Opened> {
+pub fn open(
+    py: Python<'_>,
+    kind: &str,
+    source: &Bound<'_, PyAny>,
+    max_bytes: Option<u64>,
+    timeout: Option<f64>,
+) -> PyResult<Opened> {
     match kind {
         "path" => {
             let path: std::path::PathBuf = source.extract()?;
@@ -180,7 +187,7 @@ pub fn open(py: Python<'_>, kind: &str, source: &Bound<'_, PyAny>, max_bytes: Op
         }
         "url" => {
             let url: String = source.extract()?;
-            let opener = opener(py, max_bytes)?;
+            let opener = opener(py, max_bytes, timeout)?;
             let body = py.detach(|| opener.open(&url)).map_err(|e| errors::fetch_error(py, &e))?;
             let final_url = Some(body.final_url.clone());
             let pager = Some(body.pager.clone());

@@ -14,6 +14,7 @@ mod frame;
 mod input;
 mod many;
 mod read;
+mod run;
 mod validate;
 mod write;
 

@@ -129,6 +129,11 @@ pub struct Reader {
     sitemap: Option<Arc<str>>,
     /// The URL of a remote source, named by its errors.
     pub url: Option<String>,
+    /// Entries received, entries the reader skipped (no usable `loc`), entries the strict
+    /// scope dropped: what "no entries read" says, as the CLI's `read` says it.
+    counts: [u64; 3],
+    /// The end was reported (an empty read raises once).
+    ended: bool,
 }
 
 impl Reader {
@@ -149,6 +154,14 @@ impl Reader {
     pub fn fill(&mut self, py: Python<'_>) -> bool {
         match self.recv(py) {
             Some(Msg::Batch { entries, findings }) => {
+                self.counts[0] += entries.len() as u64;
+                for f in &findings {
+                    match f.rule {
+                        mapwright_core::Rule::LocOutOfScope => self.counts[2] += 1,
+                        r if r.skips_entry() => self.counts[1] += 1,
+                        _ => {}
+                    }
+                }
                 self.buf.extend(entries);
                 self.findings.extend(findings);
                 true
@@ -180,6 +193,29 @@ impl Reader {
     pub fn sitemap(&self) -> Option<Arc<str>> {
         self.sitemap.clone()
     }
+
+    /// Once the read ended without a fault: `NoUrlError` when it gave no entry, worded as the
+    /// CLI's `read` words it (every entry out of scope, every entry skipped, or none listed),
+    /// the first error finding named. Never an empty read in silence.
+    pub fn nothing_read(&self, py: Python<'_>) -> Option<PyErr> {
+        let [entries, skipped, dropped] = self.counts;
+        if entries > 0 || self.rx.lock().map_or(true, |rx| rx.is_some()) {
+            return None;
+        }
+        let why = if dropped > 0 {
+            format!("all {dropped} entries are outside the scope of url= (strict=True dropped them)")
+        } else if skipped > 0 {
+            format!("all {skipped} entries were skipped (no usable <loc>; see the findings)")
+        } else {
+            format!("the {} lists no entry", self.format.unwrap_or("document"))
+        };
+        let mut msg = format!("{}: no entries read: {why}", self.name);
+        if let Some(f) = self.findings.iter().find(|f| f.rule.severity() == mapwright_core::Severity::Error) {
+            let line = f.position.map_or(String::new(), |p| format!("line {}: ", p.line));
+            msg.push_str(&format!("; the first: {line}error[{}]: {}", f.rule.as_str(), f.message));
+        }
+        Some(errors::plain_at::<errors::NoUrlError>(py, msg, self.url.as_deref()))
+    }
 }
 
 #[pymethods]
@@ -197,6 +233,11 @@ impl Reader {
                 return Err(err);
             }
             if !self.fill(py) && self.buf.is_empty() && self.error.is_none() {
+                if !std::mem::replace(&mut self.ended, true) {
+                    if let Some(err) = self.nothing_read(py) {
+                        return Err(err);
+                    }
+                }
                 return Ok(None);
             }
         }
@@ -215,7 +256,7 @@ impl Reader {
 
 /// Opens a source and starts reading it; the Python layer decides `kind`.
 #[pyfunction]
-#[pyo3(signature = (kind, source, url=None, strict=false, max_bytes=None))]
+#[pyo3(signature = (kind, source, url=None, strict=false, max_bytes=None, timeout=None))]
 pub fn open_reader(
     py: Python<'_>,
     kind: &str,
@@ -223,12 +264,13 @@ pub fn open_reader(
     url: Option<String>,
     strict: bool,
     max_bytes: Option<u64>,
+    timeout: Option<f64>,
 ) -> PyResult<Reader> {
     let mut limits = Limits::default();
     if let Some(b) = max_bytes {
         limits.max_bytes = b;
     }
-    let opened = input::open(py, kind, source, max_bytes)?;
+    let opened = input::open(py, kind, source, max_bytes, timeout)?;
     // A remote sitemap's scope is its URL after redirects, as for the CLI.
     let scope_url = url.or_else(|| opened.final_url.clone());
     if strict && scope_url.is_none() {
@@ -265,5 +307,7 @@ pub fn open_reader(
         name,
         sitemap,
         url: remote_url,
+        counts: [0; 3],
+        ended: false,
     })
 }

@@ -74,7 +74,7 @@ impl PyReport {
 
 /// Validates a source; the Python layer decides `kind`.
 #[pyfunction]
-#[pyo3(signature = (kind, source, url=None, follow=false, max_bytes=None))]
+#[pyo3(signature = (kind, source, url=None, follow=false, max_bytes=None, timeout=None))]
 pub fn validate_source(
     py: Python<'_>,
     kind: &str,
@@ -82,8 +82,9 @@ pub fn validate_source(
     url: Option<String>,
     follow: bool,
     max_bytes: Option<u64>,
+    timeout: Option<f64>,
 ) -> PyResult<PyReport> {
-    let Opened { input, name, final_url, opener, pager } = input::open(py, kind, source, max_bytes)?;
+    let Opened { input, name, final_url, opener, pager } = input::open(py, kind, source, max_bytes, timeout)?;
     let url = url.or(final_url.clone());
     let sitemap_url = match &url {
         Some(u) => Some(Loc::parse(u).map_err(|e| PyValueError::new_err(format!("url {u:?}: {e}")))?),
@@ -105,7 +106,7 @@ pub fn validate_source(
     let mut resolver = match (follow, opener) {
         (false, _) => None,
         (true, Some(o)) => Some(RemoteResolver::new(o)),
-        (true, None) => Some(RemoteResolver::new(input::opener(py, max_bytes)?)),
+        (true, None) => Some(RemoteResolver::new(input::opener(py, max_bytes, timeout)?)),
     };
     let (report, failed) = py.detach(move || {
         let mut report = Report::new();

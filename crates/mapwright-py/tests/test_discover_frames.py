@@ -148,7 +148,11 @@ def test_to_pandas_of_reader_iterable_and_empty():
     assert list(mapwright.to_pandas(mapwright.read(xml))["loc"]) == ["https://example.com/a", "https://example.com/b"]
     entries = [e for e in mapwright.read(xml) if e.loc.endswith("b")]
     assert list(mapwright.to_pandas(entries)["loc"]) == ["https://example.com/b"]
-    empty = mapwright.to_pandas(b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"></urlset>')
+    # A sitemap that lists no entry is no silent success (the CLI's read exits 1 on it: "no
+    # entries read"); entries the caller gives are taken as they are, none included.
+    with pytest.raises(mapwright.NoUrlError, match="the urlset lists no entry"):
+        mapwright.to_pandas(b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"></urlset>')
+    empty = mapwright.to_pandas([])
     assert len(empty) == 0 and "loc" in empty.columns
     with pytest.raises(TypeError, match="Entry"):
         mapwright.to_pandas([1, 2])

@@ -20,6 +20,7 @@ from typing import Any
 
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401 - pa.compute
 import pyarrow.parquet as pq
 import pytest
 
@@ -224,14 +225,16 @@ def test_failed_sitemaps_and_sites_are_rows_with_errors_rows(sites, empty_site):
     assert {s["site"]: s["ok"] for s in many.summaries} == {f"{b}/": False, f"{empty_site.base}/": False}
 
 
-def test_errors_rows_with_no_url_at_all_still_raises(empty_site):
-    many = mapwright.discover_many([empty_site.base], errors="rows")
-    batches = []
-    with pytest.raises(mapwright.FetchError, match="no site gave a URL"):
-        for batch in many:
-            batches.append(batch)
-    # The row of the failure came before the exception.
-    assert [r["errors"] is not None for r in pa.Table.from_batches(batches).to_pylist()] == [True]
+def test_errors_rows_with_no_url_at_all_gives_the_rows_of_the_failures(empty_site):
+    # errors="rows" asks for failures as rows: a partition whose every site failed is rows
+    # saying why (a distributed engine's task that does not fail), never an exception.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        many = mapwright.discover_many([empty_site.base, "http://[not a url"], errors="rows")
+        rows = sorted(pa.table(many).to_pylist(), key=lambda r: r["site"])
+    assert [(r["site"], r["loc"]) for r in rows] == [(f"{empty_site.base}/", None), ("http://[not a url", None)]
+    assert "no sitemap found" in rows[0]["errors"] and rows[1]["errors"]
+    assert sorted(s for s, _ in many.failed) == [f"{empty_site.base}/", "http://[not a url"]
 
 
 def test_every_errors_value_is_known_or_refused():
@@ -319,21 +322,23 @@ def test_the_gil_is_released_while_discovering():
 # --- on a real engine: Dask's distributed.LocalCluster ------------------------------------------------------
 
 
-def test_dask_local_cluster_gives_the_rows_of_discover_sites(cli, sites, tmp_path):
+def test_dask_local_cluster_gives_the_rows_of_discover_sites(cli, sites, empty_site, tmp_path):
     from distributed import Client, LocalCluster
 
     _, parquet = cli_sites(cli, sites, tmp_path)
     bases = [s.base for s in sites]
-    partitions = [bases[:2], bases[2:]]
+    # A broken site in one partition, and a partition of broken sites only: the good sites'
+    # rows are all kept, and the broken ones reported (the README's recipe).
+    partitions = [bases[:2] + [empty_site.base], bases[2:], [empty_site.base, "http://[not a url"]]
 
     def discover_partition(part: list[str]) -> tuple[int, pa.Table]:
-        # One call per partition, in a worker process; failures raise there and fail the task.
+        # One call per partition, in a worker process; a failure is a row, never a failed task.
         import os
 
         import mapwright
         import pyarrow
 
-        return os.getpid(), pyarrow.Table.from_batches(list(mapwright.discover_many(part)))
+        return os.getpid(), pyarrow.table(mapwright.discover_many(part, errors="rows"))
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         with Client(cluster) as client:
@@ -341,8 +346,12 @@ def test_dask_local_cluster_gives_the_rows_of_discover_sites(cli, sites, tmp_pat
     # Discovered in the workers' processes, not in this one.
     assert all(pid != os.getpid() for pid, _ in results)
     table = pa.concat_tables([t for _, t in results])
+    failed = table.filter(pa.compute.is_valid(table["errors"]))
+    table = table.filter(pa.compute.is_null(table["errors"])).drop_columns(["errors"])
     cli_table = pq.read_table(parquet)
-    assert table.schema.equals(cli_table.schema, check_metadata=False)
+    # The same columns and types (with errors="rows", loc and sitemap may be null).
+    assert [(f.name, f.type) for f in table.schema] == [(f.name, f.type) for f in cli_table.schema]
     got = sorted((norm(r) for r in table.to_pylist()), key=key)
     assert got == sorted((norm(r) for r in cli_table.to_pylist()), key=key)
     assert len(got) == sum(12 + 25 * (i + 1) for i in range(4))
+    assert set(failed["site"].to_pylist()) == {f"{empty_site.base}/", "http://[not a url"}

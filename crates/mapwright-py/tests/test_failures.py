@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import gzip
 import pathlib
+import json
 import socket
+import subprocess
 import warnings
 
 import pytest
@@ -253,14 +255,27 @@ def test_over_the_limit_after_some_entries_is_partial_alike_from_every_source(si
     assert 0 < len(e.value.frame) < 3000
 
 
-def test_a_usual_path_that_is_no_sitemap_is_no_failure_when_another_is_one(site):
-    # Many sites answer every path with an HTML page: the usual paths are guesses, so one that
-    # is HTML does not make the discovery partial when another is a sitemap.
+def test_a_usual_path_that_is_no_sitemap_is_judged_as_the_cli_judges_it(site, cli, tmp_path):
+    # An HTML page at a usual path beside a sitemap at another: the CLI's discover exits 1 and
+    # its --sites summary says the site is not ok; discover says the same (a partial result
+    # naming that path), and discover_many of the same site too.
     site.add("/sitemap.xml", urlset(f"{site.base}/a"))
     site.add("/sitemap_index.xml", HTML, content_type="text/html")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        d = mapwright.discover(site.base + "/")
-        assert [e.loc for e in d] == [f"{site.base}/a"]
-    assert d.summary["seeds_from"] == "usual paths"
-    assert [u for u, _ in d.summary["failed"]] == [f"{site.base}/sitemap_index.xml"]
+    (tmp_path / "sites.txt").write_text(site.base + "\n")
+    out = subprocess.run([cli, "discover", "--sites", "sites.txt", "-q", "--out", "u.jsonl", "--summary", "s.jsonl"],
+                         cwd=tmp_path, capture_output=True, text=True)
+    line = json.loads((tmp_path / "s.jsonl").read_text())
+    assert out.returncode == 1 and not line["ok"], (out.stderr, line)
+    with pytest.raises(mapwright.PartialSitemapError) as e:
+        got = [x.loc for x in mapwright.discover(site.base + "/")]
+    assert [u for u, _ in e.value.failed] == [f"{site.base}/sitemap_index.xml"]
+    with pytest.warns(mapwright.PartialSitemapWarning):
+        d = mapwright.discover(site.base + "/", errors="warn")
+        got = [x.loc for x in d]
+    assert got == [f"{site.base}/a"]
+    assert d.summary["seeds_from"] == "usual paths" and d.summary["ok"] is False and d.summary["ended"] == line["ended"]
+    many = mapwright.discover_many([site.base], errors="rows")
+    pa = pytest.importorskip("pyarrow")
+    rows = pa.table(many).to_pylist()
+    assert [r["sitemap"] for r in rows if r["errors"]] == [f"{site.base}/sitemap_index.xml"]
+    assert [s["ok"] for s in many.summaries] == [False]

@@ -330,5 +330,8 @@ def test_atom_relative_links_resolve_against_the_feed_url_and_xml_base(site):
     assert [e.loc for e in mapwright.read(feed, url=url)] == want
     assert list(mapwright.to_pandas(url)["loc"]) == want
     # Without a base nothing resolves them: each is skipped with a finding, as before.
+    # (and, no entry read at all, the read says so at its end, as the CLI's does).
     r = mapwright.read(feed)
-    assert list(r) == [] and [f.rule for f in r.findings] == ["loc-not-absolute", "loc-not-absolute"]
+    with pytest.raises(mapwright.NoUrlError, match="all 2 entries were skipped"):
+        list(r)
+    assert [f.rule for f in r.findings] == ["loc-not-absolute", "loc-not-absolute"]

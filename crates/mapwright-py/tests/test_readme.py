@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import pathlib
 import re
+import socket
 import subprocess
 import sys
 
@@ -54,8 +55,13 @@ def test_readme_python_blocks_run(site, tmp_path, monkeypatch, capsys, name, pat
     serve_example_com(site)
     local_files(tmp_path, site.base)
     monkeypatch.chdir(tmp_path)
+    # The README's broken site: a loopback port nobody listens on (refused at once).
+    dead = socket.socket()
+    dead.bind(("127.0.0.1", 0))
+    broken = f"http://127.0.0.1:{dead.getsockname()[1]}"
+    dead.close()
     for n, code in enumerate(blocks, 1):
-        code = code.replace("https://example.com", site.base)
+        code = code.replace("https://example.com", site.base).replace("https://broken.example.net", broken)
         ns: dict[str, object] = {"__name__": f"readme_block_{n}"}
         try:
             exec(compile(code, f"{path.name} block {n}", "exec"), ns)
@@ -70,6 +76,10 @@ def test_readme_python_blocks_run(site, tmp_path, monkeypatch, capsys, name, pat
             assert [e.loc for e in ns["kept"]] == [f"{site.base}/blog/a", f"{site.base}/blog/b"]  # type: ignore[attr-defined]
         if "report" in ns:
             assert ns["report"].ok, ns["report"].findings  # type: ignore[attr-defined]
+        if "failed" in ns and "table" in ns:
+            # The Dask recipe: the good site's rows kept, the broken one reported.
+            assert ns["table"].num_rows == 3, ns["table"]  # type: ignore[attr-defined]
+            assert set(ns["failed"].column("site").to_pylist()) == {f"{broken}/"}  # type: ignore[attr-defined]
     # The prints ran (the entries' URLs are printed by the first block of each file).
     assert site.base in capsys.readouterr().out
 

@@ -1,6 +1,6 @@
 //! The status words, decided in one place for the console, the API, the alert mail and the
-//! webhooks: what the console shows for a sitemap (its status word and colour, its URL count,
-//! its type and its badges), a download's word, a source's words, the alerts' words and the
+//! webhooks: what the console shows for a sitemap (its status word, its URL count, its type
+//! and its badges; the console gives each word its colour), a download's word, a source's words, the alerts' words and the
 //! order of badness that "worsened" follows. This is the one place that maps a store row to
 //! those words, so a change in what the store records (a roll-up of an index's children, the
 //! counts of the last full read) changes only this file.
@@ -12,10 +12,8 @@ use crate::format::thousands;
 /// A status as the table shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Shown {
-    /// Success, Has errors, Has warnings, Couldn't fetch, Pending, Removed.
+    /// Success, Has errors, Has warnings, Couldn't fetch, Pending, Paused, Removed.
     pub word: &'static str,
-    /// The badge's colour class.
-    pub class: &'static str,
     /// The numbers behind the word ("3 errors, 1 warning", "HTTP 404"), if any.
     pub detail: Option<String>,
     /// The URL count shown, `None` before anything was read.
@@ -71,17 +69,16 @@ pub(crate) fn word_key(sm: &Sitemap) -> StatusFilter {
     }
 }
 
-/// The word and colour class of a status filter, as the table, the filter form and the pages
-/// show it.
-pub(crate) fn filter_word(key: StatusFilter) -> (&'static str, &'static str) {
+/// The word of a status filter, as the table, the filter form and the pages show it.
+pub(crate) fn filter_word(key: StatusFilter) -> &'static str {
     match key {
-        StatusFilter::Success => ("Success", "ok"),
-        StatusFilter::Errors => ("Has errors", "bad"),
-        StatusFilter::Warnings => ("Has warnings", "warn"),
-        StatusFilter::Failed => ("Couldn't fetch", "bad"),
-        StatusFilter::Pending => ("Pending", "pending"),
-        StatusFilter::Paused => ("Paused", "pending"),
-        StatusFilter::Removed => ("Removed", "pending"),
+        StatusFilter::Success => "Success",
+        StatusFilter::Errors => "Has errors",
+        StatusFilter::Warnings => "Has warnings",
+        StatusFilter::Failed => "Couldn't fetch",
+        StatusFilter::Pending => "Pending",
+        StatusFilter::Paused => "Paused",
+        StatusFilter::Removed => "Removed",
     }
 }
 
@@ -104,7 +101,7 @@ pub(crate) fn own(row: &SitemapSummary) -> Shown {
     } else {
         word_key(sm)
     };
-    let (word, class) = filter_word(key);
+    let word = filter_word(key);
     let detail = match key {
         StatusFilter::Removed => None,
         StatusFilter::Paused => Some(PAUSED.to_owned()),
@@ -113,7 +110,7 @@ pub(crate) fn own(row: &SitemapSummary) -> Shown {
     };
     // An index's own URLs are its children's: they come from the roll-up.
     let urls = (sm.removed_at.is_none() && sm.status.is_some() && !is_index(row)).then_some(sm.rollup_urls);
-    Shown { word, class, detail, urls }
+    Shown { word, detail, urls }
 }
 
 /// An index's status rolled up with its tree's by the store (`rollup_*`), in words that say
@@ -128,7 +125,7 @@ pub(crate) fn rolled_up(index: &SitemapSummary, tally: Option<&TreeTally>) -> Sh
     if matches!(key, StatusFilter::Removed | StatusFilter::Paused | StatusFilter::Failed) || sm.status.is_none() {
         return own(index);
     }
-    let (word, class) = filter_word(key);
+    let word = filter_word(key);
     let tally = tally.copied().unwrap_or_default();
     // The sitemaps it lists, at any depth: the index itself is not one of them.
     let listed = tally.sitemaps;
@@ -153,7 +150,7 @@ pub(crate) fn rolled_up(index: &SitemapSummary, tally: Option<&TreeTally>) -> Sh
         parts.push(format!("{} of {} it lists not read yet", thousands(tally.pending), plural(listed, "sitemap")));
     }
     let detail = (!parts.is_empty()).then(|| parts.join("; "));
-    Shown { word, class, detail, urls: Some(sm.rollup_urls) }
+    Shown { word, detail, urls: Some(sm.rollup_urls) }
 }
 
 /// Whether the last read found a sitemap index.
@@ -346,7 +343,7 @@ mod tests {
             [(None, 0, 0), (Some("ok"), 0, 0), (Some("ok"), 1, 0), (Some("warnings"), 0, 0), (Some("failed"), 0, 0)]
         {
             let r = row(status, errors, warnings, Some(1), None);
-            assert_eq!(own(&r).word, filter_word(word_key(&r.sitemap)).0);
+            assert_eq!(own(&r).word, filter_word(word_key(&r.sitemap)));
         }
     }
 

@@ -10,33 +10,19 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use mapwright_server::AppState;
-use mapwright_server::jobs::reads::run_job;
 use mapwright_store::{Actor, Role, Site, Sitemap, Source};
 use serde_json::{Value, json};
 
 use crate::api::{call, call_json, user};
 use crate::console::{csrf_of, post_form, text};
 use crate::sitehost::{SiteHost, index, urlset};
-use crate::support::{Auth, Mail, TestApp, each_backend, poll_until};
+use crate::support::{Auth, Mail, TestApp, each_backend, poll_until, unix_now};
 
 const WORKER: &str = "alerts-worker";
 
-fn unix_now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
-}
-
 /// Runs every due job (a little ahead of the clock) until none is left.
 async fn drain(state: &AppState) {
-    for _ in 0..20 {
-        let jobs = state.store.lease_due_sitemaps(WORKER, unix_now() + 5, 10, 60).await.unwrap();
-        if jobs.is_empty() {
-            return;
-        }
-        for job in &jobs {
-            run_job(state, WORKER, job).await.unwrap();
-        }
-    }
-    panic!("jobs keep coming");
+    crate::support::drain_jobs(state, WORKER, 20).await;
 }
 
 /// The alert mails of the outbox so far (sign-up and invitation mail left out).

@@ -12,13 +12,9 @@ use serde_json::Value;
 use crate::api::{assert_problem, call, call_json, user};
 use crate::console::text;
 use crate::sitehost::{SiteHost, urlset};
-use crate::support::{Auth, TestApp, each_backend};
+use crate::support::{Auth, TestApp, each_backend, unix_now};
 
 const WORKER: &str = "diff-worker";
-
-fn unix_now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
-}
 
 /// Runs the due jobs (a little ahead of the clock); returns how many ran.
 async fn drain(state: &AppState) -> usize {

@@ -4,7 +4,6 @@
 
 use axum::http::StatusCode;
 use mapwright_server::AppState;
-use mapwright_server::jobs::reads::run_job;
 use mapwright_server::jobs::recheck::after_verified;
 use mapwright_store::{Actor, Site, Source, UrlQuery};
 use scraper::{Html, Selector};
@@ -13,28 +12,13 @@ use serde_json::{Value, json};
 use crate::api::{call, call_json, user};
 use crate::console::{csrf_of, post_form};
 use crate::sitehost::{SiteHost, index, urlset};
-use crate::support::{Auth, TestApp, each_backend};
+use crate::support::{Auth, TestApp, each_backend, unix_now};
 
 const WORKER: &str = "life-worker";
 
-fn unix_now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
-}
-
 /// Runs every due job (a little ahead of the clock) until none is left; returns how many ran.
 async fn drain(state: &AppState) -> usize {
-    let mut ran = 0;
-    for _ in 0..50 {
-        let jobs = state.store.lease_due_sitemaps(WORKER, unix_now() + 5, 10, 60).await.unwrap();
-        if jobs.is_empty() {
-            return ran;
-        }
-        for job in &jobs {
-            run_job(state, WORKER, job).await.unwrap();
-            ran += 1;
-        }
-    }
-    panic!("jobs keep coming: a loop");
+    crate::support::drain_jobs(state, WORKER, 50).await
 }
 
 /// A user with an API token and a verified site on a new test host.

@@ -7,12 +7,12 @@
 use std::time::Duration;
 
 use mapwright_server::AppState;
+use mapwright_server::jobs;
 use mapwright_server::jobs::recheck::{after_verified, recheck_once};
-use mapwright_server::jobs::{self, reads::run_job};
 use mapwright_store::{Actor, Download, FindingRecord, Site, Sitemap, UrlQuery, UrlRow};
 
 use crate::sitehost::{SiteHost, index, urlset};
-use crate::support::{each_backend, poll_until};
+use crate::support::{each_backend, poll_until, unix_now};
 
 const WORKER: &str = "test-worker";
 
@@ -28,23 +28,7 @@ async fn verified_site(state: &AppState, origin: &str) -> (Actor, Site) {
 /// Runs every due job (a little ahead of the clock, so a child brought forward within this
 /// second counts as due) until none is left; returns how many ran.
 async fn drain(state: &AppState) -> usize {
-    let mut ran = 0;
-    for _ in 0..50 {
-        let now = unix_now() + 5;
-        let jobs = state.store.lease_due_sitemaps(WORKER, now, 10, 60).await.unwrap();
-        if jobs.is_empty() {
-            return ran;
-        }
-        for job in &jobs {
-            run_job(state, WORKER, job).await.unwrap();
-            ran += 1;
-        }
-    }
-    panic!("jobs keep coming: a loop");
-}
-
-fn unix_now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
+    crate::support::drain_jobs(state, WORKER, 50).await
 }
 
 async fn downloads(state: &AppState, actor: Actor, sitemap: &Sitemap) -> Vec<Download> {
@@ -411,6 +395,30 @@ async fn an_oai_pmh_base_url_submitted_as_a_sitemap_is_harvested() {
         assert_eq!(locs, expected, "the record on another host is out of scope");
         let sm = app.store.sitemap(actor, sitemap.id).await.unwrap();
         assert_eq!(sm.kinds.as_deref(), Some("oai-pmh,web"));
+        // Bytes of every answer: the base URL's and three pages.
+        let all = ["badverb.xml", "listrecords-1.xml", "listrecords-2.xml", "listrecords-3.xml"];
+        let total: usize = all.iter().map(|n| oai_page(n, &o).len()).sum();
+        assert_eq!(d[0].bytes, total as i64);
+
+        // A record removed from the last page (issue 32): the base URL's answer is the same as
+        // before, the records are not; the change is seen and the record is no longer live.
+        let third = oai_page("listrecords-3.xml", &o);
+        let cut = third.find("<record>").unwrap();
+        let end = third[cut..].find("</record>").unwrap() + cut + "</record>".len();
+        assert!(third[cut..end].contains("/handle/1234/107"));
+        let third = format!("{}{}", &third[..cut], &third[end..]);
+        web.put("/oai2?verb=ListRecords&resumptionToken=oai_dc%2F%2F%2F%2F200", &third);
+        app.store.resubmit_sitemap(actor, sitemap.id, unix_now()).await.unwrap();
+        drain(&app.state).await;
+        let d = downloads(&app.state, actor, &sitemap).await;
+        assert_eq!((d[0].status.as_str(), d[0].url_count), ("errors", 4));
+        assert_eq!(d[0].bytes, (total - (end - cut)) as i64);
+        let diff = app.store.read_diff(actor, d[0].id).await.unwrap();
+        assert_eq!((diff.recorded, diff.added, diff.removed), (true, 0, 1), "{diff:?}");
+        let mut locs: Vec<String> = urls(&app.state, actor, &site, false).await.into_iter().map(|u| u.loc).collect();
+        locs.sort();
+        let expected: Vec<String> = [101, 105, 106].iter().map(|n| web.url(&format!("/handle/1234/{n}"))).collect();
+        assert_eq!(locs, expected, "the removed record is no longer live");
 
         // The list cut short (the second page refused): what was not read is not swept.
         web.put(
@@ -421,7 +429,9 @@ async fn an_oai_pmh_base_url_submitted_as_a_sitemap_is_harvested() {
         drain(&app.state).await;
         let d = downloads(&app.state, actor, &sitemap).await;
         assert_eq!((d[0].status.as_str(), d[0].url_count), ("errors", 1));
-        assert_eq!(urls(&app.state, actor, &site, false).await.len(), 4, "nothing swept after a cut list");
+        assert_eq!(urls(&app.state, actor, &site, false).await.len(), 3, "nothing swept after a cut list");
+        let rules: Vec<String> = findings(&app.state, actor, &d[0]).await.into_iter().map(|f| f.rule).collect();
+        assert!(rules.contains(&"oai-error".to_string()), "the refused token named: {rules:?}");
     })
     .await;
 }

@@ -19,11 +19,7 @@ use mapwright_server::jobs::{self, reads::run_job};
 use mapwright_store::{Actor, Download, Site, Sitemap, Source, UrlQuery};
 
 use crate::sitehost::{SiteHost, index, urlset};
-use crate::support::{Auth, each_backend, poll_until};
-
-fn unix_now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
-}
+use crate::support::{Auth, each_backend, poll_until, unix_now};
 
 async fn verified_site(state: &AppState, email: &str, origin: &str) -> (Actor, Site) {
     let actor = match state.store.create_user(email, "h", false, 0).await {

@@ -206,3 +206,25 @@ pub fn set_cookie(headers: &HeaderMap) -> (String, String) {
     let full = headers.get("set-cookie").expect("a Set-Cookie header").to_str().unwrap().to_owned();
     (full.split(';').next().unwrap().to_owned(), full)
 }
+
+/// The current time in Unix seconds.
+pub fn unix_now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
+}
+
+/// Runs every due job as `worker` until none is due, at most `rounds` leases (a loop of jobs
+/// making jobs fails the test); returns how many ran.
+pub async fn drain_jobs(state: &AppState, worker: &str, rounds: usize) -> usize {
+    let mut ran = 0;
+    for _ in 0..rounds {
+        let jobs = state.store.lease_due_sitemaps(worker, unix_now() + 5, 10, 60).await.unwrap();
+        if jobs.is_empty() {
+            return ran;
+        }
+        for job in &jobs {
+            mapwright_server::jobs::reads::run_job(state, worker, job).await.unwrap();
+            ran += 1;
+        }
+    }
+    panic!("jobs keep coming: a loop");
+}

@@ -24,7 +24,7 @@ use sha2::Sha256;
 use crate::api::{assert_problem, call, call_json, user};
 use crate::console::{csrf_of, post_form, text};
 use crate::sitehost::{SiteHost, urlset};
-use crate::support::{Auth, TestApp, each_backend, poll_until};
+use crate::support::{Auth, TestApp, each_backend, poll_until, unix_now};
 
 /// One request a receiver got.
 #[derive(Clone, Debug)]
@@ -90,10 +90,6 @@ fn verified(secret: &str, got: &Got) -> Value {
     assert_eq!(got.headers["mapwright-timestamp"].to_str().unwrap(), body["created_at"].to_string());
     assert_eq!(got.headers["mapwright-event"].to_str().unwrap(), body["event"].as_str().unwrap());
     body
-}
-
-fn unix_now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
 }
 
 /// A verified site on a test site of its own, with one sitemap of two URLs; and the actor.

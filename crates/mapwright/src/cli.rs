@@ -96,6 +96,33 @@ pub struct ReadArgs {
     /// Do not print diagnostics.
     #[arg(long, short)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub oai: OaiArgs,
+}
+
+/// How the list of records of an OAI-PMH repository (its base URL, read wherever a sitemap URL
+/// is) is paged: bounded, so a resumption token that never ends cannot hold a run.
+#[derive(clap::Args, Debug, Clone)]
+pub struct OaiArgs {
+    /// Pages of an OAI-PMH list of records asked for at most; a list that goes on past them
+    /// is a failed read, which says so.
+    #[arg(long, value_name = "N", default_value_t = 1_000)]
+    pub oai_max_pages: u32,
+    /// Seconds waited before asking an OAI-PMH repository for each further page.
+    #[arg(long, value_name = "SECS", default_value_t = 0.2, value_parser = seconds)]
+    pub oai_pause: f64,
+}
+
+impl OaiArgs {
+    /// Sets the page limit on a reader's limits.
+    pub fn limit(&self, limits: &mut mapwright_core::Limits) {
+        limits.max_pages = self.oai_max_pages;
+    }
+
+    /// Sets the pause on an HTTP configuration.
+    pub fn pause(&self, config: &mut mapwright_fetch::Config) {
+        config.oai_page_pause = std::time::Duration::try_from_secs_f64(self.oai_pause).unwrap_or(config.timeout);
+    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -192,6 +219,8 @@ pub struct DiscoverArgs {
     pub quiet: bool,
     #[command(flatten)]
     pub http: crate::http::HttpArgs,
+    #[command(flatten)]
+    pub oai: OaiArgs,
 }
 
 /// A number of seconds, 0 or more.
@@ -287,6 +316,8 @@ pub struct ValidateArgs {
     /// Stop reading a file after this many uncompressed bytes (default: the protocol's 52,428,800).
     #[arg(long, value_name = "BYTES")]
     pub max_bytes: Option<u64>,
+    #[command(flatten)]
+    pub oai: OaiArgs,
     /// Print the catalogue of rules and exit.
     #[arg(long, exclusive = true)]
     pub list_rules: bool,

@@ -1,7 +1,7 @@
 //! `mapwright read`: stream the entries of one sitemap to standard output.
 
 use crate::cli::{EntryFormat, ReadArgs};
-use crate::output::{EntryWriter, print_finding};
+use crate::output::{EntryWriter, NEEDS_OUT, parquet_out, print_finding};
 use anyhow::Context;
 use mapwright_core::{Finding, Limits, Loc, ReadOptions, Rule, Severity, SitemapReader, Voucher};
 use mapwright_fetch::StrictScope;
@@ -9,9 +9,6 @@ use mapwright_fetch::rows::{Columns, ParquetRows};
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
 use std::process::ExitCode;
-
-pub(crate) const NEEDS_OUT: &str =
-    "--format parquet needs --out FILE (a Parquet file ends with its footer: it is no stream)";
 
 /// Where the entries go: a text format (to standard output or --out), or a Parquet file.
 enum Sink {
@@ -23,10 +20,9 @@ impl Sink {
     fn open(args: &ReadArgs) -> anyhow::Result<Sink> {
         match (&args.out, args.format) {
             (None, EntryFormat::Parquet) => anyhow::bail!(NEEDS_OUT),
-            (Some(path), EntryFormat::Parquet) => Ok(Sink::Parquet(Box::new(crate::discover::parquet_out(
-                path,
-                Columns::READ.normalized(args.normalized),
-            )?))),
+            (Some(path), EntryFormat::Parquet) => {
+                Ok(Sink::Parquet(Box::new(parquet_out(path, Columns::READ.normalized(args.normalized))?)))
+            }
             (path, format) => {
                 let w: Box<dyn Write> = match path {
                     Some(p) => Box::new(File::create(p).with_context(|| format!("--out {}", p.display()))?),
@@ -59,7 +55,8 @@ pub fn run(mut args: ReadArgs) -> anyhow::Result<ExitCode> {
     }
     let name = args.source.display().to_string();
     // An http(s) SOURCE is streamed (remote.rs); its scope is its URL after redirects.
-    let opener = if crate::http::is_url(&name) { Some(crate::remote::opener(args.max_bytes)?) } else { None };
+    let opener =
+        if crate::http::is_url(&name) { Some(crate::remote::opener(args.max_bytes, &args.oai)?) } else { None };
     let remote = match &opener {
         Some(o) => Some(o.open(&name)?),
         None => None,
@@ -88,6 +85,7 @@ pub fn run(mut args: ReadArgs) -> anyhow::Result<ExitCode> {
     if let Some(b) = args.max_bytes {
         limits.max_bytes = b;
     }
+    args.oai.limit(&mut limits);
     let options = ReadOptions { limits };
     // An OAI-PMH answer is read across its pages (the same client asks for each).
     let pager = remote.as_ref().map(|r| r.pager.clone());

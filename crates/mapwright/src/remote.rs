@@ -8,9 +8,11 @@ use mapwright_fetch::{Fetcher, Opener};
 use std::sync::Arc;
 
 /// One runtime and one HTTP client for every remote source of a command: default HTTP
-/// settings, with `max_bytes` (if given) as the limit on the wire too.
-pub fn opener(max_bytes: Option<u64>) -> anyhow::Result<Opener> {
+/// settings, with `max_bytes` (if given) as the limit on the wire too, and the pause between
+/// an OAI-PMH repository's pages.
+pub fn opener(max_bytes: Option<u64>, oai: &crate::cli::OaiArgs) -> anyhow::Result<Opener> {
     let mut config = mapwright_fetch::Config::default();
+    oai.pause(&mut config);
     if let Some(b) = max_bytes {
         config.max_bytes = b;
     }

@@ -7,9 +7,9 @@ mod input;
 mod text;
 mod xml;
 
-use crate::error::Error;
+use crate::error::{Error, OaiFault, OaiStop};
 use crate::model::{Entry, Format};
-use crate::rule::{Finding, Position, Rule};
+use crate::rule::{Finding, Position};
 use std::io::BufRead;
 use std::sync::Arc;
 
@@ -32,6 +32,10 @@ pub struct Limits {
     pub max_gzip_layers: usize,
     /// Findings kept before further ones are counted but dropped. Default 10,000.
     pub max_findings: usize,
+    /// Pages of an OAI-PMH list of records asked for at most: a repository whose resumption
+    /// tokens never end (each new, so no loop is seen) is stopped there with
+    /// [`Error::Oai`]. Default 1,000 (with the byte limit summed over pages, 50 KiB a page).
+    pub max_pages: u32,
 }
 
 impl Default for Limits {
@@ -44,6 +48,7 @@ impl Default for Limits {
             max_token_bytes: 4 << 20,
             max_gzip_layers: 3,
             max_findings: 10_000,
+            max_pages: 1_000,
         }
     }
 }
@@ -81,12 +86,20 @@ impl PageRequest {
 
 /// Opens the next page of a paged source (an OAI-PMH repository) for the reader. The core
 /// does no I/O: whoever opened the first page over HTTP supplies this (mapwright-fetch does);
-/// a reader without one reads the page it was given and says, with `oai-incomplete`, that
-/// the list goes on.
+/// a reader without one reads the page it was given and ends with [`Error::Oai`]
+/// ([`OaiFault::NoPager`](crate::OaiFault::NoPager)) when the list goes on.
 pub trait Pager: Send + Sync {
     /// The body of the answer to `request`, as the first page's body was given; an `Err`
-    /// ends the list with an `oai-incomplete` finding that carries its message.
+    /// ends the list with [`Error::Oai`] ([`OaiFault::Fetch`](crate::OaiFault::Fetch)) that
+    /// carries its message.
     fn open(&self, request: &PageRequest) -> std::io::Result<Box<dyn BufRead + Send>>;
+
+    /// Whether the URL of the first answer asked a verb of its own (`?verb=...`): a `badVerb`
+    /// or `badArgument` answer is then the repository refusing that very request, named as
+    /// such, and not a bare base URL's answer that leads to the records. Default false.
+    fn asked_a_verb(&self) -> bool {
+        false
+    }
 }
 
 impl std::fmt::Debug for dyn Pager {
@@ -99,8 +112,10 @@ impl std::fmt::Debug for dyn Pager {
 /// grow with their number.
 ///
 /// An OAI-PMH answer is read across its pages through the [`Pager`] given to
-/// [`SitemapReader::paged`]: the limits apply to all pages together (bytes summed), positions
-/// are within the page, and a finding on a page after the first says which page.
+/// [`SitemapReader::paged`]: the limits apply to all pages together (bytes summed, pages
+/// counted), positions are within the page, and a finding on a page after the first answer
+/// says which page. A list that stops before its end, for whatever reason, ends the read with
+/// [`Error::Oai`] after the records of the pages before.
 ///
 /// Repairs and rule violations are collected as [`Finding`]s that the caller drains with
 /// [`SitemapReader::drain_findings`]; only a fault nothing can read past is an [`Error`],
@@ -117,8 +132,14 @@ pub struct SitemapReader<'a> {
 /// Where an OAI-PMH list of records stands.
 struct Paging {
     pager: Option<Arc<dyn Pager>>,
-    /// The page being read, from 1.
+    /// Answers read, the one given included (1 while it is read).
+    answers: u32,
+    /// The number of the page being read in the list of records, from 1. The answer given is
+    /// page 1; when it holds no records (a bare base URL's `badVerb`), the first page asked for
+    /// is page 1 again.
     page: u32,
+    /// The request of the page being read; `None` for the answer given.
+    request: Option<PageRequest>,
     /// Uncompressed bytes of the pages before it.
     bytes_before: u64,
     /// 64-bit hashes of the tokens followed: a token seen again (a cycle) ends the list.
@@ -151,13 +172,15 @@ impl<'a> SitemapReader<'a> {
         } else {
             Inner::Text(text::TextReader::new(prepared, &limits))
         };
-        let paging = Paging { pager, page: 1, bytes_before: 0, tokens: Default::default() };
+        let paging = Paging { pager, answers: 1, page: 1, request: None, bytes_before: 0, tokens: Default::default() };
         Ok(SitemapReader { inner, findings, dropped_findings: 0, limits, done: false, paging })
     }
 
     /// Tells the reader the URL the document was served at (after redirects): an Atom feed's
-    /// relative links resolve against it (and against their `xml:base`), as feed readers do.
-    /// Entries read before the call are not changed; other formats ignore it.
+    /// relative links resolve against it (and against their `xml:base`), as feed readers do,
+    /// and so does a urlset's or index's relative `<loc>` (`/page`, `../page`, `//host/page`;
+    /// kept with a `loc-not-absolute` error rather than dropped, as it is without a URL).
+    /// Entries read before the call are not changed; a text sitemap ignores it.
     pub fn set_document_url(&mut self, url: &str) {
         if let Inner::Xml(x) = &mut self.inner {
             x.set_document_url(url);
@@ -208,16 +231,16 @@ impl<'a> SitemapReader<'a> {
                 self.done = true;
             }
             self.label_page(before);
-            let next = matches!(r, Ok(None)) && self.format() == Format::OaiPmh && self.next_page();
-            if !next {
-                return r;
+            if matches!(r, Ok(None)) && self.format() == Format::OaiPmh && self.next_page()? {
+                continue;
             }
+            return r;
         }
     }
 
-    /// Says which page the findings from `from` on come from, past the first.
+    /// Says which page the findings from `from` on come from, past the answer given.
     fn label_page(&mut self, from: usize) {
-        if self.paging.page > 1 {
+        if self.paging.answers > 1 {
             let page = self.paging.page;
             for f in self.findings.iter_mut().skip(from) {
                 f.message = format!("OAI-PMH page {page}: {}", f.message);
@@ -226,69 +249,61 @@ impl<'a> SitemapReader<'a> {
     }
 
     /// At the end of an OAI-PMH page: opens the next one through the pager, if the page names
-    /// one. `false` ends the read, with a finding when the list was not read to its end.
-    fn next_page(&mut self) -> bool {
-        let Inner::Xml(x) = &mut self.inner else { return false };
-        let mut findings = Vec::new();
-        let mut sink = FindingSink { out: &mut findings, dropped: &mut self.dropped_findings, max: usize::MAX };
-        let request = x.oai_end(self.paging.page == 1, &mut sink);
-        if self.paging.page > 1 {
-            for f in &mut findings {
-                f.message = format!("OAI-PMH page {}: {}", self.paging.page, f.message);
-            }
-        }
+    /// one (`true`). `Ok(false)` is the end of the list; an `Err` says why the list stops
+    /// before its end.
+    fn next_page(&mut self) -> Result<bool, Error> {
+        let Inner::Xml(x) = &mut self.inner else { return Ok(false) };
+        let first = self.paging.answers == 1;
+        // A bare base URL answers badVerb (or badArgument): only then does an error lead on.
+        let bare = first && !self.paging.pager.as_ref().is_some_and(|p| p.asked_a_verb());
+        let end = x.oai_end(first, bare);
         let used = self.paging.bytes_before + x.bytes_read();
-        let opened = request.map(|r| self.open_page(r, used, &mut findings));
-        for f in findings {
-            self.push(f);
-        }
-        match opened {
-            Some(Some(next)) => {
-                self.inner = Inner::Xml(Box::new(next));
-                self.paging.page += 1;
-                self.paging.bytes_before = used;
-                self.done = false;
-                true
+        let (request, what) = match end {
+            xml::PageEnd::Done => return Ok(false),
+            xml::PageEnd::Stop(fault, position) => {
+                let request = self.paging.request.as_ref().map(PageRequest::query);
+                return Err(Error::Oai(Box::new(OaiStop { page: self.paging.page, request, fault, position })));
             }
-            _ => false,
-        }
+            xml::PageEnd::Next(request, what) => (request, what),
+        };
+        // The records asked for after an answer that held none are the list's first page.
+        let page = if first && request == PageRequest::ListRecords { 1 } else { self.paging.page + 1 };
+        let stop =
+            |fault| Error::Oai(Box::new(OaiStop { page, request: Some(request.query()), fault, position: None }));
+        let next = self.open_page(page, &request, what, used).map_err(stop)?;
+        self.inner = Inner::Xml(Box::new(next));
+        self.paging.answers += 1;
+        self.paging.page = page;
+        self.paging.request = Some(request);
+        self.paging.bytes_before = used;
+        self.done = false;
+        Ok(true)
     }
 
-    /// Opens and starts the page `request` names; `None` with an `oai-incomplete` finding.
-    fn open_page(&mut self, request: PageRequest, used: u64, out: &mut Vec<Finding>) -> Option<xml::XmlReader<'a>> {
-        let page = self.paging.page + 1;
-        let incomplete = |why: String| Finding::new(Rule::OaiIncomplete, None, why);
+    /// Opens and starts page `page`, asked for with `request`; the fault that stops the list
+    /// otherwise. `what` is what the answer before holds, said when the input cannot ask.
+    fn open_page(
+        &mut self,
+        page: u32,
+        request: &PageRequest,
+        what: String,
+        used: u64,
+    ) -> Result<xml::XmlReader<'a>, OaiFault> {
         let Some(pager) = self.paging.pager.clone() else {
-            out.push(incomplete(match &request {
-                PageRequest::ListRecords => "an OAI-PMH answer without records (a repository's base URL answers so): read the base URL over http(s) to have its records".to_string(),
-                PageRequest::Resume(t) => format!("the list of records goes on (resumptionToken {:?}) but this input cannot ask for the next page: read the repository's base URL over http(s)", text::shorten(t)),
-            }));
-            return None;
+            return Err(OaiFault::NoPager { answer: what });
         };
-        if let PageRequest::Resume(t) = &request {
+        if let PageRequest::Resume(t) = request {
             if !self.paging.tokens.insert(xxhash_rust::xxh3::xxh3_64(t.as_bytes())) {
-                out.push(incomplete(format!(
-                    "the resumption token {:?} repeats (a page already read would be read again): stopped",
-                    text::shorten(t)
-                )));
-                return None;
+                return Err(OaiFault::TokenRepeats { token: text::shorten(t) });
             }
         }
         if used >= self.limits.max_bytes {
-            out.push(incomplete(format!(
-                "{used} bytes read over {} pages: the limit of one sitemap ({} bytes) is reached, page {page} not read",
-                page - 1,
-                self.limits.max_bytes
-            )));
-            return None;
+            return Err(OaiFault::ByteLimit { used, limit: self.limits.max_bytes });
         }
-        let input = match pager.open(&request) {
-            Ok(i) => i,
-            Err(e) => {
-                out.push(incomplete(format!("page {page} ({}) could not be fetched: {e}", request.query())));
-                return None;
-            }
-        };
+        if page > self.limits.max_pages {
+            return Err(OaiFault::PageLimit { limit: self.limits.max_pages });
+        }
+        let input = pager.open(request).map_err(|e| OaiFault::Fetch { message: e.to_string() })?;
         let mut limits = self.limits.clone();
         limits.max_bytes -= used;
         let mut first = Vec::new();
@@ -302,23 +317,18 @@ impl<'a> SitemapReader<'a> {
                 })
             }
         });
-        let why = match read {
+        let found = match read {
             Ok(x) if x.format() == Format::OaiPmh => {
-                out.extend(first.into_iter().map(|mut f| {
+                for mut f in first {
                     f.message = format!("OAI-PMH page {page}: {}", f.message);
-                    f
-                }));
-                return Some(x);
+                    self.push(f);
+                }
+                return Ok(x);
             }
             Ok(x) => format!("a {} document", x.format()),
             Err(e) => e.to_string(),
         };
-        out.push(incomplete(format!(
-            "page {page} ({}) is not an OAI-PMH answer ({why}): the records after page {} were not read",
-            request.query(),
-            page - 1
-        )));
-        None
+        Err(OaiFault::NotRecords { found })
     }
 
     fn push(&mut self, f: Finding) {

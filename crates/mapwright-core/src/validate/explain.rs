@@ -197,13 +197,13 @@ pub fn explain(rule: Rule) -> Explanation {
             "Nothing to fix. To have the same verdict without the voucher, move the sitemap to the site's root folder. For a local file, `--vouched` says that its host's robots.txt names it (`--vouched=ORIGIN` for another origin's robots.txt).",
         ),
         Rule::OaiError => x(
-            "An OAI-PMH repository given where a sitemap is expected answers ListRecords (metadataPrefix=oai_dc) with records, not with an <error>. noRecordsMatch means it lists no records at all; badResumptionToken that a page of the list was refused; cannotDisseminateFormat that it offers no Dublin Core.",
+            "An OAI-PMH repository given where a sitemap is expected answers ListRecords (metadataPrefix=oai_dc) with records, not with an <error>. Every code of OAI-PMH 2.0 is named: noRecordsMatch (no records at all), badResumptionToken (a page of the list refused), cannotDisseminateFormat (no Dublin Core), badVerb and badArgument (where records were asked for), idDoesNotExist, noMetadataFormats, noSetHierarchy.",
             "Read as Google Sitemaps read repositories, each record's http(s) dc:identifier is one URL; an error answer gives no URL, or stops the list where it happened, so the URLs after it are unknown to consumers.",
             "Check the base URL (it answers ?verb=Identify), that the repository offers oai_dc (?verb=ListMetadataFormats) and holds records; for badResumptionToken, make tokens live longer than a harvest takes (minutes, not seconds).",
         ),
         Rule::OaiIncomplete => x(
             "The records of an OAI-PMH repository are read to the end of the list: every resumptionToken is followed (each page asked with verb=ListRecords and the token) until a page has no token or an empty one.",
-            "What the pages after the stop hold is unknown: consumers that stop there miss those URLs. The same limits as for one sitemap apply to all the pages together (52,428,800 bytes, the time limit of one fetch), so a repository cannot make a harvest endless.",
+            "What the pages after the stop hold is unknown: consumers that stop there miss those URLs, so the read is a failed one. The same limits as for one sitemap apply to all the pages together (52,428,800 bytes, the time limit of one fetch), the pages are counted (1,000 at most) and spaced (0.2 s), and a token already followed ends the list, so a repository cannot make a harvest endless.",
             "If a page failed, read it again later (the repository may have been busy: it should answer 503 with Retry-After). A token that repeats is a repository fault. A large repository is better listed in a sitemap index of sitemaps; a local OAI-PMH page cannot ask for the next one: give the repository's base URL.",
         ),
         Rule::OaiNoUrl => x(

@@ -63,11 +63,13 @@ pub(super) async fn read_sitemap(
         }
         visitor = v.restart();
     }
+    let paged = pager.clone();
     let joined =
-        tokio::task::spawn_blocking(move || read_with(body.into_reader(), options, Some(pager), visitor, &url)).await;
+        tokio::task::spawn_blocking(move || read_with(body.into_reader(), options, Some(paged), visitor, &url)).await;
     let (mut report, visitor) =
         joined.map_err(|e| Error::Http { url: meta.final_url.clone(), message: e.to_string() })?;
     report.body = stats;
+    pager.pages().add_to(&mut report.body);
     report.meta = meta;
     Ok((report, visitor))
 }

@@ -14,7 +14,58 @@ pub struct Robots {
     pub note: Option<String>,
     /// The file was longer than the bytes read (`MAX_ROBOTS_BYTES`) and was cut.
     pub truncated: bool,
+    /// How the server answered for it, as RFC 9309 sorts the answers.
+    pub answer: RobotsAnswer,
     pub(crate) robot: Option<texting_robots::Robot>,
+}
+
+/// How a robots.txt request was answered, sorted as RFC 9309 (section 2.3.1) sorts answers,
+/// because each means something else for what may be read: a discovery says which it was
+/// (its summary, the `--summary` lines, the Python package's results), never only "no URL".
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum RobotsAnswer {
+    /// Fetched (2xx) and read: its rules and `Sitemap:` lines apply.
+    #[default]
+    Read,
+    /// A 4xx status but 429 ("unavailable"): no rules, so no restriction (RFC 9309 2.3.1.3),
+    /// and no `Sitemap:` line.
+    Unavailable {
+        /// The status.
+        status: u16,
+    },
+    /// A 5xx or 429 status, a timeout or a network failure ("unreachable"): RFC 9309
+    /// (2.3.1.4) says to assume a complete disallow.
+    Unreachable {
+        /// What failed (the status, the time limit, the network error).
+        cause: String,
+    },
+}
+
+impl RobotsAnswer {
+    /// `read`, `unavailable` or `unreachable`: the word of summaries.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            RobotsAnswer::Read => "read",
+            RobotsAnswer::Unavailable { .. } => "unavailable",
+            RobotsAnswer::Unreachable { .. } => "unreachable",
+        }
+    }
+
+    /// What the answer was and what it means for a discovery, in a sentence.
+    pub fn describe(&self) -> String {
+        match self {
+            RobotsAnswer::Read => "robots.txt was read".to_string(),
+            RobotsAnswer::Unavailable { status } => format!(
+                "robots.txt answered HTTP {status} (unavailable: RFC 9309 reads that as no restriction); it names no \
+                 sitemap, so the usual paths were tried, and nothing vouches for the sitemaps found there (each covers \
+                 only its folder)"
+            ),
+            RobotsAnswer::Unreachable { cause } => format!(
+                "robots.txt is unreachable ({cause}): RFC 9309 reads that as a complete disallow, so no sitemap of the \
+                 site was fetched"
+            ),
+        }
+    }
 }
 
 impl Robots {
@@ -36,6 +87,7 @@ impl Robots {
                     .map(|d| Duration::from_secs_f32(d.min(3600.0))),
                 note: None,
                 truncated: false,
+                answer: RobotsAnswer::Read,
                 robot: Some(r),
             },
             Err(e) => Robots { note: Some(format!("robots.txt unreadable: {e}")), ..Robots::default() },

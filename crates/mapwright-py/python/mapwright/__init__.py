@@ -29,6 +29,7 @@ from ._mapwright import (
     Finding,
     GzipError,
     MalformedSitemapError,
+    NoUrlError,
     NotASitemapError,
     PartialSitemapError,
     PartialSitemapWarning,
@@ -60,6 +61,7 @@ __all__ = [
     "SitemapTooLargeError",
     "GzipError",
     "NotASitemapError",
+    "NoUrlError",
     "FetchError",
     "WriteError",
     "PartialSitemapError",
@@ -122,6 +124,7 @@ def read(
     url: Optional[str] = None,
     strict: bool = False,
     max_bytes: Optional[int] = None,
+    timeout: Optional[float] = None,
 ) -> Reader:
     """Iterate over the entries of one sitemap (urlset, index, text, RSS or Atom; gzip or not).
 
@@ -135,8 +138,13 @@ def read(
     ``url`` is where the sitemap is served (for a URL source, its address after
     redirects); with ``strict=True`` entries outside its scope are dropped, each with a
     ``loc-out-of-scope`` finding, as search engines do. ``max_bytes`` limits the
-    uncompressed size (default: the protocol's 50 MiB).
+    uncompressed size (default: the protocol's 50 MiB); ``timeout`` the seconds each HTTP
+    request may take (default 120; a server that answers nothing raises ``FetchError`` then).
+    From a URL a relative ``<loc>`` (``/page``) is read as the URL it names on the sitemap's
+    site, with a ``loc-not-absolute`` finding (from a path or bytes, with ``url=``).
 
+    A read that gives no entry at all (every entry skipped or out of scope, or none listed)
+    raises :class:`NoUrlError` at its end, as the CLI's ``read`` exits 1 on it.
     A file that cannot be read to its end raises a :class:`SitemapError` subclass
     carrying ``line``, ``column`` and ``rule`` after the entries before the fault; a URL
     that answers with an error status or cannot be reached raises :class:`FetchError` at
@@ -149,7 +157,7 @@ def read(
     [('text-invalid-line', 2)]
     """
     kind, value = _kind(source)
-    return _mapwright.open_reader(kind, value, url=url, strict=strict, max_bytes=max_bytes)
+    return _mapwright.open_reader(kind, value, url=url, strict=strict, max_bytes=max_bytes, timeout=timeout)
 
 
 def discover(
@@ -182,10 +190,13 @@ def discover(
     index's children on any host. Each entry's ``loc`` is the URL as the sitemap wrote it
     (``loc_normalized`` its normal form, by which URLs are deduplicated).
 
-    Failures raise, once the URLs read are yielded: when nothing could be read (the sitemap
+    Failures raise, once the URLs read are yielded, as ``mapwright discover --sites`` judges
+    a site (and :func:`discover_many` too): when nothing could be read (the sitemap
     answers 404, is an HTML page, a broken gzip, too large; no sitemap at the site) the
     :class:`SitemapError` subclass of the cause (``FetchError``, ``NotASitemapError``,
-    ``GzipError``, ``SitemapTooLargeError``...) naming the URL; when some sitemaps were read
+    ``GzipError``, ``SitemapTooLargeError``...) naming the URL; when sitemaps were read but
+    gave no URL (every URL out of scope, every entry skipped, none listed) a
+    :class:`NoUrlError` saying which; when some sitemaps were read
     and others not (an index's child failed), a :class:`PartialSitemapError` whose ``failed``
     lists ``(url, why)``, or with ``errors="warn"`` a :class:`PartialSitemapWarning` (and
     ``summary["failed"]`` lists them).
@@ -197,19 +208,34 @@ def discover(
     """
     if errors not in ("raise", "warn"):
         raise ValueError(f"errors must be 'raise' or 'warn', not {errors!r}")
-    return _mapwright.start_discovery(
-        site_or_sitemap_url,
-        mode=mode,
-        per_host=per_host,
-        max_depth=max_depth,
-        max_sitemaps=max_sitemaps,
-        max_urls=max_urls,
-        max_bytes=max_bytes,
-        scope=scope,
-        cross_submission=cross_submission,
-        timeout=timeout,
-        errors=errors,
-    )
+    options = _options(per_host, max_depth, max_sitemaps, max_urls, max_bytes, scope, cross_submission, timeout, errors)
+    return _mapwright.start_discovery(site_or_sitemap_url, options, mode=mode)
+
+
+def _options(
+    per_host: Optional[int] = None,
+    max_depth: Optional[int] = None,
+    max_sitemaps: Optional[int] = None,
+    max_urls: Optional[int] = None,
+    max_bytes: Optional[int] = None,
+    scope: bool = True,
+    cross_submission: bool = True,
+    timeout: Optional[float] = None,
+    errors: str = "raise",
+) -> dict[str, Any]:
+    """The options every discovery takes (discover, discover_many, the frames of a URL or an
+    index), as the Rust side reads them."""
+    return {
+        "per_host": per_host,
+        "max_depth": max_depth,
+        "max_sitemaps": max_sitemaps,
+        "max_urls": max_urls,
+        "max_bytes": max_bytes,
+        "scope": scope,
+        "cross_submission": cross_submission,
+        "timeout": timeout,
+        "errors": errors,
+    }
 
 
 def validate(
@@ -218,12 +244,14 @@ def validate(
     url: Optional[str] = None,
     follow: bool = False,
     max_bytes: Optional[int] = None,
+    timeout: Optional[float] = None,
 ) -> Report:
     """Check a sitemap against every rule of the catalogue (``docs/RULES.md``).
 
     ``url`` is where it is served: scope rules (``loc-out-of-scope``,
     ``index-cross-site``) need it. ``follow=True`` also validates each child an index
-    lists, fetched over HTTP. The :class:`Report` has ``findings``, ``summary``, ``ok``,
+    lists, fetched over HTTP; ``timeout`` bounds each request (seconds, default 120). The
+    :class:`Report` has ``findings``, ``summary``, ``ok``,
     ``to_sarif()`` (a dict, SARIF 2.1.0) and ``to_json()`` (the document of RULES.md).
 
     A URL that gives nothing (an error status, a refused connection, a timeout) raises
@@ -239,7 +267,7 @@ def validate(
     False
     """
     kind, value = _kind(source)
-    return _mapwright.validate_source(kind, value, url=url, follow=follow, max_bytes=max_bytes)
+    return _mapwright.validate_source(kind, value, url=url, follow=follow, max_bytes=max_bytes, timeout=timeout)
 
 
 def write(
@@ -298,33 +326,31 @@ def _columns(
     arrow: bool,
     scope: bool,
     normalized: bool,
+    timeout: Optional[float],
 ) -> dict[str, Any]:
     """The Rust column builder over a source, a Reader, a Discovery or an iterable of Entry;
     with ``arrow``, ``loc`` comes as an Arrow string column's buffers (see :func:`_arrow_loc`).
+    An index's children are followed (fetched, as advertools does), never rows of their own.
     A partial result raises a :class:`PartialSitemapError` whose ``_columns`` holds what was read."""
     if errors not in ("raise", "warn", "rows"):
         raise ValueError(f"errors must be 'raise', 'warn' or 'rows', not {errors!r}")
+    # How an index's children are read: as a URL source's sitemaps are.
+    follow = _options(max_bytes=max_bytes, scope=scope, timeout=timeout, errors=errors)
     if isinstance(source, (Reader, Discovery)):
-        return _mapwright.columns(source, arrow, errors, normalized)
+        return _mapwright.columns(source, arrow, errors, normalized, follow)
     if isinstance(source, str) and _is_url(source):
         # As advertools' sitemap_to_df: a robots.txt's Sitemap: lines and an index's children
         # (on any host unless scope=True) are followed; a URL listed twice in one sitemap is
         # one row, in two sitemaps two.
-        d = _mapwright.start_discovery(
-            source,
-            mode="robots" if _is_robots(source) else "sitemap",
-            max_bytes=max_bytes,
-            scope=scope,
-            errors=errors,
-            dedupe="sitemap",
-        )
-        return _mapwright.columns(d, arrow, errors, normalized)
+        d = _mapwright.start_discovery(source, follow, mode="robots" if _is_robots(source) else "sitemap", dedupe="sitemap")
+        return _mapwright.columns(d, arrow, errors, normalized, follow)
     try:
         _kind(source)
     except TypeError:
         # Not a source: an iterable of Entry (a list, a filtered generator).
-        return _mapwright.columns(iter(source), arrow, errors, normalized)  # type: ignore[arg-type]
-    return _mapwright.columns(read(source, max_bytes=max_bytes), arrow, errors, normalized)  # type: ignore[arg-type]
+        return _mapwright.columns(iter(source), arrow, errors, normalized, follow)  # type: ignore[arg-type]
+    reader = read(source, max_bytes=max_bytes, timeout=timeout)  # type: ignore[arg-type]
+    return _mapwright.columns(reader, arrow, errors, normalized, follow)
 
 
 def _frame_of(
@@ -335,11 +361,12 @@ def _frame_of(
     arrow: bool,
     scope: bool,
     normalized: bool,
+    timeout: Optional[float],
 ) -> Any:
     """``build(columns)`` over the columns of ``source``; a partial result's exception
     carries the frame of what was read as its ``frame``."""
     try:
-        c = _columns(source, max_bytes=max_bytes, errors=errors, arrow=arrow, scope=scope, normalized=normalized)
+        c = _columns(source, max_bytes=max_bytes, errors=errors, arrow=arrow, scope=scope, normalized=normalized, timeout=timeout)
     except PartialSitemapError as e:
         cols = getattr(e, "_columns", None)
         if cols is not None:
@@ -390,6 +417,7 @@ def to_pandas(
     errors: FrameOnError = "raise",
     scope: bool = False,
     normalized: bool = False,
+    timeout: Optional[float] = None,
 ) -> "pandas.DataFrame":
     """One row per URL as a pandas ``DataFrame``, with the rows and columns advertools'
     ``sitemap_to_df`` gives for the same source (the package README lists the few
@@ -400,7 +428,9 @@ def to_pandas(
     index's children are followed, on any host (``scope=True`` drops what search engines
     drop: URLs outside their sitemap's scope and children on another site), a robots.txt's
     ``Sitemap:`` lines are followed; a URL listed twice in one sitemap is one row (the
-    first), in two sitemaps two rows. A path or bytes is one file: its duplicates dropped.
+    first), in two sitemaps two rows. A path or bytes is one file: its duplicates dropped; an
+    index file's children are fetched and read as a URL source's are (never rows of their
+    own). ``timeout`` bounds each HTTP request (seconds, default 120).
 
     Columns (dtypes): ``loc`` (text: the URL as written; its normal form with
     ``normalized=True``), ``lastmod`` (``datetime64[ns, UTC]``, a time without a zone read
@@ -422,7 +452,10 @@ def to_pandas(
     :class:`PartialSitemapError`: its ``frame`` is the frame of what was read, ``failed``
     lists ``(source, why)``. ``errors="warn"`` returns that frame with a
     :class:`PartialSitemapWarning` instead; ``errors="rows"`` returns it with a row per
-    failure (``sitemap``, ``errors``), as advertools does.
+    failure (``sitemap``, ``errors``), as advertools does. Sitemaps that list entries none of
+    which gives a row (each ``<loc>`` invalid, or out of scope with ``scope=True``) raise
+    :class:`NoUrlError`, never an empty frame, and so does one that lists no entry (the CLI's
+    ``read`` exits 1 on both).
 
     Switching from advertools is one line::
 
@@ -481,7 +514,7 @@ def to_pandas(
             df["errors"] = df["errors"].astype(default)
         return df
 
-    return cast("pandas.DataFrame", _frame_of(build, source, max_bytes, errors, pa is not None, scope, normalized))
+    return cast("pandas.DataFrame", _frame_of(build, source, max_bytes, errors, pa is not None, scope, normalized, timeout))
 
 
 def to_polars(
@@ -491,6 +524,7 @@ def to_polars(
     errors: FrameOnError = "raise",
     scope: bool = False,
     normalized: bool = False,
+    timeout: Optional[float] = None,
 ) -> "polars.DataFrame":
     """Like :func:`to_pandas`, as a polars ``DataFrame`` (``lastmod``,
     ``sitemap_last_modified`` and ``download_date`` as ``Datetime("ns", "UTC")``,
@@ -549,7 +583,7 @@ def to_polars(
             df = df.with_columns(pl.col("sitemap").cast(pl.Categorical))
         return df
 
-    return cast("polars.DataFrame", _frame_of(build, source, max_bytes, errors, pa is not None, scope, normalized))
+    return cast("polars.DataFrame", _frame_of(build, source, max_bytes, errors, pa is not None, scope, normalized, timeout))
 
 
 # --- many sites, as Arrow batches (for a distributed engine) ---------------------------------
@@ -586,34 +620,33 @@ def discover_many(
     Rust without the GIL and handed to pyarrow without a copy, so the worker's other threads
     keep running.
 
+    The result is an Arrow stream (the Arrow PyCapsule interface, ``__arrow_c_stream__``):
+    ``pa.table(it)``, ``pl.DataFrame(it)`` and DuckDB (``duckdb.sql("FROM it")``) read it
+    directly, without a copy; iterating gives one ``pyarrow.RecordBatch`` at a time. Its
+    batches are taken once, whichever way.
+
     Failures, judged per site as the CLI's ``--summary`` does (``summaries`` holds its line
-    per site once the iterator is exhausted): when no site gave a URL, a :class:`FetchError`
-    naming the first, whatever ``errors`` says; when some sites failed (no sitemap, an error
-    status, a failed child sitemap) after the batches of the others, a
+    per site, ``failed`` the ``(site, why)`` of each that failed, once the batches are
+    taken), and as :func:`discover` judges its one site: when no site gave a URL, a
+    :class:`FetchError` naming the first (a :class:`NoUrlError` when their sitemaps were read
+    but gave no URL, every one out of scope say); when some sites failed (no sitemap, an error
+    status, a failed child sitemap, no URL) after the batches of the others, a
     :class:`PartialSitemapError` whose ``failed`` lists ``(site, why)``, or with
-    ``errors="warn"`` a :class:`PartialSitemapWarning`, or with ``errors="rows"`` no
-    exception and an ``errors`` column: a row per sitemap that failed (its ``sitemap``, its
-    ``site``, the cause) or per site that failed as a whole (``sitemap`` null), ``loc`` and
-    all else null; the URL rows have a null ``errors``.
+    ``errors="warn"`` a :class:`PartialSitemapWarning`. Through the Arrow stream, such a
+    failure is the stream's error, raised by the engine with the same message. With
+    ``errors="rows"`` no exception and no warning, even when every site failed: an
+    ``errors`` column, a row per sitemap that failed (its ``sitemap``, its ``site``, the cause)
+    or per site that failed as a whole (``sitemap`` null), ``loc`` and all else null; the URL
+    rows have a null ``errors``. That is what a distributed engine's task wants: a broken site
+    is a row saying why, never a failed task that loses the other sites' rows.
 
     >>> import pyarrow as pa                                               # doctest: +SKIP
-    >>> table = pa.Table.from_batches(mapwright.discover_many(["example.com"]))  # doctest: +SKIP
+    >>> table = pa.table(mapwright.discover_many(["example.com"], errors="rows"))  # doctest: +SKIP
     """
     if isinstance(sites, (str, bytes)):
         raise TypeError("sites must be an iterable of site URLs (a list of str), not one string")
     if errors not in ("raise", "warn", "rows"):
         raise ValueError(f"errors must be 'raise', 'warn' or 'rows', not {errors!r}")
     _require("pyarrow", "arrow", "discover_many")
-    return _mapwright.start_discover_many(
-        [str(s) for s in sites],
-        hosts_in_flight=hosts_in_flight,
-        per_host=per_host,
-        max_depth=max_depth,
-        max_sitemaps=max_sitemaps,
-        max_urls=max_urls,
-        max_bytes=max_bytes,
-        scope=scope,
-        cross_submission=cross_submission,
-        timeout=timeout,
-        errors=errors,
-    )
+    options = _options(per_host, max_depth, max_sitemaps, max_urls, max_bytes, scope, cross_submission, timeout, errors)
+    return _mapwright.start_discover_many([str(s) for s in sites], hosts_in_flight, options)

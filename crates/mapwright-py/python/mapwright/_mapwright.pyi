@@ -21,6 +21,7 @@ class SitemapTooLargeError(SitemapError): ...
 class GzipError(SitemapError): ...
 class NotASitemapError(SitemapError): ...
 class FetchError(SitemapError): ...
+class NoUrlError(SitemapError): ...
 class WriteError(SitemapError): ...
 
 class PartialSitemapError(SitemapError):
@@ -103,24 +104,28 @@ class Report:
     def to_json(self) -> str: ...
 
 def open_reader(
-    kind: str, source: Any, url: Optional[str] = ..., strict: bool = ..., max_bytes: Optional[int] = ...
+    kind: str,
+    source: Any,
+    url: Optional[str] = ...,
+    strict: bool = ...,
+    max_bytes: Optional[int] = ...,
+    timeout: Optional[float] = ...,
 ) -> Reader: ...
 def start_discovery(
     url: str,
+    options: dict[str, Any],
     mode: str = ...,
-    per_host: Optional[int] = ...,
-    max_depth: Optional[int] = ...,
-    max_sitemaps: Optional[int] = ...,
-    max_urls: Optional[int] = ...,
-    max_bytes: Optional[int] = ...,
-    scope: bool = ...,
-    cross_submission: bool = ...,
-    timeout: Optional[float] = ...,
-    errors: str = ...,
     dedupe: str = ...,
+    seeds: list[str] = ...,
+    name: Optional[str] = ...,
 ) -> Discovery: ...
 def validate_source(
-    kind: str, source: Any, url: Optional[str] = ..., follow: bool = ..., max_bytes: Optional[int] = ...
+    kind: str,
+    source: Any,
+    url: Optional[str] = ...,
+    follow: bool = ...,
+    max_bytes: Optional[int] = ...,
+    timeout: Optional[float] = ...,
 ) -> Report: ...
 def write_set(
     entries: Iterable[Any],
@@ -133,27 +138,24 @@ def write_set(
     max_bytes: Optional[int] = ...,
     extensions: Optional[list[str]] = ...,
 ) -> dict[str, Any]: ...
-def columns(source: Any, arrow: bool = ..., errors: str = ..., normalized: bool = ...) -> dict[str, Any]: ...
+def columns(
+    source: Any,
+    arrow: bool = ...,
+    errors: str = ...,
+    normalized: bool = ...,
+    follow: Optional[dict[str, Any]] = ...,
+) -> dict[str, Any]: ...
 
 class SiteBatches(Iterator[Any]):
-    """``pyarrow.RecordBatch``es of URL rows (pyarrow has no type hints: ``Any``)."""
+    """``pyarrow.RecordBatch``es of URL rows (pyarrow has no type hints: ``Any``), or one Arrow
+    C stream of them (``__arrow_c_stream__``)."""
 
     summaries: list[dict[str, Any]]
+    failed: list[tuple[str, str]]
     rows: int
     schema: Any
     def __iter__(self) -> "SiteBatches": ...
     def __next__(self) -> Any: ...
+    def __arrow_c_stream__(self, requested_schema: Any = ...) -> Any: ...
 
-def start_discover_many(
-    sites: list[str],
-    hosts_in_flight: int = ...,
-    per_host: Optional[int] = ...,
-    max_depth: Optional[int] = ...,
-    max_sitemaps: Optional[int] = ...,
-    max_urls: Optional[int] = ...,
-    max_bytes: Optional[int] = ...,
-    scope: bool = ...,
-    cross_submission: bool = ...,
-    timeout: Optional[float] = ...,
-    errors: str = ...,
-) -> SiteBatches: ...
+def start_discover_many(sites: list[str], hosts_in_flight: int, options: dict[str, Any]) -> SiteBatches: ...

@@ -44,7 +44,7 @@ impl ListingParams {
 
 /// A filter's name in the form: the word of the rows it lists ([`crate::status::filter_word`]).
 fn status_name(s: StatusFilter) -> &'static str {
-    crate::status::filter_word(s).0
+    crate::status::filter_word(s)
 }
 
 fn type_name(t: TypeFilter) -> &'static str {

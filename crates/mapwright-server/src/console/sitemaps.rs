@@ -156,10 +156,21 @@ fn table_row(row: &SitemapSummary, tally: Option<&TreeTally>, csrf: &str, now: i
     }
 }
 
+/// The badge's colour class of a status word (`status.rs` decides the words, the console their
+/// colours): bad, warn, ok, or pending (Pending, Removed).
+fn colour(word: &str) -> &'static str {
+    match word {
+        "Couldn't fetch" | "Has errors" => "bad",
+        "Has warnings" => "warn",
+        "Success" => "ok",
+        _ => "pending",
+    }
+}
+
 /// A status as a coloured word with its numbers.
 pub(crate) fn badge(shown: &status::Shown) -> Markup {
     html! {
-        span class=(format!("badge {}", shown.class)) { (shown.word) }
+        span class=(format!("badge {}", colour(shown.word))) { (shown.word) }
         @if let Some(detail) = &shown.detail { " " span class="detail" { (detail) } }
     }
 }
@@ -354,4 +365,25 @@ pub(crate) async fn remove(
     let sitemap = state.store.sitemap(session.actor(), id).await?;
     state.store.remove_sitemap(session.actor(), id, now()).await?;
     Ok(redirect_with("/", &format!("Removed {}.", sitemap.url), &state))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_status_word_has_its_colour() {
+        for (word, class) in [
+            ("Success", "ok"),
+            ("Has warnings", "warn"),
+            ("Has errors", "bad"),
+            ("Couldn't fetch", "bad"),
+            ("Pending", "pending"),
+            ("Removed", "pending"),
+        ] {
+            let shown = status::Shown { word, detail: None, urls: None };
+            let markup = badge(&shown).into_string();
+            assert!(markup.contains(&format!("class=\"badge {class}\"")), "{word}: {markup}");
+        }
+    }
 }

@@ -5,9 +5,9 @@
 //! done, followed by its summary line; with `--state` the site is then recorded with the
 //! outputs' lengths, so a resumed run cuts off whatever a kill left half-written.
 
-use super::{Out, csv_header, report_sitemap, say};
+use super::{report_sitemap, say};
 use crate::cli::{DiscoverArgs, EntryFormat};
-use crate::output::print_finding;
+use crate::output::{Out, csv_header, print_finding};
 use indicatif::{ProgressBar, ProgressStyle};
 use mapwright_core::{Rule, Severity};
 use mapwright_fetch::rows::Columns;
@@ -39,6 +39,7 @@ const POOL_IDLE: Duration = Duration::from_secs(2);
 pub async fn run(args: DiscoverArgs, list: PathBuf) -> anyhow::Result<ExitCode> {
     raise_open_files_limit();
     let mut http = args.http.config()?;
+    args.oai.pause(&mut http);
     http.pool_idle_timeout = POOL_IDLE;
     let fetcher = Fetcher::new(http)?;
     let config = super::discover_config(&args);
@@ -59,7 +60,7 @@ pub async fn run(args: DiscoverArgs, list: PathBuf) -> anyhow::Result<ExitCode> 
     // the per-site buffers: a site's rows are tagged with it, and --state is refused with it.
     let mut parquet = match (&args.out, args.format) {
         (Some(path), EntryFormat::Parquet) => {
-            Some(super::parquet_out(path, Columns::SITES.normalized(args.normalized))?)
+            Some(crate::output::parquet_out(path, Columns::SITES.normalized(args.normalized))?)
         }
         _ => None,
     };

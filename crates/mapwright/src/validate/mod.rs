@@ -72,12 +72,13 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<ExitCode> {
     if let Some(b) = args.max_bytes {
         limits.max_bytes = b;
     }
+    args.oai.limit(&mut limits);
     let mut report = Report::new();
     let mut failed: Vec<(String, io::Error)> = Vec::new();
     let mut texts = text::SourceLines::default();
     let progress = progress::Progress::new();
     let need_http = args.check_urls || sources.iter().any(Source::is_remote);
-    let opener = if need_http { Some(crate::remote::opener(args.max_bytes)?) } else { None };
+    let opener = if need_http { Some(crate::remote::opener(args.max_bytes, &args.oai)?) } else { None };
     for src in &sources {
         let name = src.name();
         // A URL SOURCE is fetched (remote.rs); its scope is --url if given, else its final URL.

@@ -59,14 +59,21 @@ fn gzip(data: &[u8]) -> Vec<u8> {
 
 /// Starts the site on its own runtime thread and returns its base URL.
 fn serve() -> String {
+    serve_app(site)
+}
+
+/// Serves the router `app` makes for its base URL on 127.0.0.1:0, on a runtime thread of its
+/// own, and returns the base URL: every test site of these modules starts so.
+pub(super) fn serve_app(app: impl FnOnce(&str) -> Router + Send + 'static) -> String {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         rt.block_on(async move {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
-            tx.send(base.clone()).unwrap();
-            axum::serve(listener, site(&base)).await.unwrap();
+            let app = app(&base);
+            tx.send(base).unwrap();
+            axum::serve(listener, app).await.unwrap();
         });
     });
     rx.recv().unwrap()

@@ -12,31 +12,128 @@ fn page(name: &str, base: &str) -> String {
     std::fs::read_to_string(path).unwrap().replace("{{BASE}}", base)
 }
 
+/// How the test repository misbehaves.
+#[derive(Clone, Copy)]
+enum Hostile {
+    /// Answers as a repository should.
+    None,
+    /// The second page of records answers 500.
+    FailSecondPage,
+    /// The second page's token is refused (badResumptionToken).
+    BadToken,
+    /// The second page is the first one again: its token repeats.
+    RepeatToken,
+    /// Every page names a new token, forever.
+    Endless,
+    /// The list of records is answered with this error code.
+    Error(&'static str),
+}
+
+/// The answer of the repository to a query: status and body.
+fn answer(hostile: Hostile, base: &str, query: Option<&str>) -> (u16, String) {
+    const SECOND: &str = "verb=ListRecords&resumptionToken=oai_dc%2F%2F%2F%2F100";
+    let name = match (query, hostile) {
+        (None, _) => "badverb.xml",
+        (Some("verb=ListRecords&metadataPrefix=oai_dc"), Hostile::Error(code)) => {
+            let body = page("norecordsmatch.xml", base).replace("noRecordsMatch", code);
+            return (200, body);
+        }
+        (Some("verb=ListRecords&metadataPrefix=oai_dc"), _) => "listrecords-1.xml",
+        (Some(SECOND), Hostile::FailSecondPage) => return (500, "Internal Server Error".into()),
+        (Some(SECOND), Hostile::BadToken) => "badresumptiontoken.xml",
+        (Some(SECOND), Hostile::RepeatToken) => "listrecords-1.xml",
+        (Some(q), Hostile::Endless) if q.starts_with("verb=ListRecords&resumptionToken=") => {
+            let n: u64 = q.rsplit(['-', 'F']).next().and_then(|t| t.parse().ok()).unwrap_or(100) + 1;
+            let body = page("listrecords-2.xml", base)
+                .replace("oai_dc////200", &format!("endless-{n}"))
+                .replace("/1234/10", &format!("/1234/{n}-"));
+            return (200, body);
+        }
+        (Some(SECOND), _) => "listrecords-2.xml",
+        (Some("verb=ListRecords&resumptionToken=oai_dc%2F%2F%2F%2F200"), _) => "listrecords-3.xml",
+        (Some(_), _) => "badresumptiontoken.xml",
+    };
+    (200, page(name, base))
+}
+
 /// The repository at `/oai2`, on its own runtime thread; its base URL.
 fn repository() -> String {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
-            tx.send(base.clone()).unwrap();
-            let b = base.clone();
-            let answer = move |RawQuery(q): RawQuery| {
-                let name = match q.as_deref() {
-                    None => "badverb.xml",
-                    Some("verb=ListRecords&metadataPrefix=oai_dc") => "listrecords-1.xml",
-                    Some("verb=ListRecords&resumptionToken=oai_dc%2F%2F%2F%2F100") => "listrecords-2.xml",
-                    Some("verb=ListRecords&resumptionToken=oai_dc%2F%2F%2F%2F200") => "listrecords-3.xml",
-                    Some(_) => "badresumptiontoken.xml",
-                };
-                let body = page(name, &b);
-                async move { ([("content-type", "text/xml;charset=UTF-8")], body) }
-            };
-            axum::serve(listener, Router::new().route("/oai2", get(answer))).await.unwrap();
-        });
-    });
-    rx.recv().unwrap()
+    hostile_repository(Hostile::None)
+}
+
+/// A repository that misbehaves as told.
+fn hostile_repository(hostile: Hostile) -> String {
+    super::serve_app(move |base| {
+        let b = base.to_owned();
+        let answer = move |RawQuery(q): RawQuery| {
+            let (status, body) = answer(hostile, &b, q.as_deref());
+            let status = axum::http::StatusCode::from_u16(status).unwrap();
+            async move { (status, [("content-type", "text/xml;charset=UTF-8")], body) }
+        };
+        Router::new().route("/oai2", get(answer))
+    })
+}
+
+/// `read` of a hostile repository with fast paging: exit status, rows, standard error.
+fn read_hostile(hostile: Hostile) -> (i32, usize, String) {
+    let base = hostile_repository(hostile);
+    let url = format!("{base}/oai2");
+    let (code, out, err) = mapwright(&["read", "--format", "text", "--oai-pause", "0", "--oai-max-pages", "6", &url]);
+    (code, out.lines().count(), err)
+}
+
+#[test]
+fn a_list_cut_short_is_a_failed_read_that_names_the_page() {
+    let cases: [(Hostile, usize, &[&str]); 4] = [
+        (Hostile::FailSecondPage, 1, &["OAI-PMH page 2 (", "HTTP status 500", "only the records of page 1"]),
+        (Hostile::BadToken, 1, &["OAI-PMH page 2 (", "badResumptionToken"]),
+        // The first page again, then its token a second time.
+        (Hostile::RepeatToken, 2, &["OAI-PMH page 3 (", "was followed before"]),
+        // One record on page 1, three on each page after it.
+        (Hostile::Endless, 1 + 5 * 3, &["OAI-PMH page 7 (", "past 6 pages, the page limit"]),
+    ];
+    for (hostile, rows, says) in cases {
+        let started = std::time::Instant::now();
+        let (code, got, err) = read_hostile(hostile);
+        assert_eq!(code, 1, "a partial list is a failed read: {err}");
+        assert_eq!(got, rows, "the records before the fault are given: {err}");
+        for s in says {
+            assert!(err.contains(s), "{s:?} in {err}");
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    }
+}
+
+#[test]
+fn every_error_code_of_the_repository_is_named() {
+    for code in [
+        "badArgument",
+        "badResumptionToken",
+        "badVerb",
+        "cannotDisseminateFormat",
+        "idDoesNotExist",
+        "noRecordsMatch",
+        "noMetadataFormats",
+        "noSetHierarchy",
+    ] {
+        let (status, rows, err) = read_hostile(Hostile::Error(code));
+        assert_eq!((status, rows), (1, 0), "{code}: {err}");
+        assert!(err.contains(&format!("the OAI-PMH error {code} (")) && err.contains("OAI-PMH page 1 ("), "{err}");
+    }
+}
+
+#[test]
+fn discover_and_validate_fail_a_list_cut_short() {
+    let base = hostile_repository(Hostile::FailSecondPage);
+    let url = format!("{base}/oai2");
+    let (code, out, err) = mapwright(&["discover", "--format", "text", "--oai-pause", "0", "--sitemap", &url]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(err.contains("1 failed") && err.contains("OAI-PMH page 2 (") && err.contains("HTTP status 500"), "{err}");
+    let (code, out, err) = mapwright(&["validate", "--format", "json", "--oai-pause", "0", &url]);
+    assert_eq!(code, 1, "{out}{err}");
+    let rules: Vec<String> = findings(&out, &base).into_iter().map(|(rule, _, _)| rule).collect();
+    assert!(rules.contains(&"oai-incomplete".to_string()), "{out}");
 }
 
 #[test]

@@ -51,29 +51,20 @@ fn urlset(base: &str, rich: usize, plain: usize) -> String {
 /// Starts a site (robots.txt -> an index -> a rich child and a gzipped plain one) on
 /// 127.0.0.1 and returns its base URL.
 fn serve(plain: usize) -> String {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
-            let robots = format!("User-agent: *\nSitemap: {base}/index.xml\n");
-            let index = format!(
-                "<sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\
-                 <sitemap><loc>{base}/rich.xml</loc></sitemap><sitemap><loc>{base}/plain.xml.gz</loc></sitemap></sitemapindex>"
-            );
-            let rich = urlset(&base, 20, 0);
-            let plain = super::gzip(urlset(&base, 0, plain).as_bytes());
-            let app = Router::new()
-                .route("/robots.txt", get(move || async move { robots }))
-                .route("/index.xml", get(move || async move { index }))
-                .route("/rich.xml", get(move || async move { rich }))
-                .route("/plain.xml.gz", get(move || async move { plain }));
-            tx.send(base).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
-    rx.recv().unwrap()
+    super::serve_app(move |base| {
+        let robots = format!("User-agent: *\nSitemap: {base}/index.xml\n");
+        let index = format!(
+            "<sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\
+             <sitemap><loc>{base}/rich.xml</loc></sitemap><sitemap><loc>{base}/plain.xml.gz</loc></sitemap></sitemapindex>"
+        );
+        let rich = urlset(base, 20, 0);
+        let plain = super::gzip(urlset(base, 0, plain).as_bytes());
+        Router::new()
+            .route("/robots.txt", get(move || async move { robots }))
+            .route("/index.xml", get(move || async move { index }))
+            .route("/rich.xml", get(move || async move { rich }))
+            .route("/plain.xml.gz", get(move || async move { plain }))
+    })
 }
 
 fn run(args: &[&str], dir: &Path) -> (i32, String, String) {

@@ -26,6 +26,10 @@ enum Kind {
     /// 50 ms forever (inside every request timeout but the whole-request one); with
     /// `robots: true`, robots.txt itself trickles.
     Trickle { urls: usize, robots: bool },
+    /// robots.txt answers `status` after `delay_ms` (a delay past `--timeout` is a robots.txt
+    /// that does not answer); `/sitemap.xml` (with `root`) lists 5 URLs, and
+    /// `/sitemap_index.xml` a child in a folder whose 5 URLs are all out of its scope.
+    Robots { status: u16, delay_ms: u64, root: bool },
 }
 
 fn router(base: &str, urls: usize, delay_ms: u64) -> Router {
@@ -63,6 +67,24 @@ fn router(base: &str, urls: usize, delay_ms: u64) -> Router {
         )
 }
 
+/// A [`Kind::Robots`] site.
+fn robots_router(base: &str, status: u16, delay_ms: u64, root: bool) -> Router {
+    let ns = "xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\"";
+    let locs = |part: &str| (0..5).map(|i| format!("<url><loc>{base}/{part}/{i}</loc></url>")).collect::<String>();
+    let root_set = format!("<urlset {ns}>{}</urlset>", locs("a"));
+    let index = format!("<sitemapindex {ns}><sitemap><loc>{base}/deep/s.xml</loc></sitemap></sitemapindex>");
+    let deep = format!("<urlset {ns}>{}</urlset>", locs("b"));
+    let robots = move || async move {
+        tokio::time::sleep(Duration::from_millis(delay_ms)).await;
+        (axum::http::StatusCode::from_u16(status).unwrap(), "User-agent: *\nDisallow:\n")
+    };
+    let app = Router::new()
+        .route("/robots.txt", get(robots))
+        .route("/sitemap_index.xml", get(move || async move { index }))
+        .route("/deep/s.xml", get(move || async move { deep }));
+    if root { app.route("/sitemap.xml", get(move || async move { root_set })) } else { app }
+}
+
 /// Starts one site per kind, each on its own loopback address, and returns their base URLs.
 fn serve_sites(kinds: &[Kind]) -> Vec<String> {
     let (tx, rx) = std::sync::mpsc::channel();
@@ -83,6 +105,10 @@ fn serve_sites(kinds: &[Kind]) -> Vec<String> {
                     }
                     Kind::Empty => {
                         tokio::spawn(async move { axum::serve(listener, Router::new()).await });
+                    }
+                    Kind::Robots { status, delay_ms, root } => {
+                        let app = robots_router(&base, status, delay_ms, root);
+                        tokio::spawn(async move { axum::serve(listener, app).await });
                     }
                     Kind::Trickle { urls, robots } => {
                         let base = base.clone();
@@ -447,4 +473,65 @@ fn a_site_listed_again_is_discovered_once() {
     for v in summary.iter().filter(|v| v["ended"] == "duplicate") {
         assert_eq!((v["ok"].as_bool(), v["urls"].as_u64()), (Some(true), Some(0)), "{v}");
     }
+}
+
+#[test]
+fn a_robots_txt_that_does_not_answer_is_named_in_the_summary() {
+    let kinds = [
+        Kind::Robots { status: 200, delay_ms: 3_000, root: true },
+        Kind::Robots { status: 503, delay_ms: 0, root: true },
+        Kind::Robots { status: 404, delay_ms: 0, root: true },
+        Kind::Robots { status: 404, delay_ms: 0, root: false },
+    ];
+    let bases = serve_sites(&kinds);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("sites.txt"), bases.join("\n")).unwrap();
+    let (code, out, err) = run(
+        &["discover", "--sites", "sites.txt", "--timeout", "1", "--retries", "0", "--summary", "s.jsonl"],
+        dir.path(),
+    );
+    assert_eq!(code, 1, "{err}");
+    let summary = jsonl(&std::fs::read_to_string(dir.path().join("s.jsonl")).unwrap());
+    let by_site: BTreeMap<&str, &serde_json::Value> =
+        summary.iter().map(|v| (v["site"].as_str().unwrap(), v)).collect();
+    let line = |i: usize| by_site[format!("{}/", bases[i]).as_str()];
+    // Slower than --timeout, and 503: unreachable, so nothing fetched (RFC 9309).
+    for (i, cause) in [(0, "timed out"), (1, "503")] {
+        let s = line(i);
+        assert_eq!(
+            (s["ok"].as_bool(), s["ended"].as_str(), s["robots"].as_str()),
+            (Some(false), Some("robots-unreachable"), Some("unreachable")),
+            "{s}"
+        );
+        let error = s["error"].as_str().unwrap();
+        assert!(error.contains(cause) && error.contains("complete disallow"), "{s}");
+        assert_eq!((s["sitemaps"].as_u64(), s["urls"].as_u64()), (Some(0), Some(0)), "{s}");
+    }
+    // 404: no restriction, the usual paths read; said, with what it meant for scope.
+    let s = line(2);
+    assert_eq!(
+        (s["ok"].as_bool(), s["ended"].as_str(), s["robots"].as_str()),
+        (Some(true), Some("complete"), Some("unavailable")),
+        "{s}"
+    );
+    assert_eq!((s["urls"].as_u64(), s["out_of_scope"].as_u64()), (Some(5), Some(5)), "{s}");
+    assert!(s["robots_note"].as_str().unwrap().contains("HTTP 404"), "{s}");
+    // 404 and every URL out of scope: a failure that says why, not only "no URL".
+    let s = line(3);
+    assert_eq!((s["ok"].as_bool(), s["ended"].as_str()), (Some(false), Some("no-urls")), "{s}");
+    let error = s["error"].as_str().unwrap();
+    assert!(error.contains("5 dropped as out of scope") && error.contains("HTTP 404"), "{s}");
+    assert_eq!(rows(&out).len(), 5);
+    assert!(err.contains("robots.txt is unreachable"), "{err}");
+
+    // One site: the summary on standard error names it, and the exit status is 1.
+    let (code, out, err) = run(&["discover", "--timeout", "1", "--retries", "0", &bases[1]], dir.path());
+    assert_eq!((code, out.as_str()), (1, ""), "{err}");
+    assert!(
+        err.contains("robots.txt is unreachable") && err.contains("503") && err.contains("complete disallow"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["discover", "--timeout", "1", &bases[2]], dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("robots.txt answered HTTP 404 (unavailable: RFC 9309 reads that as no restriction)"), "{err}");
 }

@@ -40,18 +40,7 @@ fn normal() -> Vec<String> {
 }
 
 fn serve_sitemap() -> String {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
-            tx.send(base).unwrap();
-            let app = Router::new().route("/sitemap.xml", get(|| async { sitemap() }));
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
-    rx.recv().unwrap()
+    super::serve_app(|_| Router::new().route("/sitemap.xml", get(|| async { sitemap() })))
 }
 
 #[test]

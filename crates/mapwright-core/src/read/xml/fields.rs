@@ -169,7 +169,30 @@ impl State {
             );
             return;
         }
-        match Loc::parse_with_repairs(value) {
+        if self.text_entity {
+            return; // the entity's finding says the entry is skipped
+        }
+        // A relative URL (`/page`, `../page`, `//host/page`) resolves against the URL the
+        // document was served at, when it is known: the entry is kept under its absolute URL,
+        // and the error says so (the protocol asks for absolute URLs).
+        let resolved = match (Loc::parse_with_repairs(value), &self.atom.document) {
+            (Err(LocError::NotAbsolute), Some(doc)) if value.starts_with(['/', '.']) => {
+                match doc.join(value).ok().filter(|u| matches!(u.scheme(), "http" | "https")) {
+                    Some(abs) => {
+                        let msg = format!(
+                            "<loc> {:?} is a relative URL: read as {abs} (resolved against the sitemap's own URL); \
+                             the protocol requires absolute URLs, and search engines may skip this one",
+                            shorten(value)
+                        );
+                        push(&mut self.build, xr, Rule::LocNotAbsolute, msg);
+                        Loc::parse_with_repairs(abs.as_str())
+                    }
+                    None => Err(LocError::NotAbsolute),
+                }
+            }
+            (parsed, _) => parsed,
+        };
+        match resolved {
             Ok((loc, repairs)) => {
                 if trimmed {
                     push(
@@ -214,6 +237,18 @@ impl State {
     pub(super) fn bare_loc(&mut self, xr: &mut Reader<Tracked<'_>>, role: Role) {
         let text = trim(&self.build.bare);
         if text.is_empty() {
+            return;
+        }
+        if let Some(name) = self.build.bare_entity.take() {
+            let pos = XmlReader::pos_at(xr, self.origin, self.build.start_off);
+            self.build.pending.push(Finding::new(
+                Rule::XmlMalformed,
+                Some(pos),
+                format!(
+                    "a URL written without <loc> holds the entity &{}; which XML does not define (never expanded): the entry is skipped",
+                    shorten(&name)
+                ),
+            ));
             return;
         }
         if let Ok(loc) = Loc::parse(text) {

@@ -30,6 +30,7 @@ use feed::FeedField;
 use fields::Field;
 use ns::{Ns, NsStack, split_name};
 use oai::OaiField;
+pub(crate) use oai::PageEnd;
 use root::declaration_misplaced;
 
 /// The values (entities decoded) of the named attributes of a start tag, in the given order.
@@ -133,6 +134,8 @@ struct Build {
     guid: Option<String>,
     /// Text directly inside `<url>`/`<sitemap>` (a URL written without `<loc>`).
     bare: String,
+    /// That text held an entity no XML defines (a DTD's, possibly an external one): not a URL.
+    bare_entity: Option<String>,
     start_off: u64,
     /// Findings about this entry, given its `loc` when it ends.
     pending: Vec<Finding>,
@@ -155,6 +158,9 @@ struct State {
     roles: Vec<Role>,
     text: String,
     text_cut: bool,
+    /// The captured text holds an entity no XML defines (declared in a DTD, maybe external:
+    /// never expanded), kept as written: a `<loc>` holding one is no URL.
+    text_entity: bool,
     text_off: u64,
     build: Build,
     image: Image,
@@ -213,6 +219,7 @@ impl<'a> XmlReader<'a> {
                 roles: Vec::with_capacity(16),
                 text: String::with_capacity(256),
                 text_cut: false,
+                text_entity: false,
                 text_off: 0,
                 build: Build::default(),
                 image: Image::default(),
@@ -257,9 +264,10 @@ impl<'a> XmlReader<'a> {
         self.st.origin + self.xr.buffer_position()
     }
 
-    /// At the end of an OAI-PMH page: its error findings, and the page to ask for next, if any.
-    pub(crate) fn oai_end(&mut self, first: bool, sink: &mut FindingSink<'_>) -> Option<crate::read::PageRequest> {
-        self.st.oai_end(first, sink)
+    /// At the end of an OAI-PMH page: what it means for the list (the next page, its end, or
+    /// why it stops).
+    pub(crate) fn oai_end(&mut self, first: bool, bare: bool) -> PageEnd {
+        self.st.oai_end(first, bare)
     }
 
     /// Turns the fast path off, to test it against the event loop.
@@ -371,6 +379,10 @@ impl<'a> XmlReader<'a> {
                             st.bare_text(t);
                         } else if let Ok(Some(c)) = r.resolve_char_ref() {
                             st.bare_text(c.encode_utf8(&mut [0u8; 4]));
+                        } else if st.build.bare_entity.is_none() {
+                            // Never expanded: the text is no URL (dropping the reference would
+                            // give another URL than the one written).
+                            st.build.bare_entity = Some(name.to_string());
                         }
                     }
                     Step::Continue
@@ -484,6 +496,20 @@ impl State {
             self.append("&");
             self.append(name);
             self.append(";");
+            self.text_entity = true;
+            // In a <loc> the URL itself is unknown: `loc` skips the entry.
+            if self.roles.last() == Some(&Role::Field(Field::Loc)) {
+                self.build.pending.push(Finding::new(
+                    Rule::XmlMalformed,
+                    Some(pos),
+                    format!(
+                        "undefined entity &{}; in a <loc> (declared in a DTD, perhaps an external one: never expanded): \
+                         the URL is unknown, the entry is skipped",
+                        shorten(name)
+                    ),
+                ));
+                return;
+            }
             self.build.pending.push(Finding::new(
                 Rule::XmlMalformed,
                 Some(pos),
@@ -719,6 +745,7 @@ impl State {
     fn begin_text(&mut self, off: u64) {
         self.text.clear();
         self.text_cut = false;
+        self.text_entity = false;
         self.text_off = off;
     }
 

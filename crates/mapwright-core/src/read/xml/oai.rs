@@ -1,12 +1,26 @@
 //! OAI-PMH 2.0 answers, read as Google Sitemaps read a repository: `ListRecords` with
-//! `metadataPrefix=oai_dc`, each record's first http(s) `dc:identifier` as the URL and its
-//! header's `datestamp` as lastmod, deleted records skipped. One answer is one page; what the
-//! page says about the next one (its `resumptionToken`, or the `badVerb` a bare base URL
-//! answers) goes to [`SitemapReader`](crate::SitemapReader), which asks the caller's
-//! [`Pager`](crate::Pager) for it.
+//! `metadataPrefix=oai_dc` (or one `GetRecord`), each record's first http(s) `dc:identifier`
+//! as the URL and its header's `datestamp` as lastmod, deleted records skipped. One answer is
+//! one page; what the page says about the next one (its `resumptionToken`, the `badVerb` a
+//! bare base URL answers, another verb's answer) goes to [`SitemapReader`](crate::SitemapReader)
+//! as a [`PageEnd`], and it asks the caller's [`Pager`](crate::Pager) for that page. Every
+//! other answer (a repository's error code, another verb where records were asked for) ends
+//! the list with [`Error::Oai`](crate::Error::Oai), which names it.
 
 use super::*;
+use crate::error::OaiFault;
 use crate::read::PageRequest;
+
+/// What the end of one OAI-PMH answer means for the list of records.
+#[derive(Debug)]
+pub(crate) enum PageEnd {
+    /// The list ends here, whole.
+    Done,
+    /// The page to ask for next, and what this answer holds (said when the input cannot ask).
+    Next(PageRequest, String),
+    /// The list stops here: why, and where in the answer.
+    Stop(OaiFault, Option<Position>),
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum OaiField {
@@ -25,7 +39,7 @@ const MAX_KEPT: usize = 8;
 /// What one page says besides its records.
 #[derive(Default)]
 pub(super) struct Page {
-    /// A `<ListRecords>` was seen.
+    /// A `<ListRecords>` or `<GetRecord>` was seen.
     list: bool,
     /// The answer of another verb (`Identify`, `ListSets`, ...).
     other_verb: Option<String>,
@@ -60,7 +74,7 @@ impl State {
             Role::OaiField(f)
         };
         match (parent, local) {
-            (Role::Root, "ListRecords") => {
+            (Role::Root, "ListRecords" | "GetRecord") => {
                 self.oai.list = true;
                 Role::OaiList
             }
@@ -176,40 +190,40 @@ impl State {
         Step::Entry(Entry::Url(u))
     }
 
-    /// The page has ended: its errors as findings, and the next page to ask for. The answer
-    /// to a bare base URL (`badVerb`), or to another verb, asks for the records once.
-    pub(super) fn oai_end(&mut self, first: bool, sink: &mut FindingSink<'_>) -> Option<PageRequest> {
+    /// The page has ended: what it means for the list. The answer to the URL given, when it
+    /// holds no records (`Identify`, `ListIdentifiers`, `ListSets`, `ListMetadataFormats`, or
+    /// the `badVerb` or `badArgument` of a `bare` base URL, one that asked no verb), asks for
+    /// the records once; any other error answer, or an answer without records where records
+    /// were asked for, stops the list and names what it was.
+    pub(super) fn oai_end(&mut self, first: bool, bare: bool) -> PageEnd {
         let page = std::mem::take(&mut self.oai);
-        let harmless = |code: &str| matches!(code, "badVerb" | "badArgument");
+        let harmless = |code: &str| bare && matches!(code, "badVerb" | "badArgument");
         if first && !page.list && page.errors.iter().all(|(c, _, _)| harmless(c)) {
-            return Some(PageRequest::ListRecords);
-        }
-        for (code, message, pos) in &page.errors {
-            let said = if message.is_empty() { String::new() } else { format!(" ({message})") };
-            let text = match code.as_str() {
-                "noRecordsMatch" => format!(
-                    "the repository answers noRecordsMatch{said}: it lists no records in Dublin Core (metadataPrefix=oai_dc), so no URL"
-                ),
-                "badResumptionToken" => format!(
-                    "the repository refuses the resumption token (badResumptionToken{said}): the records after this page were not read"
-                ),
-                other => format!(
-                    "the repository answers the OAI-PMH error {other:?}{said}: no records read from this answer"
-                ),
+            let what = match (page.errors.first(), &page.other_verb) {
+                (Some((code, message, _)), _) => {
+                    let said = if message.is_empty() { String::new() } else { format!(": {message}") };
+                    format!(
+                        "an OAI-PMH answer without records (the error {code}{said}, as a repository's base URL answers)"
+                    )
+                }
+                (None, Some(verb)) => format!("an OAI-PMH <{verb}> answer, without records"),
+                (None, None) => "an OAI-PMH answer without records".to_string(),
             };
-            sink.push(Finding::new(Rule::OaiError, Some(*pos), text));
+            return PageEnd::Next(PageRequest::ListRecords, what);
         }
-        if !page.list && page.errors.is_empty() {
-            let what = page.other_verb.map_or_else(|| "no <ListRecords>".to_string(), |v| format!("<{v}>"));
-            sink.push(Finding::new(
-                Rule::OaiIncomplete,
-                None,
-                format!("the answer to ListRecords holds {what} instead of records: nothing read from it"),
-            ));
+        if let Some((code, message, pos)) = page.errors.into_iter().next() {
+            return PageEnd::Stop(OaiFault::Repository { code, message }, Some(pos));
+        }
+        if !page.list {
+            let found = page.other_verb.map_or_else(|| "no <ListRecords>".to_string(), |v| format!("a <{v}> answer"));
+            return PageEnd::Stop(OaiFault::NotRecords { found }, None);
         }
         match page.token {
-            Some(t) if page.list && !t.is_empty() => Some(PageRequest::Resume(t)),
-            _ => None,
+            Some(t) if !t.is_empty() => {
+                let what = format!("the list of records goes on (resumptionToken {:?})", shorten(&t));
+                PageEnd::Next(PageRequest::Resume(t), what)
+            }
+            _ => PageEnd::Done,
         }
     }
 }

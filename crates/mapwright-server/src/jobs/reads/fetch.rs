@@ -260,10 +260,11 @@ async fn read_body(
     let final_loc = Loc::parse(&meta.final_url).ok();
     let scope = final_loc.as_ref().map(|l| Scope::vouched(l, voucher));
     // An OAI-PMH base URL is read across its pages, through the same client and limits.
+    let pager = response.pager();
     let config = ValidatorConfig {
         sitemap_url: final_loc.clone(),
         scope_override: scope.clone(),
-        pager: Some(response.pager()),
+        pager: Some(pager.clone()),
         ..ValidatorConfig::default()
     };
     let own_url = sitemap.url.clone();
@@ -296,7 +297,10 @@ async fn read_body(
         // What was staged stays invisible; the next attempt on the sitemap discards it.
         return Err(e.into());
     }
-    let stats = stats.lock().map(|s| s.clone()).unwrap_or_default();
+    let mut stats = stats.lock().map(|s| s.clone()).unwrap_or_default();
+    // An OAI-PMH list's bytes and hash are those of all its pages: change is judged on the
+    // records, not on the base URL's answer, which stays the same whatever the records.
+    pager.pages().add_to(&mut stats);
     let Findings { kept: mut findings, fatal, omitted_errors, omitted_warnings, .. } = findings;
     let fatal = fatal || outcome.io_error.is_some() || outcome.format.is_none();
     let hash = format!("{:016x}", stats.hash);
@@ -338,8 +342,8 @@ async fn read_body(
         Change::Changed
     };
     let index = outcome.format == Some(Format::SitemapIndex);
-    // The validators (and bytes, hash) of an OAI-PMH repository are its first page's only: a
-    // 304 must never stand for the pages after it, so none is asked for.
+    // The validators of an OAI-PMH repository are its first answer's only: a 304 must never
+    // stand for the pages after it, so none is asked for.
     let validators = !fatal && outcome.format != Some(Format::OaiPmh);
     let record = DownloadRecord {
         status: status.into(),

@@ -1,9 +1,35 @@
-//! Writing entries to standard output (jsonl, csv, text) and diagnostics to standard error.
+//! The CLI's output formats, for `read` and `discover` alike: entries (`read`: JSON Lines, CSV,
+//! text, through [`EntryWriter`]), `discover`'s rows ([`rows`]), Parquet files (through
+//! `mapwright_fetch::rows::ParquetRows`, opened by [`parquet_out`]), and diagnostics to
+//! standard error ([`print_finding`]). The commands call this module, never each other.
+
+mod rows;
 
 use crate::cli::EntryFormat;
 use mapwright_core::{Entry, Finding};
+use mapwright_fetch::rows::{Columns, ParquetRows};
 use serde::Serialize;
-use std::io::{self, Write};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+pub(crate) use rows::{Out, csv_header};
+
+/// The refusal of `--format parquet` without `--out`.
+pub(crate) const NEEDS_OUT: &str =
+    "--format parquet needs --out FILE (a Parquet file ends with its footer: it is no stream)";
+
+/// A Parquet file of rows with these columns at `path`, created empty.
+pub(crate) fn parquet_out(path: &Path, columns: Columns) -> anyhow::Result<ParquetRows<BufWriter<File>>> {
+    let f = File::create(path).map_err(|e| anyhow::anyhow!("--out {}: {e}", path.display()))?;
+    Ok(ParquetRows::new(BufWriter::with_capacity(256 * 1024, f), columns)?)
+}
+
+/// The error of a text writer given the Parquet format, which goes through `ParquetRows`
+/// (the callers route it there: this is never written).
+pub(crate) fn not_text() -> io::Error {
+    io::Error::other("Parquet rows are written by mapwright_fetch::rows::ParquetRows, not as text")
+}
 
 /// Whether an error chain ends in a broken pipe (`mapwright read big.xml | head`).
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
@@ -106,7 +132,7 @@ impl<W: Write> EntryWriter<W> {
                 serde_json::to_writer(&mut self.out, &j)?;
                 writeln!(self.out)
             }
-            EntryFormat::Parquet => Err(crate::discover::not_text()),
+            EntryFormat::Parquet => Err(not_text()),
         }
     }
 
