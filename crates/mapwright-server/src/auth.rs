@@ -9,6 +9,8 @@ use axum::response::{IntoResponse, Response};
 use mapwright_store::{Actor, ApiToken, Requester, SignupRequest, User, secret};
 use serde::{Deserialize, Serialize};
 
+pub(crate) mod recovery;
+
 use crate::extract::{ClientAddr, ClientNet};
 use crate::extract::{Id, JsonBody};
 use crate::hashing::Budget;
@@ -116,9 +118,19 @@ const BLANKS: [char; 4] = [' ', '\t', '\r', '\n'];
 /// can go to, as lettre's parser of RFC 5321 addresses (`lettre::Address`) reads it: `a<b>@x`,
 /// `a,b@x` or `a..b@x` are refused here, before they count toward any cap.
 fn check_credentials(c: &Credentials) -> Result<String, AppError> {
-    let email = c.email.trim_matches(BLANKS);
+    let email = check_email(&c.email)?;
+    match crate::password_problem(&c.password) {
+        Some(problem) => Err(AppError::BadRequest(problem.into())),
+        None => Ok(email),
+    }
+}
+
+/// An e-mail address given for an account (sign-up, a password reset, a change of address) in
+/// its one normal form, or why mail cannot go to it (see [`check_credentials`]).
+pub(crate) fn check_email(given: &str) -> Result<String, AppError> {
+    let email = given.trim_matches(BLANKS);
     let parts = email.split_once('@');
-    let valid = c.email.chars().count() <= 254
+    let valid = given.chars().count() <= 254
         && !email.contains(BLANKS)
         && parts.is_some_and(|(local, domain)| !local.is_empty() && !domain.is_empty() && !domain.contains('@'));
     if !valid {
@@ -132,10 +144,7 @@ fn check_credentials(c: &Credentials) -> Result<String, AppError> {
                 .into(),
         ));
     }
-    match crate::password_problem(&c.password) {
-        Some(problem) => Err(AppError::BadRequest(problem.into())),
-        None => Ok(email),
-    }
+    Ok(email)
 }
 
 async fn signed_in(state: &AppState, user: User, status: StatusCode) -> Result<Response, AppError> {

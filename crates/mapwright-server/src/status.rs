@@ -5,14 +5,14 @@
 //! those words, so a change in what the store records (a roll-up of an index's children, the
 //! counts of the last full read) changes only this file.
 
-use mapwright_store::{SitemapSummary, TreeTally};
+use mapwright_store::{Sitemap, SitemapSummary, StatusFilter, TreeTally};
 
 use crate::format::thousands;
 
 /// A status as the table shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Shown {
-    /// Success, Has errors, Has warnings, Couldn't fetch, Pending, Removed.
+    /// Success, Has errors, Has warnings, Couldn't fetch, Pending, Paused, Removed.
     pub word: &'static str,
     /// The numbers behind the word ("3 errors, 1 warning", "HTTP 404"), if any.
     pub detail: Option<String>,
@@ -33,68 +33,109 @@ fn counts(errors: i64, warnings: i64) -> Option<String> {
     }
 }
 
-/// The word of a stored status with its counts (`None`: not read yet). The stored
-/// word counts as much as the numbers, so a row the "Has errors" filter lists never shows
-/// "Success" (a read may be judged to have errors with no finding counted, e.g. stored by an
-/// older version), and the worse of the two is shown.
-fn word_of(status: Option<&str>, errors: i64, warnings: i64) -> &'static str {
-    match status {
-        None | Some("pending") => "Pending",
-        Some("failed") => "Couldn't fetch",
-        Some("errors") => "Has errors",
-        _ if errors > 0 => "Has errors",
-        Some("warnings") => "Has warnings",
-        _ if warnings > 0 => "Has warnings",
-        _ => "Success",
+/// The word a sitemap's row shows, as the name of the status filter that lists it: the one
+/// decision of every page, filter and API field (`status_word`). The store's filters ask the
+/// same question in SQL (`mapwright_store`'s `STATUS_WORD_SQL`; the tests hold the two to one
+/// answer on every kind of row). In order: removed; paused (its site is not verified, so
+/// nothing is read); pending (never read); failed (its own fetch); errors, then warnings (its
+/// own or its tree's: a child that could not be fetched is an error of the tree, and a stored
+/// verdict counts as much as the numbers); pending (a child not read yet); success.
+pub(crate) fn word_key(sm: &Sitemap) -> StatusFilter {
+    let rolled = sm.rollup_status.as_deref();
+    if sm.removed_at.is_some() {
+        StatusFilter::Removed
+    } else if !sm.site_verified {
+        StatusFilter::Paused
+    } else if matches!(sm.status.as_deref(), None | Some("pending")) {
+        StatusFilter::Pending
+    } else if sm.status.as_deref() == Some("failed") {
+        StatusFilter::Failed
+    } else if sm.errors > 0
+        || sm.rollup_errors > 0
+        || sm.status.as_deref() == Some("errors")
+        || matches!(rolled, Some("errors" | "failed"))
+    {
+        StatusFilter::Errors
+    } else if sm.warnings > 0
+        || sm.rollup_warnings > 0
+        || sm.status.as_deref() == Some("warnings")
+        || rolled == Some("warnings")
+    {
+        StatusFilter::Warnings
+    } else if matches!(rolled, None | Some("pending")) {
+        StatusFilter::Pending
+    } else {
+        StatusFilter::Success
     }
 }
 
+/// The word of a status filter, as the table, the filter form and the pages show it.
+pub(crate) fn filter_word(key: StatusFilter) -> &'static str {
+    match key {
+        StatusFilter::Success => "Success",
+        StatusFilter::Errors => "Has errors",
+        StatusFilter::Warnings => "Has warnings",
+        StatusFilter::Failed => "Couldn't fetch",
+        StatusFilter::Pending => "Pending",
+        StatusFilter::Paused => "Paused",
+        StatusFilter::Removed => "Removed",
+    }
+}
+
+/// The Resubmit button's words: a sitemap of a site not verified waits for its verification.
+pub(crate) fn resubmit_label(paused: bool) -> &'static str {
+    if paused { "Resubmit (waits for verification)" } else { "Resubmit" }
+}
+
+/// What "Paused" says: why nothing is read, and how it ends.
+pub(crate) const PAUSED: &str = "its site is not verified: nothing is read until the site is verified again";
+
 /// A sitemap's own status: the verdict of its last full read, which a 304 keeps (the store's
-/// `status`, `errors`, `warnings`); its URLs are those stored for it.
+/// `status`, `errors`, `warnings`); its URLs are those stored for it. The word is the row's
+/// ([`word_key`]) for a sitemap that is no index; an index's own read is worded apart from its
+/// tree's (the index page's "This file").
 pub(crate) fn own(row: &SitemapSummary) -> Shown {
     let sm = &row.sitemap;
-    if sm.removed_at.is_some() {
-        return Shown { word: "Removed", detail: None, urls: None };
-    }
-    let word = word_of(sm.status.as_deref(), sm.errors, sm.warnings);
-    let detail = match word {
-        "Couldn't fetch" => sm.http_status.map(|s| format!("HTTP {s}")),
+    let key = if is_index(row) {
+        word_key(&Sitemap { rollup_status: sm.status.clone(), rollup_errors: 0, rollup_warnings: 0, ..sm.clone() })
+    } else {
+        word_key(sm)
+    };
+    let word = filter_word(key);
+    let detail = match key {
+        StatusFilter::Removed => None,
+        StatusFilter::Paused => Some(PAUSED.to_owned()),
+        StatusFilter::Failed => sm.http_status.map(|s| format!("HTTP {s}")),
         _ => counts(sm.errors, sm.warnings),
     };
     // An index's own URLs are its children's: they come from the roll-up.
-    let urls = (sm.status.is_some() && !is_index(row)).then_some(sm.rollup_urls);
+    let urls = (sm.removed_at.is_none() && sm.status.is_some() && !is_index(row)).then_some(sm.rollup_urls);
     Shown { word, detail, urls }
 }
 
 /// An index's status rolled up with its tree's by the store (`rollup_*`), in words that say
-/// where the trouble is. Its own failure is "Couldn't fetch"; when its own read stands, a
-/// child's failure makes the tree "Has errors", never "Couldn't fetch", and the detail counts
-/// the sitemaps behind each number: "1 of 4 sitemaps couldn't be fetched; 7 errors in 1
-/// sitemap". `tally` is the store's count of its live descendants ([`TreeTally`]).
+/// where the trouble is: the word is the row's ([`word_key`]), so its own failure is
+/// "Couldn't fetch", and when its own read stands a child's failure makes the tree "Has
+/// errors"; the detail counts the sitemaps it lists behind each number: "1 of 4 sitemaps it
+/// lists couldn't be fetched; 7 errors in 1 sitemap". `tally` is the store's count of its live
+/// descendants ([`TreeTally`]).
 pub(crate) fn rolled_up(index: &SitemapSummary, tally: Option<&TreeTally>) -> Shown {
     let sm = &index.sitemap;
-    let mine = own(index);
-    if sm.removed_at.is_some() || sm.status.is_none() || mine.word == "Couldn't fetch" {
-        return mine;
+    let key = word_key(sm);
+    if matches!(key, StatusFilter::Removed | StatusFilter::Paused | StatusFilter::Failed) || sm.status.is_none() {
+        return own(index);
     }
+    let word = filter_word(key);
     let tally = tally.copied().unwrap_or_default();
-    // The stored roll-up word counts as the numbers do (see `word_of`): a child that failed
-    // makes the tree "Has errors".
-    let rolled = sm.rollup_status.as_deref();
-    let word = if tally.failed > 0 || sm.rollup_errors > 0 || matches!(rolled, Some("errors" | "failed")) {
-        "Has errors"
-    } else if sm.rollup_warnings > 0 || rolled == Some("warnings") {
-        "Has warnings"
-    } else if tally.pending > 0 {
-        "Pending"
-    } else {
-        "Success"
-    };
-    // The sitemaps of the tree: the index and its live descendants.
-    let all = tally.sitemaps + 1;
+    // The sitemaps it lists, at any depth: the index itself is not one of them.
+    let listed = tally.sitemaps;
     let mut parts = Vec::new();
     if tally.failed > 0 {
-        parts.push(format!("{} of {} couldn't be fetched", thousands(tally.failed), plural(all, "sitemap")));
+        parts.push(format!(
+            "{} of {} it lists couldn't be fetched",
+            thousands(tally.failed),
+            plural(listed, "sitemap")
+        ));
     }
     let with = |n: i64, own: bool| n + i64::from(own);
     if sm.rollup_errors > 0 {
@@ -106,7 +147,7 @@ pub(crate) fn rolled_up(index: &SitemapSummary, tally: Option<&TreeTally>) -> Sh
         parts.push(format!("{} in {}", plural(sm.rollup_warnings, "warning"), plural(n, "sitemap")));
     }
     if tally.pending > 0 {
-        parts.push(format!("{} of {} not read yet", thousands(tally.pending), plural(all, "sitemap")));
+        parts.push(format!("{} of {} it lists not read yet", thousands(tally.pending), plural(listed, "sitemap")));
     }
     let detail = (!parts.is_empty()).then(|| parts.join("; "));
     Shown { word, detail, urls: Some(sm.rollup_urls) }
@@ -225,6 +266,7 @@ mod tests {
                 video_count: None,
                 news_count: None,
                 last_submitted_at: None,
+                site_verified: true,
             },
             origin: "https://a.example".into(),
         }
@@ -262,7 +304,10 @@ mod tests {
         let tally = TreeTally { index_id: 1, sitemaps: 3, failed: 1, with_errors: 1, ..TreeTally::default() };
         let shown = rolled_up(&index, Some(&tally));
         assert_eq!((shown.word, shown.urls), ("Has errors", Some(260)), "the index itself was fetched");
-        assert_eq!(shown.detail.as_deref(), Some("1 of 4 sitemaps couldn't be fetched; 7 errors in 1 sitemap"));
+        assert_eq!(
+            shown.detail.as_deref(),
+            Some("1 of 3 sitemaps it lists couldn't be fetched; 7 errors in 1 sitemap")
+        );
         // Its own failure is its own word.
         let failed = row(Some("failed"), 0, 0, None, Some("index"));
         assert_eq!(rolled_up(&failed, Some(&tally)).word, "Couldn't fetch");
@@ -271,9 +316,35 @@ mod tests {
         waiting.sitemap.rollup_status = None;
         let tally = TreeTally { sitemaps: 2, pending: 1, ..tally };
         let shown = rolled_up(&waiting, Some(&TreeTally { failed: 0, with_errors: 0, ..tally }));
-        assert_eq!((shown.word, shown.detail.as_deref()), ("Pending", Some("1 of 3 sitemaps not read yet")));
+        assert_eq!((shown.word, shown.detail.as_deref()), ("Pending", Some("1 of 2 sitemaps it lists not read yet")));
         let healthy = row(Some("ok"), 0, 0, Some(100), Some("index"));
         assert_eq!((rolled_up(&healthy, None).word, rolled_up(&healthy, None).detail), ("Success", None));
+    }
+
+    #[test]
+    fn a_sitemap_of_a_site_not_verified_is_paused_whatever_its_last_read() {
+        for status in [Some("ok"), Some("errors"), Some("failed"), None] {
+            let mut paused = row(status, 0, 0, Some(5), None);
+            paused.sitemap.site_verified = false;
+            assert_eq!(word_key(&paused.sitemap), StatusFilter::Paused, "{status:?}");
+            let shown = own(&paused);
+            assert_eq!((shown.word, shown.detail.as_deref()), ("Paused", Some(PAUSED)));
+            paused.sitemap.is_index = true;
+            assert_eq!(rolled_up(&paused, None).word, "Paused");
+            paused.sitemap.removed_at = Some(1);
+            assert_eq!(own(&paused).word, "Removed", "removed first");
+        }
+    }
+
+    #[test]
+    fn every_word_is_its_filters_word() {
+        // The word shown is the filter's word of the row's key, for every key.
+        for (status, errors, warnings) in
+            [(None, 0, 0), (Some("ok"), 0, 0), (Some("ok"), 1, 0), (Some("warnings"), 0, 0), (Some("failed"), 0, 0)]
+        {
+            let r = row(status, errors, warnings, Some(1), None);
+            assert_eq!(own(&r).word, filter_word(word_key(&r.sitemap)));
+        }
     }
 
     #[test]

@@ -73,6 +73,9 @@ async fn an_owner_adds_verifies_and_deletes_a_domain_property() {
             let body = format!("csrf={csrf}&url=https%3A%2F%2Fshop.garden.test%2Fsitemap.xml&site=");
             let (status, headers, html) = post_form(&app, "/sitemaps/add", &ann.cookie, &body, &[]).await;
             assert_eq!((status, location(&headers).as_str()), (StatusCode::SEE_OTHER, "/"), "{html}");
+            let said = follow(&app, &ann.cookie, &headers).await;
+            assert!(said.contains("Added https://shop.garden.test/sitemap.xml"), "{said}");
+            assert!(!said.contains("already submitted"), "{said}");
             let sites = app.store.list_sites(actor).await.unwrap();
             let shop = sites.iter().find(|s| s.origin == "https://shop.garden.test").unwrap();
             assert!(shop.verified_at.is_some());

@@ -35,6 +35,8 @@ mod listing;
 #[macro_use]
 mod members;
 #[macro_use]
+mod recovery;
+#[macro_use]
 mod retention;
 #[macro_use]
 mod signups;
@@ -101,6 +103,11 @@ pub const MAX_API_TOKENS: i64 = 1_000;
 
 /// Sessions kept per user: signing in once more ends the oldest past this many.
 pub const MAX_SESSIONS_PER_USER: i64 = 100;
+
+/// Recovery links (password reset, change of address) kept per account and purpose: asking
+/// again ends the oldest past this many, so a stranger who asks for the owner's address in a
+/// loop neither grows the table nor kills the link the owner asked for a minute ago.
+pub const MAX_ACCOUNT_LINKS: i64 = 5;
 
 /// Sign-ups waiting for confirmation, all addresses together (one row per address and
 /// requesting network): past it, a sign-up is refused until some expire, so a flood of made-up

@@ -2,8 +2,8 @@
 //! API's list of a site's sitemaps ask the same question, `SitemapListing`, answered by one
 //! query ([`listing_methods!`], written once for both backends like those of `sql.rs`).
 //!
-//! The status is the roll-up's (what the table shows: for an index the worst of its own read
-//! and its children's), the type the format the reader recognised, "last read" the last
+//! The status is the word the row shows ([`STATUS_WORD_SQL`]: for an index its tree's, for a
+//! site not verified "paused"), the type the format the reader recognised, "last read" the last
 //! download's time (never read sorts as the oldest), "errors" the rolled-up error count.
 
 use serde::Serialize;
@@ -24,6 +24,8 @@ pub enum StatusFilter {
     Pending,
     /// Removed by the user.
     Removed,
+    /// Not read while its site is not verified (lost or never had its proof).
+    Paused,
 }
 
 /// A type to filter on: the format the last read recognised.
@@ -80,12 +82,13 @@ pub struct SitemapListing {
 
 impl StatusFilter {
     /// Every filter, in the order a form offers them.
-    pub const ALL: [StatusFilter; 6] = [
+    pub const ALL: [StatusFilter; 7] = [
         StatusFilter::Success,
         StatusFilter::Errors,
         StatusFilter::Warnings,
         StatusFilter::Failed,
         StatusFilter::Pending,
+        StatusFilter::Paused,
         StatusFilter::Removed,
     ];
 
@@ -98,6 +101,7 @@ impl StatusFilter {
             StatusFilter::Failed => "failed",
             StatusFilter::Pending => "pending",
             StatusFilter::Removed => "removed",
+            StatusFilter::Paused => "paused",
         }
     }
 
@@ -106,20 +110,30 @@ impl StatusFilter {
         StatusFilter::ALL.into_iter().find(|f| f.as_str() == name)
     }
 
-    /// The SQL condition on `sm` (no parameters: the values are ours).
-    fn sql(self) -> &'static str {
-        match self {
-            StatusFilter::Success => "sm.removed_at IS NULL AND sm.rollup_status IN ('ok', 'unchanged')",
-            StatusFilter::Errors => "sm.removed_at IS NULL AND sm.rollup_status = 'errors'",
-            StatusFilter::Warnings => "sm.removed_at IS NULL AND sm.rollup_status = 'warnings'",
-            StatusFilter::Failed => "sm.removed_at IS NULL AND sm.rollup_status = 'failed'",
-            StatusFilter::Pending => {
-                "sm.removed_at IS NULL AND (sm.rollup_status IS NULL OR sm.rollup_status = 'pending')"
-            }
-            StatusFilter::Removed => "sm.removed_at IS NOT NULL",
-        }
+    /// The SQL condition on `sm` (no parameters: the values are ours): the row's word, as
+    /// [`STATUS_WORD_SQL`] decides it, is this filter's.
+    fn sql(self) -> String {
+        format!("({STATUS_WORD_SQL}) = '{}'", self.as_str())
     }
 }
+
+/// The status word a row of `sitemaps sm` shows, as a filter's name: the one decision the
+/// console's words and the API's `status_word` take (`mapwright-server`'s `status::word_key`
+/// is this expression in Rust, and a test of the server holds the two to the same answer on
+/// every kind of row), so a filter lists exactly the rows that show its word. In order:
+/// removed; paused (the site is not verified: nothing is read); pending (never read); failed
+/// (its own fetch); errors or warnings (its own or, for an index, its tree's, a child that could
+/// not be fetched counting as an error of the tree); pending (a child not read yet); success.
+pub(crate) const STATUS_WORD_SQL: &str = "CASE WHEN sm.removed_at IS NOT NULL THEN 'removed' \
+     WHEN NOT sm.site_verified THEN 'paused' \
+     WHEN sm.status IS NULL OR sm.status = 'pending' THEN 'pending' \
+     WHEN sm.status = 'failed' THEN 'failed' \
+     WHEN sm.errors > 0 OR sm.rollup_errors > 0 OR sm.status = 'errors' OR sm.rollup_status IN ('errors', 'failed') \
+     THEN 'errors' \
+     WHEN sm.warnings > 0 OR sm.rollup_warnings > 0 OR sm.status = 'warnings' OR sm.rollup_status = 'warnings' \
+     THEN 'warnings' \
+     WHEN sm.rollup_status IS NULL OR sm.rollup_status = 'pending' THEN 'pending' \
+     ELSE 'success' END";
 
 impl TypeFilter {
     /// Every filter, in the order a form offers them.
@@ -184,18 +198,18 @@ impl SortKey {
     }
 
     /// The SQL expression sorted on (NULLs made explicit: the backends order them apart).
-    fn sql(self) -> &'static str {
+    /// The status sorts by the word shown ([`STATUS_WORD_SQL`]), best first.
+    fn sql(self) -> String {
         match self {
-            SortKey::Added => "sm.id",
-            SortKey::Url => "sm.url",
-            SortKey::LastRead => "COALESCE(sm.last_downloaded_at, -1)",
-            SortKey::Status => {
-                "CASE WHEN sm.removed_at IS NOT NULL THEN -1 WHEN sm.rollup_status IN ('ok', 'unchanged') THEN 0 \
-                 WHEN sm.rollup_status = 'warnings' THEN 2 WHEN sm.rollup_status = 'errors' THEN 3 \
-                 WHEN sm.rollup_status = 'failed' THEN 4 ELSE 1 END"
-            }
-            SortKey::Errors => "sm.rollup_errors",
-            SortKey::Urls => "sm.rollup_urls",
+            SortKey::Added => "sm.id".into(),
+            SortKey::Url => "sm.url".into(),
+            SortKey::LastRead => "COALESCE(sm.last_downloaded_at, -1)".into(),
+            SortKey::Status => format!(
+                "CASE ({STATUS_WORD_SQL}) WHEN 'removed' THEN -1 WHEN 'success' THEN 0 WHEN 'warnings' THEN 2 \
+                 WHEN 'errors' THEN 3 WHEN 'failed' THEN 4 ELSE 1 END"
+            ),
+            SortKey::Errors => "sm.rollup_errors".into(),
+            SortKey::Urls => "sm.rollup_urls".into(),
         }
     }
 }

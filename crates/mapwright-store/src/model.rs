@@ -197,6 +197,9 @@ pub struct Sitemap {
     /// When it was last submitted (added again, resubmitted or pinged); `None`: not since
     /// `submitted_at`. Read it through [`Sitemap::last_submitted`].
     pub last_submitted_at: Option<Timestamp>,
+    /// Whether its site is verified now: a sitemap of a site that is not (it lost its proof,
+    /// or never had one) is not read, whatever its `next_fetch_at` says.
+    pub site_verified: bool,
 }
 }
 
@@ -268,8 +271,15 @@ pub struct DownloadRecord {
     pub url_count: i64,
     /// A fatal error's message (network, limit, not a sitemap), if any.
     pub error: Option<String>,
-    /// The findings; their severities give the error and warning counts.
+    /// The findings stored; their severities, plus the omitted counts below, give the error
+    /// and warning counts.
     pub findings: Vec<FindingRecord>,
+    /// Error findings of the read that are not in `findings` (the worker stores a bounded
+    /// number): the counts and the verdict cover every finding, stored or not, so a read whose
+    /// one fatal error came after its first 1,000 warnings is never called "warnings".
+    pub omitted_errors: i64,
+    /// Warning findings of the read that are not in `findings` (see `omitted_errors`).
+    pub omitted_warnings: i64,
     /// New ETag (`None` keeps none).
     pub etag: Option<String>,
     /// New Last-Modified.

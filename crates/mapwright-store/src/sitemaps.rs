@@ -120,15 +120,17 @@ macro_rules! sitemap_methods {
                 let Some(is_index) = is_index else {
                     return Err(Error::NotFound { what: "sitemap", id: sitemap_id });
                 };
-                // An index is read again with its whole tree: every live child at any depth is
-                // due now too. Each keeps its validators, so an unchanged child costs a 304.
+                // An index is resubmitted with its whole tree: every live child at any depth is
+                // due now too and submitted now (its `last_submitted_at`, the console's
+                // "Submitted", says so, as the flash does). Each keeps its validators, so an
+                // unchanged child costs a 304.
                 if is_index {
                     sqlx::query(
                     "WITH RECURSIVE d(id) AS (SELECT id FROM sitemaps WHERE parent_id = $1 AND id <> $1 \
                      AND source = 'index' AND removed_at IS NULL UNION SELECT c.id FROM sitemaps c JOIN d ON c.parent_id = d.id \
                      WHERE c.source = 'index' AND c.removed_at IS NULL) \
-                     UPDATE sitemaps SET next_fetch_at = CASE WHEN next_fetch_at > $2 THEN $2 ELSE next_fetch_at END \
-                     WHERE id IN (SELECT id FROM d)",
+                     UPDATE sitemaps SET next_fetch_at = CASE WHEN next_fetch_at > $2 THEN $2 ELSE next_fetch_at END, \
+                     last_submitted_at = $2 WHERE id IN (SELECT id FROM d)",
                 )
                 .bind(sitemap_id)
                 .bind(now)
@@ -304,6 +306,10 @@ macro_rules! sitemap_methods {
                     mark_orphans_removed!(&mut *tx, site_id, now);
                     // The children that left took their links: the index's URLs are recounted.
                     refresh_rollups!(tx, parent_id);
+                } else if sync.added > 0 {
+                    // A new child is not read yet: the tree's roll-up says so at once (it is
+                    // what the words and the filters read), whenever the index's read is stored.
+                    refresh_rollups!(tx, parent_id, keep_urls);
                 }
                 tx.commit().await?;
                 Ok(sync)
@@ -429,14 +435,13 @@ macro_rules! sitemap_methods {
             }
 
             pub(crate) async fn complete_impl(&self, worker: &str, sitemap_id: i64, d: &DownloadRecord, next_fetch_at: Timestamp) -> Result<i64> {
-                let mut errors = d.findings.iter().filter(|f| f.severity == "error").count() as i64;
-                let mut warnings = d.findings.iter().filter(|f| f.severity == "warning").count() as i64;
+                let (mut errors, mut warnings) = $crate::sitemaps::finding_counts(d);
                 let mut url_count = d.url_count;
                 let mut tx = self.begin_write().await?;
                 // A 304 stands for the content of the last read: it carries that read's verdict,
                 // counts and findings, and the sitemap keeps them (its status stays a verdict).
                 // Without such a read (none stored), it carries nothing and changes nothing.
-                let mut verdict = Some(d.status.clone());
+                let mut verdict = Some($crate::sitemaps::verdict(&d.status, errors, warnings));
                 let mut stands_for = None;
                 if d.status == "unchanged" {
                     verdict = None;
@@ -482,7 +487,7 @@ macro_rules! sitemap_methods {
                 )
                 .bind(sitemap_id)
                 .bind(d.downloaded_at)
-                .bind(&d.status)
+                .bind($crate::sitemaps::verdict(&d.status, errors, warnings))
                 .bind(d.http_status)
                 .bind(d.bytes)
                 .bind(d.duration_ms)
@@ -654,7 +659,8 @@ macro_rules! sitemap_cols {
          sm.last_downloaded_at, sm.status, sm.http_status, sm.etag, sm.last_modified, \
          sm.content_hash, sm.index_lastmod, sm.removed_at, sm.kinds, sm.url_count, sm.fetch_interval, sm.failures, \
          sm.is_index, sm.errors, sm.warnings, sm.rollup_status, sm.rollup_errors, sm.rollup_warnings, sm.rollup_urls, \
-         sm.format, sm.web_count, sm.image_count, sm.video_count, sm.news_count, sm.last_submitted_at"
+         sm.format, sm.web_count, sm.image_count, sm.video_count, sm.news_count, sm.last_submitted_at, \
+         sm.site_verified"
     };
 }
 
@@ -855,6 +861,26 @@ pub(crate) fn status_rank(status: Option<&str>) -> i64 {
 
 /// An index's roll-up status: its own, unless a child's rank `worst` is worse (a pending child
 /// makes an otherwise clean index pending: its verdict is not known yet).
+/// A download's error and warning counts: its stored findings and those it says it left out.
+pub(crate) fn finding_counts(d: &crate::DownloadRecord) -> (i64, i64) {
+    let stored = |severity: &str| d.findings.iter().filter(|f| f.severity == severity).count() as i64;
+    (
+        stored("error").saturating_add(d.omitted_errors.max(0)),
+        stored("warning").saturating_add(d.omitted_warnings.max(0)),
+    )
+}
+
+/// The verdict a read's counts allow: a read is never stored as better than its findings say
+/// ("ok" or "warnings" with an error counted is "errors", "ok" with a warning "warnings"),
+/// whatever the worker reported; "failed" and "unchanged" stay as they are.
+pub(crate) fn verdict(status: &str, errors: i64, warnings: i64) -> String {
+    match status {
+        "ok" | "warnings" if errors > 0 => "errors".into(),
+        "ok" if warnings > 0 => "warnings".into(),
+        other => other.to_owned(),
+    }
+}
+
 pub(crate) fn worse(own: Option<String>, worst: i64) -> Option<String> {
     if status_rank(own.as_deref()) >= worst {
         return own;

@@ -10,7 +10,7 @@
 //! [`impl_store!`] writes the `impl Store` (`#[async_trait]` rewrites only the methods written
 //! in the impl itself), whose methods call inherent ones (`*_impl`) that each concern's macro
 //! stamps out beside it: `accounts.rs` (users, sessions, API tokens), `signups.rs` (sign-ups,
-//! shared limits, health), `sites.rs`, `sitemaps.rs` (sitemaps, downloads, roll-ups, the
+//! shared limits, health), `recovery.rs` (password resets, changes of password and address), `sites.rs`, `sitemaps.rs` (sitemaps, downloads, roll-ups, the
 //! console's summaries), `leasing.rs` (the fetch queue), `urls.rs`, `ingest.rs` (a download's
 //! staged URLs), `check_runs.rs` (check runs, recorded checks, failure reports), `members.rs` (members
 //! and invitations), `alerts.rs` (e-mail alerts), `diffs.rs` (per-read diffs), `domains.rs` (domain properties), `webhooks.rs` (webhook endpoints, deliveries, attempts) and `retention.rs`. What several concerns use stays here: `owned!`, `member_of!`, `owner_of!`, `mark_orphans_removed!`,
@@ -60,6 +60,7 @@ macro_rules! impl_store {
     ) => {
         account_methods!($ty);
         signup_methods!($ty);
+        recovery_methods!($ty);
         site_methods!($ty, lock = $lock);
         sitemap_methods!($ty);
         lease_methods!($ty, lock = $lock, backend = $name);
@@ -166,6 +167,46 @@ macro_rules! impl_store {
 
             async fn health(&self, now: Timestamp) -> Result<()> {
                 self.health_impl(now).await
+            }
+
+            async fn request_password_reset(
+                &self,
+                email: &str,
+                now: Timestamp,
+                ttl_seconds: i64,
+            ) -> Result<Option<(User, String)>> {
+                self.request_password_reset_impl(email, now, ttl_seconds).await
+            }
+
+            async fn reset_password(&self, token: &str, password_hash: &str, now: Timestamp) -> Result<Option<User>> {
+                self.reset_password_impl(token, password_hash, now).await
+            }
+
+            async fn set_password(
+                &self,
+                user_id: i64,
+                password_hash: &str,
+                keep_session: Option<&str>,
+            ) -> Result<User> {
+                self.set_password_impl(user_id, password_hash, keep_session).await
+            }
+
+            async fn request_email_change(
+                &self,
+                user_id: i64,
+                new_email: &str,
+                now: Timestamp,
+                ttl_seconds: i64,
+            ) -> Result<SignupRequest> {
+                self.request_email_change_impl(user_id, new_email, now, ttl_seconds).await
+            }
+
+            async fn pending_email_change(&self, token: &str, now: Timestamp) -> Result<Option<(User, String)>> {
+                self.pending_email_change_impl(token, now).await
+            }
+
+            async fn confirm_email_change(&self, token: &str, now: Timestamp) -> Result<Option<(User, String)>> {
+                self.confirm_email_change_impl(token, now).await
             }
 
             async fn create_session(&self, user_id: i64, now: Timestamp, ttl_seconds: i64) -> Result<String> {

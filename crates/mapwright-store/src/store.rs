@@ -96,6 +96,45 @@ pub trait Store: Send + Sync + 'static {
     /// for `/healthz`.
     async fn health(&self, now: Timestamp) -> Result<()>;
 
+    /// A password-reset link for the account of `email`, valid `ttl_seconds`: the user and the
+    /// link's secret token, or `None` when no account has the address (the caller answers both
+    /// the same). An account keeps its [`MAX_ACCOUNT_LINKS`](crate::MAX_ACCOUNT_LINKS) newest
+    /// links; expired ones go.
+    async fn request_password_reset(
+        &self,
+        email: &str,
+        now: Timestamp,
+        ttl_seconds: i64,
+    ) -> Result<Option<(User, String)>>;
+
+    /// Uses a reset link once: the account gets the new password hash, every session of it
+    /// ends and every reset link of it dies. `None` when the link is unknown, used or expired.
+    async fn reset_password(&self, token: &str, password_hash: &str, now: Timestamp) -> Result<Option<User>>;
+
+    /// Sets a user's password hash (a change on the account page, the operator's `serve user
+    /// password`): every session of the account ends but `keep_session` (the caller's own, by
+    /// its token), and its reset links die. `NotFound` for an unknown user.
+    async fn set_password(&self, user_id: i64, password_hash: &str, keep_session: Option<&str>) -> Result<User>;
+
+    /// A link that moves the user's account to `new_email`, mailed there, valid `ttl_seconds`:
+    /// `Pending` with its token, or `Taken` (nothing stored) when an account has the address.
+    async fn request_email_change(
+        &self,
+        user_id: i64,
+        new_email: &str,
+        now: Timestamp,
+        ttl_seconds: i64,
+    ) -> Result<SignupRequest>;
+
+    /// The user and the new address of a change link that has not expired, to check the
+    /// account's password before [`Store::confirm_email_change`].
+    async fn pending_email_change(&self, token: &str, now: Timestamp) -> Result<Option<(User, String)>>;
+
+    /// Uses a change link once: the account takes the new address (`Conflict` when an account
+    /// took it meanwhile); its other links die. The user as it is now and the old address, or
+    /// `None` when the link is unknown, used or expired.
+    async fn confirm_email_change(&self, token: &str, now: Timestamp) -> Result<Option<(User, String)>>;
+
     /// Starts a session for a user; returns the secret token for the cookie. A user keeps at
     /// most [`MAX_SESSIONS_PER_USER`](crate::MAX_SESSIONS_PER_USER): the oldest end first.
     async fn create_session(&self, user_id: i64, now: Timestamp, ttl_seconds: i64) -> Result<String>;

@@ -129,6 +129,8 @@ async fn complete_stores_the_download_and_sets_the_next_fetch() {
             last_modified: Some("Tue, 14 Nov 2023 22:13:20 GMT".into()),
             content_hash: Some("abc".into()),
             diff: None,
+            omitted_errors: 0,
+            omitted_warnings: 0,
         };
         let download_id = store.complete("w", ids[0], &download, T0 + 86400).await.unwrap();
 
@@ -149,6 +151,55 @@ async fn complete_stores_the_download_and_sets_the_next_fetch() {
         store.complete("w", ids[0], &ok_download(T0 + 86401), T0 + 2 * 86400).await.unwrap();
         let err = store.complete("w", ids[0], &ok_download(T0 + 86402), T0).await.unwrap_err();
         assert!(matches!(err, Error::LeaseLost { .. }), "{err}");
+    })
+    .await;
+}
+
+/// Issue 32: a read's counts and verdict cover every finding, also those the worker did not
+/// store; a report better than its counts ("warnings" with an error counted) is never stored.
+#[tokio::test]
+async fn the_counts_and_the_verdict_cover_the_findings_not_stored() {
+    each_backend(|store| async move {
+        let ids = due_sitemaps(&*store, 2).await;
+        let admin = mapwright_store::Actor { user_id: 1, is_admin: true };
+        let warning = |line| FindingRecord {
+            rule: "lastmod-format".into(),
+            severity: "warning".into(),
+            line: Some(line),
+            col: Some(1),
+            loc: None,
+            message: "a warning".into(),
+        };
+        let kept: Vec<_> = (1..=1000).map(warning).collect();
+        // 1,000 warnings stored, 200 more and the fatal error left out: reported as "warnings".
+        let download = DownloadRecord {
+            status: "warnings".into(),
+            findings: kept.clone(),
+            omitted_warnings: 200,
+            omitted_errors: 1,
+            ..ok_download(T0 + 5)
+        };
+        store.lease_due_sitemaps("w", T0, 10, 60).await.unwrap();
+        let id = store.complete("w", ids[0], &download, T0 + 86400).await.unwrap();
+        let sitemap = store.sitemap(admin, ids[0]).await.unwrap();
+        assert_eq!(sitemap.status.as_deref(), Some("errors"));
+        assert_eq!((sitemap.errors, sitemap.warnings), (1, 1200));
+        let stored = &store.list_downloads(admin, ids[0], 10).await.unwrap()[0];
+        assert_eq!((stored.id, stored.status.as_str()), (id, "errors"));
+        assert_eq!((stored.error_count, stored.warning_count), (1, 1200));
+        assert_eq!(store.list_findings(admin, id).await.unwrap().len(), 1000, "the cap on stored rows stays");
+        // "ok" with warnings counted is "warnings"; a failure stays a failure.
+        let ok_with_warnings = DownloadRecord { findings: vec![warning(1)], ..ok_download(T0 + 6) };
+        store.complete("w", ids[1], &ok_with_warnings, T0 + 86400).await.unwrap();
+        assert_eq!(store.sitemap(admin, ids[1]).await.unwrap().status.as_deref(), Some("warnings"));
+        // A 304 afterwards carries the whole counts of the read it stands for.
+        store.lease_due_sitemaps("w", T0 + 86400, 10, 60).await.unwrap();
+        let unchanged =
+            DownloadRecord { status: "unchanged".into(), http_status: Some(304), ..ok_download(T0 + 86401) };
+        store.complete("w", ids[0], &unchanged, T0 + 2 * 86400).await.unwrap();
+        let again = &store.list_downloads(admin, ids[0], 10).await.unwrap()[0];
+        assert_eq!((again.status.as_str(), again.error_count, again.warning_count), ("unchanged", 1, 1200));
+        assert_eq!(store.sitemap(admin, ids[0]).await.unwrap().status.as_deref(), Some("errors"));
     })
     .await;
 }
@@ -190,6 +241,41 @@ async fn ping_and_resubmit_bring_the_fetch_forward() {
         store.complete("w", ids[0], &ok_download(T0 + 10), T0 + 86400).await.unwrap();
         store.resubmit_sitemap(admin, ids[0], T0 + 20).await.unwrap();
         assert_eq!(store.queue_depth(T0 + 20).await.unwrap(), 1);
+    })
+    .await;
+}
+
+/// Issue 34: an index's Resubmit submits its whole tree, so every child's "Submitted"
+/// (`last_submitted_at`) says it was resubmitted, as the flash does.
+#[tokio::test]
+async fn an_index_resubmit_submits_its_children_too() {
+    each_backend(|store| async move {
+        let ids = due_sitemaps(&*store, 1).await;
+        let admin = mapwright_store::Actor { user_id: 1, is_admin: true };
+        let index = store.sitemap(admin, ids[0]).await.unwrap();
+        store.lease_due_sitemaps("w", T0, 1, 60).await.unwrap();
+        let summary = mapwright_store::FetchSummary {
+            kinds: Some("index".into()),
+            url_count: Some(1),
+            fetch_interval: 86_400,
+            failures: 0,
+            format: Some("sitemapindex".into()),
+            contents: None,
+        };
+        store.record_fetch_summary("w", index.id, &summary).await.unwrap();
+        store.complete("w", index.id, &ok_download(T0), T0 + 86_400).await.unwrap();
+        let child = IndexChild { url: "https://ann.example/child.xml".into(), lastmod: None };
+        store.sync_index_children(index.site_id, index.id, &[child], T0 + 1).await.unwrap();
+        let children: Vec<_> =
+            store.list_sitemaps(admin, index.site_id).await.unwrap().into_iter().filter(|s| s.id != index.id).collect();
+        assert_eq!(children.len(), 1);
+        assert!(children[0].last_submitted() < T0 + 500);
+
+        store.resubmit_sitemap(admin, index.id, T0 + 500).await.unwrap();
+        let child = store.sitemap(admin, children[0].id).await.unwrap();
+        assert_eq!(child.last_submitted(), T0 + 500, "the child was resubmitted with its index");
+        assert!(child.next_fetch_at <= T0 + 500, "and is due");
+        assert_eq!(store.sitemap(admin, index.id).await.unwrap().last_submitted(), T0 + 500);
     })
     .await;
 }

@@ -13,6 +13,7 @@ mod members;
 mod opening;
 mod ownership;
 mod pushed;
+mod recovery;
 mod shape;
 mod sharing;
 mod support;

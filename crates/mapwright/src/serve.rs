@@ -212,6 +212,15 @@ pub enum UserCommand {
         #[arg(long)]
         admin: bool,
     },
+    /// Sets a new password for an existing account (a user locked out, on a server that sends no
+    /// mail), read from standard input like `create`'s; every session of the account ends.
+    #[command(
+        after_help = "Example:\n  printf '%s\\n' 'a new long passphrase' | mapwright serve --data-dir /var/lib/mapwright user password ann@example.com"
+    )]
+    Password {
+        /// The account's e-mail address.
+        email: String,
+    },
 }
 
 /// `serve admin ...`.

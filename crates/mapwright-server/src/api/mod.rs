@@ -18,6 +18,7 @@
 //! extractors, not axum's, and a path under `/api/v1` that is no route is a problem 404, a
 //! method a route does not take a problem 405 with `Allow`.
 
+mod account;
 mod alerts;
 mod checks;
 mod diffs;
@@ -70,6 +71,11 @@ pub const ROUTES: &[(Method, &str)] = &[
     (Method::Post, "/api/v1/signin"),
     (Method::Post, "/api/v1/signout"),
     (Method::Get, "/api/v1/me"),
+    (Method::Post, "/api/v1/password-reset"),
+    (Method::Post, "/api/v1/password-reset/confirm"),
+    (Method::Post, "/api/v1/me/password"),
+    (Method::Post, "/api/v1/me/email"),
+    (Method::Post, "/api/v1/email-change/confirm"),
     (Method::Get, "/api/v1/tokens"),
     (Method::Post, "/api/v1/tokens"),
     (Method::Delete, "/api/v1/tokens/{id}"),
@@ -138,6 +144,11 @@ fn handler(method: Method, path: &str, others: OtherFaces) -> MethodRouter<AppSt
         (Method::Post, "/api/v1/signin") => post(crate::auth::sign_in),
         (Method::Post, "/api/v1/signout") => post(crate::auth::sign_out),
         (Method::Get, "/api/v1/me") => get(crate::auth::me),
+        (Method::Post, "/api/v1/password-reset") => post(account::request_reset),
+        (Method::Post, "/api/v1/password-reset/confirm") => post(account::reset),
+        (Method::Post, "/api/v1/me/password") => post(account::change_password),
+        (Method::Post, "/api/v1/me/email") => post(account::request_email_change),
+        (Method::Post, "/api/v1/email-change/confirm") => post(account::confirm_email_change),
         (Method::Get, "/api/v1/tokens") => get(crate::auth::list_tokens),
         (Method::Post, "/api/v1/tokens") => post(crate::auth::create_token),
         (Method::Delete, "/api/v1/tokens/{id}") => delete(crate::auth::revoke_token),

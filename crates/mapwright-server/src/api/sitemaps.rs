@@ -45,8 +45,13 @@ pub(crate) struct SitemapView {
     url_count: Option<i64>,
     fetch_interval: Option<i64>,
     failures: i64,
-    /// Waiting for a fetch: never read yet, or due now (resubmitted, pinged, or its time came).
+    /// Waiting for a fetch: never read yet, or due now (resubmitted, pinged, or its time came);
+    /// never while its site is not verified (nothing is read then: `status_word` is `paused`).
     pending: bool,
+    /// The word the console shows for it, as the name of the `status` filter that lists it:
+    /// `success`, `errors`, `warnings`, `failed`, `pending`, `paused` or `removed` (for an index,
+    /// its tree's; decided in one place for the console, the filters and this field).
+    status_word: &'static str,
     is_index: bool,
     /// From the content of the last read: `sitemap`, `sitemap_index`, `rss`, `atom`, `text`.
     r#type: Option<&'static str>,
@@ -102,8 +107,10 @@ fn view(sitemap: Sitemap, tree: Option<&TreeTally>) -> SitemapView {
             news: sitemap.news_count.unwrap_or(0),
         }),
     };
-    let pending =
-        sitemap.removed_at.is_none() && (sitemap.last_downloaded_at.is_none() || sitemap.next_fetch_at <= now());
+    let pending = sitemap.removed_at.is_none()
+        && sitemap.site_verified
+        && (sitemap.last_downloaded_at.is_none() || sitemap.next_fetch_at <= now());
+    let status_word = crate::status::word_key(&sitemap).as_str();
     let last_submitted_at = sitemap.last_submitted();
     // The store keeps no verdict while it or a child waits for a read: the API says so.
     let rollup_status = match sitemap.rollup_status {
@@ -113,6 +120,7 @@ fn view(sitemap: Sitemap, tree: Option<&TreeTally>) -> SitemapView {
     };
     SitemapView {
         pending,
+        status_word,
         is_index: sitemap.is_index,
         r#type: sitemap.format.as_deref().and_then(type_name),
         errors: read.then_some(sitemap.errors),

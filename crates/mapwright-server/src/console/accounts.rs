@@ -53,6 +53,7 @@ fn credentials_page(kind: Kind, token: &str, email: &str, error: Option<&str>) -
                 p id="password-hint" class="hint" { "At least 10 characters." }
                 button type="submit" { (title) }
             }
+            @if matches!(kind, Kind::SignIn) { p { a href="/password/forgot" { "Forgot your password?" } } }
             p { a href=(other) { (other_label) } }
         },
     )
@@ -71,7 +72,7 @@ fn pre_session(headers: &HeaderMap, state: &AppState) -> (String, Option<axum::h
 
 /// A page of a visitor not signed in, drawn around the request's pre-session CSRF token (a new
 /// one, with its cookie, when it has none).
-fn anonymous_page(
+pub(super) fn anonymous_page(
     status: StatusCode,
     headers: &HeaderMap,
     state: &AppState,
@@ -98,7 +99,7 @@ fn form_response(
 
 /// A refused form drawn again by `again` with the status and why; an outage is the console's
 /// error page instead.
-fn refused(e: AppError, again: impl FnOnce(StatusCode, &str) -> Response) -> Response {
+pub(super) fn refused(e: AppError, again: impl FnOnce(StatusCode, &str) -> Response) -> Response {
     if matches!(e, AppError::Unavailable(_) | AppError::Internal(_)) {
         return super::ConsoleError(e).into_response();
     }
@@ -157,8 +158,9 @@ fn sent_page(outbox: bool) -> Markup {
                     "This server sends no mail: it keeps each message in its outbox folder, where its operator \
                      finds your link."
                 }
+            } @else {
+                p { "Nothing came? Look in your spam folder, or " a href="/signup" { "sign up again" } " for a new link." }
             }
-            p { "Nothing came? Look in your spam folder, or " a href="/signup" { "sign up again" } " for a new link." }
             p { a href="/signin" { "Sign in" } }
         },
     )
@@ -345,6 +347,7 @@ async fn account_page(
             }
             (offset_pager("/account", "tokens", offset, tokens.len() > offset + shown.len()))
         }
+        (account_forms(session))
     };
     Ok(page(session, "Account", body))
 }
@@ -404,4 +407,32 @@ pub(crate) async fn revoke_token(
 ) -> PageResult {
     state.store.revoke_api_token(session.actor(), id, now()).await?;
     Ok(redirect_with("/account", "The token was revoked.", &state))
+}
+
+/// The account page's forms: change the password, change the address.
+fn account_forms(session: &Session) -> Markup {
+    html! {
+        h2 { "Password" }
+        form method="post" action="/account/password" class="stack narrow" {
+            (csrf_field(&session.csrf))
+            label for="current-password" { "Current password" }
+            input id="current-password" name="current_password" type="password" required autocomplete="current-password";
+            label for="new-password" { "New password" }
+            input id="new-password" name="password" type="password" required minlength="10" autocomplete="new-password"
+                aria-describedby="new-password-hint";
+            p id="new-password-hint" class="hint" { "At least 10 characters. Your other sessions are signed out." }
+            button type="submit" { "Change password" }
+        }
+        h2 { "E-mail address" }
+        form method="post" action="/account/email" class="stack narrow" {
+            (csrf_field(&session.csrf))
+            label for="new-email" { "New address" }
+            input id="new-email" name="email" type="email" required autocomplete="email";
+            label for="email-password" { "Password" }
+            input id="email-password" name="password" type="password" required autocomplete="current-password"
+                aria-describedby="new-email-hint";
+            p id="new-email-hint" class="hint" { "A link to confirm it is mailed to the new address; until it is followed, the account keeps " (session.user.email) "." }
+            button type="submit" { "Change address" }
+        }
+    }
 }

@@ -96,7 +96,10 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 fn forbidden(why: &str) -> Response {
-    (StatusCode::FORBIDDEN, super::plain_page("Forbidden", why)).into_response()
+    let mut response = (StatusCode::FORBIDDEN, super::plain_page("Forbidden", why)).into_response();
+    // With the visitor's navigation once the console's error layer draws it again.
+    response.extensions_mut().insert(super::ErrorPage(why.to_owned()));
+    response
 }
 
 #[cfg(test)]

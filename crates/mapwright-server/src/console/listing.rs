@@ -42,15 +42,9 @@ impl ListingParams {
     }
 }
 
+/// A filter's name in the form: the word of the rows it lists ([`crate::status::filter_word`]).
 fn status_name(s: StatusFilter) -> &'static str {
-    match s {
-        StatusFilter::Success => "Success",
-        StatusFilter::Errors => "Has errors",
-        StatusFilter::Warnings => "Has warnings",
-        StatusFilter::Failed => "Couldn't fetch",
-        StatusFilter::Pending => "Pending",
-        StatusFilter::Removed => "Removed",
-    }
+    crate::status::filter_word(s)
 }
 
 fn type_name(t: TypeFilter) -> &'static str {

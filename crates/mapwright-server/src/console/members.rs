@@ -24,6 +24,9 @@ pub(crate) async fn show(State(state): State<AppState>, session: Session, Path(i
     let members = state.store.list_members(actor, id).await?;
     let invitations = state.store.list_invitations(actor, id, now()).await?;
     let owner = role == Role::Owner;
+    // The last owner may not leave (the store refuses it): it is offered no Leave, and told why.
+    let owners = members.iter().filter(|m| Role::parse(&m.role) == Some(Role::Owner)).count();
+    let last_owner = owner && owners <= 1;
     let now = now();
     let body = html! {
         p class="crumbs" { a href="/" { "My sitemaps" } " › " a class="url" href=(format!("/sites/{id}")) { (url(&site.origin)) } }
@@ -41,7 +44,9 @@ pub(crate) async fn show(State(state): State<AppState>, session: Session, Path(i
                         td data-label="Role" { (role_name(Role::parse(&m.role).unwrap_or(Role::Reader))) }
                         td data-label="Since" { (time(m.added_at, now)) }
                         td data-label="Action" {
-                            @if m.user_id == session.user.id {
+                            @if m.user_id == session.user.id && last_owner {
+                                span class="detail" id="last-owner" { "You are its only owner: make another member an owner to leave." }
+                            } @else if m.user_id == session.user.id {
                                 a class="button secondary" href=(format!("/sites/{id}/members/{}/remove", m.id))
                                     aria-label=(format!("Leave {}", site.origin)) { "Leave" }
                             } @else if owner {
@@ -161,6 +166,14 @@ pub(crate) async fn remove_confirm(
     let leaving = member.user_id == session.user.id;
     if !leaving {
         state.store.site_as_owner(session.actor(), site_id).await?;
+    }
+    // The last owner is not shown a confirmation it would be refused after.
+    if leaving && Role::parse(&member.role) == Some(Role::Owner) {
+        let members = state.store.list_members(session.actor(), site_id).await?;
+        if members.iter().filter(|m| Role::parse(&m.role) == Some(Role::Owner)).count() <= 1 {
+            let why = "You are the only owner of this site: make another member an owner before you leave.";
+            return Ok(redirect_error(&format!("/sites/{site_id}/members"), why, &state));
+        }
     }
     let (title, button) = if leaving {
         (format!("Leave {}?", site.origin), "Leave site")

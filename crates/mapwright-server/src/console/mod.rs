@@ -6,7 +6,7 @@
 //!
 //! Pages: `/` (the "My sitemaps" table, also at `/sitemaps`), `/sitemaps/add`,
 //! `/sitemaps/{id}` (and its `/findings`), `/sites/{id}` (and its `/findings`, `/failing.csv`,
-//! `/delete`, `/members`, `/webhooks` and each webhook's log; `POST /sites/{id}/alerts`), `/domains` (and `/domains/{id}`, its `/delete`), `/invitations/accept`, `/alerts/unsubscribe`, `/account`, `/signin`, `/signup`, `/signup/confirm`; `POST /signout`. Every answer of these routes is
+//! `/delete`, `/members`, `/webhooks` and each webhook's log; `POST /sites/{id}/alerts`), `/domains` (and `/domains/{id}`, its `/delete`), `/invitations/accept`, `/alerts/unsubscribe`, `/account` (and `/account/email/confirm`), `/signin`, `/signup`, `/signup/confirm`, `/password/forgot`, `/password/reset`; `POST /signout`, `/account/password`, `/account/email`. Every answer of these routes is
 //! an HTML page, errors included (`html_errors`), and unknown paths get a 404 page.
 
 mod accounts;
@@ -18,6 +18,7 @@ mod findings;
 pub(crate) mod format;
 mod listing;
 mod members;
+mod recovery;
 mod sitemap_page;
 mod sitemaps;
 mod sites;
@@ -84,6 +85,11 @@ pub fn routes() -> Router<AppState> {
         .route("/signup", get(accounts::sign_up_form).post(accounts::sign_up))
         .route("/signup/confirm", get(accounts::confirm_form).post(accounts::confirm_sign_up))
         .route("/signout", post(accounts::sign_out))
+        .route("/password/forgot", get(recovery::forgot_form).post(recovery::forgot))
+        .route("/password/reset", get(recovery::reset_form).post(recovery::reset))
+        .route("/account/password", post(recovery::change_password))
+        .route("/account/email", post(recovery::change_email))
+        .route("/account/email/confirm", get(recovery::email_confirm_form).post(recovery::confirm_email))
         .route("/static/style.css", get(style))
         .fallback(not_found)
         .layer(axum::middleware::from_fn(html_errors))
@@ -112,6 +118,18 @@ async fn html_errors(request: Request, next: Next) -> Response {
     let status = response.status();
     let html =
         response.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|c| c.starts_with("text/html"));
+    if let Some(ErrorPage(message)) = response.extensions().get::<ErrorPage>().cloned()
+        && status.as_u16() >= 400
+        && !is_machine_path(&path)
+    {
+        let mut page = error_page(status, &message, &headers);
+        for name in [ALLOW, RETRY_AFTER] {
+            if let Some(v) = response.headers().get(&name) {
+                page.headers_mut().insert(name, v.clone());
+            }
+        }
+        return page;
+    }
     if status.as_u16() < 400 || html || is_machine_path(&path) {
         return response;
     }
@@ -140,9 +158,19 @@ async fn html_errors(request: Request, next: Next) -> Response {
 /// session cookie is enough to show links that lead to sign-in when it is stale).
 fn error_page(status: StatusCode, message: &str, headers: &HeaderMap) -> Response {
     let title = title_of(status);
-    let signed_in = session_cookie(headers).is_some();
-    (status, error_layout(title, message, signed_in)).into_response()
+    // The header of a signed-in visitor's pages, Sign out included: its form's token is the
+    // session's, computed from the cookie alone.
+    let csrf = session_cookie(headers).map(csrf::session_token);
+    let mut response = (status, error_layout(title, message, csrf.as_deref())).into_response();
+    response.extensions_mut().insert(ErrorPage(message.to_owned()));
+    response
 }
+
+/// Marks an error page drawn without the request (a handler's [`ConsoleError`], a refused
+/// form): `html_errors` draws it again with the request's navigation, so a 403 or 404 keeps
+/// the header of every other page, Sign out included.
+#[derive(Clone)]
+pub(crate) struct ErrorPage(pub String);
 
 fn title_of(status: StatusCode) -> &'static str {
     match status {
@@ -156,13 +184,15 @@ fn title_of(status: StatusCode) -> &'static str {
     }
 }
 
-fn error_layout(title: &str, message: &str, signed_in: bool) -> Markup {
+/// An error page; `csrf` is the signed-in visitor's form token (its navigation and Sign out).
+fn error_layout(title: &str, message: &str, csrf: Option<&str>) -> Markup {
+    let signed_in = csrf.is_some();
     let body = html! {
         h1 { (title) }
         p { (message) }
         @if signed_in { p { a href="/" { "Back to My sitemaps" } } } @else { p { a href="/signin" { "Sign in" } } }
     };
-    layout_with(title, None, signed_in, body)
+    layout_with(title, None, csrf, body)
 }
 
 async fn style() -> Response {
@@ -259,11 +289,12 @@ pub(crate) fn plain_page(title: &str, message: &str) -> Markup {
 
 /// The HTML around every page: skip link, header with navigation, main, the stylesheet.
 pub(crate) fn layout(title: &str, session: Option<&Session>, body: Markup) -> Markup {
-    layout_with(title, session, false, body)
+    layout_with(title, session, None, body)
 }
 
-/// [`layout`]; `links` shows the navigation's links without a session (error pages).
-fn layout_with(title: &str, session: Option<&Session>, links: bool, body: Markup) -> Markup {
+/// [`layout`]; `links`, the form token of a signed-in visitor whose session was not looked up
+/// (error pages), shows the navigation and Sign out without a `Session`.
+fn layout_with(title: &str, session: Option<&Session>, links: Option<&str>, body: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -277,7 +308,7 @@ fn layout_with(title: &str, session: Option<&Session>, links: bool, body: Markup
                 a class="skip" href="#main" { "Skip to content" }
                 header {
                     a class="brand" href="/" { "mapwright" }
-                    @if session.is_some() || links {
+                    @if session.is_some() || links.is_some() {
                         nav aria-label="Main" {
                             a href="/" { "My sitemaps" }
                             a href="/sitemaps/add" { "Add a sitemap" }
@@ -287,6 +318,11 @@ fn layout_with(title: &str, session: Option<&Session>, links: bool, body: Markup
                                 form method="post" action="/signout" class="inline" {
                                     (csrf_field(&s.csrf))
                                     button type="submit" class="link" { "Sign out " span class="muted" { (s.user.email) } }
+                                }
+                            } @else if let Some(csrf) = links {
+                                form method="post" action="/signout" class="inline" {
+                                    (csrf_field(csrf))
+                                    button type="submit" class="link" { "Sign out" }
                                 }
                             }
                         }
@@ -378,7 +414,9 @@ impl IntoResponse for ConsoleError {
         };
         let plain = self.0.into_response();
         let status = plain.status();
-        let mut response = (status, error_layout(title_of(status), &message, true)).into_response();
+        let mut response = (status, error_layout(title_of(status), &message, Some(""))).into_response();
+        // Drawn again by `html_errors` with the request's session (Sign out's token).
+        response.extensions_mut().insert(ErrorPage(message));
         for (name, value) in plain.headers() {
             if name == RETRY_AFTER {
                 response.headers_mut().insert(name, value.clone());

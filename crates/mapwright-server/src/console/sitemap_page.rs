@@ -81,6 +81,9 @@ pub(crate) async fn show(
         diffs::section(&state, actor, id, &diff_params, now).await?
     };
     let in_tree = tally.map_or(0, |t| t.sitemaps);
+    // A reader is offered nothing it may not do (the store would answer 403).
+    let owner = state.store.site_roles(actor).await?.of(site.id) == mapwright_store::Role::Owner;
+    let paused = !sitemap.site_verified && sitemap.removed_at.is_none();
     let body = html! {
         p class="crumbs" { a href="/" { "My sitemaps" } " › " a href=(format!("/sites/{}", site.id)) { (url(&site.origin)) } }
         h1 class="url" { (url(&sitemap.url)) }
@@ -96,7 +99,11 @@ pub(crate) async fn show(
                 dt { "Last submitted" } dd { (time(sitemap.last_submitted(), now)) }
             }
             dt { "Last read" } dd { (time_or(sitemap.last_downloaded_at, now, "not yet")) }
-            dt { "Next read" } dd { @if sitemap.removed_at.is_some() { "never (removed)" } @else { (time(sitemap.next_fetch_at, now)) } }
+            dt { "Next read" } dd {
+                @if sitemap.removed_at.is_some() { "never (removed)" }
+                @else if paused { "paused: when " a href=(format!("/sites/{}", site.id)) { "the site is verified" } " again" }
+                @else { (time(sitemap.next_fetch_at, now)) }
+            }
         }
         @if index {
             // The index file's own numbers, apart from its tree's above.
@@ -108,17 +115,21 @@ pub(crate) async fn show(
                 }
             }
         }
-        div class="row" {
-            @if sitemap.removed_at.is_some() {
-                (button_form(&format!("/sitemaps/{id}/resubmit"), &session.csrf, "Restore", "secondary", Some(&format!("Restore {}", sitemap.url))))
-            } @else {
-                (button_form(&format!("/sitemaps/{id}/resubmit"), &session.csrf, "Resubmit", "secondary", Some(&format!("Resubmit {}", sitemap.url))))
-                a class="button danger" href=(format!("/sitemaps/{id}/remove")) aria-label=(format!("Remove {}", sitemap.url)) { "Remove" }
+        @if !owner {
+            p class="hint" id="read-only" { "You read this site: only its owners can resubmit or remove its sitemaps." }
+        } @else {
+            div class="row" {
+                @if sitemap.removed_at.is_some() {
+                    (button_form(&format!("/sitemaps/{id}/resubmit"), &session.csrf, "Restore", "secondary", Some(&format!("Restore {}", sitemap.url))))
+                } @else {
+                    (button_form(&format!("/sitemaps/{id}/resubmit"), &session.csrf, status::resubmit_label(paused), "secondary", Some(&format!("Resubmit {}", sitemap.url))))
+                    a class="button danger" href=(format!("/sitemaps/{id}/remove")) aria-label=(format!("Remove {}", sitemap.url)) { "Remove" }
+                }
             }
         }
         @if let Some(error) = latest.and_then(|d| d.error.as_deref()) { p class="error" { "Last download failed: " (error) } }
         (findings::section(&format!("/sitemaps/{id}"), &examples, filter, if index { findings::Across::Tree } else { findings::Across::One }))
-        (children_section(&children.items, &child_rows, p.children_after, children.next_after, id, &session.csrf, now))
+        (children_section(&children.items, &child_rows, p.children_after, children.next_after, id, owner.then_some(session.csrf.as_str()), now))
         @if index { (tree_history(id, &tree_reads)) } @else { (history(&downloads)) }
         (changes)
         (downloads_section(id, &downloads, shown_downloads, index, now))
@@ -232,7 +243,7 @@ fn children_section(
     after: i64,
     next: Option<i64>,
     id: i64,
-    csrf: &str,
+    owner_csrf: Option<&str>,
     now: i64,
 ) -> Markup {
     html! {
@@ -242,19 +253,21 @@ fn children_section(
                 caption class="visually-hidden" { "Sitemaps in this index" }
                 thead { tr {
                     th scope="col" { "Sitemap" } th scope="col" { "Status" } th scope="col" class="num" { "URLs" }
-                    th scope="col" { "Last read" } th scope="col" { "Actions" }
+                    th scope="col" { "Last read" } @if owner_csrf.is_some() { th scope="col" { "Actions" } }
                 } }
                 tbody {
                     @for c in children {
                         @let shown = rows.iter().find(|r| r.sitemap.id == c.id).map(status::own);
-                        @let label = if c.removed_at.is_some() { "Restore" } else { "Resubmit" };
+                        @let label = if c.removed_at.is_some() { "Restore" } else { status::resubmit_label(!c.site_verified) };
                         tr {
                             td data-label="Sitemap" class="url" { a href=(format!("/sitemaps/{}", c.id)) { (url(&c.url)) } }
                             td data-label="Status" { @if let Some(s) = &shown { (super::sitemaps::badge(s)) } }
                             td data-label="URLs" class="num" { (shown.and_then(|s| s.urls).map(thousands).unwrap_or_else(|| "–".into())) }
                             td data-label="Last read" { (time_or(c.last_downloaded_at, now, "not yet")) }
-                            td data-label="Actions" class="actions" {
-                                (button_form(&format!("/sitemaps/{}/resubmit", c.id), csrf, label, "secondary", Some(&format!("{label} {}", c.url))))
+                            @if let Some(csrf) = owner_csrf {
+                                td data-label="Actions" class="actions" {
+                                    (button_form(&format!("/sitemaps/{}/resubmit", c.id), csrf, label, "secondary", Some(&format!("{label} {}", c.url))))
+                                }
                             }
                         }
                     }

@@ -148,7 +148,7 @@ fn table_row(row: &SitemapSummary, tally: Option<&TreeTally>, csrf: &str, now: i
                 } @else if sm.removed_at.is_some() {
                     (button_form(&format!("/sitemaps/{}/resubmit", sm.id), csrf, "Restore", "secondary", Some(&format!("Restore {}", sm.url))))
                 } @else {
-                    (button_form(&format!("/sitemaps/{}/resubmit", sm.id), csrf, "Resubmit", "secondary", Some(&format!("Resubmit {}", sm.url))))
+                    (button_form(&format!("/sitemaps/{}/resubmit", sm.id), csrf, status::resubmit_label(!sm.site_verified), "secondary", Some(&format!("Resubmit {}", sm.url))))
                     a class="button danger" href=(format!("/sitemaps/{}/remove", sm.id)) aria-label=(format!("Remove {}", sm.url)) { "Remove" }
                 }
             }
@@ -243,19 +243,27 @@ pub(crate) async fn add(
     session: Session,
     CsrfForm(form): CsrfForm<AddForm>,
 ) -> PageResult {
+    let mut created = false;
     let outcome = match resolve_site(&state, &session, &form).await {
         // Not verified: no error, but the one next step, with the sitemap kept for after it.
-        Ok(site) if site.verified_at.is_none() => match parse_sitemap_url(&form.url) {
+        Ok((site, _)) if site.verified_at.is_none() => match parse_sitemap_url(&form.url) {
             Ok(_) => return Ok(verify_first(&state, &site, form.url.trim())),
             Err(e) => Err(e),
         },
-        Ok(site) => add_sitemap(&state, session.actor(), site.id, &form.url).await,
+        Ok((site, new)) => {
+            created = new;
+            add_sitemap(&state, session.actor(), site.id, &form.url).await
+        }
         Err(e) => Err(e),
     };
     let error = match outcome {
         Ok(added) => {
             let message = match &added {
                 Added::New(s) => format!("Added {}: it will be downloaded shortly.", s.url),
+                // A site made by this very request had no sitemap before it: one there now came
+                // with it (its robots.txt names it, read when a domain property verified the
+                // site), so it was added now, not "already submitted".
+                Added::AlreadySubmitted(s) if created => format!("Added {}: it will be downloaded shortly.", s.url),
                 Added::AlreadySubmitted(s) => format!("{} is already submitted.", s.url),
                 Added::Restored(s) => format!("Restored {}: it will be downloaded shortly.", s.url),
             };
@@ -284,22 +292,22 @@ fn verify_first(state: &AppState, site: &Site, sitemap_url: &str) -> axum::respo
     redirect_with(&format!("/sites/{}?add={keep}", site.id), &message, state)
 }
 
-/// The chosen site, or the user's site of the URL's origin, created when new.
-async fn resolve_site(state: &AppState, session: &Session, form: &AddForm) -> Result<Site, AppError> {
+/// The chosen site, or the user's site of the URL's origin, created when new (then `true`).
+async fn resolve_site(state: &AppState, session: &Session, form: &AddForm) -> Result<(Site, bool), AppError> {
     let actor = session.actor();
     if !form.site.trim().is_empty() {
         let id: i64 = form.site.trim().parse().map_err(|_| AppError::BadRequest("no such site".into()))?;
-        return Ok(state.store.site(actor, id).await?);
+        return Ok((state.store.site(actor, id).await?, false));
     }
     let url = parse_sitemap_url(&form.url)?;
     let origin = url.origin().ascii_serialization();
     let sites = state.store.list_sites(actor).await?;
     if let Some(site) = sites.into_iter().find(|s| s.origin == origin && s.owner_id == actor.user_id) {
-        return Ok(site);
+        return Ok((site, false));
     }
     let site = state.store.create_site(actor, &origin, now()).await?;
     // Verified at once when a domain property of the user covers it: the sitemap goes in now.
-    crate::service::sites::after_site_added(state, site).await
+    Ok((crate::service::sites::after_site_added(state, site).await?, true))
 }
 
 /// `POST /sitemaps/{id}/resubmit`: due now.
@@ -311,7 +319,14 @@ pub(crate) async fn resubmit(
 ) -> PageResult {
     let sitemap = state.store.sitemap(session.actor(), id).await?;
     crate::service::submission::resubmit(&state, session.actor(), id).await?;
-    let message = if sitemap.removed_at.is_some() {
+    // What happens next, said as it will be: a paused sitemap is read only once its site is
+    // verified again.
+    let message = if !sitemap.site_verified {
+        format!(
+            "Resubmitted {}: its site is not verified, so it will be read once the site is verified again.",
+            sitemap.url
+        )
+    } else if sitemap.removed_at.is_some() {
         format!("Restored {}: it will be downloaded again shortly.", sitemap.url)
     } else if sitemap.is_index {
         format!("Resubmitted {} and the sitemaps it lists: they will be read again shortly.", sitemap.url)

@@ -108,7 +108,7 @@ pub(crate) async fn show(
             "Every listed URL is checked in the background (HTTP status, redirects, noindex, robots.txt), "
             "one request per URL at a polite pace, in full runs."
         }
-        (check_status(run.as_ref(), next, site.verified_at.is_some(), now))
+        (check_status(run.as_ref(), next, site.verified_at.is_some(), kinds.iter().map(|k| k.count).sum(), now))
         @if owner && site.verified_at.is_some() && !running {
             (button_form(&format!("/sites/{id}/check"), &session.csrf, "Check now", "secondary", None))
         }
@@ -201,8 +201,10 @@ fn live_urls(snapshots: &[mapwright_store::SiteSnapshot]) -> Markup {
 
 /// What the failing-URL report stands on: never checked, the run going (how far, and that its
 /// failures are partial), or the last run's end; when the last complete run ended and when the
-/// next is due.
-fn check_status(run: Option<&CheckRun>, next: Option<i64>, verified: bool, now: i64) -> Markup {
+/// next is due. `failing_now` is the report's own count (the failing URLs of the sitemaps as they
+/// are now): a run's count is of its time, and a sitemap removed since takes its URLs out of the
+/// report, so the two are said apart, never one above the other as if they were one number.
+fn check_status(run: Option<&CheckRun>, next: Option<i64>, verified: bool, failing_now: i64, now: i64) -> Markup {
     let last_complete = run.and_then(|r| r.last_complete_at);
     html! {
         div id="check-status" {
@@ -227,7 +229,10 @@ fn check_status(run: Option<&CheckRun>, next: Option<i64>, verified: bool, now: 
                 Some(r) if r.state == "done" => {
                     p id="check-result" {
                         "Last full check ended " (time(r.finished_at.unwrap_or(r.started_at), now)) ": "
-                        (thousands(r.checked)) " URLs checked, " (thousands(r.failing)) " failing."
+                        (thousands(r.checked)) " URLs checked, " (thousands(r.failing)) " failing"
+                        @if failing_now != r.failing {
+                            " then; " (thousands(failing_now)) " failing among the URLs the sitemaps list now."
+                        } @else { "." }
                     }
                 }
                 Some(r) => {

@@ -12,6 +12,7 @@ mod openapi;
 mod sitemaps;
 mod sites;
 mod urls;
+mod words;
 
 use std::sync::OnceLock;
 

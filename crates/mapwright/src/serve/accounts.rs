@@ -1,6 +1,8 @@
-//! `mapwright serve user create` and `serve admin create`: accounts made by the operator, on
-//! the database of the same settings, with the password read from standard input (asked for
-//! without echo on a terminal). The safe way to the first admin: a sign-up never makes one.
+//! `mapwright serve user create`, `serve user password` and `serve admin create`: accounts made
+//! (or given a new password) by the operator, on the database of the same settings, with the
+//! password read from standard input (asked for without echo on a terminal). The safe way to
+//! the first admin: a sign-up never makes one; the way back in for a locked-out user on a
+//! server that sends no mail.
 
 use std::io::{BufRead, IsTerminal};
 use std::process::ExitCode;
@@ -10,9 +12,10 @@ use anyhow::{Context, anyhow, bail};
 use super::{AdminCommand, ServeCommand, Settings, UserCommand};
 
 pub fn run(command: &ServeCommand, settings: &Settings) -> anyhow::Result<ExitCode> {
-    let (email, admin) = match command {
-        ServeCommand::User(UserCommand::Create { email, admin }) => (email, *admin),
-        ServeCommand::Admin(AdminCommand::Create { email }) => (email, true),
+    let (email, admin, reset) = match command {
+        ServeCommand::User(UserCommand::Create { email, admin }) => (email, *admin, false),
+        ServeCommand::User(UserCommand::Password { email }) => (email, false, true),
+        ServeCommand::Admin(AdminCommand::Create { email }) => (email, true, false),
     };
     let email = mapwright_store::normalize_email(email).map_err(|e| anyhow!("{email:?}: {e}"))?;
     let runtime =
@@ -21,7 +24,11 @@ pub fn run(command: &ServeCommand, settings: &Settings) -> anyhow::Result<ExitCo
         let store = mapwright_store::open(settings.database.as_deref(), &settings.data_dir)
             .await
             .context("cannot open the database")?;
-        let result = create(store.as_ref(), &email, admin).await;
+        let result = if reset {
+            set_password(store.as_ref(), &email).await
+        } else {
+            create(store.as_ref(), &email, admin).await
+        };
         store.close().await;
         result
     })?;
@@ -51,6 +58,21 @@ async fn create(store: &dyn mapwright_store::Store, email: &str, admin: bool) ->
         Err(mapwright_store::Error::Conflict(_)) => bail!("{email} has an account already"),
         Err(e) => Err(e).context("cannot make the account"),
     }
+}
+
+/// A new password for the account of `email`: every session of it ends, its reset links die.
+async fn set_password(store: &dyn mapwright_store::Store, email: &str) -> anyhow::Result<()> {
+    let Some((user, _)) = store.user_credentials(email).await.context("cannot look up the account")? else {
+        bail!("{email} has no account (make one with `serve user create {email}`)");
+    };
+    let password = read_password(email)?;
+    if let Some(problem) = mapwright_server::password_problem(&password) {
+        bail!("{problem}");
+    }
+    let hash = mapwright_store::secret::hash_password(&password)?;
+    store.set_password(user.id, &hash, None).await.context("cannot set the password")?;
+    println!("set a new password for {email}; every session of the account was signed out");
+    Ok(())
 }
 
 /// Twice without echo on a terminal; otherwise the first line of standard input.

@@ -194,3 +194,39 @@ fn the_operator_makes_accounts_and_the_first_admin() {
     assert!(closed.starts_with("HTTP/1.1 403") && closed.contains("serve user create"), "{closed}");
     assert!(server.terminate());
 }
+
+/// Issue 34: a locked-out user on a server that sends no mail gets a new password from the
+/// operator (`serve user password`); the old password and the old sessions stop working.
+#[test]
+fn the_operator_sets_a_new_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let (ok, text) = serve_command(&data, &["user", "password", "nobody@example.com"], "a long passphrase\n");
+    assert!(!ok && text.contains("has no account"), "{text}");
+    let (ok, text) = serve_command(&data, &["user", "create", "ann@example.com"], "the old passphrase\n");
+    assert!(ok, "{text}");
+    let (ok, text) = serve_command(&data, &["user", "password", "ann@example.com"], "short\n");
+    assert!(!ok && text.contains("at least 10 characters"), "{text}");
+
+    let args = ["--data-dir", data.to_str().unwrap(), "--sign-up", "closed"];
+    let server = Server::start(&args, &dir.path().join("serve.log"));
+    let old = r#"{"email":"ann@example.com","password":"the old passphrase"}"#;
+    let signed_in = post_json(&server.addr, "/api/v1/signin", old);
+    assert!(signed_in.starts_with("HTTP/1.1 200"), "{signed_in}");
+    let cookie = signed_in.lines().find_map(|l| l.strip_prefix("set-cookie: ")).unwrap().split(';').next().unwrap();
+    // No mail here: a reset request says whom to ask.
+    let reset = post_json(&server.addr, "/api/v1/password-reset", r#"{"email":"ann@example.com"}"#);
+    assert!(reset.starts_with("HTTP/1.1 403") && reset.contains("serve user password"), "{reset}");
+
+    let (ok, text) = serve_command(&data, &["user", "password", "Ann@Example.com"], "the new passphrase\n");
+    assert!(ok && text.contains("set a new password for ann@example.com"), "{text}");
+    let me = http(
+        &server.addr,
+        &format!("GET /api/v1/me HTTP/1.1\r\nHost: t\r\nCookie: {cookie}\r\nConnection: close\r\n\r\n"),
+    );
+    assert!(me.starts_with("HTTP/1.1 401"), "the old session ended: {me}");
+    assert!(post_json(&server.addr, "/api/v1/signin", old).starts_with("HTTP/1.1 401"));
+    let new = r#"{"email":"ann@example.com","password":"the new passphrase"}"#;
+    assert!(post_json(&server.addr, "/api/v1/signin", new).starts_with("HTTP/1.1 200"));
+    assert!(server.terminate());
+}

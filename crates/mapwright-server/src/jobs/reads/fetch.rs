@@ -21,8 +21,9 @@ use crate::{AppState, now};
 /// memory stays flat however long the sitemap is.
 const URL_BATCH: usize = 2_000;
 
-/// Findings stored per download; the counts in the download cover only these, the rest of a
-/// file where every line is wrong says nothing new.
+/// Findings stored per download (past it, only the first finding of a rule not stored yet):
+/// the rest of a file where every line is wrong says nothing new. The counts and the verdict
+/// cover every finding, stored or not (`DownloadRecord::omitted_errors`).
 pub const MAX_STORED_FINDINGS: usize = 1_000;
 
 /// Children of an index taken: the protocol's limit.
@@ -300,7 +301,7 @@ async fn read_body(
     // An OAI-PMH list's bytes and hash are those of all its pages: change is judged on the
     // records, not on the base URL's answer, which stays the same whatever the records.
     pager.pages().add_to(&mut stats);
-    let Findings { kept: mut findings, fatal } = findings;
+    let Findings { kept: mut findings, fatal, omitted_errors, omitted_warnings, .. } = findings;
     let fatal = fatal || outcome.io_error.is_some() || outcome.format.is_none();
     let hash = format!("{:016x}", stats.hash);
     let read_failed = outcome.io_error.is_some() || outcome.format.is_none();
@@ -321,8 +322,9 @@ async fn read_body(
         )));
     }
     findings.extend(pass.skipped.take());
-    let errors = findings.iter().any(|f: &FindingRecord| f.severity == "error");
-    let warnings = findings.iter().any(|f| f.severity == "warning");
+    // Every finding counts, also those past the cap on stored ones.
+    let errors = omitted_errors > 0 || findings.iter().any(|f: &FindingRecord| f.severity == "error");
+    let warnings = omitted_warnings > 0 || findings.iter().any(|f| f.severity == "warning");
     let status = if read_failed {
         "failed"
     } else if errors {
@@ -350,6 +352,8 @@ async fn read_body(
         url_count: outcome.entries as i64,
         error: outcome.io_error.as_ref().map(|e| e.to_string()),
         findings,
+        omitted_errors,
+        omitted_warnings,
         // After an incomplete read the next fetch must read in full: a 304 would stand for
         // a content whose URLs were never all stored.
         etag: if validators { meta.validators.etag.clone() } else { None },
@@ -521,25 +525,36 @@ impl Pass {
     }
 }
 
-/// The findings of a read: the first [`MAX_STORED_FINDINGS`] kept as records, and whether a
-/// fatal one came.
+/// The findings of a read: the first [`MAX_STORED_FINDINGS`] kept as records (and past them
+/// the first of each rule not kept yet, so a fatal error after a thousand warnings is among
+/// them), the errors and warnings left out counted, and whether a fatal one came.
 #[derive(Default)]
 struct Findings {
     kept: Vec<FindingRecord>,
     fatal: bool,
+    /// The rules with a finding kept.
+    rules: std::collections::HashSet<Rule>,
+    omitted_errors: i64,
+    omitted_warnings: i64,
 }
 
 impl Findings {
     fn push(&mut self, f: Finding) {
         self.fatal |= FATAL.contains(&f.rule);
-        if self.kept.len() >= MAX_STORED_FINDINGS {
-            return;
-        }
         let severity = match f.severity() {
             Severity::Error => "error",
             Severity::Warning => "warning",
             Severity::Info => "info",
         };
+        if self.kept.len() >= MAX_STORED_FINDINGS && !self.rules.insert(f.rule) {
+            match f.severity() {
+                Severity::Error => self.omitted_errors += 1,
+                Severity::Warning => self.omitted_warnings += 1,
+                Severity::Info => {}
+            }
+            return;
+        }
+        self.rules.insert(f.rule);
         self.kept.push(FindingRecord {
             rule: f.rule.as_str().to_owned(),
             severity: severity.to_owned(),
