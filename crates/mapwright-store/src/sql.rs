@@ -780,6 +780,31 @@ macro_rules! impl_store {
             ) -> Result<bool> {
                 self.finish_webhook_attempt_impl(worker, delivery, record).await
             }
+
+            async fn postpone_webhook_delivery(
+                &self,
+                worker: &str,
+                delivery_id: i64,
+                until: Timestamp,
+            ) -> Result<bool> {
+                self.postpone_webhook_delivery_impl(worker, delivery_id, until).await
+            }
+
+            async fn webhook_target(&self, webhook_id: i64) -> Result<Option<(String, String)>> {
+                self.webhook_target_impl(webhook_id).await
+            }
+
+            async fn record_webhook_handshake(&self, webhook_id: i64, ok: bool, now: Timestamp) -> Result<()> {
+                self.record_webhook_handshake_impl(webhook_id, ok, now).await
+            }
+
+            async fn claim_disabled_webhooks(
+                &self,
+                now: Timestamp,
+                limit: i64,
+            ) -> Result<Vec<$crate::DisabledWebhook>> {
+                self.claim_disabled_webhooks_impl(now, limit).await
+            }
         }
     };
 }

@@ -698,8 +698,10 @@ pub trait Store: Send + Sync + 'static {
         now: Timestamp,
     ) -> Result<Enqueued>;
 
-    /// Leases up to `limit` due deliveries for `worker` for `lease_seconds` (oldest due first);
-    /// a delivery whose lease expired is due again.
+    /// Leases up to `limit` due deliveries for `worker` for `lease_seconds`, fairly: one in
+    /// flight per endpoint (its oldest), none for an endpoint unverified, disabled or paused,
+    /// and the accounts whose sites the endpoints are on take turns. A delivery whose lease
+    /// expired is due again.
     async fn lease_webhook_deliveries(
         &self,
         worker: &str,
@@ -709,7 +711,10 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<Vec<LeasedDelivery>>;
 
     /// Records an attempt of a leased delivery in its endpoint's log: delivered or given up, the
-    /// delivery leaves the queue; to be retried, it is due at `record.retry_at`. `false` (and
+    /// delivery leaves the queue; to be retried, it is due at `record.retry_at`. A failure also
+    /// pauses the endpoint ([`webhook_backoff`](crate::webhook_backoff)) and, at
+    /// [`WEBHOOK_FAILURES_TO_DISABLE`](crate::WEBHOOK_FAILURES_TO_DISABLE) in a row, disables
+    /// it (see [`Store::claim_disabled_webhooks`]); a success clears its failures. `false` (and
     /// nothing recorded) when `worker` no longer holds the lease.
     async fn finish_webhook_attempt(
         &self,
@@ -717,6 +722,23 @@ pub trait Store: Send + Sync + 'static {
         delivery: &LeasedDelivery,
         record: &AttemptRecord,
     ) -> Result<bool>;
+
+    /// Puts a leased delivery back without an attempt, due at `until` (the outbound gate
+    /// refused it for now: its target host's budget is spent); nothing counts against the
+    /// endpoint. `false` when `worker` no longer holds the lease.
+    async fn postpone_webhook_delivery(&self, worker: &str, delivery_id: i64, until: Timestamp) -> Result<bool>;
+
+    /// The URL and signing key of an endpoint, for its verification handshake (the service's:
+    /// the caller checked the actor may verify it).
+    async fn webhook_target(&self, webhook_id: i64) -> Result<Option<(String, String)>>;
+
+    /// Records a verification handshake: answered, the endpoint is verified and starts afresh
+    /// (failures cleared, enabled again); not answered, it receives nothing until it is.
+    async fn record_webhook_handshake(&self, webhook_id: i64, ok: bool, now: Timestamp) -> Result<()>;
+
+    /// Endpoints disabled since their creator was last told, up to `limit`, claimed so that
+    /// one process tells each creator once.
+    async fn claim_disabled_webhooks(&self, now: Timestamp, limit: i64) -> Result<Vec<crate::DisabledWebhook>>;
 
     // --- retention ---
 
