@@ -20,6 +20,7 @@ mod listing;
 pub mod mail;
 pub mod members;
 pub mod metrics;
+pub mod outbound;
 mod ping;
 mod ratelimit;
 pub mod scheduler;
