@@ -18,6 +18,7 @@ mod e2e_alerts;
 mod e2e_domains;
 mod e2e_members;
 mod e2e_reads;
+mod gate;
 mod hardening;
 mod life;
 mod ping;
