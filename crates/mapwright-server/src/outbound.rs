@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use mapwright_store::Store;
 
-use crate::SharedLimit;
+use crate::ratelimit::SharedLimit;
 
 /// The per-target budgets. Every field has a documented default ([`Rates::default`]).
 #[derive(Debug, Clone, Copy)]
@@ -152,7 +152,8 @@ impl Gate {
                 self.count(&self.rates.dns_per_name, &name, &name).await
             }
             Target::Mail(address) => {
-                let address = mapwright_store::normalize_email(address).unwrap_or_else(|_| address.to_ascii_lowercase());
+                let address =
+                    mapwright_store::normalize_email(address).unwrap_or_else(|_| address.to_ascii_lowercase());
                 self.count(&self.rates.mail_per_recipient, &address, &address).await
             }
         }
