@@ -9,9 +9,9 @@ use axum::response::{IntoResponse, Response};
 use mapwright_store::{Actor, ApiToken, Requester, SignupRequest, User, secret};
 use serde::{Deserialize, Serialize};
 
-use crate::api::extract::{Id, JsonBody};
+use crate::extract::{ClientAddr, ClientNet};
+use crate::extract::{Id, JsonBody};
 use crate::hashing::Budget;
-use crate::ping::{ClientAddr, ClientNet};
 use crate::{AppError, AppState, SESSION_COOKIE, SESSION_SECONDS, now};
 
 /// Sign-up and sign-in body.

@@ -32,7 +32,7 @@ mod check;
 use check::MAX_URL_LEN;
 pub use check::{Checked, MAX_URLS, Refusal, Submission};
 
-use crate::ping::ClientAddr;
+use crate::extract::ClientAddr;
 use crate::{AppError, AppState, RateLimiter, now};
 
 /// A good key file is trusted this long per (key file, key): a burst of POSTs costs one fetch.

@@ -3,30 +3,40 @@
 //! documented by `openapi.yaml`).
 //!
 //! [`app`] takes the state and returns the router, so tests drive it in process and the
-//! binary serves it. Site verification ([`verify`]) and sitemap admission ([`submission`]) are
-//! shared by the JSON API and the web console.
+//! binary serves it. The layers, top to bottom (ARCHITECTURE.md draws them; `tests/layers.rs`
+//! holds the code to them): this file; the faces ([`api`], [`console`], the ping, [`indexnow`]);
+//! the use cases both faces call ([`service`]); background work ([`jobs`]); the base (errors,
+//! auth, [`verify`], [`domains`]' DNS look-up, the status words, ...); the store.
 #![deny(missing_docs)]
 
-pub mod alerts;
+// The faces (they import the service and the base, never another face).
 pub mod api;
-mod auth;
 pub mod console;
+pub mod indexnow;
+mod ping;
+
+// The use cases both faces call.
+pub mod service;
+
+// Background work: every job, and the supervisor that starts them.
+pub mod jobs;
+
+// The base: imported by the layers above, importing none of them.
+mod auth;
 pub mod domains;
 mod error;
+mod extract;
+mod format;
 pub mod hashing;
-pub mod indexnow;
 pub mod listen;
 mod listing;
 pub mod mail;
-pub mod members;
 pub mod metrics;
 pub mod outbound;
-mod ping;
 mod ratelimit;
-pub mod scheduler;
-pub mod submission;
+mod sitemap_url;
+mod status;
 pub mod verify;
-pub mod webhooks;
 
 use std::sync::Arc;
 
@@ -57,10 +67,10 @@ pub struct AppState {
     pub hashing: Arc<hashing::HashPool>,
     /// The IndexNow receiver's rate limits and key-file cache.
     pub indexnow: Arc<indexnow::IndexNow>,
-    /// Shared with the scheduler's workers (their wake-up call).
-    pub scheduler: Arc<scheduler::Shared>,
-    /// The console's URL checks running in this process (one per site, a few per user).
-    pub checks: Arc<console::checker::Jobs>,
+    /// Shared with the background jobs (the read workers' wake-up call, the webhook sender's).
+    pub scheduler: Arc<jobs::Shared>,
+    /// The URL checks running in this process (one per site, a few per user).
+    pub checks: Arc<jobs::checker::Jobs>,
     /// How the service mails sign-up links; `None`: it takes no sign-ups (the operator makes
     /// the accounts). See [`AppState::with_mail`].
     pub mail: Option<Arc<mail::Mailer>>,
@@ -72,10 +82,9 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Wakes idle scheduler workers now, after something became due (a ping, a resubmit, a new
-    /// sitemap), instead of at their next poll. It lives here, not in `scheduler`, so that the
-    /// modules that make work due (submission, ping, recheck) need not import the scheduler
-    /// that imports them.
+    /// Wakes idle read workers now, after something became due (a ping, a resubmit, a new
+    /// sitemap), instead of at their next poll. It lives here, not in `jobs::reads`, so that the
+    /// modules that make work due (submission, ping, recheck) need not import the reads job.
     ///
     /// Workers in other processes sharing the database are told through the store
     /// ([`Store::notify_due`], PostgreSQL's `NOTIFY`), in the
@@ -264,7 +273,19 @@ pub fn app(state: AppState) -> Router {
 
 fn routes(state: AppState) -> Router {
     // The API's routes are those of [`api::ROUTES`] (documented by `openapi.yaml`).
-    Router::new().merge(api::router()).merge(console::routes()).with_state(state)
+    Router::new().merge(api::router(other_faces)).merge(console::routes()).with_state(state)
+}
+
+/// The handlers of the documented routes ([`api::ROUTES`]) that the ping and IndexNow faces
+/// serve: given to the API's router from here, since a face never imports another face.
+fn other_faces(method: api::Method, path: &str) -> Option<axum::routing::MethodRouter<AppState>> {
+    use axum::routing::{get, post};
+    match (method, path) {
+        (api::Method::Get, "/ping") => Some(get(ping::ping)),
+        (api::Method::Get, "/indexnow") => Some(get(indexnow::get)),
+        (api::Method::Post, "/indexnow") => Some(post(indexnow::post).layer(indexnow::body_limit())),
+        _ => None,
+    }
 }
 
 /// `GET /healthz`: 200 "ok" when the store takes a write now (its probe, see

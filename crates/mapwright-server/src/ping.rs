@@ -3,56 +3,13 @@
 //! A 200 proves nothing: the ping is recorded, and it only brings forward the next fetch of
 //! a sitemap already known on a verified site. It never adds a sitemap.
 
-use std::net::SocketAddr;
+use axum::extract::State;
 
-use axum::extract::{ConnectInfo, FromRequestParts, State};
-use axum::http::request::Parts;
-
-use crate::api::extract::Params;
+use crate::extract::{ClientAddr, Params};
 use crate::{AppError, AppState, now};
 
 /// The longest sitemap URL a ping may name (the protocol's limit on a `<loc>`).
 const MAX_URL: usize = 2048;
-
-/// The client's key ([`crate::ratelimit::client_key`]: an IPv4 address or an IPv6 /64), or "unknown" when the server was not given connection info (tests
-/// that call the router directly).
-pub(crate) struct ClientAddr(pub String);
-
-impl<S: Send + Sync> FromRequestParts<S> for ClientAddr {
-    type Rejection = std::convert::Infallible;
-
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        let addr = parts
-            .extensions
-            .get::<ConnectInfo<SocketAddr>>()
-            .map(|ConnectInfo(a)| crate::ratelimit::client_key(a.ip()));
-        Ok(ClientAddr(addr.unwrap_or_else(|| "unknown".into())))
-    }
-}
-
-/// The client's key and its network's ([`crate::ratelimit::network_key`]: an IPv4 /24 or an
-/// IPv6 /48), for the caps strangers share (sign-up); "unknown" for both without connection
-/// info.
-pub(crate) struct ClientNet(pub mapwright_store::Requester);
-
-impl<S: Send + Sync> FromRequestParts<S> for ClientNet {
-    type Rejection = std::convert::Infallible;
-
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        Ok(ClientNet(requester(parts)))
-    }
-}
-
-/// The requester of `parts` (see [`ClientNet`]).
-pub(crate) fn requester(parts: &Parts) -> mapwright_store::Requester {
-    match parts.extensions.get::<ConnectInfo<SocketAddr>>() {
-        Some(ConnectInfo(a)) => mapwright_store::Requester {
-            client: crate::ratelimit::client_key(a.ip()),
-            network: crate::ratelimit::network_key(a.ip()),
-        },
-        None => mapwright_store::Requester { client: "unknown".into(), network: "unknown".into() },
-    }
-}
 
 pub(crate) async fn ping(
     State(state): State<AppState>,

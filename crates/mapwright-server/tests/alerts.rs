@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use mapwright_server::AppState;
-use mapwright_server::scheduler::run_job;
+use mapwright_server::jobs::reads::run_job;
 use mapwright_store::{Actor, Role, Site, Sitemap, Source};
 use serde_json::{Value, json};
 

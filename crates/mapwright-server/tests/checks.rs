@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use axum::extract::State;
 use axum::http::{Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use mapwright_server::console::checker::{CheckerConfig, Jobs, RunEnd, check_site};
+use mapwright_server::jobs::checker::{CheckerConfig, Jobs, RunEnd, check_site};
 use mapwright_store::{Actor, CheckRefusal, CheckTrigger, UrlRecord};
 
 use crate::console::{post_form, seed, text};
@@ -368,7 +368,7 @@ async fn a_process_that_stops_gives_its_run_back_and_another_finishes_it() {
             let mut state = app.state.clone();
             state.checks = Arc::new(Jobs::new(config.clone()));
             let (stop, mut stopped) = tokio::sync::watch::channel(false);
-            let task = mapwright_server::console::checker::spawn(state, async move {
+            let task = mapwright_server::jobs::checker::spawn(state, async move {
                 let _ = stopped.changed().await;
             });
             (stop, task)

@@ -4,7 +4,7 @@
 
 use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode};
-use mapwright_server::console::checker::{RunEnd, check_site};
+use mapwright_server::jobs::checker::{RunEnd, check_site};
 use mapwright_store::{
     Actor, DownloadRecord, FindingRecord, Site, Sitemap, Source, UrlCheckRecord, UrlQuery, UrlRecord,
 };

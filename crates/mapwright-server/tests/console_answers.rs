@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
-use mapwright_server::console::checker::{CheckerConfig, Jobs};
+use mapwright_server::jobs::checker::{CheckerConfig, Jobs};
 use mapwright_store::{
     Actor, DownloadRecord, FetchSummary, FindingRecord, Source, UrlCheckRecord, UrlQuery, UrlRecord,
 };
@@ -418,7 +418,7 @@ async fn the_background_checker_reaches_a_newly_verified_site() {
     let (stop, mut stopped) = tokio::sync::watch::channel(false);
     let config = CheckerConfig { poll: Duration::from_millis(100), ..CheckerConfig::default() };
     app.state.checks = Arc::new(Jobs::new(config));
-    let task = mapwright_server::console::checker::spawn(app.state.clone(), async move {
+    let task = mapwright_server::jobs::checker::spawn(app.state.clone(), async move {
         let _ = stopped.changed().await;
     });
     // Verified after the checker started: it is checked within the next rounds.

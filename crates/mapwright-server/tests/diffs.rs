@@ -5,7 +5,7 @@
 
 use axum::http::StatusCode;
 use mapwright_server::AppState;
-use mapwright_server::scheduler::run_job;
+use mapwright_server::jobs::reads::run_job;
 use mapwright_store::Role;
 use serde_json::Value;
 

@@ -21,7 +21,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fantoccini::{Client, ClientBuilder, Locator};
-use mapwright_server::{AppState, app, scheduler};
+use mapwright_server::{AppState, app, jobs};
 use serde_json::json;
 
 use crate::support::{poll_until, read_outbox};
@@ -425,8 +425,8 @@ async fn the_console_in_headless_chromium() {
     // Sign-up mail goes to an outbox folder, where the test reads the link as an operator would.
     let console = Console::start(true, |_| {}).await;
     let (stop, shutdown) = tokio::sync::watch::channel(false);
-    let config = scheduler::Config { poll_interval: std::time::Duration::from_millis(200), ..Default::default() };
-    let background = scheduler::spawn(console.state.clone(), config, shutdown);
+    let config = jobs::Config { poll_interval: std::time::Duration::from_millis(200), ..Default::default() };
+    let background = jobs::spawn(console.state.clone(), config, shutdown);
     let outbox = console.outbox.clone();
     console.drive(|tab| async move { walk_through(&tab.c, &tab.base, &site, &tab.axe_js, &outbox).await }).await;
     let _ = stop.send(true);

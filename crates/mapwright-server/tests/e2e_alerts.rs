@@ -28,7 +28,7 @@ async fn the_unsubscribe_link_and_the_site_pages_setting_in_headless_chromium() 
         let record =
             DownloadRecord { downloaded_at: at, status: status.into(), http_status: Some(http), ..Default::default() };
         store.complete("w", sitemap.id, &record, at).await.unwrap();
-        mapwright_server::alerts::after_read(state, sitemap.id).await;
+        mapwright_server::jobs::alerts::after_read(state, sitemap.id).await;
     }
     let token = poll_until(Duration::from_secs(5), || async {
         let mail = read_outbox(outbox).pop()?;

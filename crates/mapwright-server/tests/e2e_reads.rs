@@ -7,7 +7,7 @@
 
 use fantoccini::Locator;
 use mapwright_server::AppState;
-use mapwright_server::scheduler::run_job;
+use mapwright_server::jobs::reads::run_job;
 use mapwright_store::Source;
 
 use crate::e2e::{Console, click, fill, until};

@@ -4,7 +4,8 @@
 
 use axum::http::StatusCode;
 use mapwright_server::AppState;
-use mapwright_server::scheduler::{after_verified, run_job};
+use mapwright_server::jobs::reads::run_job;
+use mapwright_server::jobs::recheck::after_verified;
 use mapwright_store::{Actor, Site, Source, UrlQuery};
 use scraper::{Html, Selector};
 use serde_json::{Value, json};

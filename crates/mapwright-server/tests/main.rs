@@ -20,6 +20,7 @@ mod e2e_members;
 mod e2e_reads;
 mod gate;
 mod hardening;
+mod layers;
 mod life;
 mod ping;
 mod scheduler;

@@ -7,7 +7,8 @@
 use std::time::Duration;
 
 use mapwright_server::AppState;
-use mapwright_server::scheduler::{self, after_verified, recheck_once, run_job};
+use mapwright_server::jobs::recheck::{after_verified, recheck_once};
+use mapwright_server::jobs::{self, reads::run_job};
 use mapwright_store::{Actor, Download, FindingRecord, Site, Sitemap, UrlQuery, UrlRow};
 
 use crate::sitehost::{SiteHost, index, urlset};
@@ -262,15 +263,15 @@ async fn workers_fetch_due_sitemaps_and_a_ping_wakes_them() {
         let sitemap = add(&app.state, actor, &site, &web.url("/s.xml")).await;
 
         // A poll interval far beyond the test's patience: only the wake-up can be fast.
-        let config = scheduler::Config {
+        let config = jobs::Config {
             workers: 2,
             poll_interval: Duration::from_secs(3600),
             min_fetch_interval: Duration::ZERO,
             recheck: false,
-            ..scheduler::Config::default()
+            ..jobs::Config::default()
         };
         let (stop, shutdown) = tokio::sync::watch::channel(false);
-        let handle = scheduler::spawn(app.state.clone(), config, shutdown);
+        let handle = jobs::spawn(app.state.clone(), config, shutdown);
         eventually("the first download", || async { web.hits("/s.xml") == 1 }).await;
         eventually("its record", || async { downloads(&app.state, actor, &sitemap).await.len() == 1 }).await;
 
@@ -356,15 +357,15 @@ async fn shutdown_releases_a_job_that_outlives_the_grace_period() {
         web.put_etag("/s.xml", &urlset(&[(&web.url("/a"), None)]), None);
         let sitemap = add(&app.state, actor, &site, &web.url("/s.xml")).await;
         web.hold.store(true, std::sync::atomic::Ordering::SeqCst);
-        let config = scheduler::Config {
+        let config = jobs::Config {
             workers: 1,
             poll_interval: Duration::from_millis(50),
             grace: Duration::from_millis(300),
             recheck: false,
-            ..scheduler::Config::default()
+            ..jobs::Config::default()
         };
         let (stop, shutdown) = tokio::sync::watch::channel(false);
-        let handle = scheduler::spawn(app.state.clone(), config, shutdown);
+        let handle = jobs::spawn(app.state.clone(), config, shutdown);
         eventually("the request in flight", || async { web.hits("/s.xml") == 1 }).await;
         assert_eq!(app.store.queue_depth(unix_now()).await.unwrap(), 0, "leased");
 
@@ -446,15 +447,15 @@ async fn a_user_with_nothing_running_gets_a_worker_while_many_accounts_hold_slow
             }
             slow.push(web);
         }
-        let config = scheduler::Config {
+        let config = jobs::Config {
             workers: 4,
             poll_interval: Duration::from_millis(50),
             grace: Duration::from_millis(100),
             recheck: false,
-            ..scheduler::Config::default()
+            ..jobs::Config::default()
         };
         let (stop, shutdown) = tokio::sync::watch::channel(false);
-        let handle = scheduler::spawn(app.state.clone(), config, shutdown);
+        let handle = jobs::spawn(app.state.clone(), config, shutdown);
         let in_flight = |slow: &[SiteHost]| -> u32 {
             slow.iter().map(|w| w.hits("/a.xml") + w.hits("/b.xml") + w.hits("/c.xml")).sum()
         };
@@ -488,16 +489,16 @@ async fn a_slow_download_is_stopped_at_its_deadline() {
         let (actor, site) = verified_site(&app.state, &web.origin).await;
         web.put_etag("/s.xml", &urlset(&[(&web.url("/a"), None)]), None);
         let sitemap = add(&app.state, actor, &site, &web.url("/s.xml")).await;
-        let config = scheduler::Config {
+        let config = jobs::Config {
             workers: 1,
             job_deadline: Duration::from_secs(1),
             poll_interval: Duration::from_millis(50),
             grace: Duration::from_millis(100),
             recheck: false,
-            ..scheduler::Config::default()
+            ..jobs::Config::default()
         };
         let (stop, shutdown) = tokio::sync::watch::channel(false);
-        let handle = scheduler::spawn(app.state.clone(), config, shutdown);
+        let handle = jobs::spawn(app.state.clone(), config, shutdown);
         eventually("the failed download", || async { downloads(&app.state, actor, &sitemap).await.len() == 1 }).await;
         let download = downloads(&app.state, actor, &sitemap).await.remove(0);
         assert_eq!(download.status, "failed");

@@ -15,7 +15,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use futures_util::StreamExt;
 use mapwright_server::AppState;
-use mapwright_server::scheduler::{self, run_job};
+use mapwright_server::jobs::{self, reads::run_job};
 use mapwright_store::{Actor, Download, Site, Sitemap, Source, UrlQuery};
 
 use crate::sitehost::{SiteHost, index, urlset};
@@ -124,14 +124,14 @@ async fn hostile_endless(State(host): State<Hostile>) -> Body {
 
 /// The scheduler as a small server runs it: 4 workers, 2 jobs per origin and per user, a
 /// one-second minimum interval (so the test need not wait a minute).
-fn config() -> scheduler::Config {
-    scheduler::Config {
+fn config() -> jobs::Config {
+    jobs::Config {
         workers: 4,
         poll_interval: Duration::from_millis(100),
         grace: Duration::from_millis(100),
         recheck: false,
         min_fetch_interval: Duration::from_secs(1),
-        ..scheduler::Config::default()
+        ..jobs::Config::default()
     }
 }
 
@@ -151,7 +151,7 @@ async fn a_hostile_user_does_not_stall_an_honest_one() {
         let honest = add(&app.state, ann, &ann_site, &web.url("/s.xml")).await;
 
         let (stop, shutdown) = tokio::sync::watch::channel(false);
-        let handle = scheduler::spawn(app.state.clone(), config(), shutdown);
+        let handle = jobs::spawn(app.state.clone(), config(), shutdown);
         within(Duration::from_secs(20), "the stalled children and the endless sitemap are being fetched", || async {
             hostile.stalled.load(Ordering::SeqCst) >= 1 && other.endless.load(Ordering::SeqCst) >= 1
         })
@@ -250,9 +250,9 @@ async fn pings_and_resubmits_do_not_fetch_sooner_than_the_minimum_interval() {
         let (_, secret) = app.store.create_api_token(ann, "test", 0).await.unwrap();
         web.put("/s.xml", &urlset(&[(&web.url("/a"), None)]));
         let sitemap = add(&app.state, ann, &site, &web.url("/s.xml")).await;
-        let config = scheduler::Config { min_fetch_interval: Duration::from_secs(3), ..config() };
+        let config = jobs::Config { min_fetch_interval: Duration::from_secs(3), ..config() };
         let (stop, shutdown) = tokio::sync::watch::channel(false);
-        let handle = scheduler::spawn(app.state.clone(), config, shutdown);
+        let handle = jobs::spawn(app.state.clone(), config, shutdown);
         within(Duration::from_secs(10), "the first download", || async { web.hits("/s.xml") == 1 }).await;
 
         // Resubmits and pings at once: each answered as before, none fetched sooner.
@@ -405,7 +405,7 @@ async fn a_removed_proof_is_noticed_while_many_hosts_never_answer() {
         let (ann, site) = verified_site(&app.state, "ann@example.com", &web.origin).await;
         // Checked last: behind every silent host.
         app.store.record_verification(site.id, true, 1).await.unwrap();
-        let config = scheduler::Config {
+        let config = jobs::Config {
             workers: 1,
             verify_interval: Duration::from_secs(1),
             verify_timeout: Duration::from_millis(500),
@@ -414,7 +414,7 @@ async fn a_removed_proof_is_noticed_while_many_hosts_never_answer() {
             ..config()
         };
         let (stop, shutdown) = tokio::sync::watch::channel(false);
-        let handle = scheduler::spawn(app.state.clone(), config, shutdown);
+        let handle = jobs::spawn(app.state.clone(), config, shutdown);
         let took = within(Duration::from_secs(10), "the removed proof noticed", || async {
             app.store.site(ann, site.id).await.unwrap().verified_at.is_none()
         })
@@ -443,11 +443,11 @@ async fn the_retention_task_deletes_old_pings_and_downloads() {
         app.store.record_ping(&web.url("/s.xml"), "192.0.2.1", old).await.unwrap();
         app.store.record_ping(&web.url("/s.xml"), "192.0.2.1", unix_now()).await.unwrap();
 
-        let mut retention = scheduler::retention::Config::default();
+        let mut retention = jobs::retention::Config::default();
         retention.policy.keep_downloads = 2;
-        let config = scheduler::Config { workers: 1, retention: Some(retention), ..config() };
+        let config = jobs::Config { workers: 1, retention: Some(retention), ..config() };
         let (stop, shutdown) = tokio::sync::watch::channel(false);
-        let handle = scheduler::spawn(app.state.clone(), config, shutdown);
+        let handle = jobs::spawn(app.state.clone(), config, shutdown);
         within(Duration::from_secs(10), "retention applied", || async {
             app.store.pings_for_sitemap_since(&web.url("/s.xml"), 0).await.unwrap() == 1
         })

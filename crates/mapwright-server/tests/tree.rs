@@ -4,7 +4,7 @@
 //! says where the trouble is (`rollup_status` "pending" while a child waits).
 
 use axum::http::StatusCode;
-use mapwright_server::scheduler::run_job;
+use mapwright_server::jobs::reads::run_job;
 use mapwright_store::Actor;
 use scraper::{Html, Selector};
 use serde_json::{Value, json};

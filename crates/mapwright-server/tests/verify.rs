@@ -2,7 +2,7 @@
 //! may add (own origin once verified, other hosts through robots.txt), against sites served
 //! on 127.0.0.1.
 
-use mapwright_server::submission::add_sitemap;
+use mapwright_server::service::submission::add_sitemap;
 use mapwright_server::verify::{Method, verify_site};
 use mapwright_server::{AppError, AppState};
 use mapwright_store::Actor;

@@ -4,7 +4,7 @@
 //! 127.0.0.1, the job run through `run_job`.
 
 use axum::http::StatusCode;
-use mapwright_server::scheduler::run_job;
+use mapwright_server::jobs::reads::run_job;
 use mapwright_store::{Source, UrlQuery};
 
 use crate::api::{call_json, user};

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use mapwright_server::{AppState, Limits, app, grant_admins, listen, scheduler};
+use mapwright_server::{AppState, Limits, app, grant_admins, jobs, listen};
 
 pub use settings::Settings;
 
@@ -359,7 +359,7 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
     };
     let addr = listener.as_ref().map(|l| l.local_addr()).transpose()?;
     let mut state = AppState::new(store.clone(), settings.secure_cookies);
-    state.checks = Arc::new(mapwright_server::console::checker::Jobs::new(checker_config(&settings)));
+    state.checks = Arc::new(mapwright_server::jobs::checker::Jobs::new(checker_config(&settings)));
     if !settings.dns_servers.is_empty() {
         state = state.with_dns_servers(settings.dns_servers.clone());
     }
@@ -388,7 +388,7 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         state = state.with_mail(mailer(&settings, addr)?);
     }
     let (stop, shutdown) = tokio::sync::watch::channel(false);
-    let config = scheduler::Config {
+    let config = jobs::Config {
         workers: settings.workers,
         lease_seconds: settings.lease_seconds,
         poll_interval: settings.poll_interval,
@@ -401,16 +401,16 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         min_fetch_interval: settings.sharing.min_fetch_interval,
         url_quota: settings.sharing.url_quota,
         retention: Some(retention(&settings.sharing)),
-        ..scheduler::Config::default()
+        ..jobs::Config::default()
     };
     // A web process (`--workers 0`) runs no scheduler task: the worker processes fetch, re-check
     // verification and apply retention, and its submissions wake them through the store.
-    let workers = (settings.workers > 0).then(|| scheduler::spawn(state.clone(), config, shutdown.clone()));
+    let workers = (settings.workers > 0).then(|| jobs::spawn(state.clone(), config, shutdown.clone()));
     // The console's failing-URLs report runs in the background; a run cut short at shutdown
     // writes what it did and is resumed there (by any process sharing the database).
     let signals = ShutdownSignal::install();
     let mut checker_stop = shutdown.clone();
-    let checker = mapwright_server::console::checker::spawn(state.clone(), async move {
+    let checker = mapwright_server::jobs::checker::spawn(state.clone(), async move {
         let _ = checker_stop.wait_for(|stopping| *stopping).await;
     });
     let server = match (listener, addr) {
@@ -479,16 +479,16 @@ fn mailer(settings: &Settings, addr: Option<SocketAddr>) -> anyhow::Result<mapwr
 }
 
 /// The failing-URL checker's pace and interval from the settings.
-fn checker_config(settings: &Settings) -> mapwright_server::console::checker::CheckerConfig {
+fn checker_config(settings: &Settings) -> mapwright_server::jobs::checker::CheckerConfig {
     let config =
-        mapwright_server::console::checker::CheckerConfig { interval: settings.check_interval, ..Default::default() };
+        mapwright_server::jobs::checker::CheckerConfig { interval: settings.check_interval, ..Default::default() };
     config.with_rate(settings.check_rate)
 }
 
 /// The retention task's policy from the settings (run hourly, sessions deleted once expired).
-fn retention(sharing: &settings::Sharing) -> scheduler::retention::Config {
+fn retention(sharing: &settings::Sharing) -> jobs::retention::Config {
     let seconds = |d: Duration| d.as_secs().min(i64::MAX as u64) as i64;
-    let default = scheduler::retention::Config::default();
+    let default = jobs::retention::Config::default();
     let policy = mapwright_store::Retention {
         keep_downloads: sharing.keep_downloads,
         ping_max_age: seconds(sharing.ping_retention),
@@ -496,7 +496,7 @@ fn retention(sharing: &settings::Sharing) -> scheduler::retention::Config {
         unverified_site_max_age: seconds(sharing.unverified_site_retention),
         ..default.policy
     };
-    scheduler::retention::Config { policy, ..default }
+    jobs::retention::Config { policy, ..default }
 }
 
 /// `$XDG_DATA_HOME/mapwright`, else `~/.local/share/mapwright`, else `./mapwright-data`.

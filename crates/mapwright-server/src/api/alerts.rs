@@ -1,14 +1,15 @@
 //! E-mail alerts (issue 23): the caller's alerts for a site (read, turn on or off: any member,
 //! a reader too, since it is their own mail), and the unsubscribe link's token, which needs no
-//! session. What triggers a mail is [`crate::alerts`]'.
+//! session. What triggers a mail is [`crate::jobs::alerts`]'.
 
 use axum::Json;
 use axum::extract::State;
 use mapwright_store::{Actor, AlertLink, AlertSetting};
 use serde::Deserialize;
 
-use super::extract::{Id, JsonBody};
 use crate::auth::CurrentUser;
+use crate::extract::{Id, JsonBody};
+use crate::service::alerts::link;
 use crate::{AppError, AppState};
 
 /// `GET /api/v1/sites/{id}/alerts`.
@@ -53,15 +54,4 @@ pub(crate) async fn unsubscribe(
 ) -> Result<Json<AlertLink>, AppError> {
     let link = link(&state, &body.token, Some(body.enabled)).await?;
     Ok(Json(link))
-}
-
-/// The link of a token (after turning its alerts on or off when `enabled` is given), or 404;
-/// the API's and the console's one path.
-pub(crate) async fn link(state: &AppState, token: &str, enabled: Option<bool>) -> Result<AlertLink, AppError> {
-    let token = token.trim();
-    // A token is 64 hexadecimal digits: anything else is no mail's, asked of no database.
-    if token.len() != 64 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(AppError::NotFound);
-    }
-    state.store.alert_link(token, enabled).await?.ok_or(AppError::NotFound)
 }

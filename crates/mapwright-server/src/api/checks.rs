@@ -1,22 +1,17 @@
 //! A site's failing-URL report as the API gives it, equal to the console's: where its check run
 //! stands, "Check now", the failing URLs a page at a time and as CSV or JSON Lines exports. The
-//! console's CSV download is [`export`] too, so both give the same file.
-
-use std::sync::Arc;
+//! console's CSV download is the service's `export` too, so both give the same file.
 
 use axum::Json;
-use axum::body::Body;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
-use axum::response::{IntoResponse, Response};
-use mapwright_store::{Actor, CheckRefusal, Page, Store, UrlFailure};
+use axum::response::Response;
+use mapwright_store::{Actor, CheckRefusal, Page, UrlFailure};
 use serde::Serialize;
 
-use super::extract::{Id, Params};
 use crate::auth::CurrentUser;
-use crate::console::checker::Jobs;
-use crate::console::format::utc;
+use crate::extract::{Id, Params};
+use crate::service::checks::{Format, Jobs, export};
 use crate::{AppError, AppState, now};
 
 /// The kinds of failing URLs (see [`UrlFailure::kind`]), in the report's order.
@@ -24,9 +19,6 @@ pub(crate) const KINDS: [&str; 7] = ["404", "410", "5xx", "redirect", "noindex",
 
 /// The most failing URLs one page holds.
 const MAX_PAGE: i64 = 10_000;
-
-/// Failing URLs per store round trip of an export.
-const EXPORT_PAGE: i64 = 1000;
 
 /// Where the failing-URL report of a site stands: its check run going or last, the last full
 /// run, the next; what the console's site page says, as data.
@@ -57,7 +49,7 @@ async fn url_check_view(state: &AppState, actor: Actor, id: i64) -> Result<UrlCh
     let site = state.store.site(actor, id).await?;
     let run = state.store.check_run(actor, id).await?;
     let now = now();
-    let next_run_at = crate::console::checker::next_run_at(run.as_ref(), &state.checks.config, now)
+    let next_run_at = crate::service::checks::next_run_at(run.as_ref(), &state.checks.config, now)
         .filter(|_| site.verified_at.is_some())
         .map(|at| at.max(now));
     Ok(match run {
@@ -161,52 +153,6 @@ pub(crate) async fn page(
     Ok(Json(state.store.list_url_failures(Actor::from(&user), site_id, kind, after, limit).await?))
 }
 
-/// An export's file format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Format {
-    /// One row per URL with a header row; times in ISO 8601 UTC.
-    Csv,
-    /// One JSON object per line, as the page's items; times in Unix seconds.
-    Jsonl,
-}
-
-/// The CSV export's columns.
-const CSV_COLUMNS: [&str; 7] = ["url", "kind", "status", "rule", "found", "checked_at", "sitemap"];
-
-impl Format {
-    fn encode(self, page: &Page<UrlFailure>, first: bool) -> Result<Vec<u8>, std::io::Error> {
-        match self {
-            Format::Csv => {
-                let mut w = csv::Writer::from_writer(Vec::new());
-                if first {
-                    w.write_record(CSV_COLUMNS).map_err(std::io::Error::other)?;
-                }
-                for f in &page.items {
-                    w.write_record([
-                        f.loc.as_str(),
-                        f.kind.as_str(),
-                        &f.status.map(|s| s.to_string()).unwrap_or_default(),
-                        f.rule.as_str(),
-                        f.message.as_deref().unwrap_or(""),
-                        &utc(f.checked_at),
-                        f.sitemap_url.as_deref().unwrap_or(""),
-                    ])
-                    .map_err(std::io::Error::other)?;
-                }
-                w.into_inner().map_err(|e| std::io::Error::other(e.to_string()))
-            }
-            Format::Jsonl => {
-                let mut out = Vec::new();
-                for f in &page.items {
-                    serde_json::to_writer(&mut out, f)?;
-                    out.push(b'\n');
-                }
-                Ok(out)
-            }
-        }
-    }
-}
-
 /// `GET /api/v1/sites/{id}/failing-urls.csv?kind=`.
 pub(crate) async fn export_csv(
     State(state): State<AppState>,
@@ -225,40 +171,4 @@ pub(crate) async fn export_jsonl(
     params: Params,
 ) -> Result<Response, AppError> {
     export(&state, Actor::from(&user), site_id, kind(&params)?, Format::Jsonl).await
-}
-
-/// Every failing URL of a site (of one kind, or all), streamed a page at a time: memory holds
-/// one page whatever the site's size. The first page is read before the answer starts, so a
-/// missing site is a 404, not a broken stream.
-pub(crate) async fn export(
-    state: &AppState,
-    actor: Actor,
-    site_id: i64,
-    kind: Option<&'static str>,
-    format: Format,
-) -> Result<Response, AppError> {
-    let first = state.store.list_url_failures(actor, site_id, kind, 0, EXPORT_PAGE).await?;
-    let store: Arc<dyn Store> = state.store.clone();
-    let cursor = (store, Some(first), None::<i64>, true);
-    let stream = futures_util::stream::unfold(cursor, move |(store, ready, after, first)| async move {
-        let page = match ready {
-            Some(page) => page,
-            None => match store.list_url_failures(actor, site_id, kind, after?, EXPORT_PAGE).await {
-                Ok(page) => page,
-                Err(e) => {
-                    tracing::error!(error = %e, site = site_id, "failing-URL export stopped");
-                    return Some((Err(std::io::Error::other(e)), (store, None, None, false)));
-                }
-            },
-        };
-        let chunk = format.encode(&page, first);
-        Some((chunk, (store, None, page.next_after, false)))
-    });
-    let (content_type, extension) = match format {
-        Format::Csv => ("text/csv; charset=utf-8", "csv"),
-        Format::Jsonl => ("application/jsonl; charset=utf-8", "jsonl"),
-    };
-    let disposition = format!("attachment; filename=\"site-{site_id}-failing-urls.{extension}\"");
-    Ok(([(CONTENT_TYPE, content_type.to_owned()), (CONTENT_DISPOSITION, disposition)], Body::from_stream(stream))
-        .into_response())
 }

@@ -10,9 +10,9 @@ use axum::response::{IntoResponse, Response};
 use mapwright_store::{Actor, Change, DiffUrl, MAX_DIFF_URLS, ReadDiff};
 use serde::Serialize;
 
-use super::extract::{Id, Params};
 use crate::auth::CurrentUser;
-use crate::console::format::utc;
+use crate::extract::{Id, Params};
+use crate::format::utc;
 use crate::{AppError, AppState};
 
 /// The most changed URLs one page holds.

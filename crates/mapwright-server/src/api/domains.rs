@@ -7,9 +7,10 @@ use axum::http::StatusCode;
 use mapwright_store::{Actor, DomainProperty};
 use serde::{Deserialize, Serialize};
 
-use super::extract::{Id, JsonBody};
 use crate::auth::CurrentUser;
-use crate::domains::{self, DomainCheck, dns};
+use crate::domains::dns;
+use crate::extract::{Id, JsonBody};
+use crate::service::domains::{self, DomainCheck};
 use crate::{AppError, AppState};
 
 /// `POST /api/v1/domains` body.

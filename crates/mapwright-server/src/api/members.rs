@@ -1,6 +1,6 @@
 //! The members of a site: list (with the invitations not yet accepted), invite, withdraw an
 //! invitation, accept one, remove a member. Who may do what is the store's (`owned!` to see,
-//! `site_as_owner` to change); the mail and its limit are [`crate::members`]'.
+//! `site_as_owner` to change); the mail and its limit are [`crate::service::members`]'.
 
 use axum::Json;
 use axum::extract::State;
@@ -8,9 +8,9 @@ use axum::http::StatusCode;
 use mapwright_store::{Actor, Invitation, Member, Role};
 use serde::{Deserialize, Serialize};
 
-use super::extract::{Id, JsonBody};
 use super::sites::SiteView;
 use crate::auth::CurrentUser;
+use crate::extract::{Id, JsonBody};
 use crate::{AppError, AppState, now};
 
 /// `GET /api/v1/sites/{id}/members`.
@@ -53,8 +53,8 @@ pub(crate) async fn invite(
     Id(id): Id,
     JsonBody(body): JsonBody<NewInvitation>,
 ) -> Result<(StatusCode, Json<Invitation>), AppError> {
-    let role = crate::members::parse_role(body.role.as_deref())?;
-    let invitation = crate::members::invite(&state, &user, id, &body.email, role).await?;
+    let role = crate::service::members::parse_role(body.role.as_deref())?;
+    let invitation = crate::service::members::invite(&state, &user, id, &body.email, role).await?;
     Ok((StatusCode::CREATED, Json(invitation)))
 }
 

@@ -14,17 +14,14 @@
 //! [`ROUTES`] is the one list of the routes `openapi.yaml` documents (health, ping, IndexNow,
 //! accounts and this module's): [`router`] is built from it, and the tests compare it to the
 //! paths of `openapi.yaml`. Every error of these routes is an RFC 9457 problem
-//! (`application/problem+json`), bad input included: the handlers take `extract`'s
+//! (`application/problem+json`), bad input included: the handlers take the base's `extract`
 //! extractors, not axum's, and a path under `/api/v1` that is no route is a problem 404, a
 //! method a route does not take a problem 405 with `Allow`.
 
 mod alerts;
 mod checks;
 mod diffs;
-
-pub(crate) use alerts::link as alert_link;
 mod domains;
-pub(crate) mod extract;
 mod members;
 mod sitemaps;
 mod sites;
@@ -124,22 +121,18 @@ pub const ROUTES: &[(Method, &str)] = &[
     (Method::Post, "/indexnow"),
 ];
 
-/// Every failing URL of a site as the CSV export of the API (see `checks::export`): the
-/// console's download is this file too.
-pub(crate) async fn failing_export(
-    state: &AppState,
-    actor: mapwright_store::Actor,
-    site_id: i64,
-) -> Result<axum::response::Response, crate::AppError> {
-    checks::export(state, actor, site_id, None, checks::Format::Csv).await
-}
+/// The handlers of the documented routes served by the other faces (the ping, the IndexNow
+/// receiver), which this face does not import: `lib.rs`, above both, gives them to [`router`].
+pub type OtherFaces = fn(Method, &str) -> Option<MethodRouter<AppState>>;
 
-/// The handler of one entry of [`ROUTES`].
-fn handler(method: Method, path: &str) -> MethodRouter<AppState> {
+/// The handler of one entry of [`ROUTES`]: this face's own, or one of `others`.
+fn handler(method: Method, path: &str, others: OtherFaces) -> MethodRouter<AppState> {
+    if let Some(handler) = others(method, path) {
+        return handler;
+    }
     match (method, path) {
         (Method::Get, "/healthz") => get(crate::health),
         (Method::Get, "/metrics") => get(crate::metrics::metrics),
-        (Method::Get, "/ping") => get(crate::ping::ping),
         (Method::Post, "/api/v1/signup") => post(crate::auth::sign_up),
         (Method::Post, "/api/v1/signup/confirm") => post(crate::auth::confirm_sign_up),
         (Method::Post, "/api/v1/signin") => post(crate::auth::sign_in),
@@ -192,21 +185,20 @@ fn handler(method: Method, path: &str) -> MethodRouter<AppState> {
         (Method::Get, "/api/v1/webhooks/{id}") => get(webhooks::show),
         (Method::Delete, "/api/v1/webhooks/{id}") => delete(webhooks::remove),
         (Method::Get, "/api/v1/webhooks/{id}/deliveries") => get(webhooks::deliveries),
-        (Method::Get, "/indexnow") => get(crate::indexnow::get),
-        (Method::Post, "/indexnow") => post(crate::indexnow::post).layer(crate::indexnow::body_limit()),
         _ => unreachable!("every entry of ROUTES has a handler: {method:?} {path}"),
     }
 }
 
 /// The routes of [`ROUTES`], ready to merge into the app, with problem answers for unknown
-/// paths under `/api/v1` and for methods a route does not take.
-pub fn router() -> Router<AppState> {
+/// paths under `/api/v1` and for methods a route does not take; `others` serves the entries of
+/// the other faces.
+pub fn router(others: OtherFaces) -> Router<AppState> {
     ROUTES
         .iter()
-        .fold(Router::new(), |router, &(method, path)| router.route(path, handler(method, path)))
-        .route("/api/v1", any(extract::no_such_route))
-        .route("/api/v1/{*rest}", any(extract::no_such_route))
-        .method_not_allowed_fallback(extract::no_such_method)
+        .fold(Router::new(), |router, &(method, path)| router.route(path, handler(method, path, others)))
+        .route("/api/v1", any(crate::extract::no_such_route))
+        .route("/api/v1/{*rest}", any(crate::extract::no_such_route))
+        .method_not_allowed_fallback(crate::extract::no_such_method)
 }
 
 /// `GET /api/v1/openapi.yaml`.

@@ -7,9 +7,9 @@ use axum::http::StatusCode;
 use mapwright_store::{Actor, ContentCounts, Download, FindingRecord, Sitemap, TreeTally};
 use serde::{Deserialize, Serialize};
 
-use super::extract::{Id, JsonBody, Params};
 use crate::auth::CurrentUser;
-use crate::submission;
+use crate::extract::{Id, JsonBody, Params};
+use crate::service::submission;
 use crate::{AppError, AppState, now};
 
 /// `POST /api/v1/sites/{id}/sitemaps` body.
@@ -225,7 +225,7 @@ pub(crate) async fn resubmit(
     Id(id): Id,
 ) -> Result<(StatusCode, Json<SitemapView>), AppError> {
     let actor = Actor::from(&user);
-    crate::submission::resubmit(&state, actor, id).await?;
+    crate::service::submission::resubmit(&state, actor, id).await?;
     let sitemap = state.store.sitemap(actor, id).await?;
     Ok((StatusCode::ACCEPTED, Json(view_one(&state, actor, sitemap).await?)))
 }

@@ -6,8 +6,8 @@ use axum::http::StatusCode;
 use mapwright_store::{Actor, Role, Site, Timestamp};
 use serde::{Deserialize, Serialize};
 
-use super::extract::{Id, JsonBody};
 use crate::auth::CurrentUser;
+use crate::extract::{Id, JsonBody};
 use crate::verify::{self, Verification};
 use crate::{AppError, AppState, now};
 
@@ -111,7 +111,7 @@ pub(crate) async fn create(
     let origin = parse_origin(&body.origin)?;
     let site = state.store.create_site(Actor::from(&user), &origin, now()).await?;
     // Verified at once when a domain property of the user covers it.
-    let site = crate::domains::after_site_added(&state, site).await?;
+    let site = crate::service::sites::after_site_added(&state, site).await?;
     // Who adds a site owns it.
     Ok((StatusCode::CREATED, Json(SiteView::new(site, Role::Owner))))
 }
@@ -173,7 +173,7 @@ pub(crate) async fn verify_now(
 ) -> Result<Json<VerifyResult>, AppError> {
     let actor = Actor::from(&user);
     let site = state.store.site_as_owner(actor, id).await?;
-    let verification = crate::scheduler::verify_now(&state, &site).await?;
+    let verification = crate::service::sites::verify_now(&state, &site).await?;
     let site = state.store.site(actor, id).await?;
     Ok(Json(VerifyResult { verification, site: SiteView::new(site, Role::Owner) }))
 }

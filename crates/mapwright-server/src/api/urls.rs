@@ -11,9 +11,9 @@ use axum::response::{IntoResponse, Response};
 use mapwright_store::{Actor, Page, Store, UrlQuery, UrlRow};
 use serde::Serialize;
 
-use super::extract::{Id, Params};
 use crate::auth::CurrentUser;
-use crate::console::format::utc;
+use crate::extract::{Id, Params};
+use crate::format::utc;
 use crate::{AppError, AppState, now};
 
 /// The most URLs one page of `GET /api/v1/sites/{id}/urls` or of the frontier holds.

@@ -1,6 +1,6 @@
 //! A site's webhooks: list, add (the secret in the answer, this once), show, delete, and each
 //! endpoint's log of attempts. Who may do what is the store's (a member sees, an owner
-//! changes); what an endpoint is made of and how deliveries go is [`crate::webhooks`]'.
+//! changes); what an endpoint is made of is [`crate::service::webhooks`], how deliveries go [`crate::jobs::webhooks`]'.
 
 use axum::Json;
 use axum::extract::State;
@@ -8,9 +8,9 @@ use axum::http::StatusCode;
 use mapwright_store::{Actor, Webhook, WebhookAttempt};
 use serde::{Deserialize, Serialize};
 
-use super::extract::{Id, JsonBody};
 use crate::auth::CurrentUser;
-use crate::webhooks::NewWebhook;
+use crate::extract::{Id, JsonBody};
+use crate::service::webhooks::NewWebhook;
 use crate::{AppError, AppState};
 
 /// An endpoint as the API shows it: never its secret.
@@ -76,7 +76,7 @@ pub(crate) async fn create(
     JsonBody(body): JsonBody<NewBody>,
 ) -> Result<(StatusCode, Json<Created>), AppError> {
     let new = NewWebhook { url: body.url, events: body.events, secret: body.secret };
-    let (webhook, secret) = crate::webhooks::create(&state, &user, id, new).await?;
+    let (webhook, secret) = crate::service::webhooks::create(&state, &user, id, new).await?;
     Ok((StatusCode::CREATED, Json(Created { webhook: webhook.into(), secret })))
 }
 

@@ -13,7 +13,7 @@ use super::{PAGE, PageResult, Session, button_form, csrf_field, layout, offset_p
 use crate::auth::{
     Confirmation, Credentials, SIGN_UP_SENT, authenticate, confirm, cookie, request_sign_up, session_cookie,
 };
-use crate::ping::{ClientAddr, ClientNet};
+use crate::extract::{ClientAddr, ClientNet};
 use crate::{AppError, AppState, SESSION_SECONDS, now};
 
 /// The sign-in and sign-up form body.

@@ -76,7 +76,7 @@ pub(crate) struct LinkForm {
 
 /// `GET /alerts/unsubscribe?token=...`: what the link stands for and one button.
 pub(crate) async fn unsubscribe_page(State(state): State<AppState>, Query(q): Query<LinkForm>) -> PageResult {
-    match crate::api::alert_link(&state, &q.token, None).await {
+    match crate::service::alerts::link(&state, &q.token, None).await {
         Ok(link) => Ok(link_page(&link, &q.token, None).into_response()),
         Err(AppError::NotFound) => Ok(unknown_link()),
         Err(e) => Err(e.into()),
@@ -107,7 +107,7 @@ pub(crate) async fn unsubscribe(
             .map_err(|e| AppError::BadRequest(format!("the form cannot be read: {e}")))?;
         (form.token, form.enabled.as_deref() == Some("on"))
     };
-    match crate::api::alert_link(&state, &token, Some(on)).await {
+    match crate::service::alerts::link(&state, &token, Some(on)).await {
         Ok(link) => Ok(link_page(&link, &token, Some(on)).into_response()),
         Err(AppError::NotFound) => Ok(unknown_link()),
         Err(e) => Err(e.into()),

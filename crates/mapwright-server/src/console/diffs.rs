@@ -8,7 +8,7 @@ use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::format::{thousands, time, url};
-use super::sitemap_page::download_words;
+use crate::status::download_words;
 use crate::{AppError, AppState};
 
 /// Reads shown in the table.

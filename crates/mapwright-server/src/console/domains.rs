@@ -10,7 +10,8 @@ use serde::Deserialize;
 use super::csrf::CsrfForm;
 use super::format::{time, time_or, url};
 use super::{PageResult, Session, button_form, csrf_field, page, redirect_error, redirect_with};
-use crate::domains::{self, dns};
+use crate::domains::dns;
+use crate::service::domains;
 use crate::{AppError, AppState, now};
 
 /// `GET /domains`.

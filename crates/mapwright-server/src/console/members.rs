@@ -1,7 +1,7 @@
 //! The members of a site (issue 23): who may see it and with which role, the invitations
 //! waiting, an owner's invite form and Remove/Withdraw buttons (a member may also leave), and
 //! the page of an invitation's link, where the invited user accepts. Every decision is the
-//! store's; the invitation mail is [`crate::members`]'.
+//! store's; the invitation mail is [`crate::service::members`]'.
 
 use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
@@ -119,8 +119,8 @@ pub(crate) async fn invite(
     CsrfForm(form): CsrfForm<InviteForm>,
 ) -> PageResult {
     let back = format!("/sites/{id}/members");
-    let outcome = match crate::members::parse_role(Some(&form.role)) {
-        Ok(role) => crate::members::invite(&state, &session.user, id, &form.email, role).await,
+    let outcome = match crate::service::members::parse_role(Some(&form.role)) {
+        Ok(role) => crate::service::members::invite(&state, &session.user, id, &form.email, role).await,
         Err(e) => Err(e),
     };
     match outcome {

@@ -11,7 +11,6 @@
 
 mod accounts;
 mod alerts;
-pub mod checker;
 pub mod csrf;
 mod diffs;
 mod domains;
@@ -22,7 +21,6 @@ mod members;
 mod sitemap_page;
 mod sitemaps;
 mod sites;
-mod status;
 mod svg;
 mod webhooks;
 

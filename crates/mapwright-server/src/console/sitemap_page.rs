@@ -11,7 +11,8 @@ use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::format::{thousands, time, time_or, url};
-use super::{PAGE, PageResult, Session, button_form, diffs, findings, page, pager, status, svg};
+use super::{PAGE, PageResult, Session, button_form, diffs, findings, page, pager, svg};
+use crate::status::{self, download_words, source_words};
 use crate::{AppState, now};
 
 /// The page's paging, filter and search parameters.
@@ -129,18 +130,6 @@ pub(crate) async fn show(
 /// Reads of an index's tree that its roll-up picture replays.
 const TREE_READS: i64 = 5000;
 
-/// A download's status in words, as the table shows it.
-pub(crate) fn download_words(status: &str) -> &'static str {
-    match status {
-        "ok" => "Success",
-        "warnings" => "Has warnings",
-        "errors" => "Has errors",
-        "failed" => "Couldn't fetch",
-        "unchanged" => "Unchanged",
-        _ => "Other",
-    }
-}
-
 /// The roll-up of an index over time, replayed from the reads of its tree (oldest first): after
 /// each read, the URLs its descendants listed at their latest read (a failed one keeps its URLs),
 /// and the errors and warnings of every member's latest read, the index's own included. The
@@ -197,18 +186,6 @@ fn tree_history(index_id: i64, reads: &[Download]) -> Markup {
                 svg::Series { label: "Warnings", class: "line-warn", points: points.iter().map(|p| (p.0, p.3)).collect() },
             ]))
         }
-    }
-}
-
-/// How a sitemap came to mapwright, in a site owner's words (the store keeps `api`, `robots`...).
-pub(crate) fn source_words(source: &str) -> &'static str {
-    match source {
-        "api" => "Added by you",
-        "robots" => "Named in the site's robots.txt",
-        "index" => "Listed in a sitemap index",
-        "ping" => "Announced by a ping",
-        "indexnow" => "Announced by IndexNow",
-        _ => "Other",
     }
 }
 

@@ -9,8 +9,9 @@ use serde::Deserialize;
 
 use super::csrf::CsrfForm;
 use super::format::{thousands, time, time_or, url};
-use super::{PAGE, PageResult, Session, button_form, csrf_field, offset_pager, page, pager, redirect_with, status};
-use crate::submission::{Added, add_sitemap, parse_sitemap_url};
+use super::{PAGE, PageResult, Session, button_form, csrf_field, offset_pager, page, pager, redirect_with};
+use crate::service::submission::{Added, add_sitemap, parse_sitemap_url};
+use crate::status;
 use crate::{AppError, AppState, now};
 
 /// `?after=ID` of a keyset-paged list.
@@ -287,7 +288,7 @@ async fn resolve_site(state: &AppState, session: &Session, form: &AddForm) -> Re
     }
     let site = state.store.create_site(actor, &origin, now()).await?;
     // Verified at once when a domain property of the user covers it: the sitemap goes in now.
-    crate::domains::after_site_added(state, site).await
+    crate::service::sites::after_site_added(state, site).await
 }
 
 /// `POST /sitemaps/{id}/resubmit`: due now.
@@ -298,7 +299,7 @@ pub(crate) async fn resubmit(
     CsrfForm(_): CsrfForm<serde::de::IgnoredAny>,
 ) -> PageResult {
     let sitemap = state.store.sitemap(session.actor(), id).await?;
-    crate::submission::resubmit(&state, session.actor(), id).await?;
+    crate::service::submission::resubmit(&state, session.actor(), id).await?;
     let message = if sitemap.removed_at.is_some() {
         format!("Restored {}: it will be downloaded again shortly.", sitemap.url)
     } else if sitemap.is_index {

@@ -10,12 +10,12 @@ use mapwright_store::{Actor, CheckRun, FailureKindCount, FindingQuery, Site, Sou
 use maud::{Markup, html};
 use serde::Deserialize;
 
-use super::checker::{Jobs, next_run_at};
 use super::csrf::CsrfForm;
 use super::format::{thousands, time, time_or, url};
 use super::{
     PAGE, PageResult, Session, button_form, csrf_field, findings, page, pager, redirect_error, redirect_with, svg,
 };
+use crate::service::checks::{Jobs, next_run_at};
 use crate::verify::{file_name, meta_tag};
 use crate::{AppError, AppState, now};
 
@@ -348,7 +348,7 @@ fn failures_table(failures: &[UrlFailure], run: Option<&CheckRun>, now: i64) -> 
 /// a sitemap listing it, streamed a page at a time: the API's export
 /// (`/api/v1/sites/{id}/failing-urls.csv`), so both give the same file.
 pub(crate) async fn failing_csv(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> PageResult {
-    Ok(crate::api::failing_export(&state, session.actor(), id).await?)
+    Ok(crate::service::checks::failing_export(&state, session.actor(), id).await?)
 }
 
 /// The verify form: `add` is the sitemap kept from the "Add" form.
@@ -370,7 +370,7 @@ pub(crate) async fn verify_now(
     let actor = session.actor();
     let site = state.store.site_as_owner(actor, id).await?;
     let before = robots_sitemaps(state.store.as_ref(), actor, id).await?;
-    let outcome = crate::scheduler::verify_now(&state, &site).await?;
+    let outcome = crate::service::sites::verify_now(&state, &site).await?;
     let add = form.add.trim();
     if !outcome.verified {
         let back = if add.is_empty() {
@@ -390,7 +390,7 @@ pub(crate) async fn verify_now(
         _ => message.push_str(&format!(" Added from its robots.txt: {}.", new.join(", "))),
     }
     if !add.is_empty() {
-        match crate::submission::add_sitemap(&state, actor, id, add).await {
+        match crate::service::submission::add_sitemap(&state, actor, id, add).await {
             Ok(sitemap) => message.push_str(&format!(" Added {}: it will be downloaded shortly.", sitemap.url)),
             Err(e @ (AppError::BadRequest(_) | AppError::Rejected(_))) => {
                 message.push_str(&format!(" {add} was not added: {e}"));

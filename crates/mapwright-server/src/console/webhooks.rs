@@ -1,7 +1,8 @@
 //! A site's webhooks (issue 23): the endpoints with their events, an owner's form to add one
 //! (the secret the service made is shown once, after the redirect, like an API token's), each
 //! endpoint's log of attempts, and Delete after a confirmation. What an endpoint is made of
-//! and how deliveries go is [`crate::webhooks`]'; who may do what is the store's.
+//! is [`crate::service::webhooks`]', how deliveries go [`crate::jobs::webhooks`]'; who may do
+//! what is the store's.
 
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
@@ -13,7 +14,7 @@ use serde::Deserialize;
 use super::csrf::CsrfForm;
 use super::format::{thousands, time, url};
 use super::{PageResult, Session, csrf_field, page, redirect_error, redirect_with};
-use crate::webhooks::{NewWebhook, READ_COMPLETED, STATUS_WORSENED};
+use crate::service::webhooks::{NewWebhook, READ_COMPLETED, STATUS_WORSENED};
 use crate::{AppError, AppState, now};
 
 /// The cookie that carries a new endpoint's secret through the redirect after its creation,
@@ -144,7 +145,7 @@ pub(crate) async fn add(
     let secret = (!given.is_empty()).then(|| given.to_owned());
     let generated = secret.is_none();
     let new = NewWebhook { url: form.url, events, secret };
-    match crate::webhooks::create(&state, &session.user, id, new).await {
+    match crate::service::webhooks::create(&state, &session.user, id, new).await {
         Ok((webhook, secret)) => {
             let mut response = redirect_with(&back, &format!("Added the webhook {}.", webhook.url), &state);
             if generated {

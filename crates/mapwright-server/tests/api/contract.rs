@@ -8,7 +8,7 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use mapwright_server::Limits;
-use mapwright_server::scheduler::run_job;
+use mapwright_server::jobs::reads::run_job;
 use serde_json::{Value, json};
 
 use super::{assert_problem, call, call_json, sitemap_with_download, user, verified_site};

@@ -146,7 +146,7 @@ async fn a_lost_record_unverifies_the_property_and_the_sites_that_stood_on_it() 
 
     // The periodic re-check finds the record gone: the property and its site lose verification.
     dns.remove("gone.test");
-    let checked = mapwright_server::domains::recheck_once(&app.state, -60).await.unwrap();
+    let checked = mapwright_server::jobs::recheck::domains::recheck_once(&app.state, -60).await.unwrap();
     assert_eq!(checked, 1);
     let uri = format!("/api/v1/domains/{}", property["id"]);
     let now = call_json(&app, "GET", &uri, &ann, None, StatusCode::OK, "DomainProperty").await;

@@ -22,7 +22,12 @@ use super::process::{Server, unix_now};
 /// Starts `mapwright serve ARGS` with the scheduler's debug lines (which worker leased what),
 /// and waits until its log shows `ready`.
 fn start(args: &[&str], log: &Path, ready: &str) -> Server {
-    Server::spawn(args, log, "info,mapwright_server::scheduler=debug", ready)
+    Server::spawn(
+        args,
+        log,
+        "info,mapwright_server::jobs::reads=debug,mapwright_server::jobs::recheck=debug,mapwright_server::jobs::retention=debug",
+        ready,
+    )
 }
 
 /// A site whose every `/NAME.xml` is a sitemap of one URL, answered after `delay_ms`, or held

@@ -1,9 +1,13 @@
 //! The API's own extractors: a JSON body, an id in the path, and query parameters, each
 //! refusing bad input with a problem document in our words (never axum's plain-text
-//! rejections), and the answers of unknown paths (404) and methods (405) under `/api/v1`.
+//! rejections), and the answers of unknown paths (404) and methods (405) under `/api/v1`; and
+//! the client's address and network ([`ClientAddr`], [`ClientNet`]) that every face's rate
+//! limits key on.
+
+use std::net::SocketAddr;
 
 use axum::body::Bytes;
-use axum::extract::{FromRequest, FromRequestParts, RawPathParams, Request};
+use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, RawPathParams, Request};
 use axum::http::header::CONTENT_TYPE;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
@@ -122,6 +126,46 @@ pub(crate) async fn no_such_method() -> Response {
         StatusCode::METHOD_NOT_ALLOWED,
         "this route does not take this method: the Allow header lists those it takes",
     )
+}
+
+/// The client's key ([`crate::ratelimit::client_key`]: an IPv4 address or an IPv6 /64), or "unknown" when the server was not given connection info (tests
+/// that call the router directly).
+pub(crate) struct ClientAddr(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for ClientAddr {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        let addr = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|ConnectInfo(a)| crate::ratelimit::client_key(a.ip()));
+        Ok(ClientAddr(addr.unwrap_or_else(|| "unknown".into())))
+    }
+}
+
+/// The client's key and its network's ([`crate::ratelimit::network_key`]: an IPv4 /24 or an
+/// IPv6 /48), for the caps strangers share (sign-up); "unknown" for both without connection
+/// info.
+pub(crate) struct ClientNet(pub mapwright_store::Requester);
+
+impl<S: Send + Sync> FromRequestParts<S> for ClientNet {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(ClientNet(requester(parts)))
+    }
+}
+
+/// The requester of `parts` (see [`ClientNet`]).
+pub(crate) fn requester(parts: &Parts) -> mapwright_store::Requester {
+    match parts.extensions.get::<ConnectInfo<SocketAddr>>() {
+        Some(ConnectInfo(a)) => mapwright_store::Requester {
+            client: crate::ratelimit::client_key(a.ip()),
+            network: crate::ratelimit::network_key(a.ip()),
+        },
+        None => mapwright_store::Requester { client: "unknown".into(), network: "unknown".into() },
+    }
 }
 
 #[cfg(test)]

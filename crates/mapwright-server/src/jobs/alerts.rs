@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use mapwright_store::Worsening;
 
+use crate::status::word;
 use crate::{AppState, SharedLimit, now};
 
 /// At most one alert mail per member and site in this many seconds.
@@ -81,16 +82,6 @@ async fn alert(state: &AppState, sitemap_id: i64) -> Result<(), mapwright_store:
         }
     });
     Ok(())
-}
-
-/// The console's word for a status of the alerts' order.
-pub(crate) fn word(status: &str) -> &'static str {
-    match status {
-        "failed" => "Couldn't fetch",
-        "errors" => "Has errors",
-        "warnings" => "Has warnings",
-        _ => "Success",
-    }
 }
 
 fn plural(n: i64, one: &str) -> String {

@@ -5,10 +5,8 @@
 
 use mapwright_store::{Actor, Site, Sitemap, Source};
 
+pub use crate::sitemap_url::parse_sitemap_url;
 use crate::{AppError, AppState, now};
-
-/// The longest sitemap URL accepted: the protocol's limit on a `<loc>`.
-const MAX_URL_LEN: usize = 2048;
 
 /// What adding a sitemap did: the API answers 201 for a new one and 200 otherwise, the console
 /// says which.
@@ -66,23 +64,6 @@ pub async fn resubmit(state: &AppState, actor: Actor, sitemap_id: i64) -> Result
     Ok(())
 }
 
-/// An absolute http(s) URL of reasonable length, without credentials, in normal form.
-pub fn parse_sitemap_url(text: &str) -> Result<url::Url, AppError> {
-    let text = text.trim();
-    if text.len() > MAX_URL_LEN {
-        return Err(AppError::BadRequest(format!("the sitemap URL is longer than {MAX_URL_LEN} bytes")));
-    }
-    let url = url::Url::parse(text)
-        .map_err(|e| AppError::BadRequest(format!("the sitemap URL is not an absolute URL: {e}")))?;
-    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
-        return Err(AppError::BadRequest("the sitemap URL must be an http or https URL".into()));
-    }
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err(AppError::BadRequest("the sitemap URL must not carry a user name or password".into()));
-    }
-    Ok(url)
-}
-
 /// The site's robots.txt must name the sitemap in a `Sitemap:` line.
 async fn check_cross_submission(state: &AppState, site: &Site, url: &str) -> Result<(), AppError> {
     let refused = |why: String| {
@@ -96,20 +77,5 @@ async fn check_cross_submission(state: &AppState, site: &Site, url: &str) -> Res
         Ok(robots) if robots.lists_sitemap(url) => Ok(()),
         Ok(_) => Err(refused("it does not".into())),
         Err(e) => Err(refused(format!("it could not be read: {e}"))),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sitemap_urls() {
-        assert_eq!(parse_sitemap_url(" https://Example.com/s.xml ").unwrap().as_str(), "https://example.com/s.xml");
-        for bad in ["", "/sitemap.xml", "ftp://example.com/s.xml", "https://u:p@example.com/s.xml", "mailto:a@b"] {
-            assert!(matches!(parse_sitemap_url(bad), Err(AppError::BadRequest(_))), "{bad}");
-        }
-        let long = format!("https://example.com/{}", "a".repeat(MAX_URL_LEN));
-        assert!(matches!(parse_sitemap_url(&long), Err(AppError::BadRequest(_))));
     }
 }

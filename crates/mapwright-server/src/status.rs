@@ -1,11 +1,13 @@
-//! What the console shows for a sitemap: its status word and colour, its URL count, its type
-//! and its badges. This is the one place that maps a store row to those words, so a change in
-//! what the store records (a roll-up of an index's children, the counts of the last full read)
-//! changes only this file.
+//! The status words, decided in one place for the console, the API, the alert mail and the
+//! webhooks: what the console shows for a sitemap (its status word and colour, its URL count,
+//! its type and its badges), a download's word, a source's words, the alerts' words and the
+//! order of badness that "worsened" follows. This is the one place that maps a store row to
+//! those words, so a change in what the store records (a roll-up of an index's children, the
+//! counts of the last full read) changes only this file.
 
 use mapwright_store::{SitemapSummary, TreeTally};
 
-use super::format::thousands;
+use crate::format::thousands;
 
 /// A status as the table shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,6 +142,51 @@ pub(crate) fn kind(row: &SitemapSummary) -> (&'static str, Vec<&'static str>) {
     (name, badges)
 }
 
+/// A download's status in words, as the table shows it.
+pub(crate) fn download_words(status: &str) -> &'static str {
+    match status {
+        "ok" => "Success",
+        "warnings" => "Has warnings",
+        "errors" => "Has errors",
+        "failed" => "Couldn't fetch",
+        "unchanged" => "Unchanged",
+        _ => "Other",
+    }
+}
+
+/// How a sitemap came to mapwright, in a site owner's words (the store keeps `api`, `robots`...).
+pub(crate) fn source_words(source: &str) -> &'static str {
+    match source {
+        "api" => "Added by you",
+        "robots" => "Named in the site's robots.txt",
+        "index" => "Listed in a sitemap index",
+        "ping" => "Announced by a ping",
+        "indexnow" => "Announced by IndexNow",
+        _ => "Other",
+    }
+}
+
+/// The console's word for a status of the alerts' order.
+pub(crate) fn word(status: &str) -> &'static str {
+    match status {
+        "failed" => "Couldn't fetch",
+        "errors" => "Has errors",
+        "warnings" => "Has warnings",
+        _ => "Success",
+    }
+}
+
+/// How bad a status is, for "worsened": ok, warnings, errors, failed.
+pub(crate) fn badness(status: Option<&str>) -> Option<u8> {
+    match status? {
+        "ok" => Some(0),
+        "warnings" => Some(1),
+        "errors" => Some(2),
+        "failed" => Some(3),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,5 +284,12 @@ mod tests {
         assert_eq!(kind(&row(None, 0, 0, None, Some("rss,web"))), ("RSS", vec![]));
         assert_eq!(kind(&row(None, 0, 0, None, Some("web,image,hreflang"))), ("Sitemap", vec!["image", "hreflang"]));
         assert_eq!(kind(&row(None, 0, 0, None, Some("text,web"))).0, "Text");
+    }
+
+    #[test]
+    fn worse_is_ok_then_warnings_then_errors_then_failed() {
+        let order: Vec<Option<u8>> = ["ok", "warnings", "errors", "failed"].map(|s| badness(Some(s))).into();
+        assert!(order.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(badness(None), None);
     }
 }

@@ -1,5 +1,8 @@
 //! The periodic re-check of site verification (lost the first time the proof is gone), and
-//! the sitemaps a verified site's robots.txt names, added by themselves.
+//! the sitemaps a verified site's robots.txt names, added by themselves; the domain
+//! properties' re-check is [`domains`].
+
+pub mod domains;
 
 use std::time::Duration;
 
@@ -9,7 +12,8 @@ use tokio::sync::watch;
 use mapwright_store::{Site, Source};
 
 use super::{Config, stopping};
-use crate::{AppError, AppState, now, submission, verify};
+use crate::sitemap_url::parse_sitemap_url;
+use crate::{AppError, AppState, now, verify};
 
 /// Sites re-checked per pass.
 const PASS: i64 = 100;
@@ -25,7 +29,7 @@ pub async fn after_verified(state: &AppState, site: &Site) -> Result<usize, AppE
         .map_err(|e| AppError::Rejected(format!("{}/robots.txt could not be read: {e}", site.origin)))?;
     let mut named = 0;
     for url in &robots.sitemaps {
-        let Ok(url) = submission::parse_sitemap_url(url) else { continue };
+        let Ok(url) = parse_sitemap_url(url) else { continue };
         state.store.add_sitemap_for_site(site.id, url.as_str(), Source::Robots, None, now()).await?;
         named += 1;
     }

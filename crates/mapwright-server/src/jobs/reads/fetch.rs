@@ -130,7 +130,7 @@ pub async fn run_job(state: &AppState, worker: &str, job: &LeasedSitemap) -> Res
     read.record.downloaded_at = finished;
     read.record.duration_ms = started.elapsed().as_millis() as i64;
     store.complete(worker, sitemap.id, &read.record, finished + schedule.delay).await?;
-    super::read_recorded(state, &sitemap).await;
+    crate::jobs::read_recorded(state, &sitemap).await;
     Ok(JobOutcome {
         status: read.record.status.clone(),
         url_count: read.record.url_count,

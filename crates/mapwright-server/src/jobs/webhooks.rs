@@ -1,4 +1,4 @@
-//! Webhooks (issue 23): a site's owners register endpoints; each read of a sitemap becomes a
+//! Webhook deliveries (issue 23): a site's owners register endpoints (`service::webhooks`); each read of a sitemap becomes a
 //! `read.completed` event, and a read whose status is worse than the one before also a
 //! `status.worsened` event. The store queues a delivery per endpoint that asked for the event
 //! ([`read_recorded`], called where the scheduler records a read), and [`run`] sends them.
@@ -22,13 +22,14 @@ use std::time::Duration;
 
 use hmac::{Hmac, Mac};
 use mapwright_fetch::webhook::{Delivery, post};
-use mapwright_store::{Actor, AttemptRecord, LeasedDelivery, Sitemap, User, WEBHOOK_EVENTS, Webhook};
+use mapwright_store::{AttemptRecord, LeasedDelivery, Sitemap};
 use serde_json::json;
 use sha2::Sha256;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 
-use crate::{AppError, AppState, now};
+use crate::status::badness;
+use crate::{AppState, now};
 
 /// The header of the body's signature.
 pub const SIGNATURE_HEADER: &str = "mapwright-signature";
@@ -43,9 +44,6 @@ pub const EVENT_HEADER: &str = "mapwright-event";
 pub const READ_COMPLETED: &str = "read.completed";
 /// The event of a read whose status is worse than the previous read's.
 pub const STATUS_WORSENED: &str = "status.worsened";
-
-/// A receiver's URL at most this long.
-pub const MAX_URL_LENGTH: usize = 2048;
 
 /// How deliveries are sent. Every field has a documented default ([`Config::default`]).
 #[derive(Debug, Clone)]
@@ -98,90 +96,6 @@ pub fn sign(secret: &str, body: &[u8]) -> String {
     let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("HMAC takes a key of any length");
     mac.update(body);
     format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
-}
-
-/// What a new endpoint is made of, as the API and the console take it.
-#[derive(Debug, Clone, Default)]
-pub struct NewWebhook {
-    /// The receiver.
-    pub url: String,
-    /// The events asked for; none: every event.
-    pub events: Vec<String>,
-    /// The secret; none: the service makes one.
-    pub secret: Option<String>,
-}
-
-/// Adds an endpoint for an owner of the site after checking what it is made of; returns it and
-/// its secret, which is shown this once.
-pub async fn create(
-    state: &AppState,
-    user: &User,
-    site_id: i64,
-    new: NewWebhook,
-) -> Result<(Webhook, String), AppError> {
-    let actor = Actor::from(user);
-    // A stranger learns nothing from the checks of a site that is not theirs: 404 first.
-    state.store.site_as_owner(actor, site_id).await?;
-    let url = check_url(state, &new.url)?;
-    let events = check_events(&new.events)?;
-    let secret = match new.secret {
-        Some(given) => check_secret(given)?,
-        None => mapwright_store::secret::new_token(),
-    };
-    let webhook = state.store.create_webhook(actor, site_id, &url, &secret, &events, now()).await?;
-    Ok((webhook, secret))
-}
-
-/// The receiver's URL, trimmed, if the service may POST to it: http or https, no private or
-/// loopback IP literal unless private networks are allowed (a name is checked at each
-/// attempt, after resolution).
-fn check_url(state: &AppState, url: &str) -> Result<String, AppError> {
-    let url = url.trim();
-    if url.len() > MAX_URL_LENGTH {
-        return Err(AppError::Rejected(format!("the URL is longer than {MAX_URL_LENGTH} characters")));
-    }
-    let parsed = mapwright_fetch::webhook::check_url(&state.fetcher, url).map_err(|e| match e {
-        mapwright_fetch::Error::InvalidUrl { reason, .. } => {
-            AppError::Rejected(format!("the webhook's URL cannot be used: {reason}"))
-        }
-        other => AppError::Rejected(format!("the webhook's URL cannot be used: {other}")),
-    })?;
-    Ok(parsed.to_string())
-}
-
-/// The events asked for, each known, in the service's order; none: all.
-fn check_events(events: &[String]) -> Result<Vec<&'static str>, AppError> {
-    if let Some(unknown) = events.iter().find(|e| !WEBHOOK_EVENTS.contains(&e.as_str())) {
-        return Err(AppError::Rejected(format!(
-            "unknown event {unknown:?}: the events are {}",
-            WEBHOOK_EVENTS.join(", ")
-        )));
-    }
-    Ok(WEBHOOK_EVENTS.into_iter().filter(|known| events.is_empty() || events.iter().any(|e| e == known)).collect())
-}
-
-/// A secret the owner gave: 16 to 256 characters, none of them a control character.
-fn check_secret(secret: String) -> Result<String, AppError> {
-    let length = secret.chars().count();
-    if !(16..=256).contains(&length) || secret.chars().any(char::is_control) {
-        return Err(AppError::Rejected(
-            "the secret must be 16 to 256 characters without control characters (or leave it out: the service \
-             makes one)"
-                .into(),
-        ));
-    }
-    Ok(secret)
-}
-
-/// How bad a status is, for "worsened": ok, warnings, errors, failed.
-fn badness(status: Option<&str>) -> Option<u8> {
-    match status? {
-        "ok" => Some(0),
-        "warnings" => Some(1),
-        "errors" => Some(2),
-        "failed" => Some(3),
-        _ => None,
-    }
 }
 
 /// The one trigger of the events of a read, called where the scheduler has recorded it:
@@ -245,7 +159,7 @@ pub fn body_of(delivery: &LeasedDelivery) -> String {
 /// every [`Config::poll_interval`]. At shutdown the attempts under way get their time limit;
 /// a lease left behind expires and another process (or the next start) takes the delivery.
 pub async fn run(state: AppState, config: Config, shutdown: watch::Receiver<bool>) {
-    let worker = format!("{}-webhooks", crate::scheduler::process_tag());
+    let worker = format!("{}-webhooks", super::process_tag());
     let slots = Arc::new(Semaphore::new(config.concurrency.max(1)));
     let mut tasks = JoinSet::new();
     loop {
@@ -274,7 +188,7 @@ pub async fn run(state: AppState, config: Config, shutdown: watch::Receiver<bool
             // More may be due: look again as soon as a slot frees.
             tokio::select! {
                 _ = tasks.join_next() => {}
-                _ = crate::scheduler::stopping(shutdown.clone()) => break,
+                _ = super::stopping(shutdown.clone()) => break,
             }
             continue;
         }
@@ -282,7 +196,7 @@ pub async fn run(state: AppState, config: Config, shutdown: watch::Receiver<bool
             _ = tokio::time::sleep(config.poll_interval) => {}
             _ = state.scheduler.webhooks.notified() => {}
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
-            _ = crate::scheduler::stopping(shutdown.clone()) => break,
+            _ = super::stopping(shutdown.clone()) => break,
         }
     }
     let _ = tokio::time::timeout(config.timeout + Duration::from_secs(1), async {
@@ -393,19 +307,5 @@ mod tests {
         let delays: Vec<u64> = (1..=4).map(|n| config.retry_delay(n).as_secs()).collect();
         assert_eq!(delays, [30, 60, 120, 240]);
         assert_eq!(config.retry_delay(40), Duration::from_secs(6 * 3600));
-    }
-
-    #[test]
-    fn events_are_checked_and_none_means_all() {
-        assert_eq!(check_events(&[]).unwrap(), WEBHOOK_EVENTS);
-        assert_eq!(check_events(&["status.worsened".into()]).unwrap(), ["status.worsened"]);
-        assert!(check_events(&["read.started".into()]).is_err());
-    }
-
-    #[test]
-    fn worse_is_ok_then_warnings_then_errors_then_failed() {
-        let order: Vec<Option<u8>> = ["ok", "warnings", "errors", "failed"].map(|s| badness(Some(s))).into();
-        assert!(order.windows(2).all(|w| w[0] < w[1]));
-        assert_eq!(badness(None), None);
     }
 }

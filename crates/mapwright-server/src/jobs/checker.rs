@@ -135,7 +135,7 @@ impl Jobs {
             config,
             per_user: 2,
             cooldown: Duration::from_secs(300),
-            owner: format!("checks-{}", crate::scheduler::process_tag()),
+            owner: format!("checks-{}", super::process_tag()),
             stop: watch::channel(false).0,
         }
     }
