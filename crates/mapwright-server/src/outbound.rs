@@ -11,6 +11,10 @@
 //! - a DNS look-up: the name looked up;
 //! - a mail: the recipient's address.
 //!
+//! Beside them, paces of their own keyed the same way: "Verify now" per site, per host and per
+//! domain property (here, [`Rates`]), and the URL checker's `--check-rate` per host (the
+//! checker's, from its configuration).
+//!
 //! What the gate answers is [`Held`] when a budget is spent: the send does not go now, and the
 //! caller says so where the user who asked looks (an API field, a console word, a webhook's log),
 //! or waits its turn when it is background work ([`Gate::wait`]). Nothing is dropped silently.
@@ -43,9 +47,6 @@ pub struct Rates {
     pub verify_per_host: SharedLimit,
     /// "Verify now" of one domain property (default once in 30 s).
     pub verify_per_domain: SharedLimit,
-    /// URL checks to one host, every run and origin together (`--check-rate`, default 5 a
-    /// second; the checker's own pace per origin stays the politeness within a run).
-    pub check_per_host: SharedLimit,
 }
 
 impl Default for Rates {
@@ -60,7 +61,6 @@ impl Default for Rates {
             verify_per_site: SharedLimit::new("verify now per site", 1, 30 * second),
             verify_per_host: SharedLimit::new("verify now per host", 2, 30 * second),
             verify_per_domain: SharedLimit::new("verify now per domain", 1, 30 * second),
-            check_per_host: SharedLimit::new("url checks per host", 5, second),
         }
     }
 }

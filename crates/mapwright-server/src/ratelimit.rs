@@ -73,6 +73,11 @@ impl SharedLimit {
         SharedLimit { limit, ..self }
     }
 
+    /// The same limit (scope and count) over another window.
+    pub const fn with_window(self, window: Duration) -> Self {
+        SharedLimit { window, ..self }
+    }
+
     /// Counts one event for `key`: `Ok` within the limit, else 429 with the seconds until the
     /// window ends.
     pub(crate) async fn check(&self, store: &dyn mapwright_store::Store, key: &str) -> Result<(), crate::AppError> {

@@ -384,6 +384,13 @@ macro_rules! member_methods {
                 self.site_impl(actor, site_id).await
             }
 
+            pub(crate) async fn site_of_member_impl(&self, member_id: i64) -> Result<Option<i64>> {
+                Ok(sqlx::query_scalar("SELECT site_id FROM site_members WHERE id = $1")
+                    .bind(member_id)
+                    .fetch_optional(&self.pool)
+                    .await?)
+            }
+
             pub(crate) async fn remove_member_impl(&self, actor: Actor, member_id: i64) -> Result<()> {
                 let member: Option<(i64, i64, String)> = sqlx::query_as(concat!(
                     "SELECT m.site_id, m.user_id, m.role FROM site_members m JOIN sites s ON s.id = m.site_id \

@@ -647,6 +647,10 @@ macro_rules! impl_store {
                 self.remove_member_impl(actor, member_id).await
             }
 
+            async fn site_of_member(&self, member_id: i64) -> Result<Option<i64>> {
+                self.site_of_member_impl(member_id).await
+            }
+
             // --- alerts: `crate::alerts` ---
 
             async fn alert_setting(&self, actor: Actor, site_id: i64) -> Result<$crate::AlertSetting> {

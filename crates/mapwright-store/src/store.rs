@@ -599,6 +599,11 @@ pub trait Store: Send + Sync + 'static {
     /// leaves, it counts against another owner.
     async fn remove_member(&self, actor: Actor, member_id: i64) -> Result<()>;
 
+    /// The site of a membership, for the service (no actor: the caller checks who asks), which
+    /// re-judges a site's verification once a member whose domain property may have granted it
+    /// is removed (`remove_member` marks such a site due).
+    async fn site_of_member(&self, member_id: i64) -> Result<Option<i64>>;
+
     // --- e-mail alerts (`alerts.rs`) ---
 
     /// The actor's e-mail alerts for a site of theirs (a stranger's site is `NotFound`).
@@ -712,7 +717,8 @@ pub trait Store: Send + Sync + 'static {
 
     /// Records an attempt of a leased delivery in its endpoint's log: delivered or given up, the
     /// delivery leaves the queue; to be retried, it is due at `record.retry_at`. A failure also
-    /// pauses the endpoint ([`webhook_backoff`](crate::webhook_backoff)) and, at
+    /// pauses the endpoint until then (after a delivery given up, for
+    /// [`webhook_backoff`](crate::webhook_backoff)) and, at
     /// [`WEBHOOK_FAILURES_TO_DISABLE`](crate::WEBHOOK_FAILURES_TO_DISABLE) in a row, disables
     /// it (see [`Store::claim_disabled_webhooks`]); a success clears its failures. `false` (and
     /// nothing recorded) when `worker` no longer holds the lease.

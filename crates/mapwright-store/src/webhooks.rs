@@ -33,8 +33,9 @@ pub const MAX_PENDING_DELIVERIES_PER_USER: i64 = 1_000;
 pub const ATTEMPTS_KEPT: i64 = 50;
 
 /// Failed attempts in a row after which an endpoint is disabled (its waiting deliveries
-/// dropped, its creator told) until an owner verifies it again: with the back-off below, about
-/// a day and a half of failures.
+/// dropped, its creator told) until an owner verifies it again: with the sender's default
+/// back-off (30 s doubling, 8 attempts a delivery) a few hours of failures, more when the
+/// events are rare.
 pub const WEBHOOK_FAILURES_TO_DISABLE: i64 = 15;
 
 /// The pause of an endpoint after its first failure in a row; each further failure doubles it.
@@ -470,14 +471,23 @@ macro_rules! webhook_methods {
                     outcome,
                 )
                 .await?;
-                self.endpoint_outcome(delivery.webhook_id, record.error.is_none(), record.at).await?;
+                self.endpoint_outcome(delivery.webhook_id, &delivery.event, record.error.is_none(), record.at, record.retry_at)
+                    .await?;
                 Ok(true)
             }
 
             /// Counts an attempt's outcome on its endpoint: a success clears the failures, a
-            /// failure pauses the endpoint alone ([`webhook_backoff`]) and, at
+            /// failure pauses the endpoint alone until the delivery's retry (the sender's
+            /// back-off; [`webhook_backoff`] after a delivery given up) and, at
             /// [`WEBHOOK_FAILURES_TO_DISABLE`] in a row, disables it and drops what waits for it.
-            async fn endpoint_outcome(&self, webhook_id: i64, ok: bool, at: Timestamp) -> Result<()> {
+            async fn endpoint_outcome(
+                &self,
+                webhook_id: i64,
+                event: &str,
+                ok: bool,
+                at: Timestamp,
+                retry_at: Option<Timestamp>,
+            ) -> Result<()> {
                 if ok {
                     sqlx::query("UPDATE webhooks SET failures = 0, paused_until = NULL WHERE id = $1")
                         .bind(webhook_id)
@@ -493,7 +503,7 @@ macro_rules! webhook_methods {
                 let Some(failures) = failures else { return Ok(()) };
                 if failures < $crate::webhooks::WEBHOOK_FAILURES_TO_DISABLE {
                     sqlx::query("UPDATE webhooks SET paused_until = $1 WHERE id = $2")
-                        .bind(at + $crate::webhooks::webhook_backoff(failures))
+                        .bind(retry_at.unwrap_or(at + $crate::webhooks::webhook_backoff(failures)))
                         .bind(webhook_id)
                         .execute(&self.pool)
                         .await?;
@@ -514,7 +524,7 @@ macro_rules! webhook_methods {
                         .bind(webhook_id)
                         .execute(&self.pool)
                         .await?;
-                    self.log_webhook_attempt(webhook_id, 0, "endpoint", 0, at, None, Some(&why), 0, "dropped").await?;
+                    self.log_webhook_attempt(webhook_id, 0, event, 0, at, None, Some(&why), 0, "dropped").await?;
                 }
                 Ok(())
             }

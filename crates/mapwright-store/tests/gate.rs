@@ -276,7 +276,7 @@ async fn a_dead_endpoint_backs_off_alone_and_is_disabled_with_its_creator_told()
                 status_code: None,
                 error: Some("could not connect".into()),
                 duration_ms: 10_000,
-                retry_at: Some(now + 1),
+                retry_at: Some(now + webhook_backoff(failures)),
             };
             a.finish_webhook_attempt("w", d, &fail).await.unwrap();
             for d in leased.iter().filter(|d| d.webhook_id == live.id) {

@@ -382,6 +382,10 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         limits.sign_up_per_client = limits.sign_up_per_client.with_limit(n);
     }
     state.limits = Arc::new(limits);
+    state = state.with_outbound_rates(outbound_rates(&settings.outbound));
+    let metrics = mapwright_server::metrics::Access::parse(&settings.outbound.metrics)
+        .context("metrics must be public, off or token:SECRET")?;
+    state = state.with_metrics_access(metrics);
     // A worker process (no listener) mails the alerts of the reads it makes when it knows the
     // address the links start with (`--public-url`); it takes no sign-ups, serving no HTTP.
     if (addr.is_some() || settings.mail.public_url.is_some()) && settings.mail.sign_up == "confirm" {
@@ -476,6 +480,22 @@ fn mailer(settings: &Settings, addr: Option<SocketAddr>) -> anyhow::Result<mapwr
         }
     };
     Ok(mailer)
+}
+
+/// The outbound gate's budgets per target from the settings.
+fn outbound_rates(outbound: &settings::Outbound) -> mapwright_server::outbound::Rates {
+    let default = mapwright_server::outbound::Rates::default();
+    let every = outbound.verify_now_interval;
+    let verify = |limit: mapwright_server::SharedLimit, n: u32| limit.with_limit(n).with_window(every);
+    mapwright_server::outbound::Rates {
+        http_per_host: default.http_per_host.with_limit(outbound.outbound_host_rate),
+        http_per_address: default.http_per_address.with_limit(outbound.outbound_address_rate),
+        dns_per_name: default.dns_per_name.with_limit(outbound.dns_lookups_per_minute),
+        mail_per_recipient: default.mail_per_recipient.with_limit(outbound.mail_per_recipient_per_hour),
+        verify_per_site: verify(default.verify_per_site, 1),
+        verify_per_host: verify(default.verify_per_host, 2),
+        verify_per_domain: verify(default.verify_per_domain, 1),
+    }
 }
 
 /// The failing-URL checker's pace and interval from the settings.

@@ -26,6 +26,8 @@ use mapwright_store::{CheckRefusal, CheckRun, CheckTrigger, UrlCheckRecord};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
+use crate::outbound::{Target, host_of};
+use crate::ratelimit::SharedLimit;
 use crate::{AppError, AppState, now};
 
 /// How often and how politely the checker checks.
@@ -214,6 +216,17 @@ async fn run_claimed(state: &AppState, run: CheckRun) -> Result<RunEnd, AppError
     }
 }
 
+/// The shared limit of URL checks per host for a pace of one request per `delay`: whole
+/// requests per second, or one per whole number of seconds below one a second.
+fn per_host_limit(delay: Duration) -> SharedLimit {
+    let per_second = if delay.is_zero() { 1000.0 } else { 1.0 / delay.as_secs_f64() };
+    if per_second >= 1.0 {
+        SharedLimit::new("url checks per host", per_second.round() as u32, Duration::from_secs(1))
+    } else {
+        SharedLimit::new("url checks per host", 1, Duration::from_secs((1.0 / per_second).ceil() as u64))
+    }
+}
+
 /// The run's pages from where it was: outcomes written every [`CheckerConfig::batch`] URLs or
 /// [`CheckerConfig::flush`], whichever comes first (so the lease is renewed even while one
 /// URL takes long), each with the id reached.
@@ -236,6 +249,9 @@ async fn run_pages(state: &AppState, run: &CheckRun) -> Result<RunEnd, AppError>
         }
     };
     let in_flight = config.check.per_host.max(1) * 2;
+    // The check rate per host, for every run, origin and process together (the checker's own
+    // pace is per origin and per run: several origins of one host, or two runs, went past it).
+    let per_host = per_host_limit(config.check.delay);
     loop {
         let page = state.store.urls_to_check(site_id, reached, config.page).await?;
         if page.is_empty() {
@@ -244,7 +260,14 @@ async fn run_pages(state: &AppState, run: &CheckRun) -> Result<RunEnd, AppError>
         let mut outcomes = futures_util::stream::iter(page)
             .map(|(id, loc)| {
                 let checker = &checker;
+                let per_host = &per_host;
                 async move {
+                    if let Some((host, _)) = host_of(&loc) {
+                        state.gate.pace_wait(per_host, &host, &host).await;
+                    }
+                    // Then the service's budget of the host and its addresses, every kind of
+                    // request together: a check waits its turn, it is never skipped.
+                    let _ = state.gate.wait(Target::Http(&loc), Duration::MAX).await;
                     let findings = checker.check(&UrlToCheck { loc, position: None }).await;
                     (id, findings)
                 }
