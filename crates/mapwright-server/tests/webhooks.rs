@@ -127,7 +127,7 @@ fn unix_now() -> i64 {
 }
 
 /// A verified site on a test site of its own, with one sitemap of two URLs; and the actor.
-async fn site_with_sitemap(app: &TestApp, email: &str) -> (Actor, String, Site, Sitemap, SiteHost) {
+pub(crate) async fn site_with_sitemap(app: &TestApp, email: &str) -> (Actor, String, Site, Sitemap, SiteHost) {
     let (actor, token) = user(app, email).await;
     let web = SiteHost::start().await;
     let site = app.store.create_site(actor, &web.origin, 0).await.unwrap();
@@ -138,7 +138,7 @@ async fn site_with_sitemap(app: &TestApp, email: &str) -> (Actor, String, Site, 
 }
 
 /// Reads every due sitemap, as the scheduler's workers would.
-async fn read_due(state: &AppState) {
+pub(crate) async fn read_due(state: &AppState) {
     let jobs = state.store.lease_due_sitemaps("reader", unix_now() + 5, 10, 60).await.unwrap();
     assert!(!jobs.is_empty(), "a sitemap is due");
     for job in &jobs {
