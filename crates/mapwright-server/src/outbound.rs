@@ -47,6 +47,9 @@ pub struct Rates {
     pub verify_per_host: SharedLimit,
     /// "Verify now" of one domain property (default once in 30 s).
     pub verify_per_domain: SharedLimit,
+    /// How long a failed proof (a site's file or tag, a domain's record) is remembered:
+    /// "Verify now" within it answers the last outcome without a request (default a minute).
+    pub failed_proof_memory: Duration,
 }
 
 impl Default for Rates {
@@ -61,6 +64,7 @@ impl Default for Rates {
             verify_per_site: SharedLimit::new("verify now per site", 1, 30 * second),
             verify_per_host: SharedLimit::new("verify now per host", 2, 30 * second),
             verify_per_domain: SharedLimit::new("verify now per domain", 1, 30 * second),
+            failed_proof_memory: minute,
         }
     }
 }

@@ -206,3 +206,18 @@ pub fn set_cookie(headers: &HeaderMap) -> (String, String) {
     let full = headers.get("set-cookie").expect("a Set-Cookie header").to_str().unwrap().to_owned();
     (full.split(';').next().unwrap().to_owned(), full)
 }
+
+/// The state with "Verify now" unpaced and no failed proof remembered, for the tests that
+/// verify, change the proof and verify again at once (the pacing's own tests use the defaults).
+pub fn unpaced(state: AppState) -> AppState {
+    let default = mapwright_server::outbound::Rates::default();
+    let rates = mapwright_server::outbound::Rates {
+        verify_per_site: default.verify_per_site.with_limit(1_000),
+        verify_per_host: default.verify_per_host.with_limit(1_000),
+        verify_per_domain: default.verify_per_domain.with_limit(1_000),
+        dns_per_name: default.dns_per_name.with_limit(1_000),
+        failed_proof_memory: Duration::ZERO,
+        ..default
+    };
+    state.with_outbound_rates(rates)
+}

@@ -495,6 +495,7 @@ fn outbound_rates(outbound: &settings::Outbound) -> mapwright_server::outbound::
         verify_per_site: verify(default.verify_per_site, 1),
         verify_per_host: verify(default.verify_per_host, 2),
         verify_per_domain: verify(default.verify_per_domain, 1),
+        failed_proof_memory: default.failed_proof_memory,
     }
 }
 

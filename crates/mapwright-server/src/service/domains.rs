@@ -129,21 +129,18 @@ mod tests {
     }
 }
 
-/// How long a failed look-up is remembered: "Verify now" within it answers the last outcome
-/// without a query (the owner publishes the record, then asks again).
-pub const FAILED_LOOKUP_MEMORY: i64 = 60;
-
 /// "Verify now" of a domain property as its user asks it (API and console): paced per
-/// property, a failed look-up remembered for [`FAILED_LOOKUP_MEMORY`], each name's look-ups
+/// property, a failed look-up remembered for a while (`Rates::failed_proof_memory`), each name's look-ups
 /// bounded for every user together (the gate, in [`verify`]). Paced, nothing is looked up
 /// and the answer says so (`held`).
 pub async fn verify_now(state: &AppState, property: &DomainProperty) -> Result<DomainCheck, AppError> {
     let now = now();
+    let memory = state.gate.rates().failed_proof_memory.as_secs() as i64;
     if property.verified_at.is_none()
         && let Some(at) = property.last_checked_at
-        && (0..FAILED_LOOKUP_MEMORY).contains(&(now - at))
+        && (0..memory).contains(&(now - at))
     {
-        let wait = (FAILED_LOOKUP_MEMORY - (now - at)) as u64;
+        let wait = (memory - (now - at)) as u64;
         return Ok(DomainCheck {
             verified: false,
             detail: format!(

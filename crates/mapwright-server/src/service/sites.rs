@@ -10,21 +10,18 @@ pub use crate::service::domains::after_site_added;
 use crate::verify::Verification;
 use crate::{AppError, AppState, now};
 
-/// How long a failed proof is remembered: "Verify now" within it answers the last outcome
-/// without a request (the owner fixes the file, then asks again).
-pub const FAILED_PROOF_MEMORY: i64 = 60;
-
 /// "Verify now" as an owner asks it (API and console): paced per site and per host of its
 /// origin (every user's sites with that origin together, since the origin may be anyone's),
-/// a failed proof remembered for [`FAILED_PROOF_MEMORY`]; then the re-check job's own path.
+/// a failed proof remembered for a while (`Rates::failed_proof_memory`); then the re-check job's own path.
 /// Paced or remembered, nothing is fetched and the answer says so (`held`).
 pub async fn verify_now(state: &AppState, site: &Site) -> Result<Verification, AppError> {
     let now = now();
+    let memory = state.gate.rates().failed_proof_memory.as_secs() as i64;
     if site.verified_at.is_none()
         && let Some(at) = site.last_checked_at
-        && (0..FAILED_PROOF_MEMORY).contains(&(now - at))
+        && (0..memory).contains(&(now - at))
     {
-        let wait = (FAILED_PROOF_MEMORY - (now - at)) as u64;
+        let wait = (memory - (now - at)) as u64;
         return Ok(Verification {
             verified: false,
             method: None,
