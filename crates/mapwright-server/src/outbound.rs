@@ -13,7 +13,8 @@
 //!
 //! Beside them, paces of their own keyed the same way: "Verify now" per site, per host and per
 //! domain property (here, [`Rates`]), and the URL checker's `--check-rate` per host (the
-//! checker's, from its configuration).
+//! checker's, from its configuration: a check counts against it instead of the general budget
+//! of its host, so that an operator's check rate is what holds).
 //!
 //! What the gate answers is [`Held`] when a budget is spent: the send does not go now, and the
 //! caller says so where the user who asked looks (an API field, a console word, a webhook's log),
@@ -191,6 +192,19 @@ impl Gate {
     pub async fn pace_wait(&self, limit: &SharedLimit, key: &str, shown: &str) {
         while let Err(held) = self.count(limit, key, shown).await {
             tokio::time::sleep(Duration::from_secs(held.retry_after.max(1))).await;
+        }
+    }
+
+    /// Reserves `events` turns of a pace of its own at once (background work sending many
+    /// requests to one target: one write per batch, not per request).
+    pub async fn reserve(&self, limit: &SharedLimit, key: &str, shown: &str, events: u32) -> Result<(), Held> {
+        match limit.count_many(&*self.store, key, events).await {
+            Ok(None) => Ok(()),
+            Ok(Some(wait)) => Err(Held { target: shown.to_owned(), retry_after: wait }),
+            Err(e) => {
+                tracing::warn!(error = %e, key, "the outbound gate cannot count: the send is held");
+                Err(Held { target: shown.to_owned(), retry_after: 1 })
+            }
         }
     }
 

@@ -35,6 +35,8 @@ mod listing;
 #[macro_use]
 mod members;
 #[macro_use]
+mod outbound;
+#[macro_use]
 mod retention;
 #[macro_use]
 mod signups;

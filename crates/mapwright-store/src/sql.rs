@@ -72,6 +72,7 @@ macro_rules! impl_store {
         alert_methods!($ty);
         diff_methods!($ty);
         webhook_methods!($ty);
+        outbound_methods!($ty);
 
         #[async_trait::async_trait]
         impl $crate::Store for $ty {
@@ -162,6 +163,18 @@ macro_rules! impl_store {
                 now: Timestamp,
             ) -> Result<Option<i64>> {
                 self.count_event_impl(scope, key, limit, window_seconds, now).await
+            }
+
+            async fn count_events(
+                &self,
+                scope: &str,
+                key: &str,
+                events: i64,
+                limit: i64,
+                window_seconds: i64,
+                now: Timestamp,
+            ) -> Result<Option<i64>> {
+                self.count_events_impl(scope, key, events, limit, window_seconds, now).await
             }
 
             async fn health(&self, now: Timestamp) -> Result<()> {

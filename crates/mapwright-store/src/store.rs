@@ -90,6 +90,19 @@ pub trait Store: Send + Sync + 'static {
         now: Timestamp,
     ) -> Result<Option<i64>>;
 
+    /// [`Store::count_event`] for `events` events at once (at least one): a sender that
+    /// reserves its turns at a target a batch at a time. `None` when they are all within
+    /// `limit`, else the seconds until the window ends.
+    async fn count_events(
+        &self,
+        scope: &str,
+        key: &str,
+        events: i64,
+        limit: i64,
+        window_seconds: i64,
+        now: Timestamp,
+    ) -> Result<Option<i64>>;
+
     /// Writes the health probe's row in a write transaction and, on SQLite, checks the room
     /// left (the file system's free bytes, the page limit): `Ok` when the store can take writes
     /// now; a full disk or a broken connection is the error (`Error::Unhealthy` for no room),

@@ -26,7 +26,7 @@ use mapwright_store::{CheckRefusal, CheckRun, CheckTrigger, UrlCheckRecord};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
-use crate::outbound::{Target, host_of};
+use crate::outbound::host_of;
 use crate::ratelimit::SharedLimit;
 use crate::{AppError, AppState, now};
 
@@ -227,6 +227,35 @@ fn per_host_limit(delay: Duration) -> SharedLimit {
     }
 }
 
+/// Takes one turn at `host` for a check: from the turns this run reserved at the gate, else
+/// reserves a fifth of a window's worth (one write to the store per batch, not per check; at
+/// the default 5 a second, one at a time), waiting while the host's budget is spent.
+async fn host_turn(
+    state: &AppState,
+    limit: &SharedLimit,
+    tokens: &std::sync::Mutex<std::collections::HashMap<String, u32>>,
+    host: &str,
+) {
+    let batch = (limit.limit() / 5).max(1);
+    loop {
+        {
+            let mut tokens = tokens.lock().unwrap_or_else(|p| p.into_inner());
+            let left = tokens.entry(host.to_owned()).or_insert(0);
+            if *left > 0 {
+                *left -= 1;
+                return;
+            }
+        }
+        match state.gate.reserve(limit, host, host, batch).await {
+            Ok(()) => {
+                let mut tokens = tokens.lock().unwrap_or_else(|p| p.into_inner());
+                *tokens.entry(host.to_owned()).or_insert(0) += batch;
+            }
+            Err(held) => tokio::time::sleep(Duration::from_secs(held.retry_after.max(1))).await,
+        }
+    }
+}
+
 /// The run's pages from where it was: outcomes written every [`CheckerConfig::batch`] URLs or
 /// [`CheckerConfig::flush`], whichever comes first (so the lease is renewed even while one
 /// URL takes long), each with the id reached.
@@ -252,6 +281,7 @@ async fn run_pages(state: &AppState, run: &CheckRun) -> Result<RunEnd, AppError>
     // The check rate per host, for every run, origin and process together (the checker's own
     // pace is per origin and per run: several origins of one host, or two runs, went past it).
     let per_host = per_host_limit(config.check.delay);
+    let tokens = std::sync::Mutex::new(std::collections::HashMap::new());
     loop {
         let page = state.store.urls_to_check(site_id, reached, config.page).await?;
         if page.is_empty() {
@@ -260,14 +290,14 @@ async fn run_pages(state: &AppState, run: &CheckRun) -> Result<RunEnd, AppError>
         let mut outcomes = futures_util::stream::iter(page)
             .map(|(id, loc)| {
                 let checker = &checker;
-                let per_host = &per_host;
+                let (per_host, tokens) = (&per_host, &tokens);
                 async move {
+                    // The checker's budget of the host at the gate is `--check-rate` (an
+                    // operator's rate for checks, which the general budget of a host must not
+                    // silently cap): a check waits its turn, it is never skipped.
                     if let Some((host, _)) = host_of(&loc) {
-                        state.gate.pace_wait(per_host, &host, &host).await;
+                        host_turn(state, per_host, tokens, &host).await;
                     }
-                    // Then the service's budget of the host and its addresses, every kind of
-                    // request together: a check waits its turn, it is never skipped.
-                    let _ = state.gate.wait(Target::Http(&loc), Duration::MAX).await;
                     let findings = checker.check(&UrlToCheck { loc, position: None }).await;
                     (id, findings)
                 }
