@@ -94,41 +94,6 @@ pub async fn after_site_added(state: &AppState, site: Site) -> Result<Site, AppE
     Ok(state.store.site_by_id(site.id).await?)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn domains_in_normal_form() {
-        for (input, expected) in [
-            ("example.com", "example.com"),
-            (" Example.COM. ", "example.com"),
-            ("www.example.co.uk", "www.example.co.uk"),
-            ("bücher.example", "xn--bcher-kva.example"),
-            ("_dmarc.example.com", "_dmarc.example.com"),
-        ] {
-            assert_eq!(parse_domain(input).unwrap(), expected, "{input}");
-        }
-        for bad in [
-            "",
-            ".",
-            "com",
-            "localhost",
-            "https://example.com",
-            "example.com/path",
-            "example.com:8080",
-            "127.0.0.1",
-            "[::1]",
-            "a b.com",
-            "-a.com",
-            "a..com",
-            &format!("{}.com", "a".repeat(64)),
-        ] {
-            assert!(matches!(parse_domain(bad), Err(AppError::BadRequest(_))), "{bad}");
-        }
-    }
-}
-
 /// "Verify now" of a domain property as its user asks it (API and console): paced per
 /// property, a failed look-up remembered for a while (`Rates::failed_proof_memory`), each name's look-ups
 /// bounded for every user together (the gate, in [`verify`]). Paced, nothing is looked up
@@ -164,4 +129,39 @@ pub async fn verify_now(state: &AppState, property: &DomainProperty) -> Result<D
         });
     }
     verify(state, property).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn domains_in_normal_form() {
+        for (input, expected) in [
+            ("example.com", "example.com"),
+            (" Example.COM. ", "example.com"),
+            ("www.example.co.uk", "www.example.co.uk"),
+            ("bücher.example", "xn--bcher-kva.example"),
+            ("_dmarc.example.com", "_dmarc.example.com"),
+        ] {
+            assert_eq!(parse_domain(input).unwrap(), expected, "{input}");
+        }
+        for bad in [
+            "",
+            ".",
+            "com",
+            "localhost",
+            "https://example.com",
+            "example.com/path",
+            "example.com:8080",
+            "127.0.0.1",
+            "[::1]",
+            "a b.com",
+            "-a.com",
+            "a..com",
+            &format!("{}.com", "a".repeat(64)),
+        ] {
+            assert!(matches!(parse_domain(bad), Err(AppError::BadRequest(_))), "{bad}");
+        }
+    }
 }
