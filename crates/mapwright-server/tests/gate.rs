@@ -254,3 +254,42 @@ async fn send(state: AppState, authorization: Option<&str>) -> (StatusCode, axum
     let bytes = http_body_util::BodyExt::collect(body).await.unwrap().to_bytes();
     (parts.status, parts.headers, String::from_utf8_lossy(&bytes).into_owned())
 }
+
+/// Finding 2 across processes: two server processes on one PostgreSQL database, two users
+/// pressing "Verify now" on sites of one origin, each through another process: the pace is
+/// one for both.
+#[tokio::test]
+async fn verify_now_is_paced_across_processes() {
+    each_backend(false, |app| async move {
+        let Some(other) = app.second_process().await else { return };
+        let (ann, ann_token) = user(&app, "ann@example.com").await;
+        let (eve, eve_token) = user(&app, "eve@example.com").await;
+        let web = SiteHost::start().await;
+        let anns = app.store.create_site(ann, &web.origin, 0).await.unwrap();
+        let eves = app.store.create_site(eve, &web.origin, 0).await.unwrap();
+        for _ in 0..25 {
+            for (process, token, site) in [(&app, &ann_token, anns.id), (&other, &eve_token, eves.id)] {
+                let uri = format!("/api/v1/sites/{site}/verify");
+                let (status, _, text) = call(process, "POST", &uri, Some(token), None).await;
+                assert_eq!(status, StatusCode::OK, "{text}");
+            }
+        }
+        let requests = web.hits("/")
+            + web.hits(&format!("/mapwright-{}.html", anns.verification_token))
+            + web.hits(&format!("/mapwright-{}.html", eves.verification_token));
+        assert!(requests <= 4, "{requests} requests reached the origin through two processes");
+        // Invitation mail too: two senders, each through another process.
+        let (ann_site, _a) = verified_site(&app, ann).await;
+        let (eve_site, _e) = verified_site(&other, eve).await;
+        let mut created = 0;
+        for n in 0..12 {
+            let (process, token, site) =
+                if n % 2 == 0 { (&app, &ann_token, ann_site.id) } else { (&other, &eve_token, eve_site.id) };
+            if invite(process, token, site, "victim@example.com", "reader").await.0 == StatusCode::CREATED {
+                created += 1;
+            }
+        }
+        assert_eq!(created, mapwright_store::MAX_INVITATIONS_PER_ADDRESS);
+    })
+    .await;
+}

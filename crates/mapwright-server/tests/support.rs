@@ -70,6 +70,16 @@ impl TestApp {
         TestApp { store, state, guard: Arc::new((dir, None)) }
     }
 
+    /// Another server process on this test's PostgreSQL database (a store of its own: another
+    /// pool, other connections), sharing the outbox; `None` over SQLite, where one process
+    /// serves.
+    pub async fn second_process(&self) -> Option<TestApp> {
+        let pg = self.guard.1.as_ref()?;
+        let store = mapwright_store::open(Some(&pg.url), self.guard.0.path()).await.unwrap();
+        let state = with_outbox(AppState::new(store.clone(), false).allow_private_networks(), &self.guard.0);
+        Some(TestApp { store, state, guard: self.guard.clone() })
+    }
+
     /// The messages in the outbox so far, oldest first.
     pub fn mails(&self) -> Vec<Mail> {
         read_outbox(&self.outbox_dir())
