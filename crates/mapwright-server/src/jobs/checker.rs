@@ -230,17 +230,14 @@ fn per_host_limit(delay: Duration) -> SharedLimit {
 /// Takes one turn at `host` for a check: from the turns this run reserved at the gate, else
 /// reserves a fifth of a window's worth (one write to the store per batch, not per check; at
 /// the default 5 a second, one at a time), waiting while the host's budget is spent.
-async fn host_turn(
-    state: &AppState,
-    limit: &SharedLimit,
-    tokens: &std::sync::Mutex<std::collections::HashMap<String, u32>>,
-    host: &str,
-) {
+async fn host_turn(state: &AppState, limit: &SharedLimit, turns: &Turns, host: &str) {
     let batch = (limit.limit() / 5).max(1);
+    // One task of the run reserves at a time; the others take its turns when it has them.
+    let _reserving = turns.reserving.lock().await;
     loop {
         {
-            let mut tokens = tokens.lock().unwrap_or_else(|p| p.into_inner());
-            let left = tokens.entry(host.to_owned()).or_insert(0);
+            let mut left = turns.left.lock().unwrap_or_else(|p| p.into_inner());
+            let left = left.entry(host.to_owned()).or_insert(0);
             if *left > 0 {
                 *left -= 1;
                 return;
@@ -248,12 +245,19 @@ async fn host_turn(
         }
         match state.gate.reserve(limit, host, host, batch).await {
             Ok(()) => {
-                let mut tokens = tokens.lock().unwrap_or_else(|p| p.into_inner());
-                *tokens.entry(host.to_owned()).or_insert(0) += batch;
+                let mut left = turns.left.lock().unwrap_or_else(|p| p.into_inner());
+                *left.entry(host.to_owned()).or_insert(0) += batch;
             }
             Err(held) => tokio::time::sleep(Duration::from_secs(held.retry_after.max(1))).await,
         }
     }
+}
+
+/// The turns a run reserved at its hosts and has not used yet.
+#[derive(Default)]
+struct Turns {
+    left: std::sync::Mutex<std::collections::HashMap<String, u32>>,
+    reserving: tokio::sync::Mutex<()>,
 }
 
 /// The run's pages from where it was: outcomes written every [`CheckerConfig::batch`] URLs or
@@ -281,7 +285,7 @@ async fn run_pages(state: &AppState, run: &CheckRun) -> Result<RunEnd, AppError>
     // The check rate per host, for every run, origin and process together (the checker's own
     // pace is per origin and per run: several origins of one host, or two runs, went past it).
     let per_host = per_host_limit(config.check.delay);
-    let tokens = std::sync::Mutex::new(std::collections::HashMap::new());
+    let tokens = Turns::default();
     loop {
         let page = state.store.urls_to_check(site_id, reached, config.page).await?;
         if page.is_empty() {
