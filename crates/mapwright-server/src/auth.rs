@@ -210,6 +210,12 @@ pub(crate) async fn request_sign_up(state: &AppState, from: &Requester, c: Crede
         tracing::info!(email, network = %from.network, "sign-up neither stored nor mailed: its network had its share of mail this hour");
         return Ok(());
     }
+    // The address's inbox has one budget for every kind of the service's mail (the outbound
+    // gate); held, the answer stays the same and nothing is stored or sent.
+    if let Err(held) = state.gate.ask(crate::outbound::Target::Mail(&email)).await {
+        tracing::info!(email, %held, "sign-up neither stored nor mailed");
+        return Ok(());
+    }
     let request = store.request_signup(&email, &hash, from, now(), SIGN_UP_LINK_SECONDS).await?;
     let base = mailer.public_url().to_owned();
     match request {

@@ -32,6 +32,7 @@ pub mod listen;
 mod listing;
 pub mod mail;
 pub mod metrics;
+pub mod outbound;
 mod ratelimit;
 mod sitemap_url;
 mod status;
@@ -76,6 +77,11 @@ pub struct AppState {
     /// Where domain properties' TXT records are looked up (see [`domains::dns`]):
     /// the system's name servers unless [`AppState::with_dns_servers`] names others.
     pub dns: domains::dns::DnsConfig,
+    /// The one gate every request and mail the service sends on a user's behalf asks first:
+    /// budgets per target, shared by every process on the store ([`outbound`]).
+    pub gate: Arc<outbound::Gate>,
+    /// Who may read `/metrics` ([`metrics::Access`]; open unless the operator closes it).
+    pub metrics_access: metrics::Access,
     /// The last probe of `/healthz`.
     health: Arc<HealthProbe>,
 }
@@ -104,6 +110,7 @@ impl AppState {
 
     /// State with the default [`Limits`] and a fetcher that refuses private networks.
     pub fn new(store: Arc<dyn Store>, secure_cookies: bool) -> Self {
+        let gate = Arc::new(outbound::Gate::new(store.clone(), outbound::Rates::default()));
         AppState {
             store,
             secure_cookies,
@@ -115,8 +122,23 @@ impl AppState {
             checks: Arc::default(),
             mail: None,
             dns: domains::dns::DnsConfig::default(),
+            gate,
+            metrics_access: metrics::Access::Public,
             health: Arc::default(),
         }
+    }
+
+    /// Counts the service's sends against these budgets per target instead of the defaults
+    /// (`serve`'s outbound settings).
+    pub fn with_outbound_rates(mut self, rates: outbound::Rates) -> Self {
+        self.gate = Arc::new(outbound::Gate::new(self.store.clone(), rates));
+        self
+    }
+
+    /// Who may read `/metrics`.
+    pub fn with_metrics_access(mut self, access: metrics::Access) -> Self {
+        self.metrics_access = access;
+        self
     }
 
     /// Takes sign-ups, confirmed by a link mailed through `mailer`: a sign-up must not tell a

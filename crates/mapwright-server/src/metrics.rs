@@ -74,8 +74,64 @@ impl Metrics {
     }
 }
 
+/// Who may read `/metrics` (`serve --metrics`): its counters tell strangers how busy the
+/// service is and what it reads, so an operator may close it or ask for a token.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub enum Access {
+    /// Anyone (the default, as before).
+    #[default]
+    Public,
+    /// Nobody: 404.
+    Off,
+    /// A scraper that sends `Authorization: Bearer <token>`; anyone else 401.
+    Token(String),
+}
+
+impl std::fmt::Debug for Access {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Access::Public => "Public",
+            Access::Off => "Off",
+            Access::Token(_) => "Token(hidden)",
+        })
+    }
+}
+
+impl Access {
+    /// The access a setting names: `public`, `off` or `token:SECRET`.
+    pub fn parse(text: &str) -> Option<Access> {
+        match text {
+            "public" => Some(Access::Public),
+            "off" => Some(Access::Off),
+            _ => text.strip_prefix("token:").filter(|t| !t.is_empty()).map(|t| Access::Token(t.to_owned())),
+        }
+    }
+
+    /// Whether a request with these headers may read the metrics: `Err` is the answer.
+    fn admit(&self, headers: &axum::http::HeaderMap) -> Result<(), AppError> {
+        match self {
+            Access::Public => Ok(()),
+            Access::Off => Err(AppError::NotFound),
+            Access::Token(token) => {
+                let given = headers
+                    .get(header::AUTHORIZATION)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.strip_prefix("Bearer "))
+                    .unwrap_or("");
+                // Compared through hashes: the time taken tells nothing of the token.
+                let same = mapwright_store::secret::token_hash(given) == mapwright_store::secret::token_hash(token);
+                if same { Ok(()) } else { Err(AppError::Unauthorized) }
+            }
+        }
+    }
+}
+
 /// `GET /metrics`.
-pub(crate) async fn metrics(State(state): State<AppState>) -> Result<impl IntoResponse, AppError> {
+pub(crate) async fn metrics(
+    State(state): State<AppState>,
+    headers: axum::http::HeaderMap,
+) -> Result<impl IntoResponse, AppError> {
+    state.metrics_access.admit(&headers)?;
     let metrics = &state.scheduler.metrics;
     let depth = state.store.queue_depth(now()).await.map_err(AppError::Unavailable)?;
     metrics.queue_depth.set(depth);

@@ -73,6 +73,11 @@ impl SharedLimit {
         SharedLimit { limit, ..self }
     }
 
+    /// The same limit (scope and count) over another window.
+    pub const fn with_window(self, window: Duration) -> Self {
+        SharedLimit { window, ..self }
+    }
+
     /// Counts one event for `key`: `Ok` within the limit, else 429 with the seconds until the
     /// window ends.
     pub(crate) async fn check(&self, store: &dyn mapwright_store::Store, key: &str) -> Result<(), crate::AppError> {
@@ -91,6 +96,27 @@ impl SharedLimit {
         let window = i64::try_from(self.window.as_secs()).unwrap_or(i64::MAX).max(1);
         let over = store.count_event(self.scope, key, i64::from(self.limit), window, crate::now()).await?;
         Ok(over.map(|wait| u64::try_from(wait).unwrap_or(1).max(1)))
+    }
+}
+
+impl SharedLimit {
+    /// Counts `events` events for `key` at once: `None` within the limit, else the seconds to
+    /// wait (a sender reserving its turns a batch at a time).
+    pub(crate) async fn count_many(
+        &self,
+        store: &dyn mapwright_store::Store,
+        key: &str,
+        events: u32,
+    ) -> Result<Option<u64>, mapwright_store::Error> {
+        let window = i64::try_from(self.window.as_secs()).unwrap_or(i64::MAX).max(1);
+        let over =
+            store.count_events(self.scope, key, i64::from(events), i64::from(self.limit), window, crate::now()).await?;
+        Ok(over.map(|wait| u64::try_from(wait).unwrap_or(1).max(1)))
+    }
+
+    /// The events allowed per window.
+    pub fn limit(&self) -> u32 {
+        self.limit
     }
 }
 

@@ -22,6 +22,9 @@ const FILE_LIMIT: usize = 64 * 1024;
 /// is past 1 MiB is not worth more.
 const PAGE_LIMIT: usize = 1024 * 1024;
 
+/// How long a check waits for its turn at the gate before it is held.
+const GATE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// How a site proved ownership.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -43,6 +46,10 @@ pub struct Verification {
     pub method: Option<Method>,
     /// What was found, in a sentence the owner can act on.
     pub detail: String,
+    /// Not checked now: "Verify now" is paced per site and per host, and a failed proof is
+    /// remembered for a while (the outbound gate); the seconds until it may be asked again.
+    /// `verified` is then the site's state as it stands.
+    pub held: Option<u64>,
 }
 
 /// The file name a site must serve for its token.
@@ -65,6 +72,17 @@ pub async fn verify_site(state: &AppState, site: &Site) -> Result<Verification, 
             verified: true,
             method: Some(Method::Domain),
             detail: format!("the domain property {domain} covers {}: its DNS TXT record is in place", site.origin),
+            held: None,
+        });
+    }
+    // The proof's requests go to the site's origin, which may be anyone's: through the gate.
+    // Held, nothing is recorded: the site keeps its state until a check can be made.
+    if let Err(held) = state.gate.wait(crate::outbound::Target::Http(&site.origin), GATE_PATIENCE).await {
+        return Ok(Verification {
+            verified: site.verified_at.is_some(),
+            method: None,
+            detail: format!("not checked now: {held}"),
+            held: Some(held.retry_after),
         });
     }
     let outcome = check(&state.fetcher, &site.origin, &site.verification_token).await;
@@ -91,6 +109,7 @@ pub async fn check(fetcher: &Fetcher, origin: &str, token: &str) -> Verification
                 verified: true,
                 method: Some(Method::File),
                 detail: format!("{file_url} holds the token"),
+                held: None,
             };
         }
         Ok(_) => format!("{file_url} does not hold exactly the token"),
@@ -103,12 +122,13 @@ pub async fn check(fetcher: &Fetcher, origin: &str, token: &str) -> Verification
                 verified: true,
                 method: Some(Method::Meta),
                 detail: format!("{home} has the {META_NAME} meta tag in its head"),
+                held: None,
             };
         }
         Ok(_) => format!("{home} has no {META_NAME} meta tag with the token in its head"),
         Err(e) => fetch_failure(&home, &e),
     };
-    Verification { verified: false, method: None, detail: format!("not verified: {file}; {meta}") }
+    Verification { verified: false, method: None, detail: format!("not verified: {file}; {meta}"), held: None }
 }
 
 /// The one sentence a failed fetch becomes: its HTTP status, "could not fetch", or the other

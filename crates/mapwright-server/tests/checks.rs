@@ -423,3 +423,33 @@ async fn a_process_that_stops_gives_its_run_back_and_another_finishes_it() {
     })
     .await;
 }
+
+/// Issue 33, finding 6: two users' sites on two origins of one host (two ports of 127.0.0.1),
+/// checked at once: the host gets the check rate once, not once per origin.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_check_rate_holds_per_host_across_origins_and_users() {
+    each_backend(false, |mut app| async move {
+        let (one, two) = (CountingSite::default(), CountingSite::default());
+        let (first, second) = (one.start().await, two.start().await);
+        let ann = seed(&app, "ann@example.com", &first).await;
+        let eve = seed(&app, "eve@example.com", &second).await;
+        for (s, origin) in [(&ann, &first), (&eve, &second)] {
+            let urls: Vec<UrlRecord> = (10..30)
+                .map(|n| UrlRecord { loc: format!("{origin}/p/{n}"), lastmod: None, changefreq: None, priority: None })
+                .collect();
+            app.store.upsert_urls(s.site.id, s.sitemap.id, &urls, now()).await.unwrap();
+        }
+        app.state.checks = Arc::new(Jobs::new(CheckerConfig::default().with_rate(5.0)));
+        let started = Instant::now();
+        let (a, b) = tokio::join!(check_site(&app.state, ann.site.id), check_site(&app.state, eve.site.id));
+        assert!(matches!(a.unwrap(), Ok(RunEnd::Done { .. })) && matches!(b.unwrap(), Ok(RunEnd::Done { .. })));
+        let elapsed = started.elapsed();
+        let checks = |site: &CountingSite| site.log().iter().filter(|(_, p, _)| p != "/robots.txt").count();
+        let total = checks(&one) + checks(&two);
+        assert_eq!(total, 46, "23 URLs of each site checked once");
+        // 46 checks at 5 a second to one host take 8 s at least (a fixed window lets one
+        // second's share through at its start); at 5 a second per origin they took 4.5 s.
+        assert!(elapsed >= Duration::from_secs(7), "{total} checks of one host in {elapsed:?}");
+    })
+    .await;
+}

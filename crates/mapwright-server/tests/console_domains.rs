@@ -26,6 +26,7 @@ async fn an_owner_adds_verifies_and_deletes_a_domain_property() {
     let dns = DnsServer::start().await;
     each_backend(false, |mut app| {
         app.state.dns = dns.config();
+        app.state = crate::support::unpaced(app.state.clone());
         let dns = &dns;
         async move {
             let ann = seed(&app, "ann@example.com", "https://www.garden.test").await;

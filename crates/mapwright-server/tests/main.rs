@@ -20,6 +20,7 @@ mod e2e_alerts;
 mod e2e_domains;
 mod e2e_members;
 mod e2e_reads;
+mod gate;
 mod hardening;
 mod layers;
 mod life;

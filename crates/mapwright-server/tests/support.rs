@@ -70,6 +70,16 @@ impl TestApp {
         TestApp { store, state, guard: Arc::new((dir, None)) }
     }
 
+    /// Another server process on this test's PostgreSQL database (a store of its own: another
+    /// pool, other connections), sharing the outbox; `None` over SQLite, where one process
+    /// serves.
+    pub async fn second_process(&self) -> Option<TestApp> {
+        let pg = self.guard.1.as_ref()?;
+        let store = mapwright_store::open(Some(&pg.url), self.guard.0.path()).await.unwrap();
+        let state = with_outbox(AppState::new(store.clone(), false).allow_private_networks(), &self.guard.0);
+        Some(TestApp { store, state, guard: self.guard.clone() })
+    }
+
     /// The messages in the outbox so far, oldest first.
     pub fn mails(&self) -> Vec<Mail> {
         read_outbox(&self.outbox_dir())
@@ -227,4 +237,19 @@ pub async fn drain_jobs(state: &AppState, worker: &str, rounds: usize) -> usize 
         }
     }
     panic!("jobs keep coming: a loop");
+}
+
+/// The state with "Verify now" unpaced and no failed proof remembered, for the tests that
+/// verify, change the proof and verify again at once (the pacing's own tests use the defaults).
+pub fn unpaced(state: AppState) -> AppState {
+    let default = mapwright_server::outbound::Rates::default();
+    let rates = mapwright_server::outbound::Rates {
+        verify_per_site: default.verify_per_site.with_limit(1_000),
+        verify_per_host: default.verify_per_host.with_limit(1_000),
+        verify_per_domain: default.verify_per_domain.with_limit(1_000),
+        dns_per_name: default.dns_per_name.with_limit(1_000),
+        failed_proof_memory: Duration::ZERO,
+        ..default
+    };
+    state.with_outbound_rates(rates)
 }

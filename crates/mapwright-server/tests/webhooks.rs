@@ -34,18 +34,40 @@ struct Got {
     at: Instant,
 }
 
-/// A webhook receiver on 127.0.0.1: records every request and answers the next status of its
+/// A webhook receiver on 127.0.0.1: answers the verification handshake with its challenge
+/// (unless told not to), records every other request and answers the next status of its
 /// script (200 when the script is empty).
 #[derive(Clone, Default)]
-struct Receiver {
+pub(crate) struct Receiver {
     got: Arc<Mutex<Vec<Got>>>,
+    /// The handshakes received (their bodies).
+    handshakes: Arc<Mutex<Vec<Value>>>,
+    /// Answer handshakes with 200 and no challenge: a URL that never asked for events.
+    refuse_handshakes: Arc<std::sync::atomic::AtomicBool>,
     script: Arc<Mutex<VecDeque<u16>>>,
-    url: String,
+    pub(crate) url: String,
     port: u16,
 }
 
 impl Receiver {
-    async fn start(script: &[u16]) -> Receiver {
+    /// A receiver that does not echo handshakes: whatever stands at a URL a user typed.
+    pub(crate) async fn unwilling() -> Receiver {
+        let receiver = Receiver::start(&[]).await;
+        receiver.refuse_handshakes.store(true, std::sync::atomic::Ordering::SeqCst);
+        receiver
+    }
+
+    /// The handshakes received so far.
+    pub(crate) fn handshakes(&self) -> Vec<Value> {
+        self.handshakes.lock().unwrap().clone()
+    }
+
+    /// Deliveries received so far (handshakes aside).
+    pub(crate) fn deliveries(&self) -> usize {
+        self.got.lock().unwrap().len()
+    }
+
+    pub(crate) async fn start(script: &[u16]) -> Receiver {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let receiver = Receiver {
@@ -70,10 +92,18 @@ impl Receiver {
     }
 }
 
-async fn receive(State(receiver): State<Receiver>, headers: HeaderMap, body: Bytes) -> StatusCode {
+async fn receive(State(receiver): State<Receiver>, headers: HeaderMap, body: Bytes) -> (StatusCode, String) {
+    let json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    if json["type"] == "verification" {
+        receiver.handshakes.lock().unwrap().push(json.clone());
+        if receiver.refuse_handshakes.load(std::sync::atomic::Ordering::SeqCst) {
+            return (StatusCode::OK, "ok".into());
+        }
+        return (StatusCode::OK, json!({ "challenge": json["challenge"] }).to_string());
+    }
     receiver.got.lock().unwrap().push(Got { headers, body, at: Instant::now() });
     let status = receiver.script.lock().unwrap().pop_front().unwrap_or(200);
-    StatusCode::from_u16(status).unwrap()
+    (StatusCode::from_u16(status).unwrap(), String::new())
 }
 
 /// What a receiver does with a delivery, as the README says: the HMAC-SHA256 of the raw body
@@ -93,7 +123,7 @@ fn verified(secret: &str, got: &Got) -> Value {
 }
 
 /// A verified site on a test site of its own, with one sitemap of two URLs; and the actor.
-async fn site_with_sitemap(app: &TestApp, email: &str) -> (Actor, String, Site, Sitemap, SiteHost) {
+pub(crate) async fn site_with_sitemap(app: &TestApp, email: &str) -> (Actor, String, Site, Sitemap, SiteHost) {
     let (actor, token) = user(app, email).await;
     let web = SiteHost::start().await;
     let site = app.store.create_site(actor, &web.origin, 0).await.unwrap();
@@ -104,7 +134,7 @@ async fn site_with_sitemap(app: &TestApp, email: &str) -> (Actor, String, Site, 
 }
 
 /// Reads every due sitemap, as the scheduler's workers would.
-async fn read_due(state: &AppState) {
+pub(crate) async fn read_due(state: &AppState) {
     let jobs = state.store.lease_due_sitemaps("reader", unix_now() + 5, 10, 60).await.unwrap();
     assert!(!jobs.is_empty(), "a sitemap is due");
     for job in &jobs {
@@ -381,6 +411,9 @@ async fn a_private_address_is_refused_unless_private_networks_are_allowed() {
     // A name is checked when it is resolved, at each attempt: localhost is loopback.
     let by_name = format!("http://localhost:{}/hook", receiver.port);
     let (hook, _) = add_webhook(&app, &token, site.id, json!({ "url": by_name })).await;
+    // Its handshake was refused too; say the name pointed elsewhere then and was answered.
+    assert!(receiver.handshakes().is_empty());
+    app.store.record_webhook_handshake(hook, true, unix_now()).await.unwrap();
     let queued = app.store.enqueue_webhook_event(site.id, "read.completed", "{}", None, unix_now()).await.unwrap();
     assert_eq!(queued.queued, 1);
     assert_eq!(webhooks::deliver_due(&app.state, &Config::default(), "sender", unix_now()).await, 1);

@@ -37,6 +37,8 @@ mod members;
 #[macro_use]
 mod recovery;
 #[macro_use]
+mod outbound;
+#[macro_use]
 mod retention;
 #[macro_use]
 mod signups;
@@ -72,15 +74,19 @@ pub use domains::{DomainProperty, MAX_DOMAINS_PER_USER};
 pub use email::{InvalidEmail, normalize_email};
 pub use error::{Error, Result};
 pub use listing::{SitemapListing, SortKey, StatusFilter, TypeFilter};
-pub use members::{Invitation, InvitationInfo, MAX_MEMBERS_PER_SITE, Member, Role, SiteRoles};
+pub use members::{
+    INVITATION_WINDOW_SECONDS, Invitation, InvitationInfo, MAX_INVITATIONS_PER_ADDRESS, MAX_MEMBERS_PER_SITE,
+    MAX_PENDING_INVITATIONS_PER_ADDRESS, Member, Role, SiteRoles,
+};
 pub use model::*;
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 pub use store::Store;
 pub use wake::{CHANNEL as WAKE_CHANNEL, DueListener, Heard};
 pub use webhooks::{
-    ATTEMPTS_KEPT, AttemptRecord, Enqueued, LeasedDelivery, MAX_PENDING_DELIVERIES_PER_USER, MAX_WEBHOOKS_PER_SITE,
-    MAX_WEBHOOKS_PER_USER, WEBHOOK_EVENTS, Webhook, WebhookAttempt,
+    ATTEMPTS_KEPT, AttemptRecord, DisabledWebhook, Enqueued, LeasedDelivery, MAX_PENDING_DELIVERIES_PER_USER,
+    MAX_WEBHOOKS_PER_SITE, MAX_WEBHOOKS_PER_USER, WEBHOOK_BACKOFF_MAX_SECONDS, WEBHOOK_BACKOFF_SECONDS, WEBHOOK_EVENTS,
+    WEBHOOK_FAILURES_TO_DISABLE, Webhook, WebhookAttempt, webhook_backoff,
 };
 
 /// Sites a user may have that are not verified: each costs a verification check per re-check

@@ -17,6 +17,18 @@ use crate::row::row;
 /// keep (and mail) without end.
 pub const MAX_MEMBERS_PER_SITE: i64 = 50;
 
+/// Invitations pending for one address over every site and sender: each is a mail in one
+/// inbox, so strangers together must not fill it (issue 33, finding 5).
+pub const MAX_PENDING_INVITATIONS_PER_ADDRESS: i64 = 10;
+
+/// Invitations one address may be sent in [`INVITATION_WINDOW_SECONDS`], whoever sends them:
+/// inviting an address again replaces its pending invitation and mails it again, so the cap on
+/// pending ones alone would let re-invitations mail it without end.
+pub const MAX_INVITATIONS_PER_ADDRESS: i64 = 5;
+
+/// The window of [`MAX_INVITATIONS_PER_ADDRESS`]: a day.
+pub const INVITATION_WINDOW_SECONDS: i64 = 86_400;
+
 /// What a member may do on a site.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -203,6 +215,25 @@ macro_rules! member_methods {
                 self.site_as_owner_impl(actor, site_id).await?;
                 let email = $crate::normalize_email(email)?;
                 let token = secret::new_token();
+                // Every sender's invitations to the address count alike, across processes (the
+                // shared window counter), before the transaction: SQLite has one writer.
+                if let Some(wait) = self
+                    .count_event_impl(
+                        "invitations-to",
+                        &email,
+                        $crate::members::MAX_INVITATIONS_PER_ADDRESS,
+                        $crate::members::INVITATION_WINDOW_SECONDS,
+                        now,
+                    )
+                    .await?
+                {
+                    return Err(Error::Quota(format!(
+                        "{email} was sent {} invitations in the last day, the most an address may receive: \
+                         try again in {} hours",
+                        $crate::members::MAX_INVITATIONS_PER_ADDRESS,
+                        (wait + 3_599) / 3_600
+                    )));
+                }
                 let mut tx = self.begin_write().await?;
                 sqlx::query("DELETE FROM site_invitations WHERE site_id = $1 AND expires_at <= $2")
                     .bind(site_id)
@@ -232,6 +263,22 @@ macro_rules! member_methods {
                     return Err(Error::Quota(format!(
                         "this site has {} members and invitations, the most a site may have: remove one first",
                         $crate::MAX_MEMBERS_PER_SITE
+                    )));
+                }
+                // Pending invitations of the address on other sites, whoever sent them.
+                let elsewhere: i64 = sqlx::query_scalar(
+                    "SELECT COUNT(*) FROM site_invitations WHERE email = $1 AND site_id <> $2 AND expires_at > $3",
+                )
+                .bind(&email)
+                .bind(site_id)
+                .bind(now)
+                .fetch_one(&mut *tx)
+                .await?;
+                if elsewhere >= $crate::members::MAX_PENDING_INVITATIONS_PER_ADDRESS {
+                    return Err(Error::Quota(format!(
+                        "{email} has {} invitations waiting, the most an address may have: it must accept or \
+                         let some expire first",
+                        $crate::members::MAX_PENDING_INVITATIONS_PER_ADDRESS
                     )));
                 }
                 // Inviting an address again replaces its link (the old one stops working).
@@ -278,7 +325,8 @@ macro_rules! member_methods {
                 Ok(sqlx::query_as(
                     "SELECT i.id, i.site_id, s.origin, i.email, i.role, u.email AS inviter_email, i.expires_at \
                      FROM site_invitations i JOIN sites s ON s.id = i.site_id JOIN users u ON u.id = i.invited_by \
-                     WHERE i.token_hash = $1 AND i.expires_at > $2",
+                     WHERE i.token_hash = $1 AND i.expires_at > $2 AND (u.is_admin OR EXISTS (SELECT 1 \
+                     FROM site_members m WHERE m.site_id = i.site_id AND m.user_id = i.invited_by AND m.role = 'owner'))",
                 )
                 .bind(secret::token_hash(token))
                 .bind(now)
@@ -288,16 +336,28 @@ macro_rules! member_methods {
 
             pub(crate) async fn accept_invitation_impl(&self, actor: Actor, token: &str, now: Timestamp) -> Result<Site> {
                 let mut tx = self.begin_write().await?;
-                let invitation: Option<(i64, i64, String, String)> = sqlx::query_as(
-                    "SELECT id, site_id, email, role FROM site_invitations WHERE token_hash = $1 AND expires_at > $2",
+                let invitation: Option<(i64, i64, String, String, bool)> = sqlx::query_as(
+                    "SELECT i.id, i.site_id, i.email, i.role, (u.is_admin OR EXISTS (SELECT 1 FROM site_members m \
+                     WHERE m.site_id = i.site_id AND m.user_id = i.invited_by AND m.role = 'owner')) \
+                     FROM site_invitations i JOIN users u ON u.id = i.invited_by \
+                     WHERE i.token_hash = $1 AND i.expires_at > $2",
                 )
                 .bind(secret::token_hash(token))
                 .bind(now)
                 .fetch_optional(&mut *tx)
                 .await?;
-                let Some((id, site_id, email, role)) = invitation else {
+                let Some((id, site_id, email, role, inviter_may)) = invitation else {
                     return Err(Error::NotFound { what: "invitation", id: 0 });
                 };
+                // Whoever sent it must still be allowed to invite: a removed owner's invitation is
+                // withdrawn with the removal, and this holds even for one a concurrent removal missed.
+                if !inviter_may {
+                    sqlx::query("DELETE FROM site_invitations WHERE id = $1").bind(id).execute(&mut *tx).await?;
+                    tx.commit().await?;
+                    return Err(Error::Forbidden(
+                        "this invitation was withdrawn: whoever sent it is no longer an owner of the site".into(),
+                    ));
+                }
                 let user_email: Option<String> = sqlx::query_scalar("SELECT email FROM users WHERE id = $1")
                     .bind(actor.user_id)
                     .fetch_optional(&mut *tx)
@@ -324,6 +384,13 @@ macro_rules! member_methods {
                 self.site_impl(actor, site_id).await
             }
 
+            pub(crate) async fn site_of_member_impl(&self, member_id: i64) -> Result<Option<i64>> {
+                Ok(sqlx::query_scalar("SELECT site_id FROM site_members WHERE id = $1")
+                    .bind(member_id)
+                    .fetch_optional(&self.pool)
+                    .await?)
+            }
+
             pub(crate) async fn remove_member_impl(&self, actor: Actor, member_id: i64) -> Result<()> {
                 let member: Option<(i64, i64, String)> = sqlx::query_as(concat!(
                     "SELECT m.site_id, m.user_id, m.role FROM site_members m JOIN sites s ON s.id = m.site_id \
@@ -348,21 +415,78 @@ macro_rules! member_methods {
                     .fetch_optional(&mut *tx)
                     .await?;
                 let role = role.ok_or(Error::NotFound { what: "member", id: member_id })?;
-                let other_owner: Option<i64> = sqlx::query_scalar(
-                    "SELECT user_id FROM site_members WHERE site_id = $1 AND role = 'owner' AND id <> $2 ORDER BY id LIMIT 1",
+                let other_owners: Vec<i64> = sqlx::query_scalar(
+                    "SELECT user_id FROM site_members WHERE site_id = $1 AND role = 'owner' AND id <> $2 ORDER BY id",
                 )
                 .bind(site_id)
                 .bind(member_id)
-                .fetch_optional(&mut *tx)
+                .fetch_all(&mut *tx)
                 .await?;
-                if role == "owner" && other_owner.is_none() {
+                if role == "owner" && other_owners.is_empty() {
                     return Err(Error::Refused(
                         "the last owner of a site cannot be removed: invite another owner first, or delete the site".into(),
                     ));
                 }
+                // The site counts against another owner when the one it counted against leaves:
+                // the first with room for it under the caps of `create_site`.
+                let (counted_against, verified): (i64, bool) =
+                    sqlx::query_as("SELECT owner_id, verified_at IS NOT NULL FROM sites WHERE id = $1")
+                        .bind(site_id)
+                        .fetch_one(&mut *tx)
+                        .await?;
+                let mut next_owner = None;
+                if counted_against == user_id {
+                    for &candidate in &other_owners {
+                        let (all, unverified): (i64, i64) = sqlx::query_as(
+                            "SELECT COUNT(*), COUNT(*) - COUNT(verified_at) FROM sites WHERE owner_id = $1",
+                        )
+                        .bind(candidate)
+                        .fetch_one(&mut *tx)
+                        .await?;
+                        if all < $crate::MAX_SITES_PER_USER && (verified || unverified < $crate::MAX_UNVERIFIED_SITES) {
+                            next_owner = Some(candidate);
+                            break;
+                        }
+                    }
+                    if next_owner.is_none() {
+                        return Err(Error::Quota(
+                            "no other owner of this site has room for it under the caps of sites per account: \
+                             one of them must delete a site first"
+                                .into(),
+                        ));
+                    }
+                }
                 sqlx::query("DELETE FROM site_members WHERE id = $1").bind(member_id).execute(&mut *tx).await?;
-                // The site counts against another owner when the one it counted against leaves.
-                if let Some(next) = other_owner {
+                // Everything the member set up or holds for the site ends with the membership:
+                // the invitations they sent, the webhooks they added (their deliveries go with
+                // them), their alert setting and its unsubscribe link.
+                sqlx::query("DELETE FROM site_invitations WHERE site_id = $1 AND invited_by = $2")
+                    .bind(site_id)
+                    .bind(user_id)
+                    .execute(&mut *tx)
+                    .await?;
+                sqlx::query("DELETE FROM webhooks WHERE site_id = $1 AND created_by = $2")
+                    .bind(site_id)
+                    .bind(user_id)
+                    .execute(&mut *tx)
+                    .await?;
+                sqlx::query("DELETE FROM alert_settings WHERE site_id = $1 AND user_id = $2")
+                    .bind(site_id)
+                    .bind(user_id)
+                    .execute(&mut *tx)
+                    .await?;
+                // A verification may have been granted through the member's domain property:
+                // the site is due for its re-check at once (the service re-judges it right
+                // after the removal; this covers a process that stops in between).
+                if verified {
+                    sqlx::query("UPDATE sites SET last_checked_at = NULL WHERE id = $1 AND EXISTS \
+                                 (SELECT 1 FROM domain_properties WHERE user_id = $2 AND verified_at IS NOT NULL)")
+                        .bind(site_id)
+                        .bind(user_id)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                if let Some(next) = next_owner {
                     sqlx::query("UPDATE sites SET owner_id = $1 WHERE id = $2 AND owner_id = $3")
                         .bind(next)
                         .bind(site_id)

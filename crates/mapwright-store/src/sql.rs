@@ -73,6 +73,7 @@ macro_rules! impl_store {
         alert_methods!($ty);
         diff_methods!($ty);
         webhook_methods!($ty);
+        outbound_methods!($ty);
 
         #[async_trait::async_trait]
         impl $crate::Store for $ty {
@@ -163,6 +164,18 @@ macro_rules! impl_store {
                 now: Timestamp,
             ) -> Result<Option<i64>> {
                 self.count_event_impl(scope, key, limit, window_seconds, now).await
+            }
+
+            async fn count_events(
+                &self,
+                scope: &str,
+                key: &str,
+                events: i64,
+                limit: i64,
+                window_seconds: i64,
+                now: Timestamp,
+            ) -> Result<Option<i64>> {
+                self.count_events_impl(scope, key, events, limit, window_seconds, now).await
             }
 
             async fn health(&self, now: Timestamp) -> Result<()> {
@@ -688,6 +701,10 @@ macro_rules! impl_store {
                 self.remove_member_impl(actor, member_id).await
             }
 
+            async fn site_of_member(&self, member_id: i64) -> Result<Option<i64>> {
+                self.site_of_member_impl(member_id).await
+            }
+
             // --- alerts: `crate::alerts` ---
 
             async fn alert_setting(&self, actor: Actor, site_id: i64) -> Result<$crate::AlertSetting> {
@@ -820,6 +837,31 @@ macro_rules! impl_store {
                 record: &$crate::AttemptRecord,
             ) -> Result<bool> {
                 self.finish_webhook_attempt_impl(worker, delivery, record).await
+            }
+
+            async fn postpone_webhook_delivery(
+                &self,
+                worker: &str,
+                delivery_id: i64,
+                until: Timestamp,
+            ) -> Result<bool> {
+                self.postpone_webhook_delivery_impl(worker, delivery_id, until).await
+            }
+
+            async fn webhook_target(&self, webhook_id: i64) -> Result<Option<(String, String)>> {
+                self.webhook_target_impl(webhook_id).await
+            }
+
+            async fn record_webhook_handshake(&self, webhook_id: i64, ok: bool, now: Timestamp) -> Result<()> {
+                self.record_webhook_handshake_impl(webhook_id, ok, now).await
+            }
+
+            async fn claim_disabled_webhooks(
+                &self,
+                now: Timestamp,
+                limit: i64,
+            ) -> Result<Vec<$crate::DisabledWebhook>> {
+                self.claim_disabled_webhooks_impl(now, limit).await
             }
         }
     };

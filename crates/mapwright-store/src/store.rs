@@ -90,6 +90,19 @@ pub trait Store: Send + Sync + 'static {
         now: Timestamp,
     ) -> Result<Option<i64>>;
 
+    /// [`Store::count_event`] for `events` events at once (at least one): a sender that
+    /// reserves its turns at a target a batch at a time. `None` when they are all within
+    /// `limit`, else the seconds until the window ends.
+    async fn count_events(
+        &self,
+        scope: &str,
+        key: &str,
+        events: i64,
+        limit: i64,
+        window_seconds: i64,
+        now: Timestamp,
+    ) -> Result<Option<i64>>;
+
     /// Writes the health probe's row in a write transaction and, on SQLite, checks the room
     /// left (the file system's free bytes, the page limit): `Ok` when the store can take writes
     /// now; a full disk or a broken connection is the error (`Error::Unhealthy` for no room),
@@ -638,6 +651,11 @@ pub trait Store: Send + Sync + 'static {
     /// leaves, it counts against another owner.
     async fn remove_member(&self, actor: Actor, member_id: i64) -> Result<()>;
 
+    /// The site of a membership, for the service (no actor: the caller checks who asks), which
+    /// re-judges a site's verification once a member whose domain property may have granted it
+    /// is removed (`remove_member` marks such a site due).
+    async fn site_of_member(&self, member_id: i64) -> Result<Option<i64>>;
+
     // --- e-mail alerts (`alerts.rs`) ---
 
     /// The actor's e-mail alerts for a site of theirs (a stranger's site is `NotFound`).
@@ -737,8 +755,10 @@ pub trait Store: Send + Sync + 'static {
         now: Timestamp,
     ) -> Result<Enqueued>;
 
-    /// Leases up to `limit` due deliveries for `worker` for `lease_seconds` (oldest due first);
-    /// a delivery whose lease expired is due again.
+    /// Leases up to `limit` due deliveries for `worker` for `lease_seconds`, fairly: one in
+    /// flight per endpoint (its oldest), none for an endpoint unverified, disabled or paused,
+    /// and the accounts whose sites the endpoints are on take turns. A delivery whose lease
+    /// expired is due again.
     async fn lease_webhook_deliveries(
         &self,
         worker: &str,
@@ -748,7 +768,11 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<Vec<LeasedDelivery>>;
 
     /// Records an attempt of a leased delivery in its endpoint's log: delivered or given up, the
-    /// delivery leaves the queue; to be retried, it is due at `record.retry_at`. `false` (and
+    /// delivery leaves the queue; to be retried, it is due at `record.retry_at`. A failure also
+    /// pauses the endpoint until then (after a delivery given up, for
+    /// [`webhook_backoff`](crate::webhook_backoff)) and, at
+    /// [`WEBHOOK_FAILURES_TO_DISABLE`](crate::WEBHOOK_FAILURES_TO_DISABLE) in a row, disables
+    /// it (see [`Store::claim_disabled_webhooks`]); a success clears its failures. `false` (and
     /// nothing recorded) when `worker` no longer holds the lease.
     async fn finish_webhook_attempt(
         &self,
@@ -756,6 +780,23 @@ pub trait Store: Send + Sync + 'static {
         delivery: &LeasedDelivery,
         record: &AttemptRecord,
     ) -> Result<bool>;
+
+    /// Puts a leased delivery back without an attempt, due at `until` (the outbound gate
+    /// refused it for now: its target host's budget is spent); nothing counts against the
+    /// endpoint. `false` when `worker` no longer holds the lease.
+    async fn postpone_webhook_delivery(&self, worker: &str, delivery_id: i64, until: Timestamp) -> Result<bool>;
+
+    /// The URL and signing key of an endpoint, for its verification handshake (the service's:
+    /// the caller checked the actor may verify it).
+    async fn webhook_target(&self, webhook_id: i64) -> Result<Option<(String, String)>>;
+
+    /// Records a verification handshake: answered, the endpoint is verified and starts afresh
+    /// (failures cleared, enabled again); not answered, it receives nothing until it is.
+    async fn record_webhook_handshake(&self, webhook_id: i64, ok: bool, now: Timestamp) -> Result<()>;
+
+    /// Endpoints disabled since their creator was last told, up to `limit`, claimed so that
+    /// one process tells each creator once.
+    async fn claim_disabled_webhooks(&self, now: Timestamp, limit: i64) -> Result<Vec<crate::DisabledWebhook>>;
 
     // --- retention ---
 

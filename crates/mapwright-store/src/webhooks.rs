@@ -32,6 +32,28 @@ pub const MAX_PENDING_DELIVERIES_PER_USER: i64 = 1_000;
 /// Attempts kept in the log of one endpoint.
 pub const ATTEMPTS_KEPT: i64 = 50;
 
+/// Failed attempts in a row after which an endpoint is disabled (its waiting deliveries
+/// dropped, its creator told) until an owner verifies it again: with the sender's default
+/// back-off (30 s doubling, 8 attempts a delivery) a few hours of failures, more when the
+/// events are rare.
+pub const WEBHOOK_FAILURES_TO_DISABLE: i64 = 15;
+
+/// The pause of an endpoint after its first failure in a row; each further failure doubles it.
+pub const WEBHOOK_BACKOFF_SECONDS: i64 = 30;
+
+/// The longest pause of a failing endpoint.
+pub const WEBHOOK_BACKOFF_MAX_SECONDS: i64 = 6 * 3_600;
+
+/// How long an endpoint that failed `failures` times in a row pauses (nothing else waits on it:
+/// a paused endpoint's deliveries are simply not leased, others' are).
+pub fn webhook_backoff(failures: i64) -> i64 {
+    if failures <= 0 {
+        return 0;
+    }
+    let doublings = (failures - 1).min(20) as u32;
+    WEBHOOK_BACKOFF_SECONDS.saturating_mul(1 << doublings).min(WEBHOOK_BACKOFF_MAX_SECONDS)
+}
+
 /// The events an endpoint may ask for.
 pub const WEBHOOK_EVENTS: [&str; 2] = ["read.completed", "status.worsened"];
 
@@ -51,6 +73,61 @@ pub struct Webhook {
     pub created_by: i64,
     /// When it was added.
     pub created_at: Timestamp,
+    /// When it answered its verification handshake; `None`: it receives nothing yet.
+    pub verified_at: Option<Timestamp>,
+    /// Failed attempts in a row.
+    pub failures: i64,
+    /// While failing, nothing is sent to it before this.
+    pub paused_until: Option<Timestamp>,
+    /// When it was disabled after [`WEBHOOK_FAILURES_TO_DISABLE`] failures in a row; an owner
+    /// verifies it again to resume.
+    pub disabled_at: Option<Timestamp>,
+    /// Why it was disabled.
+    pub disabled_reason: Option<String>,
+}
+}
+
+/// The columns of [`Webhook`], for a query whose endpoints table is `w`.
+macro_rules! webhook_cols {
+    () => {
+        "w.id, w.site_id, w.url, w.events, w.created_by, w.created_at, w.verified_at, w.failures, w.paused_until, \
+         w.disabled_at, w.disabled_reason"
+    };
+}
+
+impl Webhook {
+    /// What the endpoint's state is, in one word both faces show: `unverified` (it has not
+    /// answered its handshake), `disabled`, `paused` (backing off after failures, at `now`) or
+    /// `active`.
+    pub fn state(&self, now: Timestamp) -> &'static str {
+        if self.disabled_at.is_some() {
+            "disabled"
+        } else if self.verified_at.is_none() {
+            "unverified"
+        } else if self.paused_until.is_some_and(|t| t > now) {
+            "paused"
+        } else {
+            "active"
+        }
+    }
+}
+
+row! {
+/// An endpoint disabled after failing, whose creator is to be told ([`crate::Store::claim_disabled_webhooks`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DisabledWebhook {
+    /// The endpoint.
+    pub id: i64,
+    /// Its site.
+    pub site_id: i64,
+    /// The site's origin.
+    pub origin: String,
+    /// Where deliveries were POSTed (to the creator, who chose it).
+    pub url: String,
+    /// The address of the member who added it.
+    pub email: String,
+    /// Why it was disabled.
+    pub reason: String,
 }
 }
 
@@ -174,7 +251,8 @@ macro_rules! webhook_methods {
                 }
                 let webhook: $crate::Webhook = sqlx::query_as(
                     "INSERT INTO webhooks (site_id, url, secret, events, created_by, created_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6) RETURNING id, site_id, url, events, created_by, created_at",
+                     VALUES ($1, $2, $3, $4, $5, $6) RETURNING id, site_id, url, events, created_by, created_at, verified_at, \
+                     failures, paused_until, disabled_at, disabled_reason",
                 )
                 .bind(site_id)
                 .bind(url)
@@ -190,9 +268,9 @@ macro_rules! webhook_methods {
 
             pub(crate) async fn list_webhooks_impl(&self, actor: Actor, site_id: i64) -> Result<Vec<$crate::Webhook>> {
                 self.site_impl(actor, site_id).await?;
-                Ok(sqlx::query_as(
-                    "SELECT id, site_id, url, events, created_by, created_at FROM webhooks WHERE site_id = $1 ORDER BY id",
-                )
+                Ok(sqlx::query_as(concat!(
+                    "SELECT ", webhook_cols!(), " FROM webhooks w WHERE w.site_id = $1 ORDER BY w.id"
+                ))
                 .bind(site_id)
                 .fetch_all(&self.pool)
                 .await?)
@@ -200,8 +278,7 @@ macro_rules! webhook_methods {
 
             pub(crate) async fn webhook_impl(&self, actor: Actor, webhook_id: i64) -> Result<$crate::Webhook> {
                 let webhook: Option<$crate::Webhook> = sqlx::query_as(concat!(
-                    "SELECT w.id, w.site_id, w.url, w.events, w.created_by, w.created_at FROM webhooks w \
-                     JOIN sites s ON s.id = w.site_id WHERE w.id = $1 AND ",
+                    "SELECT ", webhook_cols!(), " FROM webhooks w JOIN sites s ON s.id = w.site_id WHERE w.id = $1 AND ",
                     owned!("$2", "$3")
                 ))
                 .bind(webhook_id)
@@ -246,9 +323,10 @@ macro_rules! webhook_methods {
             ) -> Result<$crate::Enqueued> {
                 // The endpoints of the site that asked for the event, each with whether its
                 // user has room in the queue (a comma-separated list, matched whole).
-                let targets: Vec<(i64, i64)> = sqlx::query_as(
+                let targets: Vec<(i64, i64, bool, bool)> = sqlx::query_as(
                     "SELECT w.id, (SELECT COUNT(*) FROM webhook_deliveries d JOIN webhooks w2 ON w2.id = d.webhook_id \
-                     JOIN sites s2 ON s2.id = w2.site_id WHERE s2.owner_id = s.owner_id) \
+                     JOIN sites s2 ON s2.id = w2.site_id WHERE s2.owner_id = s.owner_id), \
+                     w.verified_at IS NOT NULL, w.disabled_at IS NOT NULL \
                      FROM webhooks w JOIN sites s ON s.id = w.site_id \
                      WHERE w.site_id = $1 AND (',' || w.events || ',') LIKE $2 AND ($3 IS NULL OR w.id = $3) ORDER BY w.id",
                 )
@@ -258,7 +336,21 @@ macro_rules! webhook_methods {
                 .fetch_all(&self.pool)
                 .await?;
                 let mut out = $crate::Enqueued::default();
-                for (webhook_id, pending) in targets {
+                for (webhook_id, pending, verified, disabled) in targets {
+                    // Only an endpoint that asked for the events receives them: one that has not
+                    // answered its handshake, or was disabled, gets nothing, and its log says why.
+                    let refused = if disabled {
+                        Some("dropped: the endpoint is disabled after failing: verify it again to resume")
+                    } else if !verified {
+                        Some("dropped: the endpoint has not answered its verification handshake")
+                    } else {
+                        None
+                    };
+                    if let Some(why) = refused {
+                        self.log_webhook_attempt(webhook_id, 0, event, 0, now, None, Some(why), 0, "dropped").await?;
+                        out.dropped += 1;
+                        continue;
+                    }
                     if pending + out.queued as i64 >= $crate::MAX_PENDING_DELIVERIES_PER_USER {
                         let why = format!(
                             "dropped: {} deliveries of this account's webhooks are waiting, the most the queue holds",
@@ -293,10 +385,22 @@ macro_rules! webhook_methods {
                 // The lease condition stands in the UPDATE too: on PostgreSQL two processes may
                 // pick the same ids, and the second's UPDATE, after waiting for the first's row
                 // lock, re-reads the row and finds the lease taken, so nothing is sent twice.
+                // Fair: an endpoint has one delivery in flight at most (its oldest, so it
+                // receives them in order), a paused, disabled or unverified endpoint none, and
+                // the users whose sites the endpoints are on take turns (each user's first due
+                // endpoint, then each one's second...): one user's endpoints, dead or busy,
+                // cannot hold back another's deliveries.
                 let ids: Vec<i64> = sqlx::query_scalar(
                     "UPDATE webhook_deliveries SET lease_owner = $1, lease_expires_at = $2 \
-                     WHERE id IN (SELECT id FROM webhook_deliveries WHERE next_attempt_at <= $3 \
-                     AND (lease_expires_at IS NULL OR lease_expires_at <= $3) ORDER BY next_attempt_at, id LIMIT $4) \
+                     WHERE id IN (SELECT c.id FROM (SELECT d.id, d.next_attempt_at, ROW_NUMBER() OVER \
+                     (PARTITION BY s.owner_id ORDER BY d.next_attempt_at, d.id) AS turn \
+                     FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN sites s ON s.id = w.site_id \
+                     WHERE d.next_attempt_at <= $3 AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= $3) \
+                     AND w.verified_at IS NOT NULL AND w.disabled_at IS NULL \
+                     AND (w.paused_until IS NULL OR w.paused_until <= $3) \
+                     AND d.id = (SELECT MIN(o.id) FROM webhook_deliveries o WHERE o.webhook_id = d.webhook_id) \
+                     AND NOT EXISTS (SELECT 1 FROM webhook_deliveries f WHERE f.webhook_id = d.webhook_id \
+                     AND f.lease_expires_at > $3)) c ORDER BY c.turn, c.next_attempt_at, c.id LIMIT $4) \
                      AND (lease_expires_at IS NULL OR lease_expires_at <= $3) RETURNING id",
                 )
                 .bind(worker)
@@ -367,7 +471,142 @@ macro_rules! webhook_methods {
                     outcome,
                 )
                 .await?;
+                self.endpoint_outcome(delivery.webhook_id, &delivery.event, record.error.is_none(), record.at, record.retry_at)
+                    .await?;
                 Ok(true)
+            }
+
+            /// Counts an attempt's outcome on its endpoint: a success clears the failures, a
+            /// failure pauses the endpoint alone until the delivery's retry (the sender's
+            /// back-off; [`webhook_backoff`] after a delivery given up) and, at
+            /// [`WEBHOOK_FAILURES_TO_DISABLE`] in a row, disables it and drops what waits for it.
+            async fn endpoint_outcome(
+                &self,
+                webhook_id: i64,
+                event: &str,
+                ok: bool,
+                at: Timestamp,
+                retry_at: Option<Timestamp>,
+            ) -> Result<()> {
+                if ok {
+                    sqlx::query("UPDATE webhooks SET failures = 0, paused_until = NULL WHERE id = $1")
+                        .bind(webhook_id)
+                        .execute(&self.pool)
+                        .await?;
+                    return Ok(());
+                }
+                let failures: Option<i64> =
+                    sqlx::query_scalar("UPDATE webhooks SET failures = failures + 1 WHERE id = $1 RETURNING failures")
+                        .bind(webhook_id)
+                        .fetch_optional(&self.pool)
+                        .await?;
+                let Some(failures) = failures else { return Ok(()) };
+                if failures < $crate::webhooks::WEBHOOK_FAILURES_TO_DISABLE {
+                    sqlx::query("UPDATE webhooks SET paused_until = $1 WHERE id = $2")
+                        .bind(retry_at.unwrap_or(at + $crate::webhooks::webhook_backoff(failures)))
+                        .bind(webhook_id)
+                        .execute(&self.pool)
+                        .await?;
+                    return Ok(());
+                }
+                let why = format!("disabled after {failures} failed attempts in a row: verify the endpoint again to resume");
+                let done = sqlx::query(
+                    "UPDATE webhooks SET disabled_at = $1, disabled_reason = $2, disabled_told_at = NULL, \
+                     paused_until = NULL WHERE id = $3 AND disabled_at IS NULL",
+                )
+                .bind(at)
+                .bind(&why)
+                .bind(webhook_id)
+                .execute(&self.pool)
+                .await?;
+                if done.rows_affected() > 0 {
+                    sqlx::query("DELETE FROM webhook_deliveries WHERE webhook_id = $1")
+                        .bind(webhook_id)
+                        .execute(&self.pool)
+                        .await?;
+                    self.log_webhook_attempt(webhook_id, 0, event, 0, at, None, Some(&why), 0, "dropped").await?;
+                }
+                Ok(())
+            }
+
+            pub(crate) async fn webhook_target_impl(&self, webhook_id: i64) -> Result<Option<(String, String)>> {
+                Ok(sqlx::query_as("SELECT url, secret FROM webhooks WHERE id = $1")
+                    .bind(webhook_id)
+                    .fetch_optional(&self.pool)
+                    .await?)
+            }
+
+            pub(crate) async fn record_webhook_handshake_impl(
+                &self,
+                webhook_id: i64,
+                ok: bool,
+                now: Timestamp,
+            ) -> Result<()> {
+                // Answered: verified, and a disabled or paused endpoint starts afresh. Not
+                // answered: unverified until it does (nothing is queued for it meanwhile).
+                let done = if ok {
+                    sqlx::query(
+                        "UPDATE webhooks SET verified_at = $1, failures = 0, paused_until = NULL, disabled_at = NULL, \
+                         disabled_reason = NULL, disabled_told_at = NULL WHERE id = $2",
+                    )
+                    .bind(now)
+                    .bind(webhook_id)
+                    .execute(&self.pool)
+                    .await?
+                } else {
+                    sqlx::query("UPDATE webhooks SET verified_at = NULL WHERE id = $1")
+                        .bind(webhook_id)
+                        .execute(&self.pool)
+                        .await?
+                };
+                found(done.rows_affected(), "webhook", webhook_id)
+            }
+
+            pub(crate) async fn postpone_webhook_delivery_impl(
+                &self,
+                worker: &str,
+                delivery_id: i64,
+                until: Timestamp,
+            ) -> Result<bool> {
+                let done = sqlx::query(
+                    "UPDATE webhook_deliveries SET next_attempt_at = $1, lease_owner = NULL, lease_expires_at = NULL \
+                     WHERE id = $2 AND lease_owner = $3",
+                )
+                .bind(until)
+                .bind(delivery_id)
+                .bind(worker)
+                .execute(&self.pool)
+                .await?;
+                Ok(done.rows_affected() > 0)
+            }
+
+            pub(crate) async fn claim_disabled_webhooks_impl(
+                &self,
+                now: Timestamp,
+                limit: i64,
+            ) -> Result<Vec<$crate::DisabledWebhook>> {
+                // Claimed by stamping, so that one process tells each creator once.
+                let ids: Vec<i64> = sqlx::query_scalar(
+                    "UPDATE webhooks SET disabled_told_at = $1 WHERE id IN (SELECT id FROM webhooks \
+                     WHERE disabled_at IS NOT NULL AND disabled_told_at IS NULL ORDER BY id LIMIT $2) \
+                     AND disabled_told_at IS NULL RETURNING id",
+                )
+                .bind(now)
+                .bind(limit)
+                .fetch_all(&self.pool)
+                .await?;
+                let mut out = Vec::with_capacity(ids.len());
+                for id in ids {
+                    let row: Option<$crate::DisabledWebhook> = sqlx::query_as(
+                        "SELECT w.id, w.site_id, s.origin, w.url, u.email, COALESCE(w.disabled_reason, '') AS reason \
+                         FROM webhooks w JOIN sites s ON s.id = w.site_id JOIN users u ON u.id = w.created_by WHERE w.id = $1",
+                    )
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                    out.extend(row);
+                }
+                Ok(out)
             }
 
             /// Adds a row to an endpoint's log and trims it to the newest [`ATTEMPTS_KEPT`].

@@ -7,6 +7,7 @@ mod check_runs;
 mod diffs;
 mod disk;
 mod domains;
+mod gate;
 mod ingest;
 mod lease;
 mod members;

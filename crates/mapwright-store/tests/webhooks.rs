@@ -11,6 +11,20 @@ use crate::support::{T0, each_backend, each_backend_pair, user, verified_site};
 
 const BOTH: &[&str] = &["read.completed", "status.worsened"];
 
+/// Adds an endpoint that has answered its verification handshake.
+async fn hook(
+    store: &dyn mapwright_store::Store,
+    actor: mapwright_store::Actor,
+    site: i64,
+    url: &str,
+    secret: &str,
+    events: &[&str],
+) -> mapwright_store::Webhook {
+    let hook = store.create_webhook(actor, site, url, secret, events, T0).await.unwrap();
+    store.record_webhook_handshake(hook.id, true, T0).await.unwrap();
+    store.webhook(actor, hook.id).await.unwrap()
+}
+
 #[tokio::test]
 async fn owners_add_and_delete_members_see_strangers_get_not_found() {
     each_backend(|store| async move {
@@ -72,10 +86,9 @@ async fn events_queue_for_the_endpoints_that_asked_and_an_attempt_is_retried_the
         let ann = user(&*store, "ann@example.com", false).await;
         let site = verified_site(&*store, ann, "https://ann.example").await;
         let other = verified_site(&*store, ann, "https://other.example").await;
-        let all = store.create_webhook(ann, site, "https://h.example/all", "k1", BOTH, T0).await.unwrap();
-        let worse =
-            store.create_webhook(ann, site, "https://h.example/w", "k2", &["status.worsened"], T0).await.unwrap();
-        store.create_webhook(ann, other, "https://h.example/o", "k3", BOTH, T0).await.unwrap();
+        let all = hook(&*store, ann, site, "https://h.example/all", "k1", BOTH).await;
+        let worse = hook(&*store, ann, site, "https://h.example/w", "k2", &["status.worsened"]).await;
+        hook(&*store, ann, other, "https://h.example/o", "k3", BOTH).await;
 
         let queued = store.enqueue_webhook_event(site, "read.completed", r#"{"n":1}"#, None, T0).await.unwrap();
         assert_eq!((queued.queued, queued.dropped), (1, 0), "only the endpoint of this site that asked");
@@ -130,9 +143,14 @@ async fn a_lease_of_a_process_that_died_expires_and_two_processes_never_share_a_
     each_backend_pair(|a, b| async move {
         let ann = user(&*a, "ann@example.com", false).await;
         let site = verified_site(&*a, ann, "https://ann.example").await;
-        a.create_webhook(ann, site, "https://h.example/", "k", BOTH, T0).await.unwrap();
+        // Twenty endpoints on two sites, a delivery each (an endpoint has one in flight at most).
+        let second = verified_site(&*a, ann, "https://ann2.example").await;
         for n in 0..20 {
-            a.enqueue_webhook_event(site, "read.completed", &format!("{{\"n\":{n}}}"), None, T0).await.unwrap();
+            let on = if n % 2 == 0 { site } else { second };
+            hook(&*a, ann, on, &format!("https://h.example/{n}"), "k", BOTH).await;
+        }
+        for on in [site, second] {
+            a.enqueue_webhook_event(on, "read.completed", "{}", None, T0).await.unwrap();
         }
         let (x, y) =
             tokio::join!(a.lease_webhook_deliveries("pa", T0, 60, 15), b.lease_webhook_deliveries("pb", T0, 60, 15));
@@ -155,7 +173,7 @@ async fn deliveries_waiting_are_capped_per_account_and_the_log_is_trimmed() {
     each_backend(|store| async move {
         let ann = user(&*store, "ann@example.com", false).await;
         let site = verified_site(&*store, ann, "https://ann.example").await;
-        let hook = store.create_webhook(ann, site, "https://h.example/", "k", BOTH, T0).await.unwrap();
+        let hook = hook(&*store, ann, site, "https://h.example/", "k", BOTH).await;
         let mut queued = 0;
         let mut dropped = 0;
         for _ in 0..MAX_PENDING_DELIVERIES_PER_USER + 3 {
@@ -168,11 +186,15 @@ async fn deliveries_waiting_are_capped_per_account_and_the_log_is_trimmed() {
         assert_eq!(log.len(), 3);
         assert!(log.iter().all(|a| a.outcome == "dropped" && a.error.as_deref().unwrap().contains("waiting")));
 
-        // Attempts past the newest ATTEMPTS_KEPT are deleted.
-        let leased = store.lease_webhook_deliveries("w", T0, 60, ATTEMPTS_KEPT + 10).await.unwrap();
-        for d in &leased {
+        // Attempts past the newest ATTEMPTS_KEPT are deleted (one in flight at a time, in order).
+        let mut last = 0;
+        for _ in 0..ATTEMPTS_KEPT + 10 {
+            let leased = store.lease_webhook_deliveries("w", T0, 60, 10).await.unwrap();
+            assert_eq!(leased.len(), 1, "one delivery of an endpoint in flight at a time");
+            assert!(leased[0].id > last, "oldest first");
+            last = leased[0].id;
             let ok = AttemptRecord { at: T0, status_code: Some(200), error: None, duration_ms: 1, retry_at: None };
-            store.finish_webhook_attempt("w", d, &ok).await.unwrap();
+            store.finish_webhook_attempt("w", &leased[0], &ok).await.unwrap();
         }
         let log = store.webhook_attempts(ann, hook.id, 1000).await.unwrap();
         assert_eq!(log.len() as i64, ATTEMPTS_KEPT);

@@ -181,6 +181,30 @@ pub struct ServeArgs {
     /// How long after a site's last full check of its URLs the next starts [default: 7d].
     #[arg(long, env = "MAPWRIGHT_CHECK_INTERVAL", value_name = "DURATION", value_parser = duration_arg)]
     pub check_interval: Option<Duration>,
+    /// HTTP requests a second the service sends to one host, for every user and process
+    /// together: sitemap reads, URL checks, verification, webhook deliveries [default: 10].
+    #[arg(long, env = "MAPWRIGHT_OUTBOUND_HOST_RATE", value_name = "PER_SECOND")]
+    pub outbound_host_rate: Option<u32>,
+    /// HTTP requests a second to one resolved address, whatever the names that point at it
+    /// [default: 20].
+    #[arg(long, env = "MAPWRIGHT_OUTBOUND_ADDRESS_RATE", value_name = "PER_SECOND")]
+    pub outbound_address_rate: Option<u32>,
+    /// DNS look-ups a minute of one name (domain properties' TXT records) [default: 6].
+    #[arg(long, env = "MAPWRIGHT_DNS_LOOKUPS_PER_MINUTE", value_name = "N")]
+    pub dns_lookups_per_minute: Option<u32>,
+    /// Mails an hour to one address, every kind together: invitations, alerts, account mail,
+    /// webhook notices [default: 10].
+    #[arg(long, env = "MAPWRIGHT_MAIL_PER_RECIPIENT_PER_HOUR", value_name = "N")]
+    pub mail_per_recipient_per_hour: Option<u32>,
+    /// The shortest time between two "Verify now" of one site or domain property; one host
+    /// gets two per such time, every site with it together [default: 30s].
+    #[arg(long, env = "MAPWRIGHT_VERIFY_NOW_INTERVAL", value_name = "DURATION", value_parser = duration_arg)]
+    pub verify_now_interval: Option<Duration>,
+    /// Who may read /metrics: `public`, `off`, or `token:SECRET` (sent by the scraper as
+    /// `Authorization: Bearer SECRET`; give it through the variable or the file, where no
+    /// process list shows it) [default: public].
+    #[arg(long, env = "MAPWRIGHT_METRICS", value_name = "ACCESS")]
+    pub metrics: Option<String>,
     #[command(subcommand)]
     pub command: Option<ServeCommand>,
 }
@@ -277,6 +301,12 @@ impl ServeArgs {
             public_url: self.public_url.clone(),
             check_rate: self.check_rate,
             check_interval: self.check_interval,
+            outbound_host_rate: self.outbound_host_rate,
+            outbound_address_rate: self.outbound_address_rate,
+            dns_lookups_per_minute: self.dns_lookups_per_minute,
+            mail_per_recipient_per_hour: self.mail_per_recipient_per_hour,
+            verify_now_interval: self.verify_now_interval,
+            metrics: self.metrics.clone(),
         };
         settings::resolve(given, file, default_data_dir)
     }
@@ -361,6 +391,10 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         limits.sign_up_per_client = limits.sign_up_per_client.with_limit(n);
     }
     state.limits = Arc::new(limits);
+    state = state.with_outbound_rates(outbound_rates(&settings.outbound));
+    let metrics = mapwright_server::metrics::Access::parse(&settings.outbound.metrics)
+        .context("metrics must be public, off or token:SECRET")?;
+    state = state.with_metrics_access(metrics);
     // A worker process (no listener) mails the alerts of the reads it makes when it knows the
     // address the links start with (`--public-url`); it takes no sign-ups, serving no HTTP.
     if (addr.is_some() || settings.mail.public_url.is_some()) && settings.mail.sign_up == "confirm" {
@@ -455,6 +489,23 @@ fn mailer(settings: &Settings, addr: Option<SocketAddr>) -> anyhow::Result<mapwr
         }
     };
     Ok(mailer)
+}
+
+/// The outbound gate's budgets per target from the settings.
+fn outbound_rates(outbound: &settings::Outbound) -> mapwright_server::outbound::Rates {
+    let default = mapwright_server::outbound::Rates::default();
+    let every = outbound.verify_now_interval;
+    let verify = |limit: mapwright_server::SharedLimit, n: u32| limit.with_limit(n).with_window(every);
+    mapwright_server::outbound::Rates {
+        http_per_host: default.http_per_host.with_limit(outbound.outbound_host_rate),
+        http_per_address: default.http_per_address.with_limit(outbound.outbound_address_rate),
+        dns_per_name: default.dns_per_name.with_limit(outbound.dns_lookups_per_minute),
+        mail_per_recipient: default.mail_per_recipient.with_limit(outbound.mail_per_recipient_per_hour),
+        verify_per_site: verify(default.verify_per_site, 1),
+        verify_per_host: verify(default.verify_per_host, 2),
+        verify_per_domain: verify(default.verify_per_domain, 1),
+        failed_proof_memory: default.failed_proof_memory,
+    }
 }
 
 /// The failing-URL checker's pace and interval from the settings.

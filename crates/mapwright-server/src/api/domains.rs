@@ -118,7 +118,7 @@ pub(crate) async fn verify_now(
 ) -> Result<Json<VerifyResult>, AppError> {
     let actor = Actor::from(&user);
     let property = state.store.domain(actor, id).await?;
-    let verification = domains::verify(&state, &property).await?;
+    let verification = domains::verify_now(&state, &property).await?;
     let property = state.store.domain(actor, id).await?;
     Ok(Json(VerifyResult { verification, domain: view(&state, property).await? }))
 }

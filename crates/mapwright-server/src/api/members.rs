@@ -93,6 +93,6 @@ pub(crate) async fn remove(
     CurrentUser(user): CurrentUser,
     Id(id): Id,
 ) -> Result<StatusCode, AppError> {
-    state.store.remove_member(Actor::from(&user), id).await?;
+    crate::service::members::remove(&state, Actor::from(&user), id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

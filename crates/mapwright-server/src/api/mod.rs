@@ -122,6 +122,7 @@ pub const ROUTES: &[(Method, &str)] = &[
     (Method::Post, "/api/v1/sites/{id}/webhooks"),
     (Method::Get, "/api/v1/webhooks/{id}"),
     (Method::Delete, "/api/v1/webhooks/{id}"),
+    (Method::Post, "/api/v1/webhooks/{id}/verify"),
     (Method::Get, "/api/v1/webhooks/{id}/deliveries"),
     (Method::Get, "/indexnow"),
     (Method::Post, "/indexnow"),
@@ -195,6 +196,7 @@ fn handler(method: Method, path: &str, others: OtherFaces) -> MethodRouter<AppSt
         (Method::Post, "/api/v1/sites/{id}/webhooks") => post(webhooks::create),
         (Method::Get, "/api/v1/webhooks/{id}") => get(webhooks::show),
         (Method::Delete, "/api/v1/webhooks/{id}") => delete(webhooks::remove),
+        (Method::Post, "/api/v1/webhooks/{id}/verify") => post(webhooks::verify),
         (Method::Get, "/api/v1/webhooks/{id}/deliveries") => get(webhooks::deliveries),
         _ => unreachable!("every entry of ROUTES has a handler: {method:?} {path}"),
     }

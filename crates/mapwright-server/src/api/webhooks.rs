@@ -5,15 +5,17 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use mapwright_store::{Actor, Webhook, WebhookAttempt};
+use mapwright_store::{Actor, Role, Webhook, WebhookAttempt};
 use serde::{Deserialize, Serialize};
 
 use crate::auth::CurrentUser;
 use crate::extract::{Id, JsonBody};
-use crate::service::webhooks::NewWebhook;
-use crate::{AppError, AppState};
+use crate::outbound::masked_url;
+use crate::service::webhooks::{Handshake, NewWebhook};
+use crate::{AppError, AppState, now};
 
-/// An endpoint as the API shows it: never its secret.
+/// An endpoint as the API shows it: never its secret; to a reader, its URL masked (a chat
+/// service's incoming-hook URL is its secret).
 #[derive(Serialize)]
 pub(crate) struct WebhookView {
     id: i64,
@@ -22,17 +24,27 @@ pub(crate) struct WebhookView {
     events: Vec<String>,
     created_by: i64,
     created_at: i64,
+    /// `unverified` (no handshake answered: it receives nothing), `active`, `paused` (backing
+    /// off after failures) or `disabled` (after failing too long: verify it again).
+    state: &'static str,
+    /// Failed attempts in a row.
+    failures: i64,
+    /// Why it is disabled, when it is.
+    disabled_reason: Option<String>,
 }
 
-impl From<Webhook> for WebhookView {
-    fn from(w: Webhook) -> Self {
+impl WebhookView {
+    fn of(w: Webhook, role: Role) -> Self {
         WebhookView {
             events: w.event_list().into_iter().map(str::to_owned).collect(),
+            state: w.state(now()),
             id: w.id,
             site_id: w.site_id,
-            url: w.url,
+            url: if role == Role::Owner { w.url } else { masked_url(&w.url) },
             created_by: w.created_by,
             created_at: w.created_at,
+            failures: w.failures,
+            disabled_reason: w.disabled_reason,
         }
     }
 }
@@ -43,8 +55,10 @@ pub(crate) async fn list(
     CurrentUser(user): CurrentUser,
     Id(id): Id,
 ) -> Result<Json<Vec<WebhookView>>, AppError> {
-    let webhooks = state.store.list_webhooks(Actor::from(&user), id).await?;
-    Ok(Json(webhooks.into_iter().map(WebhookView::from).collect()))
+    let actor = Actor::from(&user);
+    let webhooks = state.store.list_webhooks(actor, id).await?;
+    let role = state.store.site_role(actor, id).await?;
+    Ok(Json(webhooks.into_iter().map(|w| WebhookView::of(w, role)).collect()))
 }
 
 /// `POST /api/v1/sites/{id}/webhooks` body.
@@ -66,6 +80,8 @@ pub(crate) struct Created {
     webhook: WebhookView,
     /// Shown this once.
     secret: String,
+    /// What its verification handshake found.
+    handshake: Handshake,
 }
 
 /// `POST /api/v1/sites/{id}/webhooks`: an owner adds an endpoint; 201 with its secret.
@@ -76,8 +92,8 @@ pub(crate) async fn create(
     JsonBody(body): JsonBody<NewBody>,
 ) -> Result<(StatusCode, Json<Created>), AppError> {
     let new = NewWebhook { url: body.url, events: body.events, secret: body.secret };
-    let (webhook, secret) = crate::service::webhooks::create(&state, &user, id, new).await?;
-    Ok((StatusCode::CREATED, Json(Created { webhook: webhook.into(), secret })))
+    let (webhook, secret, handshake) = crate::service::webhooks::create(&state, &user, id, new).await?;
+    Ok((StatusCode::CREATED, Json(Created { webhook: WebhookView::of(webhook, Role::Owner), secret, handshake })))
 }
 
 /// `GET /api/v1/webhooks/{id}`.
@@ -86,7 +102,28 @@ pub(crate) async fn show(
     CurrentUser(user): CurrentUser,
     Id(id): Id,
 ) -> Result<Json<WebhookView>, AppError> {
-    Ok(Json(state.store.webhook(Actor::from(&user), id).await?.into()))
+    let actor = Actor::from(&user);
+    let webhook = state.store.webhook(actor, id).await?;
+    let role = state.store.site_role(actor, webhook.site_id).await?;
+    Ok(Json(WebhookView::of(webhook, role)))
+}
+
+/// `POST /api/v1/webhooks/{id}/verify` answer: the endpoint and what its handshake found.
+#[derive(Serialize)]
+pub(crate) struct Verified {
+    #[serde(flatten)]
+    webhook: WebhookView,
+    handshake: Handshake,
+}
+
+/// `POST /api/v1/webhooks/{id}/verify`: an owner sends the endpoint its handshake again.
+pub(crate) async fn verify(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Id(id): Id,
+) -> Result<Json<Verified>, AppError> {
+    let (webhook, handshake) = crate::service::webhooks::verify(&state, &user, id).await?;
+    Ok(Json(Verified { webhook: WebhookView::of(webhook, Role::Owner), handshake }))
 }
 
 /// `DELETE /api/v1/webhooks/{id}`: an owner deletes an endpoint, its queue and its log.

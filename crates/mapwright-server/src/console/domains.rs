@@ -140,9 +140,11 @@ pub(crate) async fn verify_now(
     CsrfForm(_): CsrfForm<serde::de::IgnoredAny>,
 ) -> PageResult {
     let property = state.store.domain(session.actor(), id).await?;
-    let check = domains::verify(&state, &property).await?;
+    let check = domains::verify_now(&state, &property).await?;
     let back = format!("/domains/{id}");
-    Ok(if check.verified {
+    Ok(if check.held.is_some() {
+        redirect_error(&back, &format!("Not checked: {}.", check.detail), &state)
+    } else if check.verified {
         redirect_with(&back, &format!("Verified: {}.", check.detail), &state)
     } else {
         redirect_error(&back, &format!("Not verified: {}.", check.detail), &state)

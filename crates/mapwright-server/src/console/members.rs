@@ -206,10 +206,10 @@ pub(crate) async fn remove(
 ) -> PageResult {
     let member = member_of(&state, &session, site_id, id).await?;
     let back = format!("/sites/{site_id}/members");
-    match state.store.remove_member(session.actor(), id).await {
+    match crate::service::members::remove(&state, session.actor(), id).await {
         Ok(()) if member.user_id == session.user.id => Ok(redirect_with("/", "You left the site.", &state)),
         Ok(()) => Ok(redirect_with(&back, &format!("Removed {}.", member.email), &state)),
-        Err(mapwright_store::Error::Refused(why)) => Ok(redirect_error(&back, &format!("Not removed: {why}."), &state)),
+        Err(AppError::Rejected(why)) => Ok(redirect_error(&back, &format!("Not removed: {why}."), &state)),
         Err(e) => Err(e.into()),
     }
 }

@@ -70,6 +70,7 @@ pub fn routes() -> Router<AppState> {
         .route("/sites/{site}/members/{id}/remove", get(members::remove_confirm).post(members::remove))
         .route("/sites/{id}/webhooks", get(webhooks::show).post(webhooks::add))
         .route("/sites/{site}/webhooks/{id}", get(webhooks::log))
+        .route("/sites/{site}/webhooks/{id}/verify", axum::routing::post(webhooks::verify))
         .route("/sites/{site}/webhooks/{id}/delete", get(webhooks::delete_confirm).post(webhooks::delete))
         .route("/invitations/accept", get(members::accept_page).post(members::accept))
         .route("/sites/{id}/alerts", post(alerts::set))

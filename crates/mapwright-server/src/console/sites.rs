@@ -377,6 +377,9 @@ pub(crate) async fn verify_now(
     let before = robots_sitemaps(state.store.as_ref(), actor, id).await?;
     let outcome = crate::service::sites::verify_now(&state, &site).await?;
     let add = form.add.trim();
+    if outcome.held.is_some() {
+        return Ok(redirect_error(&format!("/sites/{id}"), &format!("Not checked: {}.", outcome.detail), &state));
+    }
     if !outcome.verified {
         let back = if add.is_empty() {
             format!("/sites/{id}")

@@ -14,6 +14,7 @@ use serde::Deserialize;
 use super::csrf::CsrfForm;
 use super::format::{thousands, time, url};
 use super::{PageResult, Session, csrf_field, page, redirect_error, redirect_with};
+use crate::outbound::masked_url;
 use crate::service::webhooks::{NewWebhook, READ_COMPLETED, STATUS_WORSENED};
 use crate::{AppError, AppState, now};
 
@@ -61,15 +62,25 @@ pub(crate) async fn show(
             p id="no-webhooks" { "No webhook yet." }
         } @else {
             table class="cards" id="webhooks" {
-                thead { tr { th scope="col" { "Endpoint" } th scope="col" { "Events" } th scope="col" { "Added" } th scope="col" { "Log" } } }
+                thead { tr { th scope="col" { "Endpoint" } th scope="col" { "Events" } th scope="col" { "State" } th scope="col" { "Added" } th scope="col" { "Log" } } }
                 tbody {
                     @for w in &webhooks {
+                        @let shown = if owner { w.url.clone() } else { masked_url(&w.url) };
                         tr {
-                            td data-label="Endpoint" class="url" { (url(&w.url)) }
+                            td data-label="Endpoint" class="url" { (url(&shown)) }
                             td data-label="Events" { (events_text(w)) }
+                            td data-label="State" class=(format!("webhook-{}", w.state(now))) {
+                                (state_words(w, now))
+                                @if owner && w.state(now) != "active" && w.state(now) != "paused" {
+                                    form method="post" action=(format!("{base}/{}/verify", w.id)) class="inline" {
+                                        (csrf_field(&session.csrf))
+                                        button type="submit" { "Verify endpoint" }
+                                    }
+                                }
+                            }
                             td data-label="Added" { (time(w.created_at, now)) }
                             td data-label="Log" {
-                                a href=(format!("{base}/{}", w.id)) aria-label=(format!("Deliveries to {}", w.url)) { "Deliveries" }
+                                a href=(format!("{base}/{}", w.id)) aria-label=(format!("Deliveries to {shown}")) { "Deliveries" }
                             }
                         }
                     }
@@ -102,6 +113,16 @@ pub(crate) async fn show(
         }
     }
     Ok(response)
+}
+
+/// An endpoint's state in the words of the console (the API's `state` field, said).
+fn state_words(webhook: &Webhook, now: i64) -> String {
+    match webhook.state(now) {
+        "unverified" => "Not verified: it has not answered its handshake and receives nothing".to_owned(),
+        "disabled" => format!("Disabled: {}", webhook.disabled_reason.as_deref().unwrap_or("after failing")),
+        "paused" => format!("Paused after {} failed attempts in a row", webhook.failures),
+        _ => "Receiving".to_owned(),
+    }
 }
 
 fn events_text(webhook: &Webhook) -> String {
@@ -146,8 +167,13 @@ pub(crate) async fn add(
     let generated = secret.is_none();
     let new = NewWebhook { url: form.url, events, secret };
     match crate::service::webhooks::create(&state, &session.user, id, new).await {
-        Ok((webhook, secret)) => {
-            let mut response = redirect_with(&back, &format!("Added the webhook {}.", webhook.url), &state);
+        Ok((webhook, secret, handshake)) => {
+            let said = format!("Added the webhook {}. Handshake: {}.", webhook.url, handshake.detail);
+            let mut response = if handshake.verified {
+                redirect_with(&back, &said, &state)
+            } else {
+                redirect_error(&back, &said, &state)
+            };
             if generated {
                 let secure = if state.secure_cookies { "; Secure" } else { "" };
                 let cookie =
@@ -165,6 +191,24 @@ pub(crate) async fn add(
     }
 }
 
+/// `POST /sites/{site}/webhooks/{id}/verify`: an owner sends the endpoint its handshake again.
+pub(crate) async fn verify(
+    State(state): State<AppState>,
+    session: Session,
+    Path((site_id, webhook_id)): Path<(i64, i64)>,
+    CsrfForm(_): CsrfForm<EmptyForm>,
+) -> PageResult {
+    let back = format!("/sites/{site_id}/webhooks");
+    webhook_of(&state, &session, site_id, webhook_id).await?;
+    let (webhook, handshake) = crate::service::webhooks::verify(&state, &session.user, webhook_id).await?;
+    let said = format!("Handshake of {}: {}.", webhook.url, handshake.detail);
+    Ok(if handshake.verified { redirect_with(&back, &said, &state) } else { redirect_error(&back, &said, &state) })
+}
+
+/// A form with nothing but its CSRF token.
+#[derive(Deserialize)]
+pub(crate) struct EmptyForm {}
+
 /// The endpoint `webhook_id` of site `site_id`, as the actor sees it (404 otherwise).
 async fn webhook_of(state: &AppState, session: &Session, site_id: i64, webhook_id: i64) -> Result<Webhook, AppError> {
     let webhook = state.store.webhook(session.actor(), webhook_id).await?;
@@ -181,14 +225,16 @@ pub(crate) async fn log(
     Path((site_id, id)): Path<(i64, i64)>,
 ) -> PageResult {
     let webhook = webhook_of(&state, &session, site_id, id).await?;
+    // A reader sees the endpoint's origin only: its path and query are often its secret.
     let owner = state.store.site_role(session.actor(), site_id).await? == Role::Owner;
+    let shown = if owner { webhook.url.clone() } else { masked_url(&webhook.url) };
     let attempts = state.store.webhook_attempts(session.actor(), id, mapwright_store::ATTEMPTS_KEPT).await?;
     let now = now();
     let body = html! {
         p class="crumbs" {
             a href="/" { "My sitemaps" } " › " a href=(format!("/sites/{site_id}/webhooks")) { "Webhooks" }
         }
-        h1 { "Deliveries to " span class="url" { (url(&webhook.url)) } }
+        h1 { "Deliveries to " span class="url" { (url(&shown)) } }
         p { "Events: " (events_text(&webhook)) ". The last " (mapwright_store::ATTEMPTS_KEPT) " attempts are kept." }
         @if attempts.is_empty() {
             p id="no-attempts" { "Nothing was sent yet." }
@@ -223,7 +269,7 @@ pub(crate) async fn log(
             p { a class="button danger" href=(format!("/sites/{site_id}/webhooks/{id}/delete")) { "Delete webhook" } }
         }
     };
-    Ok(page(&session, &format!("Deliveries to {}", webhook.url), body))
+    Ok(page(&session, &format!("Deliveries to {shown}"), body))
 }
 
 fn outcome_words(outcome: &str) -> &'static str {

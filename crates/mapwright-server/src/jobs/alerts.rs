@@ -63,6 +63,11 @@ async fn alert(state: &AppState, sitemap_id: i64) -> Result<(), mapwright_store:
             tracing::info!(to = r.email, site = site.origin, "alerts: the address had its alert mail today");
             continue;
         }
+        // The recipient's inbox has one budget for every kind of the service's mail.
+        if let Err(held) = state.gate.ask(crate::outbound::Target::Mail(&r.email)).await {
+            tracing::info!(to = r.email, site = site.origin, %held, "alerts: not mailed");
+            continue;
+        }
         let body = body(mailer.public_url(), &site.origin, site.id, &worse, &r.token);
         let headers = unsubscribe_headers(mailer.public_url(), &r.token);
         mails.push((r.email, body, headers));

@@ -26,6 +26,8 @@ use mapwright_store::{CheckRefusal, CheckRun, CheckTrigger, UrlCheckRecord};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
+use crate::outbound::host_of;
+use crate::ratelimit::SharedLimit;
 use crate::{AppError, AppState, now};
 
 /// How often and how politely the checker checks.
@@ -214,6 +216,50 @@ async fn run_claimed(state: &AppState, run: CheckRun) -> Result<RunEnd, AppError
     }
 }
 
+/// The shared limit of URL checks per host for a pace of one request per `delay`: whole
+/// requests per second, or one per whole number of seconds below one a second.
+fn per_host_limit(delay: Duration) -> SharedLimit {
+    let per_second = if delay.is_zero() { 1000.0 } else { 1.0 / delay.as_secs_f64() };
+    if per_second >= 1.0 {
+        SharedLimit::new("url checks per host", per_second.round() as u32, Duration::from_secs(1))
+    } else {
+        SharedLimit::new("url checks per host", 1, Duration::from_secs((1.0 / per_second).ceil() as u64))
+    }
+}
+
+/// Takes one turn at `host` for a check: from the turns this run reserved at the gate, else
+/// reserves a fifth of a window's worth (one write to the store per batch, not per check; at
+/// the default 5 a second, one at a time), waiting while the host's budget is spent.
+async fn host_turn(state: &AppState, limit: &SharedLimit, turns: &Turns, host: &str) {
+    let batch = (limit.limit() / 5).max(1);
+    // One task of the run reserves at a time; the others take its turns when it has them.
+    let _reserving = turns.reserving.lock().await;
+    loop {
+        {
+            let mut left = turns.left.lock().unwrap_or_else(|p| p.into_inner());
+            let left = left.entry(host.to_owned()).or_insert(0);
+            if *left > 0 {
+                *left -= 1;
+                return;
+            }
+        }
+        match state.gate.reserve(limit, host, host, batch).await {
+            Ok(()) => {
+                let mut left = turns.left.lock().unwrap_or_else(|p| p.into_inner());
+                *left.entry(host.to_owned()).or_insert(0) += batch;
+            }
+            Err(held) => tokio::time::sleep(Duration::from_secs(held.retry_after.max(1))).await,
+        }
+    }
+}
+
+/// The turns a run reserved at its hosts and has not used yet.
+#[derive(Default)]
+struct Turns {
+    left: std::sync::Mutex<std::collections::HashMap<String, u32>>,
+    reserving: tokio::sync::Mutex<()>,
+}
+
 /// The run's pages from where it was: outcomes written every [`CheckerConfig::batch`] URLs or
 /// [`CheckerConfig::flush`], whichever comes first (so the lease is renewed even while one
 /// URL takes long), each with the id reached.
@@ -236,6 +282,10 @@ async fn run_pages(state: &AppState, run: &CheckRun) -> Result<RunEnd, AppError>
         }
     };
     let in_flight = config.check.per_host.max(1) * 2;
+    // The check rate per host, for every run, origin and process together (the checker's own
+    // pace is per origin and per run: several origins of one host, or two runs, went past it).
+    let per_host = per_host_limit(config.check.delay);
+    let tokens = Turns::default();
     loop {
         let page = state.store.urls_to_check(site_id, reached, config.page).await?;
         if page.is_empty() {
@@ -244,7 +294,14 @@ async fn run_pages(state: &AppState, run: &CheckRun) -> Result<RunEnd, AppError>
         let mut outcomes = futures_util::stream::iter(page)
             .map(|(id, loc)| {
                 let checker = &checker;
+                let (per_host, tokens) = (&per_host, &tokens);
                 async move {
+                    // The checker's budget of the host at the gate is `--check-rate` (an
+                    // operator's rate for checks, which the general budget of a host must not
+                    // silently cap): a check waits its turn, it is never skipped.
+                    if let Some((host, _)) = host_of(&loc) {
+                        host_turn(state, per_host, tokens, &host).await;
+                    }
                     let findings = checker.check(&UrlToCheck { loc, position: None }).await;
                     (id, findings)
                 }

@@ -58,6 +58,7 @@ async fn verify_within(state: &AppState, site: &Site, timeout: Duration) -> Resu
                 verified: false,
                 method: None,
                 detail: format!("not verified: {} did not answer within {} seconds", site.origin, timeout.as_secs()),
+                held: None,
             }
         }
     };

@@ -28,6 +28,7 @@ use sha2::Sha256;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 
+use crate::outbound::Target;
 use crate::status::badness;
 use crate::{AppState, now};
 
@@ -161,6 +162,7 @@ pub fn body_of(delivery: &LeasedDelivery) -> String {
 pub async fn run(state: AppState, config: Config, shutdown: watch::Receiver<bool>) {
     let worker = format!("{}-webhooks", super::process_tag());
     let slots = Arc::new(Semaphore::new(config.concurrency.max(1)));
+    let mut last_notice = std::time::Instant::now() - NOTICE_EVERY;
     let mut tasks = JoinSet::new();
     loop {
         if *shutdown.borrow() {
@@ -192,6 +194,10 @@ pub async fn run(state: AppState, config: Config, shutdown: watch::Receiver<bool
             }
             continue;
         }
+        if last_notice.elapsed() >= NOTICE_EVERY {
+            last_notice = std::time::Instant::now();
+            tell_disabled(&state).await;
+        }
         tokio::select! {
             _ = tokio::time::sleep(config.poll_interval) => {}
             _ = state.scheduler.webhooks.notified() => {}
@@ -203,6 +209,40 @@ pub async fn run(state: AppState, config: Config, shutdown: watch::Receiver<bool
         while tasks.join_next().await.is_some() {}
     })
     .await;
+}
+
+/// How often the sender looks for endpoints disabled since their creators were told.
+const NOTICE_EVERY: Duration = Duration::from_secs(60);
+
+/// Mails the creator of each endpoint disabled after failing (once, whichever process claims
+/// it; through the outbound gate: a creator's inbox has its budget too). Without mail set up,
+/// the endpoint's state in the console and the API says it alone.
+pub async fn tell_disabled(state: &AppState) {
+    let disabled = match state.store.claim_disabled_webhooks(now(), 50).await {
+        Ok(disabled) => disabled,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read the webhooks disabled after failing");
+            return;
+        }
+    };
+    for webhook in disabled {
+        let Some(mailer) = state.mail.clone() else { continue };
+        if let Err(held) = state.gate.ask(Target::Mail(&webhook.email)).await {
+            tracing::info!(webhook = webhook.id, %held, "the notice of a disabled webhook was not mailed");
+            continue;
+        }
+        let body = format!(
+            "The webhook {url} of the site {origin} on mapwright was disabled: {reason}.\n\n\
+             Nothing is sent to it until an owner verifies it again on the site's webhooks page:\n\n\
+             {base}/sites/{site}/webhooks\n",
+            url = webhook.url,
+            origin = webhook.origin,
+            reason = webhook.reason,
+            base = mailer.public_url(),
+            site = webhook.site_id,
+        );
+        mailer.send_later(webhook.email.clone(), "A webhook of yours was disabled", body);
+    }
 }
 
 /// Sends every delivery due at `at` now, one after the other, and returns how many were tried:
@@ -230,6 +270,16 @@ pub async fn deliver_due(state: &AppState, config: &Config, worker: &str, at: i6
 
 /// One attempt of a leased delivery at `at`, recorded in the endpoint's log.
 async fn attempt(state: &AppState, config: &Config, worker: &str, delivery: &LeasedDelivery, at: i64) {
+    // The outbound gate first: past the target host's budget (every user's endpoints there
+    // together) the delivery waits its turn, with no attempt counted against its endpoint.
+    if let Err(held) = state.gate.ask(Target::Http(&delivery.url)).await {
+        tracing::debug!(delivery = delivery.id, %held, "webhook delivery held by the outbound gate");
+        let until = at + held.retry_after.max(1) as i64;
+        if let Err(e) = state.store.postpone_webhook_delivery(worker, delivery.id, until).await {
+            tracing::warn!(delivery = delivery.id, error = %e, "cannot postpone a webhook delivery");
+        }
+        return;
+    }
     let body = body_of(delivery);
     let headers = [
         (SIGNATURE_HEADER, sign(&delivery.secret, body.as_bytes())),

@@ -21,6 +21,7 @@ use mapwright_store::{Actor, DomainProperty, Site};
 
 pub use crate::domains::{covering_domain, covers};
 pub use crate::jobs::recheck::domains::{DomainCheck, verify};
+use crate::outbound::Held;
 use crate::{AppError, AppState, now};
 
 /// The longest name DNS allows.
@@ -91,6 +92,43 @@ pub async fn after_site_added(state: &AppState, site: Site) -> Result<Site, AppE
     }
     crate::jobs::recheck::verify_now(state, &site).await?;
     Ok(state.store.site_by_id(site.id).await?)
+}
+
+/// "Verify now" of a domain property as its user asks it (API and console): paced per
+/// property, a failed look-up remembered for a while (`Rates::failed_proof_memory`), each name's look-ups
+/// bounded for every user together (the gate, in [`verify`]). Paced, nothing is looked up
+/// and the answer says so (`held`).
+pub async fn verify_now(state: &AppState, property: &DomainProperty) -> Result<DomainCheck, AppError> {
+    let now = now();
+    let memory = state.gate.rates().failed_proof_memory.as_secs() as i64;
+    if property.verified_at.is_none()
+        && let Some(at) = property.last_checked_at
+        && (0..memory).contains(&(now - at))
+    {
+        let wait = (memory - (now - at)) as u64;
+        return Ok(DomainCheck {
+            verified: false,
+            detail: format!(
+                "not looked up again: the look-up {} s ago found no record; the service looks again in {wait} s",
+                now - at
+            ),
+            held: Some(wait),
+        });
+    }
+    let rates = *state.gate.rates();
+    if let Err(Held { retry_after, .. }) =
+        state.gate.pace(&rates.verify_per_domain, &property.id.to_string(), &property.domain).await
+    {
+        return Ok(DomainCheck {
+            verified: property.verified_at.is_some(),
+            detail: format!(
+                "not looked up now: \"Verify now\" of {} is paced; try again in {retry_after} s",
+                property.domain
+            ),
+            held: Some(retry_after),
+        });
+    }
+    verify(state, property).await
 }
 
 #[cfg(test)]

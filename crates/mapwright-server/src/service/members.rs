@@ -43,6 +43,12 @@ pub(crate) async fn invite(
     }
     mapwright_store::normalize_email(email).map_err(|e| AppError::BadRequest(e.to_string()))?;
     state.limits.invitations_per_user.check(&*state.store, &user.id.to_string()).await?;
+    // The recipient's inbox has one budget for every sender's mail (the outbound gate), and
+    // the store caps invitations per address across senders: asked before anything is made,
+    // so a held mail is said to the sender, never an invitation left without its mail.
+    if let Err(held) = state.gate.ask(crate::outbound::Target::Mail(email)).await {
+        return Err(AppError::Rejected(format!("the invitation was not sent: {held}")));
+    }
     let (invitation, token) =
         state.store.create_invitation(actor, site_id, email, role, now(), INVITATION_SECONDS).await?;
     let base = mailer.public_url().to_owned();
@@ -61,4 +67,21 @@ pub(crate) async fn invite(
     );
     mailer.send_later(invitation.email.clone(), "You are invited to a site on mapwright", body);
     Ok(invitation)
+}
+
+/// Removes a member (an owner's, or a member leaving), then re-judges at once the site's
+/// verification if it may have been granted through a domain property of the removed member
+/// (the store marks such a site due): a removed owner's domain must not keep the site verified
+/// until the next re-check, a day later.
+pub async fn remove(state: &AppState, actor: Actor, member_id: i64) -> Result<(), AppError> {
+    let site_id = state.store.site_of_member(member_id).await?;
+    state.store.remove_member(actor, member_id).await?;
+    let Some(site_id) = site_id else { return Ok(()) };
+    let site = state.store.site_by_id(site_id).await?;
+    if site.verified_at.is_some() && site.last_checked_at.is_none() {
+        if let Err(e) = crate::jobs::recheck::verify_now(state, &site).await {
+            tracing::warn!(site = %site.origin, error = %e, "re-judging a site after a member's removal");
+        }
+    }
+    Ok(())
 }

@@ -127,6 +127,7 @@ async fn another_users_resources_are_404_for_every_route_with_an_id() {
             (Method::Get, "/api/v1/webhooks/{id}", format!("/api/v1/webhooks/{w}"), None),
             (Method::Delete, "/api/v1/webhooks/{id}", format!("/api/v1/webhooks/{w}"), None),
             (Method::Get, "/api/v1/webhooks/{id}/deliveries", format!("/api/v1/webhooks/{w}/deliveries"), None),
+            (Method::Post, "/api/v1/webhooks/{id}/verify", format!("/api/v1/webhooks/{w}/verify"), None),
         ];
 
         // The table covers every documented route with an id.

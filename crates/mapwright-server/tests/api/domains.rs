@@ -95,7 +95,8 @@ async fn the_published_token_verifies_and_the_property_covers_every_origin_under
 #[tokio::test]
 async fn a_wrong_token_no_record_and_nxdomain_are_refused_with_the_reason() {
     let dns = DnsServer::start().await;
-    let app = with_dns(TestApp::new(false).await, &dns);
+    let mut app = with_dns(TestApp::new(false).await, &dns);
+    app.state = crate::support::unpaced(app.state.clone());
     let (_, ann) = user(&app, "ann@example.com").await;
     let wrong = add_domain(&app, &ann, "wrong.test").await;
     let bare = add_domain(&app, &ann, "bare.test").await;
@@ -136,7 +137,8 @@ async fn a_wrong_token_no_record_and_nxdomain_are_refused_with_the_reason() {
 #[tokio::test]
 async fn a_lost_record_unverifies_the_property_and_the_sites_that_stood_on_it() {
     let dns = DnsServer::start().await;
-    let app = with_dns(TestApp::new(false).await, &dns);
+    let mut app = with_dns(TestApp::new(false).await, &dns);
+    app.state = crate::support::unpaced(app.state.clone());
     let (_, ann) = user(&app, "ann@example.com").await;
     let property = add_domain(&app, &ann, "gone.test").await;
     dns.publish("gone.test", &[property["record"]["value"].as_str().unwrap()]);

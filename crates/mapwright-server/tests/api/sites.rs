@@ -69,7 +69,8 @@ async fn bad_origins_and_requests_are_refused() {
 
 #[tokio::test]
 async fn verify_now_checks_and_records() {
-    each_backend(false, |app| async move {
+    each_backend(false, |mut app| async move {
+        app.state = crate::support::unpaced(app.state.clone());
         let (_, token) = user(&app, "ann@example.com").await;
         let web = TestSite::start().await;
         let body = Some(json!({ "origin": web.origin }));

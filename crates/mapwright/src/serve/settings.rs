@@ -55,6 +55,31 @@ pub struct Settings {
     /// Sign-up and its mail.
     #[serde(flatten)]
     pub mail: Mail,
+    /// What the service may send to one target, for every user together (issue 33).
+    #[serde(flatten)]
+    pub outbound: Outbound,
+}
+
+/// The outbound gate's budgets per target (`mapwright_server::outbound`), and who may read
+/// `/metrics`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outbound {
+    /// HTTP requests a second to one host (reads, checks, verification, webhooks together).
+    pub outbound_host_rate: u32,
+    /// HTTP requests a second to one resolved address, whatever the names pointing at it.
+    pub outbound_address_rate: u32,
+    /// DNS look-ups a minute of one name (domain properties).
+    pub dns_lookups_per_minute: u32,
+    /// Mails an hour to one address, every kind together.
+    pub mail_per_recipient_per_hour: u32,
+    /// The shortest time between two "Verify now" of one site (and of one domain property);
+    /// a host gets two per such time, every site with it together.
+    #[serde(serialize_with = "as_text")]
+    pub verify_now_interval: Duration,
+    /// `/metrics`: `public`, `off`, or `token:SECRET` (a scraper sends
+    /// `Authorization: Bearer SECRET`).
+    #[serde(serialize_with = "metrics_hidden")]
+    pub metrics: String,
 }
 
 /// How strangers become users: sign-up confirmed by a mailed link, or accounts made by the
@@ -137,6 +162,12 @@ pub struct FileSettings {
     pub public_url: Option<String>,
     pub check_rate: Option<f64>,
     pub check_interval: Option<DurationValue>,
+    pub outbound_host_rate: Option<u32>,
+    pub outbound_address_rate: Option<u32>,
+    pub dns_lookups_per_minute: Option<u32>,
+    pub mail_per_recipient_per_hour: Option<u32>,
+    pub verify_now_interval: Option<DurationValue>,
+    pub metrics: Option<String>,
 }
 
 /// A duration in a TOML file: seconds as a number, or text with a unit (`500ms`, `30s`,
@@ -194,6 +225,12 @@ pub struct Given {
     pub public_url: Option<String>,
     pub check_rate: Option<f64>,
     pub check_interval: Option<Duration>,
+    pub outbound_host_rate: Option<u32>,
+    pub outbound_address_rate: Option<u32>,
+    pub dns_lookups_per_minute: Option<u32>,
+    pub mail_per_recipient_per_hour: Option<u32>,
+    pub verify_now_interval: Option<Duration>,
+    pub metrics: Option<String>,
 }
 
 /// Reads the TOML file, saying which file and line is wrong.
@@ -269,7 +306,41 @@ pub fn resolve(
             mail_from: given.mail_from.or(file.mail_from).unwrap_or_else(|| "mapwright <mapwright@localhost>".into()),
             public_url: given.public_url.or(file.public_url).filter(|u| !u.is_empty()),
         },
+        outbound: Outbound {
+            outbound_host_rate: given.outbound_host_rate.or(file.outbound_host_rate).unwrap_or(10),
+            outbound_address_rate: given.outbound_address_rate.or(file.outbound_address_rate).unwrap_or(20),
+            dns_lookups_per_minute: given.dns_lookups_per_minute.or(file.dns_lookups_per_minute).unwrap_or(6),
+            mail_per_recipient_per_hour: given
+                .mail_per_recipient_per_hour
+                .or(file.mail_per_recipient_per_hour)
+                .unwrap_or(10),
+            verify_now_interval: duration(
+                given.verify_now_interval,
+                &file.verify_now_interval,
+                "verify_now_interval",
+                30,
+            )?,
+            metrics: given.metrics.or(file.metrics).unwrap_or_else(|| "public".into()),
+        },
     };
+    let outbound = &settings.outbound;
+    if outbound.outbound_host_rate == 0
+        || outbound.outbound_address_rate == 0
+        || outbound.dns_lookups_per_minute == 0
+        || outbound.mail_per_recipient_per_hour == 0
+    {
+        bail!(
+            "outbound_host_rate, outbound_address_rate, dns_lookups_per_minute and mail_per_recipient_per_hour must be \
+             at least 1"
+        );
+    }
+    if outbound.verify_now_interval < Duration::from_secs(1) {
+        bail!("verify_now_interval must be at least a second");
+    }
+    let metrics = outbound.metrics.as_str();
+    if !(metrics == "public" || metrics == "off" || metrics.strip_prefix("token:").is_some_and(|t| t.len() >= 16)) {
+        bail!("metrics must be public, off or token:SECRET with a secret of 16 characters or more");
+    }
     if !matches!(settings.mail.sign_up.as_str(), "confirm" | "closed") {
         bail!("sign_up must be confirm or closed, not {:?}", settings.mail.sign_up);
     }
@@ -363,6 +434,11 @@ fn without_password<S: serde::Serializer>(url: &Option<String>, s: S) -> Result<
             _ => s.serialize_str(url),
         },
     }
+}
+
+/// `metrics` with its token, if any, hidden (`--print-settings` must not show it).
+fn metrics_hidden<S: serde::Serializer>(metrics: &str, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(if metrics.starts_with("token:") { "token:hidden" } else { metrics })
 }
 
 /// A duration as the shortest text `parse_duration` reads back.
@@ -467,6 +543,39 @@ mod tests {
         }
         let given = Given { check_interval: Some(Duration::from_secs(1)), ..Given::default() };
         assert!(resolve(given, FileSettings::default(), PathBuf::new).is_err());
+    }
+
+    #[test]
+    fn outbound_budgets_and_metrics() {
+        let s = resolve(Given::default(), FileSettings::default(), PathBuf::new).unwrap();
+        let want = Outbound {
+            outbound_host_rate: 10,
+            outbound_address_rate: 20,
+            dns_lookups_per_minute: 6,
+            mail_per_recipient_per_hour: 10,
+            verify_now_interval: Duration::from_secs(30),
+            metrics: "public".into(),
+        };
+        assert_eq!(s.outbound, want, "the defaults");
+        let file: FileSettings =
+            toml::from_str("outbound_host_rate = 2\nverify_now_interval = \"2m\"\nmetrics = \"off\"\n").unwrap();
+        let given =
+            Given { outbound_host_rate: Some(3), metrics: Some("token:0123456789abcdef".into()), ..Given::default() };
+        let s = resolve(given, file, PathBuf::new).unwrap();
+        assert_eq!(s.outbound.outbound_host_rate, 3, "given wins");
+        assert_eq!(s.outbound.verify_now_interval, Duration::from_secs(120));
+        assert_eq!(s.outbound.metrics, "token:0123456789abcdef");
+        let text = toml::to_string(&s).unwrap();
+        assert!(text.contains("metrics = \"token:hidden\"") && !text.contains("0123456789abcdef"), "{text}");
+        for bad in [
+            Given { outbound_host_rate: Some(0), ..Given::default() },
+            Given { mail_per_recipient_per_hour: Some(0), ..Given::default() },
+            Given { verify_now_interval: Some(Duration::ZERO), ..Given::default() },
+            Given { metrics: Some("open".into()), ..Given::default() },
+            Given { metrics: Some("token:short".into()), ..Given::default() },
+        ] {
+            assert!(resolve(bad.clone(), FileSettings::default(), PathBuf::new).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

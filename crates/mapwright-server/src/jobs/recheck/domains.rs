@@ -28,11 +28,23 @@ pub struct DomainCheck {
     pub verified: bool,
     /// What was found, in a sentence the owner can act on.
     pub detail: String,
+    /// Not looked up now (the outbound gate's budget of the name, or "Verify now"'s pace): the
+    /// seconds until it may be asked again; `verified` is the property's state as it stands.
+    pub held: Option<u64>,
 }
 
 /// Looks the record up and records the outcome; then the sites it covers follow it (see
 /// `follow`). The API's and console's "Verify now" and the periodic re-check go through here.
 pub async fn verify(state: &AppState, property: &DomainProperty) -> Result<DomainCheck, AppError> {
+    // The look-up goes to the name's servers, whoever's they are: through the gate. Held,
+    // nothing is recorded: the property keeps its state until a look-up can be made.
+    if let Err(held) = state.gate.ask(crate::outbound::Target::Dns(&property.domain)).await {
+        return Ok(DomainCheck {
+            verified: property.verified_at.is_some(),
+            detail: format!("not looked up now: {held}"),
+            held: Some(held.retry_after),
+        });
+    }
     let answer = tokio::time::timeout(LOOKUP_TIMEOUT, dns::txt_records(&state.dns, &property.domain))
         .await
         .unwrap_or(dns::TxtAnswer::Timeout);
@@ -46,7 +58,7 @@ pub async fn verify(state: &AppState, property: &DomainProperty) -> Result<Domai
     let detail = refusal.unwrap_or_else(|| {
         format!("{} has the TXT record {}", property.domain, dns::record_value(&property.verification_token))
     });
-    Ok(DomainCheck { verified, detail })
+    Ok(DomainCheck { verified, detail, held: None })
 }
 
 /// The user's sites under `domain` whose state disagrees with the property's: unverified ones

@@ -1,0 +1,295 @@
+//! Issue 33, the strangers' findings against one outbound gate, each with two users: a removed
+//! owner's invitation and what they set up end with the removal; invitation mail is capped per
+//! recipient across senders; "Verify now" is paced per site and per host, a failed proof
+//! remembered; a webhook receives nothing before its handshake; readers never see a webhook's
+//! URL; `/metrics` can be closed.
+
+use axum::http::StatusCode;
+use mapwright_server::AppState;
+use mapwright_server::metrics::Access;
+use serde_json::{Value, json};
+
+use crate::api::{call, user, verified_site};
+use crate::dns::DnsServer;
+use crate::sitehost::SiteHost;
+use crate::support::{Mail, TestApp, each_backend};
+use crate::webhooks::{Receiver, read_due, site_with_sitemap};
+
+/// The token of an invitation mail's link.
+fn invitation_token(mail: &Mail) -> String {
+    let (_, rest) = mail.body.split_once("/invitations/accept?token=").unwrap_or_else(|| panic!("no link in {mail:?}"));
+    rest.chars().take_while(char::is_ascii_hexdigit).collect()
+}
+
+/// Invites `email` to the site as `role` through the API; the answer's status and body.
+async fn invite(app: &TestApp, token: &str, site: i64, email: &str, role: &str) -> (StatusCode, String) {
+    let uri = format!("/api/v1/sites/{site}/invitations");
+    let (status, _, body) = call(app, "POST", &uri, Some(token), Some(json!({"email": email, "role": role}))).await;
+    (status, body)
+}
+
+/// The mails to `to` so far.
+fn mails_to(app: &TestApp, to: &str) -> Vec<Mail> {
+    app.mails().into_iter().filter(|m| m.to == to).collect()
+}
+
+/// Finding 1: owner Ann invites Bob as co-owner; Bob invites Carol as owner; Ann removes Bob
+/// (204); Carol's acceptance is refused, and Bob's unsubscribe link no longer works.
+#[tokio::test]
+async fn a_removed_owner_s_invitee_is_refused_and_his_links_end() {
+    each_backend(false, |app| async move {
+        let (ann, ann_token) = user(&app, "ann@example.com").await;
+        let (_, bob_token) = user(&app, "bob@example.com").await;
+        let (_, carol_token) = user(&app, "carol@example.com").await;
+        let (site, _web) = verified_site(&app, ann).await;
+        let s = site.id;
+        assert_eq!(invite(&app, &ann_token, s, "bob@example.com", "owner").await.0, StatusCode::CREATED);
+        let bobs = invitation_token(&app.wait_for_mails(1).await[0]);
+        let (status, _, text) =
+            call(&app, "POST", "/api/v1/invitations/accept", Some(&bob_token), Some(json!({"token": bobs}))).await;
+        assert_eq!(status, StatusCode::OK, "{text}");
+        assert_eq!(invite(&app, &bob_token, s, "carol@example.com", "owner").await.0, StatusCode::CREATED);
+        let carols = invitation_token(&app.wait_for_mails(2).await[1]);
+        let recipients = app.store.claim_alert_recipients(s, 1, 86_400).await.unwrap();
+        let bob_link = recipients.iter().find(|r| r.email == "bob@example.com").unwrap().token.clone();
+
+        let (_, _, members) = call(&app, "GET", &format!("/api/v1/sites/{s}/members"), Some(&ann_token), None).await;
+        let members: Value = serde_json::from_str(&members).unwrap();
+        let bob_member =
+            members["members"].as_array().unwrap().iter().find(|m| m["email"] == "bob@example.com").unwrap()["id"]
+                .as_i64()
+                .unwrap();
+        let (status, _, _) =
+            call(&app, "DELETE", &format!("/api/v1/members/{bob_member}"), Some(&ann_token), None).await;
+        assert_eq!(status, StatusCode::NO_CONTENT);
+
+        let (status, _, text) =
+            call(&app, "POST", "/api/v1/invitations/accept", Some(&carol_token), Some(json!({"token": carols}))).await;
+        assert!(matches!(status, StatusCode::FORBIDDEN | StatusCode::NOT_FOUND), "{status}: {text}");
+        let (status, _, _) = call(&app, "GET", &format!("/api/v1/sites/{s}"), Some(&carol_token), None).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "Carol is no member");
+        let (status, _, _) =
+            call(&app, "POST", "/api/v1/alerts/unsubscribe", None, Some(json!({"token": bob_link}))).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "a removed member's unsubscribe link is dead");
+    })
+    .await;
+}
+
+/// Finding 5: two accounts invite one address again and again; its inbox receives at most the
+/// cap, and every refused call says why.
+#[tokio::test]
+async fn invitation_mail_to_one_address_is_capped_across_senders() {
+    each_backend(false, |app| async move {
+        let (ann, ann_token) = user(&app, "ann@example.com").await;
+        let (eve, eve_token) = user(&app, "eve@example.com").await;
+        let (ann_site, _a) = verified_site(&app, ann).await;
+        let (eve_site, _e) = verified_site(&app, eve).await;
+        let mut created = 0;
+        for n in 0..20 {
+            let (token, site) = if n % 2 == 0 { (&ann_token, ann_site.id) } else { (&eve_token, eve_site.id) };
+            let (status, body) = invite(&app, token, site, "victim@example.com", "reader").await;
+            match status {
+                StatusCode::CREATED => created += 1,
+                StatusCode::UNPROCESSABLE_ENTITY | StatusCode::TOO_MANY_REQUESTS => {
+                    assert!(body.contains("victim@example.com"), "{body}")
+                }
+                other => panic!("{other}: {body}"),
+            }
+        }
+        assert_eq!(created, mapwright_store::MAX_INVITATIONS_PER_ADDRESS);
+        // Let the background mail finish, then count the inbox.
+        app.wait_for_mails(created as usize).await;
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        assert_eq!(mails_to(&app, "victim@example.com").len() as i64, mapwright_store::MAX_INVITATIONS_PER_ADDRESS);
+        // Another address is not held back by the victim's cap.
+        assert_eq!(invite(&app, &ann_token, ann_site.id, "friend@example.com", "reader").await.0, StatusCode::CREATED);
+    })
+    .await;
+}
+
+/// Finding 2: two users press "Verify now" fifty times each on sites of one origin (which may
+/// be anyone's); the origin gets a handful of requests, and every answer says it was held.
+#[tokio::test]
+async fn verify_now_is_paced_per_site_and_per_host() {
+    each_backend(false, |app| async move {
+        let (ann, ann_token) = user(&app, "ann@example.com").await;
+        let (eve, eve_token) = user(&app, "eve@example.com").await;
+        let web = SiteHost::start().await;
+        let anns = app.store.create_site(ann, &web.origin, 0).await.unwrap();
+        let eves = app.store.create_site(eve, &web.origin, 0).await.unwrap();
+        let mut held = 0;
+        for _ in 0..50 {
+            for (token, site) in [(&ann_token, anns.id), (&eve_token, eves.id)] {
+                let uri = format!("/api/v1/sites/{site}/verify");
+                let (status, _, text) = call(&app, "POST", &uri, Some(token), None).await;
+                assert_eq!(status, StatusCode::OK, "{text}");
+                let answer: Value = serde_json::from_str(&text).unwrap();
+                assert_eq!(answer["verification"]["verified"], false);
+                if answer["verification"]["held"].as_u64().is_some() {
+                    held += 1;
+                    assert!(answer["verification"]["detail"].as_str().unwrap().starts_with("not checked"), "{text}");
+                }
+            }
+        }
+        let requests = web.hits("/")
+            + web.hits(&format!("/mapwright-{}.html", anns.verification_token))
+            + web.hits(&format!("/mapwright-{}.html", eves.verification_token));
+        assert!(requests <= 4, "{requests} requests reached the origin (200 before the gate)");
+        assert!(held >= 98, "{held} of 100 answers said they were held");
+    })
+    .await;
+}
+
+/// Finding 2, domains: two users press "Verify now" fifty times each on properties of one
+/// name; the name's servers get a couple of queries.
+#[tokio::test]
+async fn a_domain_s_verify_now_is_paced_and_its_lookups_bounded_per_name() {
+    each_backend(false, |mut app| async move {
+        let dns = DnsServer::start().await;
+        app.state.dns = dns.config();
+        let (ann, ann_token) = user(&app, "ann@example.com").await;
+        let (eve, eve_token) = user(&app, "eve@example.com").await;
+        let anns = app.store.create_domain(ann, "victim.example", 0).await.unwrap();
+        let eves = app.store.create_domain(eve, "victim.example", 0).await.unwrap();
+        for _ in 0..50 {
+            for (token, id) in [(&ann_token, anns.id), (&eve_token, eves.id)] {
+                let (status, _, text) =
+                    call(&app, "POST", &format!("/api/v1/domains/{id}/verify"), Some(token), None).await;
+                assert_eq!(status, StatusCode::OK, "{text}");
+            }
+        }
+        assert!(dns.queries() <= 4, "{} DNS queries (100 before the gate)", dns.queries());
+    })
+    .await;
+}
+
+/// Finding 3: a URL that never asked for events (it does not echo the handshake's challenge)
+/// receives the handshake and nothing else, and the owner reads why; one that answers receives.
+#[tokio::test]
+async fn a_webhook_receives_nothing_before_its_handshake() {
+    each_backend(false, |app| async move {
+        let unwilling = Receiver::unwilling().await;
+        let willing = Receiver::start(&[]).await;
+        let (_, token, site, _, _web) = site_with_sitemap(&app, "ann@example.com").await;
+        let uri = format!("/api/v1/sites/{}/webhooks", site.id);
+        let (status, _, text) = call(&app, "POST", &uri, Some(&token), Some(json!({"url": unwilling.url}))).await;
+        assert_eq!(status, StatusCode::CREATED, "{text}");
+        let created: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            (created["state"].as_str(), created["handshake"]["verified"].as_bool()),
+            (Some("unverified"), Some(false))
+        );
+        let (_, _, text) = call(&app, "POST", &uri, Some(&token), Some(json!({"url": willing.url}))).await;
+        let created: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(created["state"], "active", "{text}");
+
+        read_due(&app.state).await;
+        let soon = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64 + 5;
+        mapwright_server::jobs::webhooks::deliver_due(&app.state, &Default::default(), "sender", soon).await;
+        assert_eq!(unwilling.handshakes().len(), 1);
+        assert_eq!(unwilling.deliveries(), 0, "nothing but the handshake reached the unwilling URL");
+        assert_eq!(willing.deliveries(), 1);
+    })
+    .await;
+}
+
+/// Finding 6: a reader never sees a webhook's URL (a chat service's hook URL is its secret),
+/// only its origin; the owner does.
+#[tokio::test]
+async fn readers_see_a_webhook_s_url_masked() {
+    each_backend(false, |app| async move {
+        let receiver = Receiver::start(&[]).await;
+        let (ann, ann_token) = user(&app, "ann@example.com").await;
+        let (_, bob_token) = user(&app, "bob@example.com").await;
+        let (site, _web) = verified_site(&app, ann).await;
+        let secret_url = format!("{}/services/T000/B000/s3cr3t", receiver.url);
+        let uri = format!("/api/v1/sites/{}/webhooks", site.id);
+        let (status, _, text) = call(&app, "POST", &uri, Some(&ann_token), Some(json!({"url": secret_url}))).await;
+        assert_eq!(status, StatusCode::CREATED, "{text}");
+        assert_eq!(invite(&app, &ann_token, site.id, "bob@example.com", "reader").await.0, StatusCode::CREATED);
+        let token = invitation_token(&app.wait_for_mails(1).await[0]);
+        let (status, _, _) =
+            call(&app, "POST", "/api/v1/invitations/accept", Some(&bob_token), Some(json!({"token": token}))).await;
+        assert_eq!(status, StatusCode::OK);
+
+        let (_, _, owners) = call(&app, "GET", &uri, Some(&ann_token), None).await;
+        assert!(owners.contains("s3cr3t"), "the owner sees the URL: {owners}");
+        let (_, _, readers) = call(&app, "GET", &uri, Some(&bob_token), None).await;
+        assert!(!readers.contains("s3cr3t") && !readers.contains("services"), "{readers}");
+        let list: Value = serde_json::from_str(&readers).unwrap();
+        let origin = receiver.url.trim_end_matches("/hook");
+        assert_eq!(list[0]["url"], format!("{origin}/…"));
+    })
+    .await;
+}
+
+/// Finding 6: `/metrics` can be closed, or opened to a scraper's token only.
+#[tokio::test]
+async fn metrics_can_be_closed_or_put_behind_a_token() {
+    let app = TestApp::new(false).await;
+    let (status, _, _) = call(&app, "GET", "/metrics", None, None).await;
+    assert_eq!(status, StatusCode::OK, "public by default");
+    let off = AppState::new(app.store.clone(), false).with_metrics_access(Access::Off);
+    let (status, _, _) = send(off, None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let token =
+        AppState::new(app.store.clone(), false).with_metrics_access(Access::Token("scraper-secret-0123".into()));
+    assert_eq!(send(token.clone(), None).await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(send(token.clone(), Some("Bearer wrong")).await.0, StatusCode::UNAUTHORIZED);
+    let (status, _, body) = send(token, Some("Bearer scraper-secret-0123")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(body.contains("mapwright_"), "{body}");
+}
+
+/// `GET /metrics` on a service of this state, with an Authorization header if given.
+async fn send(state: AppState, authorization: Option<&str>) -> (StatusCode, axum::http::HeaderMap, String) {
+    use tower::ServiceExt;
+    let mut request = axum::http::Request::builder().uri("/metrics");
+    if let Some(value) = authorization {
+        request = request.header("authorization", value);
+    }
+    let response =
+        mapwright_server::app(state).oneshot(request.body(axum::body::Body::empty()).unwrap()).await.unwrap();
+    let (parts, body) = response.into_parts();
+    let bytes = http_body_util::BodyExt::collect(body).await.unwrap().to_bytes();
+    (parts.status, parts.headers, String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Finding 2 across processes: two server processes on one PostgreSQL database, two users
+/// pressing "Verify now" on sites of one origin, each through another process: the pace is
+/// one for both.
+#[tokio::test]
+async fn verify_now_is_paced_across_processes() {
+    each_backend(false, |app| async move {
+        let Some(other) = app.second_process().await else { return };
+        let (ann, ann_token) = user(&app, "ann@example.com").await;
+        let (eve, eve_token) = user(&app, "eve@example.com").await;
+        let web = SiteHost::start().await;
+        let anns = app.store.create_site(ann, &web.origin, 0).await.unwrap();
+        let eves = app.store.create_site(eve, &web.origin, 0).await.unwrap();
+        for _ in 0..25 {
+            for (process, token, site) in [(&app, &ann_token, anns.id), (&other, &eve_token, eves.id)] {
+                let uri = format!("/api/v1/sites/{site}/verify");
+                let (status, _, text) = call(process, "POST", &uri, Some(token), None).await;
+                assert_eq!(status, StatusCode::OK, "{text}");
+            }
+        }
+        let requests = web.hits("/")
+            + web.hits(&format!("/mapwright-{}.html", anns.verification_token))
+            + web.hits(&format!("/mapwright-{}.html", eves.verification_token));
+        assert!(requests <= 4, "{requests} requests reached the origin through two processes");
+        // Invitation mail too: two senders, each through another process.
+        let (ann_site, _a) = verified_site(&app, ann).await;
+        let (eve_site, _e) = verified_site(&other, eve).await;
+        let mut created = 0;
+        for n in 0..12 {
+            let (process, token, site) =
+                if n % 2 == 0 { (&app, &ann_token, ann_site.id) } else { (&other, &eve_token, eve_site.id) };
+            if invite(process, token, site, "victim@example.com", "reader").await.0 == StatusCode::CREATED {
+                created += 1;
+            }
+        }
+        assert_eq!(created, mapwright_store::MAX_INVITATIONS_PER_ADDRESS);
+    })
+    .await;
+}
