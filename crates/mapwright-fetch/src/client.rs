@@ -152,6 +152,16 @@ impl Response {
     }
 }
 
+/// Asked before every request [`Fetcher::get`] sends (each attempt, each OAI-PMH page, each
+/// robots.txt): a service counts its requests per target here, for every user together, so
+/// that what the library fetches on its own (the next page, the robots.txt of a site) is
+/// counted as well as the document asked for.
+pub trait Gate: Send + Sync {
+    /// `Ok` to send a request to `url` now (counted); `Err` with the words the user who asked
+    /// reads when the request is held back. May wait for its turn before answering.
+    fn ask<'a>(&'a self, url: &'a str) -> std::pin::Pin<Box<dyn Future<Output = Result<(), String>> + Send + 'a>>;
+}
+
 /// An HTTP client configured once and shared (cheap to clone).
 #[derive(Clone)]
 pub struct Fetcher {
@@ -159,6 +169,8 @@ pub struct Fetcher {
     /// The same client without redirects, to see a redirect's own status (live checks).
     manual: reqwest::Client,
     config: Arc<Config>,
+    /// Asked before each GET, when set ([`Fetcher::with_gate`]).
+    gate: Option<Arc<dyn Gate>>,
 }
 
 impl Fetcher {
@@ -198,7 +210,13 @@ impl Fetcher {
         };
         let client = build(policy)?;
         let manual = build(reqwest::redirect::Policy::none())?;
-        Ok(Fetcher { client, manual, config: Arc::new(config) })
+        Ok(Fetcher { client, manual, config: Arc::new(config), gate: None })
+    }
+
+    /// The same client (its connections shared), asking `gate` before every GET it sends.
+    pub fn with_gate(mut self, gate: Arc<dyn Gate>) -> Fetcher {
+        self.gate = Some(gate);
+        self
     }
 
     /// The configuration.
@@ -223,6 +241,9 @@ impl Fetcher {
         let started = std::time::Instant::now();
         let mut attempt = 0u32;
         loop {
+            if let Some(gate) = &self.gate {
+                gate.ask(url).await.map_err(|reason| Error::Held { url: url.to_owned(), reason })?;
+            }
             let mut req = self.client.get(parsed.clone());
             if let Some(v) = validators {
                 if let Some(e) = &v.etag {

@@ -65,6 +65,15 @@ pub enum Error {
         /// The header value.
         encoding: String,
     },
+    /// The fetcher's [`Gate`](crate::Gate) held the request back (the service's budget of
+    /// requests to the URL's host, shared by every user): nothing was sent.
+    #[error("{url}: not requested now: {reason}")]
+    Held {
+        /// The URL.
+        url: String,
+        /// The gate's words, for the user who asked.
+        reason: String,
+    },
     /// Any other HTTP failure (a reset connection, a malformed response).
     #[error("{url}: HTTP error: {message}")]
     Http {
@@ -133,6 +142,7 @@ impl Error {
             Error::TooLarge { .. } => "too large".into(),
             Error::Encoding { .. } => "content-encoding".into(),
             Error::Http { .. } => "http".into(),
+            Error::Held { .. } => "held back".into(),
             Error::Read { source, .. } => match source {
                 mapwright_core::Error::NotSitemap { .. } => "not a sitemap".into(),
                 mapwright_core::Error::TooLarge { .. } => "too large".into(),

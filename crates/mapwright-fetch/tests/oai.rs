@@ -251,3 +251,65 @@ async fn discovery_reads_a_repository_given_as_a_sitemap() {
         [101, 105, 106, 107].iter().map(|n| format!("{b}/handle/1234/{n}")).collect();
     assert_eq!(run.urls, expected, "{:?}", run.notes);
 }
+
+/// A gate that lets `allow` requests through, records every URL asked, and holds the rest.
+struct CountingGate {
+    asked: Mutex<Vec<String>>,
+    allow: usize,
+}
+
+impl mapwright_fetch::Gate for CountingGate {
+    fn ask<'a>(&'a self, url: &'a str) -> std::pin::Pin<Box<dyn Future<Output = Result<(), String>> + Send + 'a>> {
+        Box::pin(async move {
+            let mut asked = self.asked.lock().unwrap();
+            asked.push(url.to_owned());
+            if asked.len() <= self.allow { Ok(()) } else { Err("the host's budget is spent".to_owned()) }
+        })
+    }
+}
+
+/// A service counts its requests per target at the fetcher's gate: every request the library
+/// sends on its own (each OAI-PMH page, a retry, a site's robots.txt) asks it, not only the
+/// document asked for; a request it holds is never sent, and the read says why.
+#[tokio::test]
+async fn every_request_asks_the_gate_and_a_held_one_is_not_sent() {
+    let s = repository(&Server::start().await);
+    let busy = Route::Flaky {
+        fails: Arc::new(Mutex::new(1)),
+        status: 503,
+        retry_after: Some(1),
+        then: Box::new(fixed(200, "text/xml", page("listrecords-2.xml", &s.base()))),
+    };
+    s.route(SECOND, busy);
+    let gate = Arc::new(CountingGate { asked: Mutex::new(Vec::new()), allow: usize::MAX });
+    let fetcher = Fetcher::new(test_config()).unwrap().with_gate(gate.clone());
+    let (out, c) =
+        read_remote(&fetcher, &s.url("/oai2"), None, ReadOptions::default(), Collect::default()).await.unwrap();
+    let SitemapFetch::Read(r) = out else { panic!("not asked conditionally") };
+    assert!(r.error.is_none(), "{:?}", r.error);
+    assert_eq!(c.urls.len(), 5);
+    // Each request sent was asked for first, the retry of the busy page included.
+    let sent: Vec<String> = s.take_log().into_iter().map(|r| s.url(&r.path)).collect();
+    assert_eq!(*gate.asked.lock().unwrap(), sent);
+    assert_eq!(sent.len(), 5);
+
+    // Two requests allowed: the base URL's answer and the first page; the second page is held.
+    let gate = Arc::new(CountingGate { asked: Mutex::new(Vec::new()), allow: 2 });
+    let fetcher = Fetcher::new(test_config()).unwrap().with_gate(gate.clone());
+    let (out, c) =
+        read_remote(&fetcher, &s.url("/oai2"), None, ReadOptions::default(), Collect::default()).await.unwrap();
+    let SitemapFetch::Read(r) = out else { panic!("not asked conditionally") };
+    let (page, _, message) = stop(&r.error);
+    assert_eq!(page, 2, "{message}");
+    assert!(message.contains("not requested now: the host's budget is spent"), "{message}");
+    assert_eq!(c.urls.len(), 1, "the first page's records are read");
+    assert_eq!(s.take_log().len(), 2, "the held request was not sent");
+
+    // A site's robots.txt asks the gate too: held, nothing of the site is fetched.
+    let gate = Arc::new(CountingGate { asked: Mutex::new(Vec::new()), allow: 0 });
+    let fetcher = Fetcher::new(test_config()).unwrap().with_gate(gate.clone());
+    let run = discover_with(Discovery::new(fetcher, DiscoverConfig::default()), Some(&s.base()), Vec::new()).await;
+    assert!(run.urls.is_empty());
+    assert_eq!(*gate.asked.lock().unwrap(), vec![s.url("/robots.txt")]);
+    assert!(s.take_log().is_empty(), "nothing sent");
+}

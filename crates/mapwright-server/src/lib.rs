@@ -115,7 +115,7 @@ impl AppState {
             store,
             secure_cookies,
             limits: Arc::new(Limits::default()),
-            fetcher: fetcher(false),
+            fetcher: outbound::gated(fetcher(false), &gate),
             hashing: Arc::new(hashing::HashPool::for_this_machine()),
             indexnow: Arc::default(),
             scheduler: Arc::default(),
@@ -132,6 +132,7 @@ impl AppState {
     /// (`serve`'s outbound settings).
     pub fn with_outbound_rates(mut self, rates: outbound::Rates) -> Self {
         self.gate = Arc::new(outbound::Gate::new(self.store.clone(), rates));
+        self.fetcher = outbound::gated(self.fetcher.clone(), &self.gate);
         self
     }
 
@@ -159,7 +160,7 @@ impl AppState {
     /// Lets outbound requests reach private and loopback addresses: for tests and for a
     /// service whose sites are on its own network (`--allow-private-networks`).
     pub fn allow_private_networks(mut self) -> Self {
-        self.fetcher = fetcher(true);
+        self.fetcher = outbound::gated(fetcher(true), &self.gate);
         self
     }
 }

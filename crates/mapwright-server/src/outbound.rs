@@ -220,6 +220,27 @@ impl Gate {
     }
 }
 
+/// How long a GET of the fetch layer waits for its turn at the gate before it is held back.
+/// Those GETs are background work (a read, its OAI-PMH pages and robots.txt, an IndexNow key
+/// file): waiting is better than failing, but not past a read's own deadline.
+pub const FETCH_PATIENCE: Duration = Duration::from_secs(30);
+
+/// The gate as the fetch layer asks it before every GET of the service's fetcher: so the
+/// requests the library makes on its own (robots.txt, the next OAI-PMH page, a retry) count
+/// against their host's budget like the document a user asked for.
+struct FetchGate(Arc<Gate>);
+
+impl mapwright_fetch::Gate for FetchGate {
+    fn ask<'a>(&'a self, url: &'a str) -> std::pin::Pin<Box<dyn Future<Output = Result<(), String>> + Send + 'a>> {
+        Box::pin(async move { self.0.wait(Target::Http(url), FETCH_PATIENCE).await.map_err(|held| held.sentence()) })
+    }
+}
+
+/// `fetcher`, asking `gate` before every GET it sends.
+pub fn gated(fetcher: mapwright_fetch::Fetcher, gate: &Arc<Gate>) -> mapwright_fetch::Fetcher {
+    fetcher.with_gate(Arc::new(FetchGate(gate.clone())))
+}
+
 /// The host of an http(s) URL in lower case (an IPv6 address without brackets) and its port.
 pub fn host_of(url: &str) -> Option<(String, u16)> {
     let parsed = url::Url::parse(url).ok()?;

@@ -76,7 +76,9 @@ pub async fn verify_site(state: &AppState, site: &Site) -> Result<Verification, 
         });
     }
     // The proof's requests go to the site's origin, which may be anyone's: through the gate.
-    // Held, nothing is recorded: the site keeps its state until a check can be made.
+    // Held, nothing is recorded: the site keeps its state until a check can be made. (The
+    // fetcher asks the gate again for each of its GETs: a check counts twice or thrice against
+    // its host's budget, under the Verify now pace of a few a minute.)
     if let Err(held) = state.gate.wait(crate::outbound::Target::Http(&site.origin), GATE_PATIENCE).await {
         return Ok(Verification {
             verified: site.verified_at.is_some(),

@@ -42,10 +42,6 @@ const FATAL: &[Rule] = &[
     Rule::OaiError,
 ];
 
-/// How long a read waits for its turn at the outbound gate (the host's budget, every user's
-/// reads and checks together) before it is recorded as held back, in its own words.
-const GATE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
-
 /// What one job did, for the worker's log and the metrics.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobOutcome {
@@ -89,10 +85,9 @@ pub async fn run_job(state: &AppState, worker: &str, job: &LeasedSitemap) -> Res
             sitemap.url,
             origin = site.origin
         )),
-        _ => match state.gate.wait(crate::outbound::Target::Http(&job.url), GATE_PATIENCE).await {
-            Ok(()) => Ok(state.fetcher.get(&job.url, conditional.then_some(&validators)).await),
-            Err(held) => Err(format!("{} was not read now: {held}", job.url)),
-        },
+        // The service's fetcher asks the outbound gate before each request (this one, its
+        // retries, robots.txt, OAI-PMH pages), waiting its turn: held, it fails in the gate's words.
+        _ => Ok(state.fetcher.get(&job.url, conditional.then_some(&validators)).await),
     };
     let mut read = match fetched {
         Err(unvouched) => Read::failed(job, None, unvouched),
