@@ -87,10 +87,10 @@ impl PageRequest {
 /// Opens the next page of a paged source (an OAI-PMH repository) for the reader. The core
 /// does no I/O: whoever opened the first page over HTTP supplies this (mapwright-fetch does);
 /// a reader without one reads the page it was given and ends with [`Error::Oai`]
-/// ([`OaiFault::NoPager`](crate::OaiFault::NoPager)) when the list goes on.
+/// ([`OaiFault::NoPager`]) when the list goes on.
 pub trait Pager: Send + Sync {
     /// The body of the answer to `request`, as the first page's body was given; an `Err`
-    /// ends the list with [`Error::Oai`] ([`OaiFault::Fetch`](crate::OaiFault::Fetch)) that
+    /// ends the list with [`Error::Oai`] ([`OaiFault::Fetch`]) that
     /// carries its message.
     fn open(&self, request: &PageRequest) -> std::io::Result<Box<dyn BufRead + Send>>;
 
