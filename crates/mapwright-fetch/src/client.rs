@@ -239,15 +239,26 @@ impl Fetcher {
 
     /// GET `url`, conditional when `validators` are given, retrying 429 and 5xx answers with
     /// backoff (honouring `Retry-After`). Non-2xx answers (except 304) are an [`Error::Status`].
+    ///
+    /// Redirects are followed here, hop by hop, not by reqwest's policy (which cannot wait):
+    /// each hop asks the [`Gate`] for its own target, so a redirect cannot aim the requests
+    /// of a service at a host past that host's budget; each is refused for the reasons of
+    /// [`redirect_refusal`], and the time limit holds for the whole chain, as the client's own.
     pub async fn get(&self, url: &str, validators: Option<&Validators>) -> Result<Fetched, Error> {
-        let parsed = self.check_url(url)?;
+        let mut current = self.check_url(url)?;
         let started = std::time::Instant::now();
+        let mut chain_started = started;
+        let mut previous: Vec<url::Url> = Vec::new();
         let mut attempt = 0u32;
         loop {
             if let Some(gate) = &self.gate {
-                gate.ask(url).await.map_err(|reason| Error::Held { url: url.to_owned(), reason })?;
+                gate.ask(current.as_str()).await.map_err(|reason| Error::Held { url: current.to_string(), reason })?;
             }
-            let mut req = self.client.get(parsed.clone());
+            let left = self.config.timeout.saturating_sub(chain_started.elapsed());
+            if left.is_zero() {
+                return Err(Error::Timeout { url: url.to_string(), what: "request", limit: self.config.timeout });
+            }
+            let mut req = self.manual.get(current.clone()).timeout(left);
             if let Some(v) = validators {
                 if let Some(e) = &v.etag {
                     req = req.header(header::IF_NONE_MATCH, e);
@@ -258,6 +269,27 @@ impl Fetcher {
             }
             let resp = req.send().await.map_err(|e| Error::from_reqwest(url, &e, &self.config))?;
             let status = resp.status().as_u16();
+            if matches!(status, 301 | 302 | 303 | 307 | 308) {
+                let next = resp
+                    .headers()
+                    .get(header::LOCATION)
+                    .and_then(|l| l.to_str().ok())
+                    .and_then(|l| current.join(l).ok());
+                if let Some(next) = next {
+                    previous.push(current);
+                    let max = self.config.max_redirects;
+                    if let Some(why) = redirect_refusal(&previous, &next, max, self.config.allow_private_networks) {
+                        let reason = if why == TOO_MANY_REDIRECTS {
+                            format!("more than {max} redirects")
+                        } else {
+                            why.to_owned()
+                        };
+                        return Err(Error::Redirect { url: url.to_string(), reason });
+                    }
+                    current = next;
+                    continue;
+                }
+            }
             let meta = meta_of(url, &resp);
             if status == 304 {
                 return Ok(Fetched::NotModified(meta));
@@ -279,6 +311,7 @@ impl Fetcher {
                     tracing::debug!(url, status, ?wait, "retrying");
                     tokio::time::sleep(wait).await;
                     attempt += 1;
+                    chain_started = std::time::Instant::now();
                     continue;
                 }
             }
@@ -307,6 +340,9 @@ impl Fetcher {
     }
 }
 
+/// [`redirect_refusal`]'s word for a chain past `max_redirects` (said with the number).
+const TOO_MANY_REDIRECTS: &str = "too many redirects";
+
 /// Why a redirect hop to `next` must not be followed, if it must not: a loop, too many hops,
 /// or (when private networks are refused) an IP-literal host that is not public. Names are
 /// checked after resolution by [`PublicOnlyResolver`]; an IP literal never reaches the
@@ -316,7 +352,7 @@ fn redirect_refusal(previous: &[url::Url], next: &url::Url, max: usize, allow_pr
         return Some("redirect loop");
     }
     if previous.len() > max {
-        return Some("too many redirects");
+        return Some(TOO_MANY_REDIRECTS);
     }
     if !allow_private && !matches!(next.scheme(), "http" | "https") {
         return Some("redirect to a scheme other than http or https");

@@ -123,6 +123,33 @@ async fn redirect_loop_and_too_many_redirects() {
     }
 }
 
+/// Each redirect hop asks the fetcher's gate for its own target before it is sent, so a
+/// redirect cannot aim a service's requests at a host past that host's budget; a held hop is
+/// not sent and the fetch says why.
+#[tokio::test]
+async fn each_redirect_hop_asks_the_gate_for_its_own_target() {
+    let s = Server::start().await;
+    let other = s.other_host();
+    s.route("/old.xml", Route::Redirect(format!("{other}/moved.xml")));
+    s.page("/moved.xml", "application/xml", urlset(&[s.url("/1")]));
+    let gate = Arc::new(crate::oai::CountingGate { asked: Default::default(), allow: usize::MAX });
+    let f = Fetcher::new(test_config()).unwrap().with_gate(gate.clone());
+    let Ok(Fetched::Body(_)) = f.get(&s.url("/old.xml"), None).await else { panic!("not fetched") };
+    assert_eq!(*gate.asked.lock().unwrap(), vec![s.url("/old.xml"), format!("{other}/moved.xml")]);
+    assert_eq!(s.take_paths(), vec!["/moved.xml", "/old.xml"], "both hops sent (sorted)");
+
+    let gate = Arc::new(crate::oai::CountingGate { asked: Default::default(), allow: 1 });
+    let f = Fetcher::new(test_config()).unwrap().with_gate(gate.clone());
+    match f.get(&s.url("/old.xml"), None).await {
+        Err(Error::Held { url, reason }) => {
+            assert_eq!(url, format!("{other}/moved.xml"));
+            assert_eq!(reason, "the host's budget is spent");
+        }
+        other => panic!("expected the hop held, got {:?}", other.err()),
+    }
+    assert_eq!(s.take_paths(), vec!["/old.xml"], "the held hop is not sent");
+}
+
 #[tokio::test]
 async fn redirect_records_the_final_url() {
     let s = Server::start().await;

@@ -253,9 +253,9 @@ async fn discovery_reads_a_repository_given_as_a_sitemap() {
 }
 
 /// A gate that lets `allow` requests through, records every URL asked, and holds the rest.
-struct CountingGate {
-    asked: Mutex<Vec<String>>,
-    allow: usize,
+pub(crate) struct CountingGate {
+    pub(crate) asked: Mutex<Vec<String>>,
+    pub(crate) allow: usize,
 }
 
 impl mapwright_fetch::Gate for CountingGate {

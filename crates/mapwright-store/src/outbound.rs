@@ -17,7 +17,8 @@ macro_rules! outbound_methods {
                 window_seconds: i64,
                 now: Timestamp,
             ) -> Result<Option<i64>> {
-                // As `count_event`: one statement, the window restarted when it has ended.
+                // One statement: the window restarts when it has ended, else the events are
+                // counted in it (both right-hand sides read the row as it was).
                 let events = events.max(1);
                 let (start, hits): (i64, i64) = sqlx::query_as(
                     "INSERT INTO rate_windows (scope, key, window_start, hits) VALUES ($1, $2, $3, $5) \

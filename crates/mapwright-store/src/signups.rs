@@ -118,23 +118,8 @@ macro_rules! signup_methods {
             window_seconds: i64,
             now: Timestamp,
         ) -> Result<Option<i64>> {
-            // One statement: the window restarts when it has ended, else the event is counted
-            // in it (both right-hand sides read the row as it was).
-            let (start, hits): (i64, i64) = sqlx::query_as(
-                "INSERT INTO rate_windows (scope, key, window_start, hits) VALUES ($1, $2, $3, 1) \
-                 ON CONFLICT (scope, key) DO UPDATE SET \
-                 hits = CASE WHEN rate_windows.window_start <= $3 - $4 THEN 1 ELSE rate_windows.hits + 1 END, \
-                 window_start = CASE WHEN rate_windows.window_start <= $3 - $4 THEN $3 \
-                 ELSE rate_windows.window_start END \
-                 RETURNING window_start, hits",
-            )
-            .bind(scope)
-            .bind(key)
-            .bind(now)
-            .bind(window_seconds.max(1))
-            .fetch_one(&self.pool)
-            .await?;
-            Ok((hits > limit).then(|| (start.saturating_add(window_seconds) - now).max(1)))
+            // One event of the outbound gate's count of several (`outbound.rs`): one statement.
+            self.count_events_impl(scope, key, 1, limit, window_seconds, now).await
         }
 
         pub(crate) async fn health_impl(&self, now: Timestamp) -> Result<()> {
