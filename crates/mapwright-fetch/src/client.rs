@@ -243,7 +243,7 @@ impl Fetcher {
     /// Redirects are followed here, hop by hop, not by reqwest's policy (which cannot wait):
     /// each hop asks the [`Gate`] for its own target, so a redirect cannot aim the requests
     /// of a service at a host past that host's budget; each is refused for the reasons of
-    /// [`redirect_refusal`], and the time limit holds for the whole chain, as the client's own.
+    /// `redirect_refusal`, and the time limit holds for the whole chain, as the client's own.
     pub async fn get(&self, url: &str, validators: Option<&Validators>) -> Result<Fetched, Error> {
         let mut current = self.check_url(url)?;
         let started = std::time::Instant::now();
