@@ -28,6 +28,12 @@ fn repository(s: &Server) -> Server {
     s.clone()
 }
 
+/// The repository is busy once at `path`: 503 with Retry-After, then the page `name`.
+fn busy_once(s: &Server, path: &str, name: &str) {
+    let then = Box::new(fixed(200, "text/xml", page(name, &s.base())));
+    s.route(path, Route::Flaky { fails: Arc::new(Mutex::new(1)), status: 503, retry_after: Some(1), then });
+}
+
 #[derive(Default)]
 struct Collect {
     urls: Vec<String>,
@@ -73,14 +79,7 @@ fn rules(c: &Collect) -> Vec<Rule> {
 #[tokio::test]
 async fn a_base_url_is_read_across_its_pages() {
     let s = repository(&Server::start().await);
-    // The repository is busy once: 503 with Retry-After, then the page.
-    let busy = Route::Flaky {
-        fails: Arc::new(Mutex::new(1)),
-        status: 503,
-        retry_after: Some(1),
-        then: Box::new(fixed(200, "text/xml", page("listrecords-2.xml", &s.base()))),
-    };
-    s.route(SECOND, busy);
+    busy_once(&s, SECOND, "listrecords-2.xml");
     let (c, error, format, bytes) = read(test_config(), &s.url("/oai2")).await;
     assert!(error.is_none(), "{error:?}");
     assert_eq!(format, Some(Format::OaiPmh));
@@ -274,13 +273,7 @@ impl mapwright_fetch::Gate for CountingGate {
 #[tokio::test]
 async fn every_request_asks_the_gate_and_a_held_one_is_not_sent() {
     let s = repository(&Server::start().await);
-    let busy = Route::Flaky {
-        fails: Arc::new(Mutex::new(1)),
-        status: 503,
-        retry_after: Some(1),
-        then: Box::new(fixed(200, "text/xml", page("listrecords-2.xml", &s.base()))),
-    };
-    s.route(SECOND, busy);
+    busy_once(&s, SECOND, "listrecords-2.xml");
     let gate = Arc::new(CountingGate { asked: Mutex::new(Vec::new()), allow: usize::MAX });
     let fetcher = Fetcher::new(test_config()).unwrap().with_gate(gate.clone());
     let (out, c) =
