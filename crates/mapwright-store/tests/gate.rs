@@ -30,6 +30,15 @@ async fn join(
 }
 
 /// The membership id of `who` on the site.
+/// Ann's verified site https://ann.example, with Bob as a second owner: (ann, bob, site).
+async fn co_owned(store: &dyn Store) -> (mapwright_store::Actor, mapwright_store::Actor, i64) {
+    let ann = user(store, "ann@example.com", false).await;
+    let bob = user(store, "bob@example.com", false).await;
+    let site = verified_site(store, ann, "https://ann.example").await;
+    join(store, ann, (bob, "bob@example.com"), site, Role::Owner).await;
+    (ann, bob, site)
+}
+
 async fn membership(store: &dyn Store, owner: mapwright_store::Actor, who: mapwright_store::Actor, site: i64) -> i64 {
     let members = store.list_members(owner, site).await.unwrap();
     members.into_iter().find(|m| m.user_id == who.user_id).unwrap().id
@@ -40,11 +49,8 @@ async fn membership(store: &dyn Store, owner: mapwright_store::Actor, who: mapwr
 #[tokio::test]
 async fn a_removed_owner_s_invitation_cannot_be_accepted() {
     each_backend(|store| async move {
-        let ann = user(&*store, "ann@example.com", false).await;
-        let bob = user(&*store, "bob@example.com", false).await;
+        let (ann, bob, site) = co_owned(&*store).await;
         let carol = user(&*store, "carol@example.com", false).await;
-        let site = verified_site(&*store, ann, "https://ann.example").await;
-        join(&*store, ann, (bob, "bob@example.com"), site, Role::Owner).await;
         let (_, carols) = store.create_invitation(bob, site, "carol@example.com", Role::Owner, T0, WEEK).await.unwrap();
         // Ann's own invitation of another address stays.
         let (dans, _) = store.create_invitation(ann, site, "dan@example.com", Role::Reader, T0, WEEK).await.unwrap();
@@ -64,11 +70,8 @@ async fn a_removed_owner_s_invitation_cannot_be_accepted() {
 #[tokio::test]
 async fn an_owner_who_leaves_takes_his_invitations_with_him() {
     each_backend(|store| async move {
-        let ann = user(&*store, "ann@example.com", false).await;
-        let bob = user(&*store, "bob@example.com", false).await;
+        let (ann, bob, site) = co_owned(&*store).await;
         let carol = user(&*store, "carol@example.com", false).await;
-        let site = verified_site(&*store, ann, "https://ann.example").await;
-        join(&*store, ann, (bob, "bob@example.com"), site, Role::Owner).await;
         let (_, token) = store.create_invitation(bob, site, "carol@example.com", Role::Reader, T0, WEEK).await.unwrap();
         store.remove_member(bob, membership(&*store, ann, bob, site).await).await.unwrap();
         assert!(store.accept_invitation(carol, &token, T0 + 1).await.is_err());
@@ -120,10 +123,7 @@ async fn removing_a_member_ends_their_webhooks_alert_link_and_domain_grant() {
 #[tokio::test]
 async fn a_site_handed_to_another_owner_respects_that_owner_s_cap() {
     each_backend(|store| async move {
-        let ann = user(&*store, "ann@example.com", false).await;
-        let bob = user(&*store, "bob@example.com", false).await;
-        let site = verified_site(&*store, ann, "https://ann.example").await;
-        join(&*store, ann, (bob, "bob@example.com"), site, Role::Owner).await;
+        let (ann, bob, site) = co_owned(&*store).await;
         let mut bobs = Vec::new();
         for n in 0..MAX_SITES_PER_USER {
             bobs.push(verified_site(&*store, bob, &format!("https://b{n}.example")).await);
