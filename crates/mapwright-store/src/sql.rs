@@ -72,6 +72,7 @@ macro_rules! impl_store {
         listing_methods!($ty);
         alert_methods!($ty);
         diff_methods!($ty);
+        trust_methods!($ty);
         webhook_methods!($ty);
         outbound_methods!($ty);
 
@@ -511,6 +512,10 @@ macro_rules! impl_store {
                 self.list_read_diffs_impl(actor, sitemap_id, limit).await
             }
 
+            async fn child_changes(&self, actor: Actor, index_id: i64, limit: i64) -> Result<$crate::ChildChanges> {
+                self.child_changes_impl(actor, index_id, limit).await
+            }
+
             async fn read_diff(&self, actor: Actor, download_id: i64) -> Result<$crate::ReadDiff> {
                 self.read_diff_impl(actor, download_id).await
             }
@@ -524,6 +529,10 @@ macro_rules! impl_store {
                 limit: i64,
             ) -> Result<Page<$crate::DiffUrl>> {
                 self.list_diff_urls_impl(actor, download_id, change, after, limit).await
+            }
+
+            async fn lastmod_trust(&self, actor: Actor, sitemap_id: i64) -> Result<$crate::LastmodTrust> {
+                self.lastmod_trust_impl(actor, sitemap_id).await
             }
 
             async fn list_findings_page(
@@ -623,6 +632,16 @@ macro_rules! impl_store {
 
             async fn apply_retention(&self, policy: Retention, now: Timestamp) -> Result<RetentionReport> {
                 self.apply_retention_impl(policy, now).await
+            }
+
+            async fn check_changes(
+                &self,
+                actor: Actor,
+                site_id: i64,
+                after: i64,
+                limit: i64,
+            ) -> Result<$crate::CheckChanges> {
+                self.check_changes_impl(actor, site_id, after, limit).await
             }
 
             async fn url_failure_kinds(&self, actor: Actor, site_id: i64) -> Result<Vec<FailureKindCount>> {

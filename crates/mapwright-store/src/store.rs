@@ -470,6 +470,10 @@ pub trait Store: Send + Sync + 'static {
     /// in the sitemap's URL list (see `diffs.rs`); at most `limit` (1 to 1,000).
     async fn list_read_diffs(&self, actor: Actor, sitemap_id: i64, limit: i64) -> Result<Vec<ReadDiff>>;
 
+    /// An index's changes rolled up: what the latest read of each of its live children changed
+    /// (totals over all of them, and the `limit` children that changed most, 1 to 1,000).
+    async fn child_changes(&self, actor: Actor, index_id: i64, limit: i64) -> Result<crate::ChildChanges>;
+
     /// A download of the actor with what its read changed.
     async fn read_diff(&self, actor: Actor, download_id: i64) -> Result<ReadDiff>;
 
@@ -485,6 +489,10 @@ pub trait Store: Send + Sync + 'static {
         limit: i64,
     ) -> Result<Page<DiffUrl>>;
 
+    /// A sitemap's lastmod measures (see `trust.rs`): its last read's counts and the URL
+    /// checker's comparisons of the URLs it lists.
+    async fn lastmod_trust(&self, actor: Actor, sitemap_id: i64) -> Result<crate::LastmodTrust>;
+
     /// Findings `offset..offset+limit` of a download of the actor, in stored order.
     async fn list_findings_page(
         &self,
@@ -495,8 +503,10 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<Vec<FindingRecord>>;
 
     /// Verified sites whose check run is due, up to `limit`: a run whose process's lease
-    /// expired first (it resumes), then sites never checked, then the longest ago. Due means
-    /// as [`CheckTrigger::Periodic`] says; [`Store::claim_check_run`] decides for sure.
+    /// expired first (it resumes), then sites never checked, then the longest ago, then the
+    /// sites with URLs added since their last run ([`CheckTrigger::NewUrls`], when it ended
+    /// [`NEW_URL_CHECK_GAP`](crate::NEW_URL_CHECK_GAP) before `now`). Due means as the trigger
+    /// says; [`Store::claim_check_run`] decides for sure.
     async fn sites_due_for_check_run(
         &self,
         now: Timestamp,
@@ -569,7 +579,8 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<Page<Sitemap>>;
 
     /// A page of the live URLs of a site of the actor that failed their last check, by URL id;
-    /// of one kind (see [`UrlFailure::kind`]) or all.
+    /// of one kind (see [`UrlFailure::kind`]), those that became failing since the check before
+    /// ([`NEWLY_FAILING`](crate::NEWLY_FAILING)), or all.
     async fn list_url_failures(
         &self,
         actor: Actor,
@@ -578,6 +589,12 @@ pub trait Store: Send + Sync + 'static {
         after: i64,
         limit: i64,
     ) -> Result<Page<UrlFailure>>;
+
+    /// What changed between the two last checks of the live URLs of a site of the actor: how
+    /// many became failing and how many were fixed, and a page of the fixed ones by URL id (at
+    /// most `limit`, 1 to 1,000). The newly failing are `list_url_failures` of the kind
+    /// [`NEWLY_FAILING`](crate::NEWLY_FAILING).
+    async fn check_changes(&self, actor: Actor, site_id: i64, after: i64, limit: i64) -> Result<crate::CheckChanges>;
 
     /// How many live URLs of a site of the actor failed their last check, per kind.
     async fn url_failure_kinds(&self, actor: Actor, site_id: i64) -> Result<Vec<FailureKindCount>>;

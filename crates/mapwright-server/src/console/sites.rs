@@ -65,9 +65,10 @@ pub(crate) async fn show(
     // A reader sees the page without the owners' buttons (the store refuses them anyway).
     let owner = state.store.site_role(actor, id).await? == mapwright_store::Role::Owner;
     let robots = state.store.page_sitemaps(actor, id, None, Some(Source::Robots), p.robots_after, PAGE).await?;
-    let kind = KINDS.iter().map(|(k, _)| *k).find(|k| *k == p.kind.trim());
+    let kind = KINDS.iter().map(|(k, _)| *k).chain([mapwright_store::NEWLY_FAILING]).find(|k| *k == p.kind.trim());
     let failures = state.store.list_url_failures(actor, id, kind, p.failures_after, PAGE).await?;
     let kinds = state.store.url_failure_kinds(actor, id).await?;
+    let check_changes = state.store.check_changes(actor, id, 0, PAGE).await?;
     let snapshots = state.store.list_site_snapshots(actor, id, SNAPSHOTS).await?;
     let filter = findings::severity(p.severity.trim());
     let query = FindingQuery {
@@ -113,6 +114,7 @@ pub(crate) async fn show(
             (button_form(&format!("/sites/{id}/check"), &session.csrf, "Check now", "secondary", None))
         }
         (kinds_section(id, &kinds, kind))
+        (super::check_changes::section(id, &check_changes, kind, now))
         (failures_table(&failures.items, run.as_ref(), now))
         @let failing_base = match kind { Some(k) => format!("{base}?kind={k}"), None => base.clone() };
         (pager(&failing_base, "failures_after", p.failures_after, failures.next_after))
@@ -332,7 +334,7 @@ fn failures_table(failures: &[UrlFailure], run: Option<&CheckRun>, now: i64) -> 
                 tbody {
                     @for f in failures {
                         tr {
-                            td data-label="URL" class="url" { (url(&f.loc)) }
+                            td data-label="URL" class="url" { (url(&f.loc)) (super::check_changes::new_mark(f)) }
                             td data-label="What was found" { (what(f)) }
                             td data-label="Seen" { (time(f.checked_at, now)) }
                             td data-label="Listed in" class="url" {
