@@ -262,6 +262,17 @@ async fn a_url_a_read_adds_is_checked_soon_by_a_run_of_the_new_urls_alone() {
             (&Value::Bool(true), &Value::from("done"), &Value::from(2))
         );
         assert_eq!(top_up["last_complete_at"], full["last_complete_at"], "not the site's complete run");
+        let cookie =
+            format!("mapwright_session={}", app.store.create_session(ann.user_id, unix_now(), 3600).await.unwrap());
+        let (_, _, html) = app.get(&format!("/sites/{}", site.id), Auth::Cookie(&cookie)).await;
+        let shown = text(&html);
+        assert!(
+            shown.contains(
+                "The last check, of the URLs added since the check before, ended just now: 2 URLs checked, 0 failing."
+            ),
+            "{shown}"
+        );
+        assert!(shown.contains("The last full check ended"), "the full run still said: {shown}");
         assert_eq!(check_new_urls(&app.state, site.id).await.unwrap(), Err(CheckRefusal::NotDue), "nothing new left");
         assert!(!due(now + NEW_URL_CHECK_GAP + 1).await);
     })

@@ -47,27 +47,28 @@ fn render(trust: &LastmodTrust, now: i64) -> Markup {
             ul class="reasons" { @for r in &v.reasons { li { (r) } } }
             @if let Some(t) = &trust.tally {
                 @let w = t.with_lastmod;
+                p class="hint" { "Measured on the read of " (time(t.read_at, now)) " and on the URL checker's visits." }
                 table class="cards" {
-                    caption { "Measured on the read of " (time(t.read_at, now)) " and the URL checker's visits" }
-                    thead { tr { th scope="col" { "Measure" } th scope="col" { "Entries" } } }
+                    caption class="visually-hidden" { "lastmod measures" }
+                    thead { tr { th scope="col" { "Measure" } th scope="col" { "How many" } } }
                     tbody {
-                        tr { td data-label="Measure" { "With a lastmod" } td data-label="Entries" { (of(w, t.entries)) } }
-                        tr { td data-label="Measure" { "Within an hour of the download" } td data-label="Entries" { (of(t.near_read, w)) } }
+                        tr { td data-label="Measure" { "With a lastmod" } td data-label="How many" { (of(w, t.entries)) } }
+                        tr { td data-label="Measure" { "Within an hour of the download" } td data-label="How many" { (of(t.near_read, w)) } }
                         tr {
                             td data-label="Measure" {
                                 "The most common value" @if let Some(top) = &t.top_value { " (" code { (top) } ")" }
                             }
-                            td data-label="Entries" { (of(t.top_count, w)) }
+                            td data-label="How many" { (of(t.top_count, w)) }
                         }
-                        tr { td data-label="Measure" { "In the future" } td data-label="Entries" { (of(t.future, w)) } }
-                        tr { td data-label="Measure" { "Date only" } td data-label="Entries" { (of(t.date_only, w)) } }
+                        tr { td data-label="Measure" { "In the future" } td data-label="How many" { (of(t.future, w)) } }
+                        tr { td data-label="Measure" { "Date only" } td data-label="How many" { (of(t.date_only, w)) } }
                         tr {
                             td data-label="Measure" { "lastmod changed, page the same (URLs checked twice)" }
-                            td data-label="Entries" { (of(visits.lastmod_alone, visits.compared)) }
+                            td data-label="How many" { (of(visits.lastmod_alone, visits.compared)) }
                         }
                         tr {
                             td data-label="Measure" { "Page changed, lastmod the same (URLs checked twice)" }
-                            td data-label="Entries" { (of(visits.content_alone, visits.compared)) }
+                            td data-label="How many" { (of(visits.content_alone, visits.compared)) }
                         }
                     }
                 }

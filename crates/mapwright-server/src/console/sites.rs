@@ -220,12 +220,20 @@ fn check_status(run: Option<&CheckRun>, next: Option<i64>, verified: bool, faili
                 }
                 Some(r) if r.is_running() => {
                     div class="flash" role="status" id="check-progress" {
-                        "Checking: " (thousands(r.checked)) " of " (thousands(r.total.max(r.checked))) " URLs checked, started "
+                        @if r.new_only { "Checking the URLs added since the last check: " } @else { "Checking: " }
+                        (thousands(r.checked)) " of " (thousands(r.total.max(r.checked))) " URLs checked, started "
                         (time(r.started_at, now)) ". This page reloads until it is done."
                     }
                     p id="check-partial" {
                         "The failures below are partial: " (thousands(r.failing)) " found so far in this run; "
                         "URLs it has not reached yet show what an earlier run found, if any."
+                    }
+                }
+                Some(r) if r.state == "done" && r.new_only => {
+                    p id="check-result" {
+                        "The last check, of the URLs added since the check before, ended "
+                        (time(r.finished_at.unwrap_or(r.started_at), now)) ": " (thousands(r.checked)) " URLs checked, "
+                        (thousands(r.failing)) " failing."
                     }
                 }
                 Some(r) if r.state == "done" => {
@@ -247,7 +255,7 @@ fn check_status(run: Option<&CheckRun>, next: Option<i64>, verified: bool, faili
             @if run.is_some() {
                 p id="check-schedule" {
                     @match last_complete {
-                        Some(at) if run.is_none_or(|r| r.state != "done") => { "The last full check ended " (time(at, now)) ". " }
+                        Some(at) if run.is_none_or(|r| r.state != "done" || r.new_only) => { "The last full check ended " (time(at, now)) ". " }
                         Some(_) => {}
                         None => { "No check has covered every URL yet. " }
                     }
