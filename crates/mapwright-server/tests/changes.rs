@@ -9,19 +9,29 @@ use std::sync::Arc;
 
 use axum::http::StatusCode;
 use mapwright_server::jobs::checker::{CheckerConfig, Jobs, RunEnd, check_new_urls, check_site};
-use mapwright_store::{CheckRefusal, NEW_URL_CHECK_GAP, Role};
+use mapwright_store::{Actor, CheckRefusal, NEW_URL_CHECK_GAP, Role, Site};
 use serde_json::Value;
 
 use crate::api::{call, call_json, user};
 use crate::console::text;
-use crate::diffs::drain;
+use crate::diffs::{drain, resubmit};
 use crate::sitehost::{SiteHost, urlset};
-use crate::support::{Auth, each_backend, unix_now};
+use crate::support::{Auth, TestApp, each_backend, unix_now};
 
 /// `at` as W3C Datetime in UTC, to the second.
 fn w3c(at: i64) -> String {
     let d = mapwright_core::date::from_unix_seconds(at);
     format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", d.year, d.month, d.day, d.hour, d.minute, d.second)
+}
+
+/// Ann, her token, her site on 127.0.0.1 (verified) and its host; the checker unpaced.
+async fn start(app: &mut TestApp) -> (Actor, String, SiteHost, Site) {
+    app.state.checks = Arc::new(Jobs::new(CheckerConfig::default().with_rate(1000.0)));
+    let (ann, token) = user(app, "ann@example.com").await;
+    let web = SiteHost::start().await;
+    let site = app.store.create_site(ann, &web.origin, 0).await.unwrap();
+    app.store.record_verification(site.id, true, 1).await.unwrap();
+    (ann, token, web, site)
 }
 
 /// Pages `/p0` to `/p11`.
@@ -30,11 +40,7 @@ const PAGES: usize = 12;
 #[tokio::test]
 async fn a_sitemaps_lastmod_is_judged_on_its_read_and_on_the_checkers_visits() {
     each_backend(false, |mut app| async move {
-        app.state.checks = Arc::new(Jobs::new(CheckerConfig::default().with_rate(1000.0)));
-        let (ann, token) = user(&app, "ann@example.com").await;
-        let web = SiteHost::start().await;
-        let site = app.store.create_site(ann, &web.origin, 0).await.unwrap();
-        app.store.record_verification(site.id, true, 1).await.unwrap();
+        let (ann, token, web, site) = start(&mut app).await;
         let locs: Vec<String> = (0..PAGES).map(|i| web.url(&format!("/p{i}"))).collect();
         for i in 0..PAGES {
             web.put_etag(&format!("/p{i}"), "a page", Some("\"v1\""));
@@ -82,17 +88,7 @@ async fn a_sitemaps_lastmod_is_judged_on_its_read_and_on_the_checkers_visits() {
         for i in 6..PAGES {
             web.put_etag(&format!("/p{i}"), "a page, rewritten", Some("\"v2\""));
         }
-        call_json(
-            &app,
-            "POST",
-            &format!("/api/v1/sitemaps/{id}/resubmit"),
-            &token,
-            None,
-            StatusCode::ACCEPTED,
-            "Sitemap",
-        )
-        .await;
-        assert_eq!(drain(&app.state).await, 1);
+        resubmit(&app, &token, id).await;
         assert!(matches!(check_site(&app.state, site.id).await.unwrap().unwrap(), RunEnd::Done { checked: 12, .. }));
 
         let trust = call_json(&app, "GET", &trust_uri, &token, None, StatusCode::OK, "LastmodTrust").await;
@@ -143,11 +139,7 @@ async fn a_sitemaps_lastmod_is_judged_on_its_read_and_on_the_checkers_visits() {
 #[tokio::test]
 async fn urls_failing_since_the_previous_check_and_those_fixed_are_marked_and_listed() {
     each_backend(false, |mut app| async move {
-        app.state.checks = Arc::new(Jobs::new(CheckerConfig::default().with_rate(1000.0)));
-        let (ann, token) = user(&app, "ann@example.com").await;
-        let web = SiteHost::start().await;
-        let site = app.store.create_site(ann, &web.origin, 0).await.unwrap();
-        app.store.record_verification(site.id, true, 1).await.unwrap();
+        let (ann, token, web, site) = start(&mut app).await;
         let (fine, breaks, fixed) = (web.url("/fine"), web.url("/breaks"), web.url("/fixed"));
         web.put("/fine", "a page");
         web.put("/breaks", "a page");
@@ -219,11 +211,7 @@ async fn urls_failing_since_the_previous_check_and_those_fixed_are_marked_and_li
 #[tokio::test]
 async fn a_url_a_read_adds_is_checked_soon_by_a_run_of_the_new_urls_alone() {
     each_backend(false, |mut app| async move {
-        app.state.checks = Arc::new(Jobs::new(CheckerConfig::default().with_rate(1000.0)));
-        let (ann, token) = user(&app, "ann@example.com").await;
-        let web = SiteHost::start().await;
-        let site = app.store.create_site(ann, &web.origin, 0).await.unwrap();
-        app.store.record_verification(site.id, true, 1).await.unwrap();
+        let (ann, token, web, site) = start(&mut app).await;
         let locs: Vec<String> = ["/a", "/b", "/c", "/d"].iter().map(|p| web.url(p)).collect();
         for p in ["/a", "/b", "/c", "/d"] {
             web.put(p, "a page");
@@ -242,9 +230,7 @@ async fn a_url_a_read_adds_is_checked_soon_by_a_run_of_the_new_urls_alone() {
 
         // A read adds /c and /d: due for a run of them once the gap after the last run passed.
         web.put("/sitemap.xml", &listed(4));
-        let resubmit = format!("/api/v1/sitemaps/{}/resubmit", sitemap["id"]);
-        call_json(&app, "POST", &resubmit, &token, None, StatusCode::ACCEPTED, "Sitemap").await;
-        assert_eq!(drain(&app.state).await, 1);
+        resubmit(&app, &token, sitemap["id"].as_i64().unwrap()).await;
         let now = unix_now();
         let due = |at: i64| {
             let store = app.store.clone();

@@ -25,6 +25,13 @@ pub async fn drain(state: &AppState) -> usize {
     jobs.len()
 }
 
+/// `POST /api/v1/sitemaps/{id}/resubmit` as `token`, then one drain: the sitemap read again.
+pub async fn resubmit(app: &TestApp, token: &str, id: i64) {
+    let uri = format!("/api/v1/sitemaps/{id}/resubmit");
+    call_json(app, "POST", &uri, token, None, StatusCode::ACCEPTED, "Sitemap").await;
+    assert_eq!(drain(&app.state).await, 1);
+}
+
 /// `GET uri` as JSON of the schema, answering 200.
 async fn get_json(app: &TestApp, token: &str, uri: &str, schema: &str) -> Value {
     call_json(app, "GET", uri, token, None, StatusCode::OK, schema).await
@@ -66,29 +73,9 @@ async fn each_read_shows_what_it_changed_in_the_api_and_on_the_sitemap_page() {
 
         // The second version: a changed, b the same, c gone, d new.
         web.put_etag("/sitemap.xml", &urlset(&[(&a, Some("2024-02-02")), (&b, None), (&d, None)]), Some("\"v2\""));
-        call_json(
-            &app,
-            "POST",
-            &format!("/api/v1/sitemaps/{id}/resubmit"),
-            &token,
-            None,
-            StatusCode::ACCEPTED,
-            "Sitemap",
-        )
-        .await;
-        assert_eq!(drain(&app.state).await, 1);
+        resubmit(&app, &token, id).await;
         // The same file again: a 304, which reads nothing.
-        call_json(
-            &app,
-            "POST",
-            &format!("/api/v1/sitemaps/{id}/resubmit"),
-            &token,
-            None,
-            StatusCode::ACCEPTED,
-            "Sitemap",
-        )
-        .await;
-        assert_eq!(drain(&app.state).await, 1);
+        resubmit(&app, &token, id).await;
 
         let reads = get_json(&app, &token, &format!("/api/v1/sitemaps/{id}/diffs"), "[ReadDiff]").await;
         let reads = reads.as_array().unwrap();
@@ -200,17 +187,7 @@ async fn each_read_shows_what_it_changed_in_the_api_and_on_the_sitemap_page() {
         // A later read changes /a again: the second read's diff still says what that read
         // changed (its old and new values were kept), while the URL's lastmod now moved on.
         web.put_etag("/sitemap.xml", &urlset(&[(&a, Some("2024-03-03")), (&b, None), (&d, None)]), Some("\"v3\""));
-        call_json(
-            &app,
-            "POST",
-            &format!("/api/v1/sitemaps/{id}/resubmit"),
-            &token,
-            None,
-            StatusCode::ACCEPTED,
-            "Sitemap",
-        )
-        .await;
-        assert_eq!(drain(&app.state).await, 1);
+        resubmit(&app, &token, id).await;
         let again =
             get_json(&app, &token, &format!("/api/v1/downloads/{second}/diff?change=changed"), "DiffPage").await;
         assert_eq!(

@@ -6,27 +6,12 @@
 //! no sideways scroll, legible text, screenshots saved, each scrolled to the section).
 
 use fantoccini::{Client, Locator};
-use mapwright_server::AppState;
 use mapwright_server::jobs::checker::check_site;
-use mapwright_server::jobs::reads::run_job;
 use mapwright_store::Source;
 
 use crate::e2e::{Console, until};
-use crate::sitehost::{SiteHost, index, urlset};
-
-/// Runs the jobs due (a little ahead of the clock), as a worker would, until none is left.
-async fn drain(state: &AppState) {
-    loop {
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
-        let jobs = state.store.lease_due_sitemaps("e2e", now + 5, 10, 60).await.unwrap();
-        if jobs.is_empty() {
-            return;
-        }
-        for job in &jobs {
-            run_job(state, "e2e", job).await.unwrap();
-        }
-    }
-}
+use crate::e2e_reads::{ann_site, drain};
+use crate::sitehost::{index, urlset};
 
 /// Brings the element `css` to the top of the window, so the screenshot shows it.
 async fn scroll_to(c: &Client, css: &str) {
@@ -37,11 +22,7 @@ async fn scroll_to(c: &Client, css: &str) {
 async fn lastmod_trust_old_and_new_an_index_roll_up_and_check_changes_in_headless_chromium() {
     let console = Console::start(false, |_| {}).await;
     let (store, state) = (&console.store, &console.state);
-    let web = SiteHost::start().await;
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
-    let ann = console.user("ann@example.com", now).await;
-    let site = store.create_site(ann, &web.origin, now).await.unwrap();
-    store.record_verification(site.id, true, now).await.unwrap();
+    let (now, ann, site, web) = ann_site(&console).await;
     let d = mapwright_core::date::from_unix_seconds(now);
     let stamp = format!("{:04}-{:02}-{:02}T{:02}:{:02}:00Z", d.year, d.month, d.day, d.hour, d.minute);
     let locs: Vec<String> = (0..12).map(|i| web.url(&format!("/p{i}"))).collect();
@@ -53,6 +34,8 @@ async fn lastmod_trust_old_and_new_an_index_roll_up_and_check_changes_in_headles
     let listed: Vec<(&str, Option<&str>)> = locs.iter().map(|l| (l.as_str(), Some(stamp.as_str()))).collect();
     web.put_etag("/child.xml", &urlset(&listed), Some("\"c1\""));
     let sitemap = store.add_sitemap(ann, site.id, &web.url("/index.xml"), Source::Api, now).await.unwrap();
+    // The index, then the child it names.
+    drain(state).await;
     drain(state).await;
     check_site(state, site.id).await.unwrap().unwrap();
     // The second version: p0's lastmod moves on; p1 goes (failing since the check before), p11
