@@ -136,6 +136,13 @@ impl Checker {
     /// Checks one URL: robots.txt first (fetched on the origin's first URL, in its pace), then
     /// one request in the origin's pace. The findings are empty when the URL is fine.
     pub async fn check(&self, u: &UrlToCheck) -> Vec<Finding> {
+        self.check_versioned(u).await.findings
+    }
+
+    /// [`Checker::check`], with the version of the page its server named in the same answer
+    /// ([`Checked::version`]): what the service compares between two visits to tell whether a
+    /// sitemap's lastmod moves with its pages. No request more.
+    pub async fn check_versioned(&self, u: &UrlToCheck) -> Checked {
         let origin = url::Url::parse(&u.loc).map(|p| p.origin().ascii_serialization()).unwrap_or_default();
         let host = self.host(&origin);
         let _host_permit = host.permits.clone().acquire_owned().await.expect("never closed");
@@ -154,11 +161,35 @@ impl Checker {
         if !rules.allowed(&u.loc) {
             let f =
                 Finding::new(Rule::RobotsDisallowed, u.position, format!("{} is disallowed by its robots.txt", u.loc));
-            return vec![f.with_loc(u.loc.clone())];
+            return Checked { findings: vec![f.with_loc(u.loc.clone())], version: None };
         }
         let delay = rules.crawl_delay.unwrap_or_default().min(self.config.max_delay).max(self.config.delay);
         check_one(&self.fetcher, u, &self.config, &host, delay).await
     }
+}
+
+/// One URL's check: what was found, and the page's version.
+#[derive(Debug, Clone, Default)]
+pub struct Checked {
+    /// The findings; empty when the URL is fine.
+    pub findings: Vec<Finding>,
+    /// The version the page's server named in a 2xx answer: its `ETag`, else its
+    /// `Last-Modified` (prefixed `etag:` or `last-modified:`, so the two never compare equal);
+    /// `None` when it named neither or the answer was no 2xx.
+    pub version: Option<String>,
+}
+
+/// The version a 2xx answer names (see [`Checked::version`]), at most 256 bytes.
+fn version_of(headers: &reqwest::header::HeaderMap) -> Option<String> {
+    let named = |name, prefix: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+            .filter(|v| !v.is_empty() && v.len() <= 256)
+            .map(|v| format!("{prefix}:{v}"))
+    };
+    named(header::ETAG, "etag").or_else(|| named(header::LAST_MODIFIED, "last-modified"))
 }
 
 /// Checks every URL with one [`Checker`] and returns the findings, in the order of `urls`.
@@ -194,16 +225,11 @@ fn head_suffices(url: &url::Url) -> bool {
 
 /// One URL, one request (two only when a HEAD is refused or fails): redirects are reported,
 /// not followed.
-async fn check_one(
-    fetcher: &Fetcher,
-    u: &UrlToCheck,
-    config: &CheckConfig,
-    host: &Host,
-    delay: Duration,
-) -> Vec<Finding> {
+async fn check_one(fetcher: &Fetcher, u: &UrlToCheck, config: &CheckConfig, host: &Host, delay: Duration) -> Checked {
     let finding = |rule, msg: String| Finding::new(rule, u.position, msg).with_loc(u.loc.clone());
+    let failed = |f: Finding| Checked { findings: vec![f], version: None };
     let Ok(parsed) = fetcher.check_url(&u.loc) else {
-        return vec![finding(Rule::UrlStatus, format!("{} cannot be requested", u.loc))];
+        return failed(finding(Rule::UrlStatus, format!("{} cannot be requested", u.loc)));
     };
     let client = fetcher.manual_client();
     host.pace(delay).await;
@@ -224,7 +250,7 @@ async fn check_one(
         Ok(r) => r,
         Err(e) => {
             let e = Error::from_reqwest(&u.loc, &e, fetcher.config());
-            return vec![finding(Rule::UrlStatus, format!("{} cannot be fetched: {e}", u.loc))];
+            return failed(finding(Rule::UrlStatus, format!("{} cannot be fetched: {e}", u.loc)));
         }
     };
     let status = resp.status().as_u16();
@@ -239,25 +265,27 @@ async fn check_one(
             Some(target) => format!("{} redirects to {target} (answers {status})", u.loc),
             None => format!("{} answers {status}", u.loc),
         };
-        return vec![finding(Rule::UrlStatus, message)];
+        return failed(finding(Rule::UrlStatus, message));
     }
     if !(200..300).contains(&status) {
-        return vec![finding(Rule::UrlStatus, format!("{} answers {status}", u.loc))];
+        return failed(finding(Rule::UrlStatus, format!("{} answers {status}", u.loc)));
     }
+    let version = version_of(resp.headers());
+    let found = |f: Finding| Checked { findings: vec![f], version: version.clone() };
     let tag: Vec<&str> = resp.headers().get_all("x-robots-tag").iter().filter_map(|v| v.to_str().ok()).collect();
     if tag.iter().any(|t| has_noindex(t)) {
-        return vec![finding(Rule::UrlNoindex, format!("{} sends X-Robots-Tag: {}", u.loc, tag.join(", ")))];
+        return found(finding(Rule::UrlNoindex, format!("{} sends X-Robots-Tag: {}", u.loc, tag.join(", "))));
     }
     if used_get && is_html(&resp) {
         let head = html_head(resp, config.html_head_bytes, fetcher.config().read_timeout).await;
         if let Some(content) = meta_robots_noindex(&String::from_utf8_lossy(&head)) {
-            return vec![finding(
+            return found(finding(
                 Rule::UrlNoindex,
                 format!("{} has <meta name=\"robots\" content=\"{content}\">", u.loc),
-            )];
+            ));
         }
     }
-    Vec::new()
+    Checked { findings: Vec::new(), version }
 }
 
 /// The start of an HTML body up to the end of its head (`</head>` or `<body`), at most
@@ -364,6 +392,25 @@ mod tests {
         assert!(!head_suffices(&url("https://a.example/about")));
         assert!(!head_suffices(&url("https://a.example/page.html")));
         assert!(!head_suffices(&url("https://a.example/x.pdf/view")));
+    }
+
+    #[test]
+    fn the_version_a_page_names() {
+        let headers = |pairs: &[(&'static str, &str)]| {
+            let mut h = reqwest::header::HeaderMap::new();
+            for (name, value) in pairs {
+                h.insert(*name, value.parse().unwrap());
+            }
+            h
+        };
+        let lm = "Tue, 01 Oct 2024 10:00:00 GMT";
+        let etag = [("etag", "\"v1\""), ("last-modified", lm)];
+        assert_eq!(version_of(&headers(&etag)).as_deref(), Some("etag:\"v1\""));
+        let date = format!("last-modified:{lm}");
+        assert_eq!(version_of(&headers(&[("last-modified", lm)])), Some(date));
+        assert_eq!(version_of(&headers(&[("etag", " ")])), None);
+        assert_eq!(version_of(&headers(&[("etag", &"x".repeat(300))])), None, "bounded");
+        assert_eq!(version_of(&headers(&[])), None);
     }
 
     #[test]

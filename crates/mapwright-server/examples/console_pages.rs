@@ -141,6 +141,7 @@ async fn run(store: Arc<dyn Store>, postgres: Option<&str>) -> Result<(), Box<dy
                 status,
                 rule: Some(rule.into()),
                 message: Some(format!("{o}/page/{i} {message}")),
+                version: None,
             }
         })
         .collect();

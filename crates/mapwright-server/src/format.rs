@@ -50,9 +50,34 @@ pub(crate) fn thousands(n: i64) -> String {
     out
 }
 
+/// What a changed URL's read changed, field by field: "lastmod 2024-01-01 → 2024-02-02;
+/// changefreq none → daily". The console's diff list and the CSV export say it with these
+/// words; the API gives the same `FieldChange` list as data.
+pub(crate) fn field_changes(fields: &[mapwright_store::FieldChange]) -> String {
+    let value = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".to_owned());
+    fields.iter().map(|f| format!("{} {} → {}", f.field, value(&f.old), value(&f.new))).collect::<Vec<_>>().join("; ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn field_changes_in_words() {
+        let change = |field, old: Option<&str>, new: Option<&str>| mapwright_store::FieldChange {
+            field,
+            old: old.map(str::to_owned),
+            new: new.map(str::to_owned),
+        };
+        assert_eq!(field_changes(&[]), "");
+        assert_eq!(
+            field_changes(&[
+                change("lastmod", Some("2024-01-01"), Some("2024-02-02")),
+                change("changefreq", None, Some("daily"))
+            ]),
+            "lastmod 2024-01-01 → 2024-02-02; changefreq none → daily"
+        );
+    }
 
     #[test]
     fn numbers() {

@@ -36,6 +36,7 @@ pub mod outbound;
 mod ratelimit;
 mod sitemap_url;
 mod status;
+mod trust;
 pub mod verify;
 
 use std::sync::Arc;

@@ -271,7 +271,13 @@ async fn a_run_cut_short_resumes_where_it_was_and_one_run_per_site_holds_across_
         assert_eq!(first.len(), 300);
         let records: Vec<_> = first
             .iter()
-            .map(|(id, _)| mapwright_store::UrlCheckRecord { url_id: *id, status: None, rule: None, message: None })
+            .map(|(id, _)| mapwright_store::UrlCheckRecord {
+                url_id: *id,
+                status: None,
+                rule: None,
+                message: None,
+                version: None,
+            })
             .collect();
         let reached = first.last().unwrap().0;
         assert!(store.record_check_page(s.site.id, "process-a", &records, reached, t0, t0 + 60).await.unwrap());

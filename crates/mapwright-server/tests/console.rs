@@ -75,6 +75,7 @@ pub async fn seed(app: &TestApp, email: &str, origin: &str) -> Seeded {
         status: Some(404),
         rule: Some("url-status".into()),
         message: Some(format!("{origin}/missing answers 404")),
+        version: None,
     };
     store.record_url_checks(site.id, &[check], now).await.unwrap();
     let (token, _) = store.create_api_token(actor, "ci", now).await.unwrap();

@@ -286,6 +286,7 @@ async fn failing_urls_are_grouped_by_kind_and_exported_as_csv() {
             status,
             rule: Some(rule.into()),
             message: Some(message),
+            version: None,
         };
         let checks = [
             check("gone", Some(410), "url-status", format!("{o}/gone answers 410")),

@@ -17,12 +17,19 @@ use crate::support::{Auth, TestApp, each_backend, unix_now};
 const WORKER: &str = "diff-worker";
 
 /// Runs the due jobs (a little ahead of the clock); returns how many ran.
-async fn drain(state: &AppState) -> usize {
+pub async fn drain(state: &AppState) -> usize {
     let jobs = state.store.lease_due_sitemaps(WORKER, unix_now() + 5, 10, 60).await.unwrap();
     for job in &jobs {
         run_job(state, WORKER, job).await.unwrap();
     }
     jobs.len()
+}
+
+/// `POST /api/v1/sitemaps/{id}/resubmit` as `token`, then one drain: the sitemap read again.
+pub async fn resubmit(app: &TestApp, token: &str, id: i64) {
+    let uri = format!("/api/v1/sitemaps/{id}/resubmit");
+    call_json(app, "POST", &uri, token, None, StatusCode::ACCEPTED, "Sitemap").await;
+    assert_eq!(drain(&app.state).await, 1);
 }
 
 /// `GET uri` as JSON of the schema, answering 200.
@@ -66,29 +73,9 @@ async fn each_read_shows_what_it_changed_in_the_api_and_on_the_sitemap_page() {
 
         // The second version: a changed, b the same, c gone, d new.
         web.put_etag("/sitemap.xml", &urlset(&[(&a, Some("2024-02-02")), (&b, None), (&d, None)]), Some("\"v2\""));
-        call_json(
-            &app,
-            "POST",
-            &format!("/api/v1/sitemaps/{id}/resubmit"),
-            &token,
-            None,
-            StatusCode::ACCEPTED,
-            "Sitemap",
-        )
-        .await;
-        assert_eq!(drain(&app.state).await, 1);
+        resubmit(&app, &token, id).await;
         // The same file again: a 304, which reads nothing.
-        call_json(
-            &app,
-            "POST",
-            &format!("/api/v1/sitemaps/{id}/resubmit"),
-            &token,
-            None,
-            StatusCode::ACCEPTED,
-            "Sitemap",
-        )
-        .await;
-        assert_eq!(drain(&app.state).await, 1);
+        resubmit(&app, &token, id).await;
 
         let reads = get_json(&app, &token, &format!("/api/v1/sitemaps/{id}/diffs"), "[ReadDiff]").await;
         let reads = reads.as_array().unwrap();
@@ -106,11 +93,19 @@ async fn each_read_shows_what_it_changed_in_the_api_and_on_the_sitemap_page() {
             })
             .collect();
         assert_eq!(summary, [("unchanged", false, 0, 0, 0), ("ok", true, 1, 1, 1), ("ok", true, 3, 0, 0)]);
+        let firsts: Vec<bool> = reads.iter().map(|r| r["first_read"].as_bool().unwrap()).collect();
+        assert_eq!(firsts, [false, false, true], "only the sitemap's first merged read is one");
         let second = reads[1]["download_id"].as_i64().unwrap();
         let first = reads[2]["download_id"].as_i64().unwrap();
 
         let page = get_json(&app, &token, &format!("/api/v1/downloads/{second}/diff"), "DiffPage").await;
         assert_eq!(changes(&page, &web.origin), pairs(&[("added", "/d"), ("changed", "/a"), ("removed", "/c")]));
+        // The changed URL says old -> new, field by field; the others have no fields.
+        let old_new = serde_json::json!([{ "field": "lastmod", "old": "2024-01-01", "new": "2024-02-02" }]);
+        for item in page["items"].as_array().unwrap() {
+            let want = if item["change"] == "changed" { old_new.clone() } else { serde_json::json!([]) };
+            assert_eq!(item["fields"], want, "{item}");
+        }
         assert_eq!((page["read"]["truncated"].as_bool(), page["next_after"].clone()), (Some(false), Value::Null));
         let removed =
             get_json(&app, &token, &format!("/api/v1/downloads/{second}/diff?change=removed"), "DiffPage").await;
@@ -131,11 +126,13 @@ async fn each_read_shows_what_it_changed_in_the_api_and_on_the_sitemap_page() {
             call(&app, "GET", &format!("/api/v1/downloads/{second}/diff.csv"), Some(&token), None).await;
         assert_eq!((status, headers["content-type"].to_str().unwrap()), (StatusCode::OK, "text/csv; charset=utf-8"));
         let mut rows: Vec<&str> = csv.lines().collect();
-        assert_eq!(rows.remove(0), "change,url,lastmod,changefreq,priority,removed_at,url_id");
+        assert_eq!(rows.remove(0), "change,url,lastmod,changefreq,priority,removed_at,url_id,changes");
         rows.sort();
         assert_eq!(rows.len(), 3);
         assert!(rows[0].starts_with(&format!("added,{d},,")), "{csv}");
         assert!(rows[1].starts_with(&format!("changed,{a},2024-02-02,")), "{csv}");
+        assert!(rows[1].ends_with(",lastmod 2024-01-01 → 2024-02-02"), "{csv}");
+        assert!(rows[0].ends_with(','), "an added URL changed no field: {csv}");
         assert!(rows[2].starts_with(&format!("removed,{c},,,,20")), "an ISO time: {csv}");
         let (status, _, jsonl) =
             call(&app, "GET", &format!("/api/v1/downloads/{second}/diff.jsonl?change=added"), Some(&token), None).await;
@@ -144,6 +141,11 @@ async fn each_read_shows_what_it_changed_in_the_api_and_on_the_sitemap_page() {
         assert_eq!(lines.len(), 1);
         crate::api::assert_schema(&lines[0], "DiffUrl");
         assert_eq!(lines[0]["loc"], d);
+        let (_, _, jsonl) =
+            call(&app, "GET", &format!("/api/v1/downloads/{second}/diff.jsonl?change=changed"), Some(&token), None)
+                .await;
+        let line: Value = serde_json::from_str(jsonl.trim()).unwrap();
+        assert_eq!(line["fields"], old_new, "the export says what the API says");
         // A 304's diff is empty.
         let unchanged = reads[0]["download_id"].as_i64().unwrap();
         let page = get_json(&app, &token, &format!("/api/v1/downloads/{unchanged}/diff"), "DiffPage").await;
@@ -157,7 +159,12 @@ async fn each_read_shows_what_it_changed_in_the_api_and_on_the_sitemap_page() {
         let shown = text(&html);
         assert!(shown.contains("Changes by read"), "{shown}");
         assert!(shown.contains("+1 added, −1 removed, ~1 changed"), "{shown}");
-        assert!(shown.contains("+3 added, −0 removed, ~0 changed"), "{shown}");
+        // The first read is one collapsed line, not a list of everything it added.
+        assert!(shown.contains("First read: 3 URLs added"), "{shown}");
+        assert!(shown.contains("Changed: lastmod 2024-01-01 → 2024-02-02"), "old -> new: {shown}");
+        let listed =
+            &shown[shown.find("URLs changed by the read").expect("a list")..shown.find("Download history").unwrap()];
+        assert!(!listed.contains(b.as_str()), "the first read's URLs are not listed unasked: {listed}");
         assert!(shown.contains("No change (the file was not modified)"), "{shown}");
         for url in [&a, &c, &d] {
             assert!(shown.contains(url.as_str()), "{url} listed: {shown}");
@@ -176,6 +183,17 @@ async fn each_read_shows_what_it_changed_in_the_api_and_on_the_sitemap_page() {
             &list[list.find("URLs changed by the read").expect("the list")..list.find("Download history").unwrap()];
         assert!(list.contains(c.as_str()) && list.contains("removed from the site"), "{list}");
         assert!(!list.contains(d.as_str()), "only the removed: {list}");
+
+        // A later read changes /a again: the second read's diff still says what that read
+        // changed (its old and new values were kept), while the URL's lastmod now moved on.
+        web.put_etag("/sitemap.xml", &urlset(&[(&a, Some("2024-03-03")), (&b, None), (&d, None)]), Some("\"v3\""));
+        resubmit(&app, &token, id).await;
+        let again =
+            get_json(&app, &token, &format!("/api/v1/downloads/{second}/diff?change=changed"), "DiffPage").await;
+        assert_eq!(
+            (&again["items"][0]["fields"], &again["items"][0]["lastmod"]),
+            (&old_new, &Value::from("2024-03-03"))
+        );
 
         // A reader sees the same; a stranger gets 404, as for every route of another's site.
         let (bob, bob_token) = user(&app, "bob@example.com").await;

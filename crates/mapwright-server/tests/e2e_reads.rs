@@ -8,17 +8,28 @@
 use fantoccini::Locator;
 use mapwright_server::AppState;
 use mapwright_server::jobs::reads::run_job;
-use mapwright_store::Source;
+use mapwright_store::{Actor, Site, Source};
 
 use crate::e2e::{Console, click, fill, until};
 use crate::sitehost::{SiteHost, urlset};
 
 /// Runs the jobs due (a little ahead of the clock), as a worker would.
-async fn drain(state: &AppState) {
+pub(crate) async fn drain(state: &AppState) {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
     for job in state.store.lease_due_sitemaps("e2e", now + 5, 10, 60).await.unwrap() {
         run_job(state, "e2e", &job).await.unwrap();
     }
+}
+
+/// Ann (a user of the console), her verified site and its host on 127.0.0.1, made at the
+/// clock's time (so that the pages say "just now", not "56 years ago"), with that time.
+pub(crate) async fn ann_site(console: &Console) -> (i64, Actor, Site, SiteHost) {
+    let web = SiteHost::start().await;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    let ann = console.user("ann@example.com", now).await;
+    let site = console.store.create_site(ann, &web.origin, now).await.unwrap();
+    console.store.record_verification(site.id, true, now).await.unwrap();
+    (now, ann, site, web)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -27,12 +38,7 @@ async fn changes_by_read_and_webhooks_in_headless_chromium() {
     let (store, state) = (&console.store, &console.state);
 
     // Ann's site on 127.0.0.1, read twice: the second read changes a, keeps b, drops c, adds d.
-    let web = SiteHost::start().await;
-    // Stamped with the clock, so that the pages say "just now", not "56 years ago".
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
-    let ann = console.user("ann@example.com", now).await;
-    let site = store.create_site(ann, &web.origin, now).await.unwrap();
-    store.record_verification(site.id, true, now).await.unwrap();
+    let (now, ann, site, web) = ann_site(&console).await;
     let (a, b, c, d) = (web.url("/a"), web.url("/b"), web.url("/c"), web.url("/d"));
     web.put_etag("/sitemap.xml", &urlset(&[(&a, Some("2024-01-01")), (&b, None), (&c, None)]), Some("\"v1\""));
     let sitemap = store.add_sitemap(ann, site.id, &web.url("/sitemap.xml"), Source::Api, now).await.unwrap();

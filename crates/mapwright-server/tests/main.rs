@@ -4,6 +4,7 @@
 mod accounts;
 mod alerts;
 mod api;
+mod changes;
 mod checks;
 mod connections;
 mod console;
@@ -17,6 +18,7 @@ mod diffs;
 mod dns;
 mod e2e;
 mod e2e_alerts;
+mod e2e_changes;
 mod e2e_domains;
 mod e2e_members;
 mod e2e_reads;

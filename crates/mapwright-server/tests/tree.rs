@@ -146,6 +146,26 @@ async fn an_index_is_read_shown_and_resubmitted_as_a_tree() {
         assert!(chart.iter().any(|c| c.starts_with("4 URL entries in the index's sitemaps")), "{chart:?}");
         let statuses = texts(&page, "#downloads ~ table td[data-label=Status]");
         assert_eq!(statuses, ["Success"], "the downloads' status in words");
+        // The index rolls up its children's changes: each child's latest read (gone.xml failed:
+        // read, nothing changed), a's and b's first reads listed, most changes first.
+        let uri_changes = format!("/api/v1/sitemaps/{index_id}/child-changes");
+        let rolled = call_json(&app, "GET", &uri_changes, &token, None, StatusCode::OK, "ChildChanges").await;
+        let totals = &rolled["totals"];
+        assert_eq!(totals, &json!({ "children": 3, "changed_children": 2, "added": 3, "removed": 0, "changed": 0 }));
+        let items: Vec<(&str, i64, bool)> = rolled["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (c["url"].as_str().unwrap(), c["added"].as_i64().unwrap(), c["first_read"].as_bool().unwrap()))
+            .collect();
+        assert_eq!(items, [(children[0].as_str(), 2, true), (children[1].as_str(), 1, true)]);
+        let rollup = texts(&page, "#changes ~ p");
+        assert!(
+            rollup.iter().any(|p| p == "The latest reads of 2 of its 3 sitemaps changed their URL lists: +3 added, −0 removed, ~0 changed."),
+            "{rollup:?}"
+        );
+        let rows = texts(&page, "#changes ~ table td[data-label=Changes]");
+        assert_eq!(rows, ["First read: 2 URLs added", "First read: 1 URL added"]);
 
         // b is fixed. Resubmit of the index reads the whole tree: the unchanged ones are 304s.
         web.put_etag("/b.xml", &urlset(&[(&b1, None)]), Some("\"b2\""));
@@ -181,6 +201,11 @@ async fn an_index_is_read_shown_and_resubmitted_as_a_tree() {
         );
         assert_eq!(last(&b["id"]).await["status"], "ok", "the fixed child was read again at once");
         assert_eq!(last(&json!(index_id)).await["http_status"], 304);
+        // b's read listed the same URLs, a's was a 304: the latest reads changed nothing.
+        let rolled = call_json(&app, "GET", &uri_changes, &token, None, StatusCode::OK, "ChildChanges").await;
+        assert_eq!((&rolled["totals"]["changed_children"], &rolled["items"]), (&json!(0), &json!([])));
+        let (_, _, page) = app.get(&format!("/sitemaps/{index_id}"), Auth::Cookie(&cookie)).await;
+        assert!(text(&page).contains("No change in the latest reads of its 3 sitemaps."), "{}", text(&page));
         let shown = show(index_id).await;
         assert_eq!((&shown["rollup_status"], &shown["rollup_errors"]), (&json!("failed"), &json!(0)), "{shown:#}");
 

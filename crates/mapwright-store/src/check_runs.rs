@@ -13,31 +13,61 @@
 macro_rules! check_run_cols {
     () => {
         "site_id, state, requested_by, started_at, finished_at, after_url_id, checked, failing, total, error, \
-         lease_owner, lease_expires_at, last_complete_at"
+         lease_owner, lease_expires_at, last_complete_at, new_only"
     };
 }
 
-/// Upserts URL check outcomes in the transaction `$tx`, in chunks.
+/// Upserts URL check outcomes in the transaction `$tx`, in chunks. Each row keeps what the
+/// visit before it said (migration 0062): whether it failed (`prev_failing`), and how the page's
+/// version and the URL's lastmod (`lastmod_seen`, read from the URL's row now) moved since
+/// (`version_pair`, see `trust.rs`).
 macro_rules! insert_url_checks {
     ($tx:ident, $site_id:expr, $checks:expr, $now:expr) => {
         for chunk in $checks.chunks($crate::sql::URL_CHUNK) {
-            let mut insert =
-                sqlx::QueryBuilder::new("INSERT INTO url_checks (url_id, site_id, checked_at, status, rule, message) ");
+            let mut insert = sqlx::QueryBuilder::new(
+                "INSERT INTO url_checks (url_id, site_id, checked_at, status, rule, message, version, lastmod_seen) ",
+            );
             insert.push_values(chunk, |mut row, c| {
                 row.push_bind(c.url_id)
                     .push_bind($site_id)
                     .push_bind($now)
                     .push_bind(c.status)
                     .push_bind(&c.rule)
-                    .push_bind(&c.message);
+                    .push_bind(&c.message)
+                    .push_bind(c.version.as_deref().map(clean))
+                    .push("(SELECT u.lastmod FROM urls u WHERE u.id = ")
+                    .push_bind_unseparated(c.url_id)
+                    .push_unseparated(")");
             });
             insert.push(
                 " ON CONFLICT (url_id) DO UPDATE SET checked_at = excluded.checked_at, status = excluded.status, \
-                 rule = excluded.rule, message = excluded.message",
+                 rule = excluded.rule, message = excluded.message, prev_failing = (url_checks.rule IS NOT NULL), \
+                 version_pair = CASE WHEN url_checks.version IS NULL OR excluded.version IS NULL THEN NULL \
+                 WHEN (url_checks.version = excluded.version) = (url_checks.lastmod_seen IS NOT DISTINCT FROM \
+                 excluded.lastmod_seen) THEN 0 WHEN url_checks.version = excluded.version THEN 1 ELSE 2 END, \
+                 version = excluded.version, lastmod_seen = excluded.lastmod_seen",
             );
             insert.build().execute(&mut *$tx).await?;
         }
     };
+}
+
+/// In a claim's transaction `$tx`: the count of the owner's periodic and new-URL runs going
+/// when it is `$per_owner` or more (the owner's row locked first, so the count holds across
+/// processes), else `None`.
+macro_rules! check_runs_owner_busy {
+    ($tx:ident, $owner_id:expr, $now:expr, $per_owner:expr) => {{
+        sqlx::query("UPDATE users SET is_admin = is_admin WHERE id = $1").bind($owner_id).execute(&mut *$tx).await?;
+        let running: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM check_runs r JOIN sites s ON s.id = r.site_id WHERE s.owner_id = $1 \
+             AND r.requested_by IS NULL AND r.state = 'running' AND r.lease_expires_at > $2",
+        )
+        .bind($owner_id)
+        .bind($now)
+        .fetch_one(&mut *$tx)
+        .await?;
+        (running >= $per_owner).then_some(running)
+    }};
 }
 
 /// The check-run methods of a store type with a `pool` and `begin_write`.
@@ -51,19 +81,25 @@ macro_rules! impl_check_runs {
                 failed_before: Timestamp,
                 limit: i64,
             ) -> Result<Vec<i64>> {
+                // Last, the sites whose last run is done and ended `NEW_URL_CHECK_GAP` ago, with
+                // live URLs past it: a run of those (`CheckTrigger::NewUrls`).
                 Ok(sqlx::query_scalar(
                     "SELECT s.id FROM sites s LEFT JOIN check_runs r ON r.site_id = s.id \
                      WHERE s.verified_at IS NOT NULL AND (r.site_id IS NULL \
                      OR (r.state = 'running' AND (r.lease_expires_at IS NULL OR r.lease_expires_at <= $1)) \
                      OR (r.state <> 'running' AND COALESCE(r.last_complete_at, 0) < $2 \
-                         AND (r.state = 'done' OR r.finished_at < $3))) \
-                     ORDER BY CASE WHEN r.state = 'running' THEN 0 WHEN r.site_id IS NULL THEN 1 ELSE 2 END, \
+                         AND (r.state = 'done' OR r.finished_at < $3)) \
+                     OR (r.state = 'done' AND r.finished_at <= $5 AND EXISTS (SELECT 1 FROM urls u \
+                         WHERE u.site_id = s.id AND u.removed_at IS NULL AND u.id > r.after_url_id))) \
+                     ORDER BY CASE WHEN r.state = 'running' THEN 0 WHEN r.site_id IS NULL THEN 1 \
+                     WHEN COALESCE(r.last_complete_at, 0) < $2 THEN 2 ELSE 3 END, \
                      COALESCE(r.last_complete_at, 0), s.id LIMIT $4",
                 )
                 .bind(now)
                 .bind(complete_before)
                 .bind(failed_before)
                 .bind(limit.max(0))
+                .bind(now - $crate::NEW_URL_CHECK_GAP)
                 .fetch_all(&self.pool)
                 .await?)
             }
@@ -115,6 +151,43 @@ macro_rules! impl_check_runs {
                 if busy > 0 {
                     return Ok(Err(CheckRefusal::OriginBusy));
                 }
+                if let (CheckTrigger::NewUrls { finished_before, per_owner }, false) =
+                    (trigger, run.as_ref().is_some_and(CheckRun::is_running))
+                {
+                    // The URLs past the last done run, if it ended long enough ago.
+                    let Some(last) = run.filter(|r| r.state == "done" && r.finished_at.is_some_and(|at| at < *finished_before))
+                    else {
+                        return Ok(Err(CheckRefusal::NotDue));
+                    };
+                    let fresh: i64 = sqlx::query_scalar(
+                        "SELECT COUNT(*) FROM urls WHERE site_id = $1 AND removed_at IS NULL AND id > $2",
+                    )
+                    .bind(site_id)
+                    .bind(last.after_url_id)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                    if fresh == 0 {
+                        return Ok(Err(CheckRefusal::NotDue));
+                    }
+                    if let Some(running) = check_runs_owner_busy!(tx, owner_id, now, *per_owner) {
+                        return Ok(Err(CheckRefusal::OwnerLimit(running)));
+                    }
+                    let started: CheckRun = sqlx::query_as(concat!(
+                        "UPDATE check_runs SET state = 'running', requested_by = NULL, started_at = $2, finished_at = NULL, \
+                         checked = 0, failing = 0, total = $3, error = NULL, lease_owner = $4, lease_expires_at = $5, \
+                         new_only = TRUE WHERE site_id = $1 RETURNING ",
+                        check_run_cols!()
+                    ))
+                    .bind(site_id)
+                    .bind(now)
+                    .bind(fresh)
+                    .bind(owner)
+                    .bind(lease_until)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                    tx.commit().await?;
+                    return Ok(Ok(started));
+                }
                 if run.as_ref().is_some_and(CheckRun::is_running) {
                     // A run whose process died or stopped: taken over where it was.
                     let resumed: CheckRun = sqlx::query_as(concat!(
@@ -138,23 +211,13 @@ macro_rules! impl_check_runs {
                         if !due {
                             return Ok(Err(CheckRefusal::NotDue));
                         }
-                        sqlx::query("UPDATE users SET is_admin = is_admin WHERE id = $1")
-                            .bind(owner_id)
-                            .execute(&mut *tx)
-                            .await?;
-                        let running: i64 = sqlx::query_scalar(
-                            "SELECT COUNT(*) FROM check_runs r JOIN sites s ON s.id = r.site_id WHERE s.owner_id = $1 \
-                             AND r.requested_by IS NULL AND r.state = 'running' AND r.lease_expires_at > $2",
-                        )
-                        .bind(owner_id)
-                        .bind(now)
-                        .fetch_one(&mut *tx)
-                        .await?;
-                        if running >= *per_owner {
+                        if let Some(running) = check_runs_owner_busy!(tx, owner_id, now, *per_owner) {
                             return Ok(Err(CheckRefusal::OwnerLimit(running)));
                         }
                         None
                     }
+                    // Handled above: a new-URL run of a site whose run is going is that run.
+                    CheckTrigger::NewUrls { .. } => return Ok(Err(CheckRefusal::Running)),
                     CheckTrigger::User { user_id, per_user, cooldown } => {
                         if let Some(wait) = run
                             .as_ref()
@@ -192,7 +255,7 @@ macro_rules! impl_check_runs {
                      ON CONFLICT (site_id) DO UPDATE SET state = 'running', requested_by = excluded.requested_by, \
                      started_at = excluded.started_at, finished_at = NULL, after_url_id = 0, checked = 0, failing = 0, \
                      total = excluded.total, error = NULL, lease_owner = excluded.lease_owner, \
-                     lease_expires_at = excluded.lease_expires_at RETURNING ",
+                     lease_expires_at = excluded.lease_expires_at, new_only = FALSE RETURNING ",
                     check_run_cols!()
                 ))
                 .bind(site_id)
@@ -264,7 +327,8 @@ macro_rules! impl_check_runs {
                 let state = if error.is_none() { "done" } else { "failed" };
                 Ok(sqlx::query_as(concat!(
                     "UPDATE check_runs SET state = $3, error = $4, finished_at = $5, lease_owner = NULL, \
-                     lease_expires_at = NULL, last_complete_at = CASE WHEN $3 = 'done' THEN $5 ELSE last_complete_at END \
+                     lease_expires_at = NULL, \
+                     last_complete_at = CASE WHEN $3 = 'done' AND NOT new_only THEN $5 ELSE last_complete_at END \
                      WHERE site_id = $1 AND lease_owner = $2 AND state = 'running' RETURNING ",
                     check_run_cols!()
                 ))
@@ -325,12 +389,13 @@ macro_rules! url_check_methods {
                 let limit = limit.clamp(1, 1000);
                 let items: Vec<UrlFailure> = sqlx::query_as(concat!(
                     "SELECT c.url_id, u.loc, c.status, c.rule, c.message, c.checked_at, ", failure_kind!(), " AS kind, \
+                     COALESCE(", newly_failing!(), ", FALSE) AS newly_failing, \
                      (SELECT MIN(su.sitemap_id) FROM sitemap_urls su WHERE su.url_id = c.url_id) AS sitemap_id, \
                      (SELECT sm.url FROM sitemaps sm WHERE sm.id = \
                       (SELECT MIN(su.sitemap_id) FROM sitemap_urls su WHERE su.url_id = c.url_id)) AS sitemap_url \
                      FROM url_checks c JOIN urls u ON u.id = c.url_id \
                      WHERE c.site_id = $1 AND c.rule IS NOT NULL AND u.removed_at IS NULL AND c.url_id > $2 \
-                     AND ($4 OR ", failure_kind!(), " = $5) ORDER BY c.url_id LIMIT $3"
+                     AND ($4 OR ", failure_kind!(), " = $5 OR ($5 = 'new' AND ", newly_failing!(), ")) ORDER BY c.url_id LIMIT $3"
                 ))
                 .bind(site_id)
                 .bind(after)
@@ -340,6 +405,38 @@ macro_rules! url_check_methods {
                 .fetch_all(&self.pool)
                 .await?;
                 Ok(Page::from_one_extra(items, limit, |f| f.url_id))
+            }
+
+            pub(crate) async fn check_changes_impl(
+                &self,
+                actor: Actor,
+                site_id: i64,
+                after: i64,
+                limit: i64,
+            ) -> Result<$crate::CheckChanges> {
+                self.site(actor, site_id).await?;
+                let (newly_failing, fixed): (i64, i64) = sqlx::query_as(concat!(
+                    "SELECT (SELECT COUNT(*) FROM url_checks c JOIN urls u ON u.id = c.url_id WHERE c.site_id = $1 \
+                     AND c.rule IS NOT NULL AND ", newly_failing!(), " AND u.removed_at IS NULL), \
+                     (SELECT COUNT(*) FROM url_checks c JOIN urls u ON u.id = c.url_id WHERE c.site_id = $1 \
+                     AND ", fixed!(), " AND u.removed_at IS NULL)"
+                ))
+                .bind(site_id)
+                .fetch_one(&self.pool)
+                .await?;
+                let limit = limit.clamp(1, 1000);
+                let items: Vec<$crate::UrlFixed> = sqlx::query_as(concat!(
+                    "SELECT c.url_id, u.loc, c.checked_at FROM url_checks c JOIN urls u ON u.id = c.url_id \
+                     WHERE c.site_id = $1 AND ", fixed!(), " AND u.removed_at IS NULL \
+                     AND c.url_id > $2 ORDER BY c.url_id LIMIT $3"
+                ))
+                .bind(site_id)
+                .bind(after.max(0))
+                .bind(limit + 1)
+                .fetch_all(&self.pool)
+                .await?;
+                let fixed_urls = Page::from_one_extra(items, limit, |f: &$crate::UrlFixed| f.url_id);
+                Ok($crate::CheckChanges { newly_failing, fixed, fixed_urls })
             }
 
             pub(crate) async fn url_failure_kinds_impl(&self, actor: Actor, site_id: i64) -> Result<Vec<FailureKindCount>> {
@@ -354,6 +451,22 @@ macro_rules! url_check_methods {
                 .await?)
             }
         }
+    };
+}
+
+/// Whether a failing URL check `c` passed the check before it: failing since the previous
+/// check (`UrlFailure::newly_failing`, the kind filter `new`, `CheckChanges::newly_failing`).
+macro_rules! newly_failing {
+    () => {
+        "c.prev_failing = FALSE"
+    };
+}
+
+/// Whether a URL check `c` passed after the check before it failed: fixed (`CheckChanges`;
+/// the partial index `url_checks_fixed`, migration 0062).
+macro_rules! fixed {
+    () => {
+        "c.rule IS NULL AND c.prev_failing = TRUE"
     };
 }
 

@@ -188,6 +188,7 @@ macro_rules! impl_ingest {
                     let mut write = UrlWrite::default();
                     let mut refused = last_refused;
                     let mut fresh: Option<Vec<i64>> = None;
+                    let mut before = Vec::new();
                     if merge.same_content && read_at.is_some() && last_refused == 0 {
                         // The same bytes as the last merged read: no URL row is written, the read
                         // only stamps the sitemap (the URLs' "last seen").
@@ -198,7 +199,7 @@ macro_rules! impl_ingest {
                         // The rows still waiting in the stage (PostgreSQL: all of them, the new URLs
                         // copied straight into `urls`).
                         fresh = $crate::ingest::write_pending!($stage, tx, stage, site_id, sitemap_id, &plan, &merge);
-                        write = $crate::ingest::merge_rows!(
+                        (write, before) = $crate::ingest::merge_rows!(
                             tx, stage.id, site_id, sitemap_id, merge, plan, &stage.known.superseded,
                             fresh.as_ref().map(|ids| ids.len() as i64),
                             [$($create),*], [$($resolved),*], $new_urls, $pin, [$($drop),*]
@@ -213,7 +214,9 @@ macro_rules! impl_ingest {
                         }
                     }
                     // What the read changed, in this transaction: no merge, no diff.
-                    write.diff = Some($crate::diffs::record_diff!(tx, stage.id, site_id, sitemap_id, now, &write, &plan.gone, fresh.as_deref()));
+                    write.diff = Some($crate::diffs::record_diff!(
+                        tx, stage.id, site_id, sitemap_id, now, &write, &plan.gone, fresh.as_deref(), &before, read_at.is_none()
+                    ));
                     sqlx::query("UPDATE sitemaps SET urls_read_at = $1, urls_refused = $2 WHERE id = $3")
                         .bind(now)
                         .bind(refused)
@@ -525,7 +528,8 @@ macro_rules! stage_rows {
 pub(crate) use stage_rows;
 
 /// The set-based merge of a stage into the live tables, in the caller's transaction `$tx`;
-/// evaluates to the [`UrlWrite`](crate::UrlWrite). The same SQL on both backends. New URLs go
+/// evaluates to the [`UrlWrite`](crate::UrlWrite) and what the first changed URLs said before
+/// (for the diff). The same SQL on both backends. New URLs go
 /// straight from `staged_urls` into `urls` when the quota lets them all in; changed and removed
 /// URLs (and new ones met by a URL already in the site, or cut by the quota) go through the
 /// temporary table `merge_urls`, where each statement is driven by its rows (a correlated
@@ -568,6 +572,7 @@ macro_rules! merge_rows {
         // removed), or the quota: they are merged row by row below.
         let slow_new = plan.new > 0 && fresh_rows < plan.new;
         let mut refused = 0_i64;
+        let mut before: Vec<$crate::diffs::Before> = Vec::new();
         if plan.changed_rows > 0 || !plan.gone.is_empty() || slow_new {
             $(sqlx::query($create).execute(&mut *$tx).await?;)*
             sqlx::query(
@@ -601,6 +606,18 @@ macro_rules! merge_rows {
             .execute(&mut *$tx)
             .await?;
             $(sqlx::query($resolved).execute(&mut *$tx).await?;)*
+            if plan.changed_rows > 0 {
+                // What the changed URLs said before this read and what it says, for the diff's
+                // "old -> new": the first rows of the cap in reading order, before the rewrite.
+                before = sqlx::query_as(
+                    "SELECT m.url_id, u.lastmod, u.changefreq, u.priority, m.lastmod, m.changefreq, m.priority \
+                     FROM merge_urls m JOIN urls u ON u.id = m.url_id \
+                     WHERE m.kind = 1 ORDER BY m.seq LIMIT $1",
+                )
+                .bind($crate::diffs::MAX_DIFF_URLS)
+                .fetch_all(&mut *$tx)
+                .await?;
+            }
             // Known URLs are rewritten only when what the sitemap says of them changed.
             sqlx::query(concat!(
                 "UPDATE urls SET (lastmod, changefreq, priority, changed_at) = (SELECT m.lastmod, m.changefreq, \
@@ -709,14 +726,15 @@ macro_rules! merge_rows {
         } else if fresh_rows > 0 {
             $crate::ingest::add_to_chain!($tx, sitemap_id, fresh_rows);
         }
-        UrlWrite {
+        let write = UrlWrite {
             written: (plan.distinct - refused).max(0) as u64,
             refused: refused as u64,
             added: (fresh_rows + known_linked) as u64,
             changed: plan.changed as u64,
             removed: removed as u64,
             diff: None,
-        }
+        };
+        (write, before)
     }};
 }
 

@@ -47,6 +47,8 @@ mod sitemaps;
 #[macro_use]
 mod sites;
 #[macro_use]
+mod trust;
+#[macro_use]
 mod urls;
 #[macro_use]
 mod webhooks;
@@ -69,7 +71,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use alerts::{AlertLink, AlertRecipient, AlertSetting, Worsening, alert_rank};
-pub use diffs::{Change, DiffUrl, MAX_DIFF_URLS, ReadDiff};
+pub use diffs::{Change, ChangeTotals, ChildChange, ChildChanges, DiffUrl, FieldChange, MAX_DIFF_URLS, ReadDiff};
 pub use domains::{DomainProperty, MAX_DOMAINS_PER_USER};
 pub use email::{InvalidEmail, normalize_email};
 pub use error::{Error, Result};
@@ -82,6 +84,7 @@ pub use model::*;
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 pub use store::Store;
+pub use trust::{LastmodTally, LastmodTrust, LastmodVisits};
 pub use wake::{CHANNEL as WAKE_CHANNEL, DueListener, Heard};
 pub use webhooks::{
     ATTEMPTS_KEPT, AttemptRecord, DisabledWebhook, Enqueued, LeasedDelivery, MAX_PENDING_DELIVERIES_PER_USER,

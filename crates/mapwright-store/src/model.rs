@@ -288,6 +288,9 @@ pub struct DownloadRecord {
     pub content_hash: Option<String>,
     /// The diff the read's merge recorded ([`UrlWrite::diff`]), linked to this download.
     pub diff: Option<i64>,
+    /// What the read's lastmod values look like, when it parsed the file: replaces the
+    /// sitemap's stored tally (see [`LastmodTrust`](crate::LastmodTrust)).
+    pub lastmod: Option<crate::LastmodTally>,
 }
 
 row! {
@@ -522,6 +525,10 @@ pub struct UrlCheckRecord {
     pub rule: Option<String>,
     /// What was found, for the report.
     pub message: Option<String>,
+    /// The version the page's server named (its ETag, else its Last-Modified), when the visit
+    /// got an answer that names one: compared with the visit before against the URL's lastmod
+    /// (see [`LastmodVisits`](crate::LastmodVisits)).
+    pub version: Option<String>,
 }
 
 row! {
@@ -555,8 +562,15 @@ pub struct CheckRun {
     pub lease_expires_at: Option<Timestamp>,
     /// When the last run that checked every URL ended, if one did.
     pub last_complete_at: Option<Timestamp>,
+    /// A run of the URLs added since the last run only ([`CheckTrigger::NewUrls`]): it never
+    /// counts as a complete run.
+    pub new_only: bool,
 }
 }
+
+/// The least time between the end of a site's last run and a run of its new URLs: the URLs a
+/// read adds are checked within minutes, together, never one run per read.
+pub const NEW_URL_CHECK_GAP: i64 = 600;
 
 impl CheckRun {
     /// Whether the run is going (or was, in a process whose lease has not expired yet).
@@ -589,6 +603,15 @@ pub enum CheckTrigger {
         per_user: i64,
         /// Seconds after a run ends before "Check now" may start another.
         cooldown: i64,
+    },
+    /// A run of the URLs added since the site's last run, which must be done and have ended
+    /// before `finished_before` (see [`NEW_URL_CHECK_GAP`]); counted with the periodic runs
+    /// against the owner's `per_owner`.
+    NewUrls {
+        /// Due when the last run ended before this.
+        finished_before: Timestamp,
+        /// Periodic and new-URL runs of one owner's sites going at once.
+        per_owner: i64,
     },
 }
 
@@ -638,7 +661,38 @@ pub struct UrlFailure {
     pub sitemap_id: Option<i64>,
     /// That sitemap's URL.
     pub sitemap_url: Option<String>,
+    /// It passed the check before this one: it became failing since the previous check.
+    pub newly_failing: bool,
 }
+}
+
+/// The kind filter of [`Store::list_url_failures`](crate::Store::list_url_failures) that lists
+/// the URLs that became failing since the previous check, whatever their kind.
+pub const NEWLY_FAILING: &str = "new";
+
+row! {
+/// A live URL that passed its last check after failing the one before: fixed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UrlFixed {
+    /// The URL's id; pages are ordered by it.
+    pub url_id: i64,
+    /// The URL.
+    pub loc: String,
+    /// When it was checked and found fine.
+    pub checked_at: Timestamp,
+}
+}
+
+/// What changed between a site's two last checks of each URL, for
+/// [`Store::check_changes`](crate::Store::check_changes).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckChanges {
+    /// Live URLs failing now that passed the check before.
+    pub newly_failing: i64,
+    /// Live URLs passing now that failed the check before.
+    pub fixed: i64,
+    /// A page of the fixed ones.
+    pub fixed_urls: Page<UrlFixed>,
 }
 
 // --- fairness, quotas, retention ---

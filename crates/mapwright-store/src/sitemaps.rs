@@ -513,6 +513,7 @@ macro_rules! sitemap_methods {
                     .await?;
                 }
                 $crate::diffs::link_diff!(tx, d.diff, download_id, sitemap_id);
+                $crate::trust::save_tally!(tx, sitemap_id, d.lastmod.as_ref());
                 if let Some(read) = stands_for {
                     sqlx::query(
                         "INSERT INTO findings (download_id, rule, severity, line, col, loc, message) \

@@ -73,6 +73,7 @@ macro_rules! impl_store {
         listing_methods!($ty);
         alert_methods!($ty);
         diff_methods!($ty);
+        trust_methods!($ty);
         webhook_methods!($ty);
         outbound_methods!($ty);
 

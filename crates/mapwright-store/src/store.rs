@@ -484,6 +484,11 @@ store_trait! {
         async fn list_read_diffs(&self, actor: Actor, sitemap_id: i64, limit: i64) -> Result<Vec<ReadDiff>>
             => list_read_diffs_impl;
 
+        /// An index's changes rolled up: what the latest read of each of its live children changed
+        /// (totals over all of them, and the `limit` children that changed most, 1 to 1,000).
+        async fn child_changes(&self, actor: Actor, index_id: i64, limit: i64) -> Result<crate::ChildChanges>
+            => child_changes_impl;
+
         /// A download of the actor with what its read changed.
         async fn read_diff(&self, actor: Actor, download_id: i64) -> Result<ReadDiff> => read_diff_impl;
 
@@ -499,6 +504,11 @@ store_trait! {
             limit: i64,
         ) -> Result<Page<DiffUrl>> => list_diff_urls_impl;
 
+        /// A sitemap's lastmod measures (see `trust.rs`): its last read's counts and the URL
+        /// checker's comparisons of the URLs it lists.
+        async fn lastmod_trust(&self, actor: Actor, sitemap_id: i64) -> Result<crate::LastmodTrust>
+            => lastmod_trust_impl;
+
         /// Findings `offset..offset+limit` of a download of the actor, in stored order.
         async fn list_findings_page(
             &self,
@@ -509,8 +519,10 @@ store_trait! {
         ) -> Result<Vec<FindingRecord>> => list_findings_page_impl;
 
         /// Verified sites whose check run is due, up to `limit`: a run whose process's lease
-        /// expired first (it resumes), then sites never checked, then the longest ago. Due means
-        /// as [`CheckTrigger::Periodic`] says; [`Store::claim_check_run`] decides for sure.
+        /// expired first (it resumes), then sites never checked, then the longest ago, then the
+        /// sites with URLs added since their last run ([`CheckTrigger::NewUrls`], when it ended
+        /// [`NEW_URL_CHECK_GAP`](crate::NEW_URL_CHECK_GAP) before `now`). Due means as the trigger
+        /// says; [`Store::claim_check_run`] decides for sure.
         async fn sites_due_for_check_run(
             &self,
             now: Timestamp,
@@ -585,7 +597,8 @@ store_trait! {
         ) -> Result<Page<Sitemap>> => page_sitemaps_impl;
 
         /// A page of the live URLs of a site of the actor that failed their last check, by URL id;
-        /// of one kind (see [`UrlFailure::kind`]) or all.
+        /// of one kind (see [`UrlFailure::kind`]), those that became failing since the check before
+        /// ([`NEWLY_FAILING`](crate::NEWLY_FAILING)), or all.
         async fn list_url_failures(
             &self,
             actor: Actor,
@@ -594,6 +607,13 @@ store_trait! {
             after: i64,
             limit: i64,
         ) -> Result<Page<UrlFailure>> => list_url_failures_impl;
+
+        /// What changed between the two last checks of the live URLs of a site of the actor: how
+        /// many became failing and how many were fixed, and a page of the fixed ones by URL id (at
+        /// most `limit`, 1 to 1,000). The newly failing are `list_url_failures` of the kind
+        /// [`NEWLY_FAILING`](crate::NEWLY_FAILING).
+        async fn check_changes(&self, actor: Actor, site_id: i64, after: i64, limit: i64) -> Result<crate::CheckChanges>
+            => check_changes_impl;
 
         /// How many live URLs of a site of the actor failed their last check, per kind.
         async fn url_failure_kinds(&self, actor: Actor, site_id: i64) -> Result<Vec<FailureKindCount>>

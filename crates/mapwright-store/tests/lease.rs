@@ -129,6 +129,7 @@ async fn complete_stores_the_download_and_sets_the_next_fetch() {
             last_modified: Some("Tue, 14 Nov 2023 22:13:20 GMT".into()),
             content_hash: Some("abc".into()),
             diff: None,
+            lastmod: None,
             omitted_errors: 0,
             omitted_warnings: 0,
         };

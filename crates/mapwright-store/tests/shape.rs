@@ -244,6 +244,7 @@ async fn every_statement_on_a_url_table_names_its_site() {
             status: Some(404),
             rule: Some("url-status".into()),
             message: None,
+            version: None,
         })
         .collect();
     store.record_url_checks(site, &checks, T0 + 30).await.unwrap();

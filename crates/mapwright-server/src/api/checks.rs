@@ -6,7 +6,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
-use mapwright_store::{Actor, CheckRefusal, Page, UrlFailure};
+use mapwright_store::{Actor, CheckChanges, CheckRefusal, NEWLY_FAILING, Page, UrlFailure};
 use serde::Serialize;
 
 use crate::auth::CurrentUser;
@@ -42,6 +42,8 @@ pub(crate) struct UrlCheckView {
     last_complete_at: Option<i64>,
     /// When the next periodic run is due (`null` while one runs or the site is not verified).
     next_run_at: Option<i64>,
+    /// The run checks only the URLs added since the run before (a site's new URLs, soon).
+    new_urls_only: bool,
 }
 
 /// The view of a site's check run as it stands.
@@ -64,6 +66,7 @@ async fn url_check_view(state: &AppState, actor: Actor, id: i64) -> Result<UrlCh
             error: None,
             last_complete_at: None,
             next_run_at,
+            new_urls_only: false,
         },
         Some(r) => UrlCheckView {
             state: match r.state.as_str() {
@@ -80,6 +83,7 @@ async fn url_check_view(state: &AppState, actor: Actor, id: i64) -> Result<UrlCh
             error: r.error,
             last_complete_at: r.last_complete_at,
             next_run_at,
+            new_urls_only: r.new_only,
         },
     })
 }
@@ -128,14 +132,31 @@ pub(crate) fn refused(refusal: CheckRefusal) -> AppError {
     }
 }
 
-/// `?kind=`: one of [`KINDS`], or all.
+/// `?kind=`: one of [`KINDS`], `new` (those failing since the check before), or all.
 fn kind(params: &Params) -> Result<Option<&'static str>, AppError> {
     match params.text("kind")? {
         None | Some("") => Ok(None),
-        Some(k) => KINDS.iter().copied().find(|known| *known == k).map(Some).ok_or_else(|| {
-            AppError::BadRequest(format!("the parameter kind must be one of {}, not {k:?}", KINDS.join(", ")))
+        Some(k) => KINDS.iter().chain([&NEWLY_FAILING]).copied().find(|known| *known == k).map(Some).ok_or_else(|| {
+            AppError::BadRequest(format!(
+                "the parameter kind must be one of {}, {NEWLY_FAILING}, not {k:?}",
+                KINDS.join(", ")
+            ))
         }),
     }
+}
+
+/// `GET /api/v1/sites/{id}/check-changes?after=&limit=`: what changed between the two last
+/// checks of the site's URLs: how many became failing (listed by `failing-urls?kind=new`) and
+/// how many were fixed, with a page of the fixed ones by URL id (100 by default, at most 1,000).
+pub(crate) async fn changes(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Id(site_id): Id,
+    params: Params,
+) -> Result<Json<CheckChanges>, AppError> {
+    let after = params.int("after", 0, i64::MAX)?.unwrap_or(0);
+    let limit = params.int("limit", 1, 1000)?.unwrap_or(100);
+    Ok(Json(state.store.check_changes(Actor::from(&user), site_id, after, limit).await?))
 }
 
 /// `GET /api/v1/sites/{id}/failing-urls?kind=&after=&limit=`: one page of the live URLs that

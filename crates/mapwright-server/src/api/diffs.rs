@@ -7,7 +7,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
-use mapwright_store::{Actor, Change, DiffUrl, MAX_DIFF_URLS, ReadDiff};
+use mapwright_store::{Actor, Change, ChildChanges, DiffUrl, FieldChange, MAX_DIFF_URLS, ReadDiff};
 use serde::Serialize;
 
 use crate::auth::CurrentUser;
@@ -36,6 +36,8 @@ pub(crate) struct ReadView {
     listed: Counts,
     /// Some changed URLs are not listed.
     truncated: bool,
+    /// The sitemap's first merged read: every URL it lists is added.
+    first_read: bool,
 }
 
 #[derive(Serialize)]
@@ -49,6 +51,7 @@ impl From<ReadDiff> for ReadView {
     fn from(r: ReadDiff) -> ReadView {
         ReadView {
             truncated: r.truncated(),
+            first_read: r.first_read,
             listed: Counts { added: r.added_listed, removed: r.removed_listed, changed: r.changed_listed },
             download_id: r.download_id,
             sitemap_id: r.sitemap_id,
@@ -63,11 +66,27 @@ impl From<ReadDiff> for ReadView {
     }
 }
 
+/// A URL a diff lists, with the fields a changed one changed, old -> new (the `DiffUrl`
+/// schema; the JSON Lines export's line).
+#[derive(Serialize)]
+pub(crate) struct DiffUrlView {
+    #[serde(flatten)]
+    url: DiffUrl,
+    /// What changed, field by field (`DiffUrl::fields`).
+    fields: Vec<FieldChange>,
+}
+
+impl From<DiffUrl> for DiffUrlView {
+    fn from(url: DiffUrl) -> DiffUrlView {
+        DiffUrlView { fields: url.fields(), url }
+    }
+}
+
 /// One read's diff and a page of its URLs (the `DiffPage` schema).
 #[derive(Serialize)]
 pub(crate) struct DiffPage {
     read: ReadView,
-    items: Vec<DiffUrl>,
+    items: Vec<DiffUrlView>,
     next_after: Option<i64>,
 }
 
@@ -82,6 +101,19 @@ pub(crate) async fn list(
     let limit = params.int("limit", 1, 1000)?.unwrap_or(50);
     let reads = state.store.list_read_diffs(Actor::from(&user), id, limit).await?;
     Ok(Json(reads.into_iter().map(ReadView::from).collect()))
+}
+
+/// `GET /api/v1/sitemaps/{id}/child-changes?limit=`: an index's changes rolled up, what the
+/// latest read of each live child changed: totals over all of them and the children that
+/// changed most (50 by default, at most 1,000). A sitemap that lists URLs has no children: 0.
+pub(crate) async fn children(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Id(id): Id,
+    params: Params,
+) -> Result<Json<ChildChanges>, AppError> {
+    let limit = params.int("limit", 1, 1000)?.unwrap_or(50);
+    Ok(Json(state.store.child_changes(Actor::from(&user), id, limit).await?))
 }
 
 /// `?change=`: one kind of change, or all (absent or empty).
@@ -109,7 +141,8 @@ pub(crate) async fn show(
     let actor = Actor::from(&user);
     let read = state.store.read_diff(actor, id).await?;
     let page = state.store.list_diff_urls(actor, id, change, after, limit).await?;
-    Ok(Json(DiffPage { read: read.into(), items: page.items, next_after: page.next_after }))
+    let items = page.items.into_iter().map(DiffUrlView::from).collect();
+    Ok(Json(DiffPage { read: read.into(), items, next_after: page.next_after }))
 }
 
 /// `GET /api/v1/downloads/{id}/diff.csv?change=`.
@@ -141,8 +174,10 @@ enum Format {
     Jsonl,
 }
 
-/// The CSV export's columns.
-const CSV_COLUMNS: [&str; 7] = ["change", "url", "lastmod", "changefreq", "priority", "removed_at", "url_id"];
+/// The CSV export's columns: `changes` is what a changed URL's read changed, old → new
+/// ("lastmod 2024-01-01 → 2024-02-02; priority 0.5 → 0.8", `format::field_changes`).
+const CSV_COLUMNS: [&str; 8] =
+    ["change", "url", "lastmod", "changefreq", "priority", "removed_at", "url_id", "changes"];
 
 /// Every URL a read's diff lists (of one kind, or all), by URL id.
 async fn export(
@@ -167,6 +202,7 @@ async fn export(
                     &u.priority.map(|p| p.to_string()).unwrap_or_default(),
                     &u.removed_at.map(utc).unwrap_or_default(),
                     &u.url_id.to_string(),
+                    &crate::format::field_changes(&u.fields()),
                 ])
                 .map_err(io)?;
             }
@@ -175,7 +211,8 @@ async fn export(
         Format::Jsonl => {
             let mut out = Vec::new();
             for u in &page.items {
-                serde_json::to_writer(&mut out, u).map_err(|e| AppError::Internal(Box::new(e)))?;
+                let line = DiffUrlView::from(u.clone());
+                serde_json::to_writer(&mut out, &line).map_err(|e| AppError::Internal(Box::new(e)))?;
                 out.push(b'\n');
             }
             out

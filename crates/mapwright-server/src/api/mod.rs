@@ -1,5 +1,5 @@
 //! The JSON API under `/api/v1`: sites, verification, sitemaps, downloads, findings, per-read
-//! diffs and URLs (pages, CSV and JSONL exports), the failing-URL report (its check run, "Check now", pages
+//! diffs and URLs (pages, CSV and JSONL exports), a sitemap's lastmod trust, the failing-URL report (its check run, "Check now", pages
 //! and exports), the crawl frontier, a site's members and invitations, and e-mail alerts
 //! (each member's choice per site, the unsubscribe link's token), domain
 //! properties (DNS TXT verification), a site's webhooks with their logs, plus the IndexNow
@@ -23,6 +23,7 @@ mod alerts;
 mod checks;
 mod diffs;
 mod domains;
+mod lastmod;
 mod members;
 mod sitemaps;
 mod sites;
@@ -96,6 +97,7 @@ pub const ROUTES: &[(Method, &str)] = &[
     (Method::Get, "/api/v1/sites/{id}/failing-urls"),
     (Method::Get, "/api/v1/sites/{id}/failing-urls.csv"),
     (Method::Get, "/api/v1/sites/{id}/failing-urls.jsonl"),
+    (Method::Get, "/api/v1/sites/{id}/check-changes"),
     (Method::Get, "/api/v1/sitemaps/{id}"),
     (Method::Delete, "/api/v1/sitemaps/{id}"),
     (Method::Post, "/api/v1/sitemaps/{id}/resubmit"),
@@ -105,6 +107,8 @@ pub const ROUTES: &[(Method, &str)] = &[
     (Method::Get, "/api/v1/downloads/{id}/diff"),
     (Method::Get, "/api/v1/downloads/{id}/diff.csv"),
     (Method::Get, "/api/v1/downloads/{id}/diff.jsonl"),
+    (Method::Get, "/api/v1/sitemaps/{id}/lastmod"),
+    (Method::Get, "/api/v1/sitemaps/{id}/child-changes"),
     (Method::Get, "/api/v1/sites/{id}/members"),
     (Method::Post, "/api/v1/sites/{id}/invitations"),
     (Method::Delete, "/api/v1/invitations/{id}"),
@@ -170,6 +174,7 @@ fn handler(method: Method, path: &str, others: OtherFaces) -> MethodRouter<AppSt
         (Method::Get, "/api/v1/sites/{id}/failing-urls") => get(checks::page),
         (Method::Get, "/api/v1/sites/{id}/failing-urls.csv") => get(checks::export_csv),
         (Method::Get, "/api/v1/sites/{id}/failing-urls.jsonl") => get(checks::export_jsonl),
+        (Method::Get, "/api/v1/sites/{id}/check-changes") => get(checks::changes),
         (Method::Get, "/api/v1/sitemaps/{id}") => get(sitemaps::show),
         (Method::Delete, "/api/v1/sitemaps/{id}") => delete(sitemaps::remove),
         (Method::Post, "/api/v1/sitemaps/{id}/resubmit") => post(sitemaps::resubmit),
@@ -179,6 +184,8 @@ fn handler(method: Method, path: &str, others: OtherFaces) -> MethodRouter<AppSt
         (Method::Get, "/api/v1/downloads/{id}/diff") => get(diffs::show),
         (Method::Get, "/api/v1/downloads/{id}/diff.csv") => get(diffs::export_csv),
         (Method::Get, "/api/v1/downloads/{id}/diff.jsonl") => get(diffs::export_jsonl),
+        (Method::Get, "/api/v1/sitemaps/{id}/lastmod") => get(lastmod::show),
+        (Method::Get, "/api/v1/sitemaps/{id}/child-changes") => get(diffs::children),
         (Method::Get, "/api/v1/sites/{id}/members") => get(members::list),
         (Method::Post, "/api/v1/sites/{id}/invitations") => post(members::invite),
         (Method::Delete, "/api/v1/invitations/{id}") => delete(members::revoke),

@@ -8,6 +8,7 @@ use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::format::{thousands, time, url};
+use crate::format::field_changes;
 use crate::status::download_words;
 use crate::{AppError, AppState};
 
@@ -39,10 +40,73 @@ pub(crate) fn change_words(r: &ReadDiff) -> String {
             _ => "–".into(),
         };
     }
-    if r.is_empty() {
+    counts_words(r.added, r.removed, r.changed, r.first_read)
+}
+
+/// What a merged read changed, in words, from its counts: "+3 added, −1 removed, ~2 changed",
+/// "First read: 50,000 URLs added", or "No change". Every line of a read's changes says it so,
+/// a sitemap's reads and an index's roll-up of its children alike.
+fn counts_words(added: i64, removed: i64, changed: i64, first_read: bool) -> String {
+    if added == 0 && removed == 0 && changed == 0 {
         return "No change".into();
     }
-    format!("+{} added, −{} removed, ~{} changed", thousands(r.added), thousands(r.removed), thousands(r.changed))
+    if first_read {
+        // Everything a first read lists is new: one line, not a row per URL.
+        let plural = if added == 1 { "" } else { "s" };
+        return format!("First read: {} URL{plural} added", thousands(added));
+    }
+    format!("+{} added, −{} removed, ~{} changed", thousands(added), thousands(removed), thousands(changed))
+}
+
+/// Children listed in an index's roll-up.
+const CHILDREN: i64 = 50;
+
+/// An index's "Changes in its sitemaps": what the latest read of each child changed, summed,
+/// and the children that changed most, each linking to its own page (its changes listed there).
+pub(crate) async fn children_section(
+    state: &AppState,
+    actor: Actor,
+    index_id: i64,
+    now: i64,
+) -> Result<Markup, AppError> {
+    let c = state.store.child_changes(actor, index_id, CHILDREN).await?;
+    let t = c.totals;
+    Ok(html! {
+        h2 id="changes" { "Changes in its sitemaps" }
+        p class="hint" { "What the latest read of each sitemap of the index changed in its URL list." }
+        @if t.children == 0 {
+            p { "No sitemap of the index has been read yet." }
+        } @else {
+            @if t.changed_children == 0 {
+                p { "No change in the latest reads of its " (thousands(t.children)) " sitemaps." }
+            } @else {
+                p {
+                    "The latest reads of " (thousands(t.changed_children)) " of its " (thousands(t.children))
+                    " sitemaps changed their URL lists: " (counts_words(t.added, t.removed, t.changed, false)) "."
+                }
+            }
+            @if !c.items.is_empty() {
+                table class="cards" {
+                    caption class="visually-hidden" { "Changes by sitemap of the index" }
+                    thead { tr { th scope="col" { "Sitemap" } th scope="col" { "Read" } th scope="col" { "Changes" } } }
+                    tbody {
+                        @for child in &c.items {
+                            tr {
+                                td data-label="Sitemap" class="url" {
+                                    a href=(format!("/sitemaps/{}#changes", child.sitemap_id)) { (url(&child.url)) }
+                                }
+                                td data-label="Read" { (time(child.downloaded_at, now)) }
+                                td data-label="Changes" { (counts_words(child.added, child.removed, child.changed, child.first_read)) }
+                            }
+                        }
+                    }
+                }
+                @if t.changed_children > c.items.len() as i64 {
+                    p class="hint" { "The " (c.items.len()) " sitemaps that changed most are listed." }
+                }
+            }
+        }
+    })
 }
 
 /// The section of the sitemap page with id `sitemap_id`.
@@ -63,7 +127,8 @@ pub(crate) async fn section(
             Err(e) => return Err(e.into()),
         },
     };
-    let selected = asked.or_else(|| reads.iter().find(|r| r.recorded && !r.is_empty()).cloned());
+    // A first read is collapsed to its line: its URLs are listed only when asked for.
+    let selected = asked.or_else(|| reads.iter().find(|r| r.recorded && !r.is_empty() && !r.first_read).cloned());
     let change = Change::parse(p.change.trim());
     let list = match &selected {
         Some(r) => Some(state.store.list_diff_urls(actor, r.download_id, change, p.changes_after, PAGE).await?),
@@ -148,9 +213,13 @@ fn changes_list(
                 thead { tr { th scope="col" { "URL" } th scope="col" { "Change" } th scope="col" { "Last modified now" } } }
                 tbody {
                     @for u in &list.items {
+                        @let fields = u.fields();
                         tr {
                             td data-label="URL" class="url" { (url(&u.loc)) }
-                            td data-label="Change" { (Change::parse(&u.change).map_or("–", kind_name)) }
+                            td data-label="Change" {
+                                (Change::parse(&u.change).map_or("–", kind_name))
+                                @if !fields.is_empty() { ": " span class="was" { (field_changes(&fields)) } }
+                            }
                             td data-label="Last modified now" {
                                 @if u.removed_at.is_some() { "removed from the site" } @else { (u.lastmod.as_deref().unwrap_or("–")) }
                             }
@@ -197,6 +266,7 @@ mod tests {
             added_listed: added,
             removed_listed: removed,
             changed_listed: changed,
+            first_read: false,
         }
     }
 
@@ -208,5 +278,7 @@ mod tests {
         check(read("unchanged", false, 0, 0, 0), "No change (the file was not modified)");
         check(read("failed", false, 0, 0, 0), "No change (not read)");
         check(read("ok", false, 0, 0, 0), "–");
+        check(ReadDiff { first_read: true, ..read("ok", true, 50_000, 0, 0) }, "First read: 50,000 URLs added");
+        check(ReadDiff { first_read: true, ..read("ok", true, 1, 0, 0) }, "First read: 1 URL added");
     }
 }

@@ -11,11 +11,13 @@
 
 mod accounts;
 mod alerts;
+mod check_changes;
 pub mod csrf;
 mod diffs;
 mod domains;
 mod findings;
 pub(crate) mod format;
+mod lastmod;
 mod listing;
 mod members;
 mod recovery;

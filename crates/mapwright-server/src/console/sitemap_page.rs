@@ -11,7 +11,7 @@ use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::format::{thousands, time, time_or, url};
-use super::{PAGE, PageResult, Session, button_form, diffs, findings, page, pager, svg};
+use super::{PAGE, PageResult, Session, button_form, diffs, findings, lastmod, page, pager, svg};
 use crate::status::{self, download_words, source_words};
 use crate::{AppState, now};
 
@@ -76,9 +76,11 @@ pub(crate) async fn show(
     let now = now();
     // An index's own reads list sitemaps, not URLs: their changes are its children's.
     let changes = if index {
-        html! {}
+        diffs::children_section(&state, actor, id, now).await?
     } else {
-        diffs::section(&state, actor, id, &diff_params, now).await?
+        let trust = lastmod::section(&state, actor, id, now).await?;
+        let diffs = diffs::section(&state, actor, id, &diff_params, now).await?;
+        html! { (trust) (diffs) }
     };
     let in_tree = tally.map_or(0, |t| t.sitemaps);
     // A reader is offered nothing it may not do (the store would answer 403).

@@ -65,9 +65,10 @@ pub(crate) async fn show(
     // A reader sees the page without the owners' buttons (the store refuses them anyway).
     let owner = state.store.site_role(actor, id).await? == mapwright_store::Role::Owner;
     let robots = state.store.page_sitemaps(actor, id, None, Some(Source::Robots), p.robots_after, PAGE).await?;
-    let kind = KINDS.iter().map(|(k, _)| *k).find(|k| *k == p.kind.trim());
+    let kind = KINDS.iter().map(|(k, _)| *k).chain([mapwright_store::NEWLY_FAILING]).find(|k| *k == p.kind.trim());
     let failures = state.store.list_url_failures(actor, id, kind, p.failures_after, PAGE).await?;
     let kinds = state.store.url_failure_kinds(actor, id).await?;
+    let check_changes = state.store.check_changes(actor, id, 0, PAGE).await?;
     let snapshots = state.store.list_site_snapshots(actor, id, SNAPSHOTS).await?;
     let filter = findings::severity(p.severity.trim());
     let query = FindingQuery {
@@ -113,6 +114,7 @@ pub(crate) async fn show(
             (button_form(&format!("/sites/{id}/check"), &session.csrf, "Check now", "secondary", None))
         }
         (kinds_section(id, &kinds, kind))
+        (super::check_changes::section(id, &check_changes, kind, now))
         (failures_table(&failures.items, run.as_ref(), now))
         @let failing_base = match kind { Some(k) => format!("{base}?kind={k}"), None => base.clone() };
         (pager(&failing_base, "failures_after", p.failures_after, failures.next_after))
@@ -218,12 +220,20 @@ fn check_status(run: Option<&CheckRun>, next: Option<i64>, verified: bool, faili
                 }
                 Some(r) if r.is_running() => {
                     div class="flash" role="status" id="check-progress" {
-                        "Checking: " (thousands(r.checked)) " of " (thousands(r.total.max(r.checked))) " URLs checked, started "
+                        @if r.new_only { "Checking the URLs added since the last check: " } @else { "Checking: " }
+                        (thousands(r.checked)) " of " (thousands(r.total.max(r.checked))) " URLs checked, started "
                         (time(r.started_at, now)) ". This page reloads until it is done."
                     }
                     p id="check-partial" {
                         "The failures below are partial: " (thousands(r.failing)) " found so far in this run; "
                         "URLs it has not reached yet show what an earlier run found, if any."
+                    }
+                }
+                Some(r) if r.state == "done" && r.new_only => {
+                    p id="check-result" {
+                        "The last check, of the URLs added since the check before, ended "
+                        (time(r.finished_at.unwrap_or(r.started_at), now)) ": " (thousands(r.checked)) " URLs checked, "
+                        (thousands(r.failing)) " failing."
                     }
                 }
                 Some(r) if r.state == "done" => {
@@ -245,7 +255,7 @@ fn check_status(run: Option<&CheckRun>, next: Option<i64>, verified: bool, faili
             @if run.is_some() {
                 p id="check-schedule" {
                     @match last_complete {
-                        Some(at) if run.is_none_or(|r| r.state != "done") => { "The last full check ended " (time(at, now)) ". " }
+                        Some(at) if run.is_none_or(|r| r.state != "done" || r.new_only) => { "The last full check ended " (time(at, now)) ". " }
                         Some(_) => {}
                         None => { "No check has covered every URL yet. " }
                     }
@@ -332,7 +342,7 @@ fn failures_table(failures: &[UrlFailure], run: Option<&CheckRun>, now: i64) -> 
                 tbody {
                     @for f in failures {
                         tr {
-                            td data-label="URL" class="url" { (url(&f.loc)) }
+                            td data-label="URL" class="url" { (url(&f.loc)) (super::check_changes::new_mark(f)) }
                             td data-label="What was found" { (what(f)) }
                             td data-label="Seen" { (time(f.checked_at, now)) }
                             td data-label="Listed in" class="url" {

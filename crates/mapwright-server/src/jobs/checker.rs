@@ -14,15 +14,16 @@
 //! by default; robots.txt's Crawl-delay if longer), one request per URL. Periodic runs start
 //! every [`CheckerConfig::interval`] (`--check-interval`, 7 days) after the last complete
 //! one; "Check now" starts one at once, at most [`Jobs::per_user`] per user at once and
-//! [`Jobs::cooldown`] after the site's last run.
+//! [`Jobs::cooldown`] after the site's last run. The URLs a read adds are checked soon: a
+//! site whose last run is done gets a run of its new URLs only (`CheckTrigger::NewUrls`)
+//! [`NEW_URL_CHECK_GAP`] after it ended, under the same limits and pace.
 
 use std::future::Future;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use mapwright_core::Finding;
-use mapwright_fetch::check::{CheckConfig, Checker, UrlToCheck};
-use mapwright_store::{CheckRefusal, CheckRun, CheckTrigger, UrlCheckRecord};
+use mapwright_fetch::check::{CheckConfig, Checked, Checker, UrlToCheck};
+use mapwright_store::{CheckRefusal, CheckRun, CheckTrigger, NEW_URL_CHECK_GAP, UrlCheckRecord};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
@@ -196,6 +197,17 @@ pub async fn check_site(state: &AppState, site_id: i64) -> Result<Result<RunEnd,
     }
 }
 
+/// Checks the URLs the site's reads added since its last run, now, in this task (the last run
+/// must be done; refused as [`CheckRefusal::NotDue`] when there are none). What the periodic
+/// task does [`NEW_URL_CHECK_GAP`] after a run; for tests and tools.
+pub async fn check_new_urls(state: &AppState, site_id: i64) -> Result<Result<RunEnd, CheckRefusal>, AppError> {
+    let soon = CheckTrigger::NewUrls { finished_before: i64::MAX, per_owner: i64::MAX };
+    match claim(state, site_id, &soon).await? {
+        Ok(run) => Ok(Ok(run_claimed(state, run).await?)),
+        Err(refusal) => Ok(Err(refusal)),
+    }
+}
+
 fn seconds(d: Duration) -> i64 {
     i64::try_from(d.as_secs()).unwrap_or(i64::MAX)
 }
@@ -302,16 +314,16 @@ async fn run_pages(state: &AppState, run: &CheckRun) -> Result<RunEnd, AppError>
                     if let Some((host, _)) = host_of(&loc) {
                         host_turn(state, per_host, tokens, &host).await;
                     }
-                    let findings = checker.check(&UrlToCheck { loc, position: None }).await;
-                    (id, findings)
+                    let checked = checker.check_versioned(&UrlToCheck { loc, position: None }).await;
+                    (id, checked)
                 }
             })
             .buffered(in_flight);
         loop {
             tokio::select! {
                 next = outcomes.next() => {
-                    let Some((id, findings)) = next else { break };
-                    pending.push(record(id, &findings));
+                    let Some((id, checked)) = next else { break };
+                    pending.push(record(id, checked));
                     reached = id;
                     if pending.len() >= config.batch && !flush(&mut pending, reached).await? {
                         return Ok(RunEnd::Lost);
@@ -350,16 +362,18 @@ async fn stopped(stop: &mut watch::Receiver<bool>) {
     let _ = stop.wait_for(|stopping| *stopping).await;
 }
 
-/// The stored outcome of one URL: its first finding, or none.
-fn record(url_id: i64, findings: &[Finding]) -> UrlCheckRecord {
-    match findings.first() {
+/// The stored outcome of one URL: its first finding, or none, and the page's version.
+fn record(url_id: i64, checked: Checked) -> UrlCheckRecord {
+    let version = checked.version;
+    match checked.findings.first() {
         Some(f) => UrlCheckRecord {
             url_id,
             status: status_of(&f.message),
             rule: Some(f.rule.as_str().to_owned()),
             message: Some(f.message.clone()),
+            version,
         },
-        None => UrlCheckRecord { url_id, status: None, rule: None, message: None },
+        None => UrlCheckRecord { url_id, status: None, rule: None, message: None, version },
     }
 }
 
@@ -414,12 +428,18 @@ async fn start_due(state: &AppState, config: &CheckerConfig, free: usize, runnin
         }
     };
     let trigger = CheckTrigger::Periodic { complete_before, failed_before, per_owner: config.per_owner };
+    // A site not due for its periodic run may be for its new URLs.
+    let new_urls = CheckTrigger::NewUrls { finished_before: now - NEW_URL_CHECK_GAP, per_owner: config.per_owner };
     let mut started = 0;
     for site_id in due {
         if started == free {
             break;
         }
-        match claim(state, site_id, &trigger).await {
+        let claimed = match claim(state, site_id, &trigger).await {
+            Ok(Err(CheckRefusal::NotDue)) => claim(state, site_id, &new_urls).await,
+            other => other,
+        };
+        match claimed {
             Ok(Ok(run)) => {
                 started += 1;
                 let state = state.clone();

@@ -15,6 +15,7 @@ use mapwright_store::{
 use tokio::sync::mpsc;
 
 use super::policy::{self, Change};
+use crate::trust::LastmodCounter;
 use crate::{AppState, now};
 
 /// URLs per staged batch: large enough that a round trip carries real work, small enough that
@@ -271,12 +272,13 @@ async fn read_body(
     };
     let own_url = sitemap.url.clone();
     let site_origin = site.origin.clone();
+    let lastmod = LastmodCounter::new(stamp, config.clock_skew_secs);
     let mut stage = state.store.begin_url_stage(worker, site.id, sitemap.id, stamp).await?;
     let body = response.into_reader();
     let stats = body.stats_handle();
     let (tx, mut rx) = mpsc::channel::<Vec<UrlRecord>>(2);
     let blocking = tokio::task::spawn_blocking(move || {
-        let mut pass = Pass::new(scope, site_origin, final_loc, own_url, tx);
+        let mut pass = Pass::new(scope, site_origin, final_loc, own_url, tx, lastmod);
         let validator = Validator::new(config);
         let mut findings = Findings::default();
         let outcome = validator.run_with_entries(body, &mut |f| findings.push(f), &mut |e| pass.entry(e));
@@ -363,6 +365,8 @@ async fn read_body(
         content_hash: if status == "failed" { sitemap.content_hash.clone() } else { Some(hash) },
         // What the merge changed, stored with it: this download's diff.
         diff: write.diff,
+        // What its lastmod values look like (the sitemap's lastmod trust).
+        lastmod: (status != "failed").then(|| pass.lastmod.finish()),
         ..DownloadRecord::default()
     };
     Ok(Read {
@@ -395,6 +399,8 @@ struct Pass {
     contents: ContentCounts,
     /// An entry with hreflang alternates seen.
     hreflang: bool,
+    /// The lastmod values of the URL entries in scope, counted.
+    lastmod: LastmodCounter,
     /// The spelling stored for each URL of this read, keyed by a hash of its normal form
     /// (`None`: the normal form itself): a URL is stored as the file wrote it, and a second
     /// spelling of it (`HTTPS://Example.com:443/a` after `https://example.com/a`) is handed
@@ -411,6 +417,7 @@ impl Pass {
         index_loc: Option<Loc>,
         own_url: String,
         tx: mpsc::Sender<Vec<UrlRecord>>,
+        lastmod: LastmodCounter,
     ) -> Pass {
         Pass {
             scope,
@@ -424,6 +431,7 @@ impl Pass {
             skipped: None,
             contents: ContentCounts::default(),
             hreflang: false,
+            lastmod,
             spellings: HashMap::new(),
             hasher: std::hash::RandomState::new(),
         }
@@ -455,6 +463,7 @@ impl Pass {
                 self.contents.video += i64::from(!u.videos.is_empty());
                 self.contents.news += i64::from(u.news.is_some());
                 self.hreflang |= !u.alternates.is_empty();
+                self.lastmod.add(u.lastmod.as_ref());
                 let loc = self.spelling(&u.loc);
                 self.batch.push(UrlRecord {
                     loc,

@@ -1,0 +1,7 @@
+-- A URL checked soon after it appears (issue 34): besides the periodic run over every live URL
+-- of a site, a short run over the URLs added since the last run (those past its `after_url_id`,
+-- ids being given in increasing order), claimed like any run (one per site and origin, the
+-- owner's limit of runs, the same pace and outbound budget), at most one per site every few
+-- minutes. `new_only` marks such a run: it checks no old URL, so it never counts as the site's
+-- complete run (`last_complete_at` stays, and the periodic run is due as before).
+ALTER TABLE check_runs ADD COLUMN new_only BOOLEAN NOT NULL DEFAULT FALSE;
