@@ -56,7 +56,7 @@ async fn pages_name_their_object_in_plain_words_and_buttons_name_their_row() {
         assert_eq!(distinct.len(), titles.len(), "{titles:?}");
 
         // Source in words, never the stored value.
-        for (id, words) in [(s.sitemap.id, "Added by you"), (other.id, "Named in the site's robots.txt")] {
+        for (id, words) in [(s.sitemap.id, "Submitted by an owner"), (other.id, "Named in the site's robots.txt")] {
             let (_, _, html) = app.get(&format!("/sitemaps/{id}"), auth).await;
             let doc = Html::parse_document(&html);
             let facts: Vec<String> = select(&doc, "dl.facts > *").iter().map(text_of).collect();

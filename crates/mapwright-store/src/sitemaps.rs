@@ -11,11 +11,16 @@ macro_rules! sitemap_methods {
                 self.site_as_owner_impl(actor, site_id).await?;
                 let mut tx = self.begin_write().await?;
                 sitemap_room!(tx, site_id, url)?;
-                // A removed one comes back submitted now (and pending: removal forgot its verdict).
+                // A removed one comes back submitted now (and pending: removal forgot its verdict),
+                // and as the user's own: submitted, no index's child any more (an index that lost
+                // it would remove it again at its next read). A live one keeps how it came.
                 let id: i64 = sqlx::query_scalar(concat!(
                     "INSERT INTO sitemaps (site_id, url, source, submitted_at, next_fetch_at, last_submitted_at, \
                      owner_id, site_verified) VALUES ($1, $2, $3, $4, $4, $4, ", site_state!("$1"), ") \
-                     ON CONFLICT (site_id, url) DO UPDATE SET removed_at = NULL, removed_by_user = excluded.removed_by_user, \
+                     ON CONFLICT (site_id, url) DO UPDATE SET \
+                     source = CASE WHEN sitemaps.removed_at IS NULL THEN sitemaps.source ELSE excluded.source END, \
+                     parent_id = CASE WHEN sitemaps.removed_at IS NULL THEN sitemaps.parent_id ELSE NULL END, \
+                     removed_at = NULL, removed_by_user = excluded.removed_by_user, \
                      last_submitted_at = excluded.last_submitted_at, \
                      submitted_at = CASE WHEN sitemaps.removed_at IS NULL THEN sitemaps.submitted_at \
                      ELSE excluded.submitted_at END, \

@@ -96,7 +96,9 @@ macro_rules! site_methods {
             pub(crate) async fn record_verification_impl(&self, site_id: i64, ok: bool, now: Timestamp) -> Result<()> {
                 let done = sqlx::query(
                     "UPDATE sites SET last_checked_at = $1, \
-                     verified_at = CASE WHEN $2 THEN COALESCE(verified_at, $1) ELSE NULL END WHERE id = $3",
+                     verified_at = CASE WHEN $2 THEN COALESCE(verified_at, $1) ELSE NULL END, \
+                     verified_by = CASE WHEN $2 THEN verified_by ELSE NULL END, \
+                     verified_domain = CASE WHEN $2 THEN verified_domain ELSE NULL END WHERE id = $3",
                 )
                 .bind(now)
                 .bind(ok)

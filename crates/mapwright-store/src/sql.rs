@@ -74,6 +74,7 @@ macro_rules! impl_store {
         diff_methods!($ty);
         webhook_methods!($ty);
         outbound_methods!($ty);
+        overview_methods!($ty);
 
         #[async_trait::async_trait]
         impl $crate::Store for $ty {
@@ -623,6 +624,46 @@ macro_rules! impl_store {
 
             async fn apply_retention(&self, policy: Retention, now: Timestamp) -> Result<RetentionReport> {
                 self.apply_retention_impl(policy, now).await
+            }
+
+            // --- the site overview ---
+
+            async fn record_proof(
+                &self,
+                site_id: i64,
+                verified_by: Option<&str>,
+                domain: Option<&str>,
+                now: Timestamp,
+            ) -> Result<()> {
+                self.record_proof_impl(site_id, verified_by, domain, now).await
+            }
+
+            async fn site_proof(&self, actor: Actor, site_id: i64) -> Result<$crate::SiteProof> {
+                self.site_proof_impl(actor, site_id).await
+            }
+
+            async fn site_totals(&self, actor: Actor, site_id: i64) -> Result<Vec<$crate::WordTotal>> {
+                self.site_totals_impl(actor, site_id).await
+            }
+
+            async fn record_indexnow_receipt(
+                &self,
+                site_id: i64,
+                received_at: Timestamp,
+                url_count: i64,
+                key_location: &str,
+                refused: Option<&str>,
+            ) -> Result<()> {
+                self.record_indexnow_receipt_impl(site_id, received_at, url_count, key_location, refused).await
+            }
+
+            async fn list_indexnow_receipts(
+                &self,
+                actor: Actor,
+                site_id: i64,
+                limit: i64,
+            ) -> Result<Vec<$crate::IndexNowReceipt>> {
+                self.list_indexnow_receipts_impl(actor, site_id, limit).await
             }
 
             async fn url_failure_kinds(&self, actor: Actor, site_id: i64) -> Result<Vec<FailureKindCount>> {

@@ -18,6 +18,7 @@ mod findings;
 pub(crate) mod format;
 mod listing;
 mod members;
+mod overview;
 mod recovery;
 mod sitemap_page;
 mod sitemaps;
