@@ -344,7 +344,7 @@ fn failures_table(failures: &[UrlFailure], run: Option<&CheckRun>, now: i64) -> 
                 Some(_) => p { "No failing URLs." },
             }
         } @else {
-            table class="cards" {
+            table class="cards" id="failing-urls" {
                 caption class="visually-hidden" { "Failing URLs" }
                 thead { tr { th scope="col" { "URL" } th scope="col" { "What was found" } th scope="col" { "Seen" } th scope="col" { "Listed in" } } }
                 tbody {
