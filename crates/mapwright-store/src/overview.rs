@@ -76,12 +76,29 @@ macro_rules! overview_methods {
                 domain: Option<&str>,
                 now: Timestamp,
             ) -> Result<()> {
+                self.record_check_impl(site_id, verified_by.is_some(), verified_by, domain, now).await
+            }
+
+            /// One check of a site's proof: `ok` verifies it (since the first success) with the
+            /// proof `verified_by` found, or keeps the proof recorded before when it says none;
+            /// a failure unverifies it and forgets the proof.
+            pub(crate) async fn record_check_impl(
+                &self,
+                site_id: i64,
+                ok: bool,
+                verified_by: Option<&str>,
+                domain: Option<&str>,
+                now: Timestamp,
+            ) -> Result<()> {
                 let done = sqlx::query(
                     "UPDATE sites SET last_checked_at = $1, \
-                     verified_at = CASE WHEN $2 IS NOT NULL THEN COALESCE(verified_at, $1) ELSE NULL END, \
-                     verified_by = $2, verified_domain = $3 WHERE id = $4",
+                     verified_at = CASE WHEN $2 THEN COALESCE(verified_at, $1) ELSE NULL END, \
+                     verified_by = CASE WHEN NOT $2 THEN NULL WHEN $3 IS NULL THEN verified_by ELSE $3 END, \
+                     verified_domain = CASE WHEN NOT $2 THEN NULL WHEN $3 IS NULL THEN verified_domain ELSE $4 END \
+                     WHERE id = $5",
                 )
                 .bind(now)
+                .bind(ok)
                 .bind(verified_by)
                 .bind(domain)
                 .bind(site_id)
