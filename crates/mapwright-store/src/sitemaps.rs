@@ -108,9 +108,15 @@ macro_rules! sitemap_methods {
                 self.site_as_owner_impl(actor, sitemap.site_id).await?;
                 let mut tx = self.begin_write().await?;
                 // Submitted now (`last_submitted_at`); `submitted_at` moves only when a removed
-                // one comes back, as when it is added again.
+                // one comes back, as when it is added again. A child its index dropped comes back
+                // as the owner's own (submitted, no parent), or that index's next read would
+                // remove it again; one the owner removed comes back into its index's tree.
                 let is_index: Option<bool> = sqlx::query_scalar(concat!(
                     "UPDATE sitemaps SET next_fetch_at = $1, last_submitted_at = $1, \
+                     source = CASE WHEN removed_at IS NOT NULL AND NOT removed_by_user AND source = 'index' \
+                     THEN 'api' ELSE source END, \
+                     parent_id = CASE WHEN removed_at IS NOT NULL AND NOT removed_by_user AND source = 'index' \
+                     THEN NULL ELSE parent_id END, \
                      submitted_at = CASE WHEN removed_at IS NULL THEN submitted_at ELSE $1 END, removed_at = NULL, \
                      removed_by_user = $5 WHERE id = $2 AND site_id IN (SELECT s.id FROM sites s WHERE ", owner_of!("$3", "$4"), ") \
                      RETURNING is_index",
