@@ -86,9 +86,15 @@ pub(crate) fn map_io(e: io::Error, position: Position) -> Error {
 }
 
 /// A gzip decoder whose errors say they come from gzip.
-struct Gunzip<'a> {
+pub(crate) struct Gunzip<'a> {
     dec: MultiGzDecoder<Box<dyn BufRead + Send + 'a>>,
     produced: u64,
+}
+
+impl<'a> Gunzip<'a> {
+    pub(crate) fn new(dec: MultiGzDecoder<Box<dyn BufRead + Send + 'a>>) -> Self {
+        Gunzip { dec, produced: 0 }
+    }
 }
 
 impl Read for Gunzip<'_> {
@@ -420,8 +426,13 @@ pub(crate) fn prepare<'a>(
             }
             layers += 1;
             // The limit applies to each layer's output too, so a bomb inside a bomb stops early.
-            let gz = Gunzip { dec: MultiGzDecoder::new(stream.boxed()), produced: 0 };
-            stream = Stream::Gz(Tracked::new(Box::new(gz), limits.max_bytes, false));
+            // The outer layer inflates on a thread of its own (`gunzip.rs`); inner ones, rare,
+            // here.
+            let gz: Box<dyn Read + Send + 'a> = match stream {
+                Stream::Raw(raw) => super::gunzip::outer_layer(raw),
+                inner => Box::new(Gunzip::new(MultiGzDecoder::new(inner.boxed()))),
+            };
+            stream = Stream::Gz(Tracked::new(gz, limits.max_bytes, false));
             continue;
         }
         break;
