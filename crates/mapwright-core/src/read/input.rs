@@ -154,6 +154,14 @@ impl Read for Transcode<'_> {
     }
 }
 
+/// Newlines a scan saw in bytes starting at some stream offset: how many, and where the line
+/// after the last one starts (an index into those bytes; meaningless while `n` is 0).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Lines {
+    pub n: u32,
+    pub start: usize,
+}
+
 /// The prepared stream: a buffered reader that enforces the byte limit and knows, for any
 /// recent offset, its line and column.
 pub(crate) struct Tracked<'a> {
@@ -257,6 +265,25 @@ impl<'a> Tracked<'a> {
             None => (offset - lo) as u32 + 1,
         };
         Position { line: self.line - n, column, offset }
+    }
+
+    /// The position of `from + at.0`, from the newlines a scan of the bytes from `from` saw
+    /// (`at.1` before that point, `end.1` up to `end.0`), with lines counted on to `from +
+    /// end.0`: what [`Tracked::position_at`] then [`Tracked::position_at`] of the end would
+    /// give, without counting again. `None` (nothing changed) unless lines are counted exactly
+    /// up to `from`.
+    pub(crate) fn scanned_lines(&mut self, from: u64, at: (usize, Lines), end: (usize, Lines)) -> Option<Position> {
+        if !self.track || self.counted != from {
+            return None;
+        }
+        let line_start = |l: Lines, before: u64| if l.n > 0 { from + l.start as u64 } else { before };
+        let offset = from + at.0 as u64;
+        let column = (offset - line_start(at.1, self.line_start)) as u32 + 1;
+        let pos = Position { line: self.line + at.1.n, column, offset };
+        self.line += end.1.n;
+        self.line_start = line_start(end.1, self.line_start);
+        self.counted = from + end.0 as u64;
+        Some(pos)
     }
 
     /// The bytes already buffered and allowed (the byte limit applied), without reading more:
