@@ -102,11 +102,7 @@ fn plain_text(b: &[u8], from: usize, long: bool) -> Result<(usize, bool, usize),
     let end = loop {
         // A `loc` is long enough for a vector search; the other values are a few bytes, for
         // which its set-up costs more than a plain loop.
-        let found = if long {
-            memchr::memchr2(b'<', b'&', &b[i..])
-        } else {
-            b[i..].iter().position(|&c| c == b'<' || c == b'&')
-        };
+        let found = if long { memchr::memchr2(b'<', b'&', &b[i..]) } else { lt_or_amp(&b[i..]) };
         let Some(at) = found else {
             return Err(b.len());
         };
@@ -129,6 +125,28 @@ fn plain_text(b: &[u8], from: usize, long: bool) -> Result<(usize, bool, usize),
         i = name_end + 1;
     };
     Ok((end, refs, decoded))
+}
+
+/// The first `<` or `&` in `b`, eight bytes at a time in a machine word (a value of a few
+/// bytes: a vector search's set-up costs more than the search). In each word, a byte equal to
+/// the one looked for becomes zero after the exclusive or, and the classic zero-byte test sets
+/// its high bit; bits above a true zero byte may be set too, never below, so the lowest set bit
+/// of either test is the first match.
+#[inline]
+fn lt_or_amp(b: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let mut i = 0;
+    while let Some(word) = b.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+        let x = u64::from_le_bytes(word);
+        let (lt, amp) = (x ^ (LO * u64::from(b'<')), x ^ (LO * u64::from(b'&')));
+        let hit = ((lt.wrapping_sub(LO) & !lt) | (amp.wrapping_sub(LO) & !amp)) & HI;
+        if hit != 0 {
+            return Some(i + (hit.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    b[i..].iter().position(|&c| c == b'<' || c == b'&').map(|k| i + k)
 }
 
 /// The byte one of XML's five predefined entities stands for, by name (quick-xml's
@@ -493,6 +511,29 @@ mod tests {
                 ..Default::default()
             };
             check(doc.as_bytes(), limits);
+        }
+    }
+
+    #[test]
+    fn word_search_finds_the_first_lt_or_amp() {
+        let mut cases: Vec<Vec<u8>> =
+            vec![b"".to_vec(), b"abc".to_vec(), b"2024-01-02T10:00:00+00:00</lastmod>".to_vec()];
+        // Every position in words of every length, with the bytes around the one looked for
+        // chosen to trip a careless zero-byte test (0x3b/0x3d next to '<', 0x25/0x27 next to '&').
+        for len in 0..20 {
+            for at in 0..len {
+                for (hit, near) in [(b'<', [0x3b, 0x3d, 0x01]), (b'&', [0x25, 0x27, 0x80])] {
+                    for n in near {
+                        let mut v = vec![n; len];
+                        v[at] = hit;
+                        cases.push(v);
+                    }
+                }
+            }
+        }
+        for c in cases {
+            let want = c.iter().position(|&x| x == b'<' || x == b'&');
+            assert_eq!(super::lt_or_amp(&c), want, "{c:?}");
         }
     }
 
