@@ -16,7 +16,7 @@
 //! can wait for the other in a circle; that channel holds every buffer in circulation, so the
 //! worker never blocks on it.
 
-use super::input::Gunzip;
+use super::input::{Gunzip, read_buffered};
 use flate2::bufread::MultiGzDecoder;
 use std::io::{self, BufRead, Read};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
@@ -65,11 +65,7 @@ struct Feed {
 
 impl Read for Feed {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let avail = self.fill_buf()?;
-        let n = avail.len().min(out.len());
-        out[..n].copy_from_slice(&avail[..n]);
-        self.consume(n);
-        Ok(n)
+        read_buffered(self, out)
     }
 }
 

@@ -322,12 +322,17 @@ impl Drop for Tracked<'_> {
 
 impl Read for Tracked<'_> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let avail = self.fill_buf()?;
-        let n = avail.len().min(out.len());
-        out[..n].copy_from_slice(&avail[..n]);
-        self.consume(n);
-        Ok(n)
+        read_buffered(self, out)
     }
+}
+
+/// `Read::read` of a reader that buffers: a copy out of its buffer.
+pub(crate) fn read_buffered(r: &mut impl BufRead, out: &mut [u8]) -> io::Result<usize> {
+    let avail = r.fill_buf()?;
+    let n = avail.len().min(out.len());
+    out[..n].copy_from_slice(&avail[..n]);
+    r.consume(n);
+    Ok(n)
 }
 
 impl BufRead for Tracked<'_> {
