@@ -82,6 +82,12 @@ impl W3cDateTime {
         parse_w3c(s.as_bytes(), false)
     }
 
+    /// [`W3cDateTime::parse`] of bytes, when the form also passes the official XSD: the
+    /// reader's hot path, a `lastmod` read without a finding.
+    pub(crate) fn parse_bytes(b: &[u8]) -> Option<Self> {
+        parse_w3c(b, false).filter(Self::passes_xsd)
+    }
+
     /// Whether the official XSD's `xsd:date`/`xsd:dateTime` accept this form.
     pub fn passes_xsd(&self) -> bool {
         matches!(self.precision, Precision::Day | Precision::Second | Precision::Fraction)

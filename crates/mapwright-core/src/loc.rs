@@ -104,6 +104,25 @@ impl Loc {
         slow_path(s)
     }
 
+    /// `s` when it is already in the normal form (no repair, nothing to resolve), else `None`
+    /// (then [`Loc::parse_with_repairs`] says what it is): the reader's hot path, which reads
+    /// the entry another way when this fails.
+    pub(crate) fn parse_normal(s: &[u8]) -> Option<Self> {
+        let path_start = fast_path(s)?;
+        // ASCII (the fast path accepts no other byte), so this check cannot fail.
+        let s = std::str::from_utf8(s).ok()?;
+        Some(Loc { s: s.into(), path_start: path_start as u32, norm_len: s.len() as u32 })
+    }
+
+    /// [`Loc::parse_normal`] of bytes already in a vector of their size (a `loc` whose
+    /// references were decoded), which becomes the `Loc`'s own string without a copy.
+    pub(crate) fn parse_normal_bytes(v: Vec<u8>) -> Option<Self> {
+        let path_start = fast_path(&v)?;
+        let s = String::from_utf8(v).ok()?.into_boxed_str();
+        let norm_len = s.len() as u32;
+        Some(Loc { s, path_start: path_start as u32, norm_len })
+    }
+
     /// The normal form (`url::Url`'s serialization): what scope, deduplication and comparison
     /// use, and what a sitemap writer writes (it is always valid in a `<loc>`).
     pub fn as_str(&self) -> &str {
@@ -289,22 +308,17 @@ fn fast_path(s: &[u8]) -> Option<usize> {
     };
     let https = rest_at == 8;
     // Host: labels of [a-z0-9-], non-empty, not punycode, last one not numeric (IPv4 parsing).
-    let mut i = rest_at;
-    let mut label_start = i;
-    let mut last_label_has_alpha = false;
-    while i < s.len() && CLASS[s[i] as usize] & HOST != 0 {
-        if s[i] == b'.' {
-            if i == label_start || s[label_start..].starts_with(b"xn--") {
-                return None;
-            }
-            label_start = i + 1;
-            last_label_has_alpha = false;
-        } else if s[i].is_ascii_lowercase() {
-            last_label_has_alpha = true;
+    // Its end first, in one table loop; then its labels, at its dots.
+    let mut i = rest_at + s[rest_at..].iter().position(|&b| CLASS[b as usize] & HOST == 0).unwrap_or(s.len() - rest_at);
+    let mut label_start = rest_at;
+    while let Some(dot) = s[label_start..i].iter().position(|&b| b == b'.') {
+        if dot == 0 || s[label_start..].starts_with(b"xn--") {
+            return None;
         }
-        i += 1;
+        label_start += dot + 1;
     }
     let last = &s[label_start..i];
+    let last_label_has_alpha = last.iter().any(u8::is_ascii_lowercase);
     // WHATWG "ends in a number": an all-digit or 0x-hex last label makes the host an IPv4 address,
     // which `url` leaves as it is only when written in the dotted-decimal form it serialises.
     let hex_number = last.starts_with(b"0x") && last[2..].iter().all(u8::is_ascii_hexdigit);
@@ -339,23 +353,22 @@ fn fast_path(s: &[u8]) -> Option<usize> {
     let mut i = 0;
     while i < rest.len() {
         // Eight plain bytes at a time (most of a URL): one test for the eight, about a third of
-        // the instructions of the byte loop; a chunk with anything else goes byte by byte.
-        let stop = match rest.get(i..i + 8) {
+        // the instructions of the byte loop. In a chunk with anything else, the bytes before
+        // it are plain: only that byte is looked at, and the next chunk starts after it.
+        let at = match rest.get(i..i + 8) {
             Some(chunk) => {
                 if chunk.iter().fold(PLAIN, |all, &b| all & CLASS[b as usize]) != 0 {
                     i += 8;
                     continue;
                 }
-                i + 8
+                i + chunk.iter().position(|&b| CLASS[b as usize] & PLAIN == 0).unwrap_or(0)
             }
-            None => rest.len(),
+            None => i,
         };
-        while i < stop {
-            if !path_byte(rest, i, &mut part) {
-                return None;
-            }
-            i += 1;
+        if !path_byte(rest, at, &mut part) {
+            return None;
         }
+        i = at + 1;
     }
     Some(path_start)
 }

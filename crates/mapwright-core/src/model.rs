@@ -55,6 +55,21 @@ impl ChangeFreq {
         Self::ALL.into_iter().find(|c| c.as_str() == s)
     }
 
+    /// [`ChangeFreq::parse`] on bytes, by length and first letter first (the reader's hot path).
+    pub(crate) fn parse_bytes(b: &[u8]) -> Option<Self> {
+        let c = match (b.len(), b.first()?) {
+            (6, b'a') => ChangeFreq::Always,
+            (6, b'h') => ChangeFreq::Hourly,
+            (5, b'd') => ChangeFreq::Daily,
+            (6, b'w') => ChangeFreq::Weekly,
+            (7, b'm') => ChangeFreq::Monthly,
+            (6, b'y') => ChangeFreq::Yearly,
+            (5, b'n') => ChangeFreq::Never,
+            _ => return None,
+        };
+        (c.as_str().as_bytes() == b).then_some(c)
+    }
+
     /// The word in any case (`DAILY`): what a lenient reader accepts with a finding.
     pub fn parse_ignore_case(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|c| c.as_str().eq_ignore_ascii_case(s))

@@ -86,9 +86,15 @@ pub(crate) fn map_io(e: io::Error, position: Position) -> Error {
 }
 
 /// A gzip decoder whose errors say they come from gzip.
-struct Gunzip<'a> {
+pub(crate) struct Gunzip<'a> {
     dec: MultiGzDecoder<Box<dyn BufRead + Send + 'a>>,
     produced: u64,
+}
+
+impl<'a> Gunzip<'a> {
+    pub(crate) fn new(dec: MultiGzDecoder<Box<dyn BufRead + Send + 'a>>) -> Self {
+        Gunzip { dec, produced: 0 }
+    }
 }
 
 impl Read for Gunzip<'_> {
@@ -146,6 +152,14 @@ impl Read for Transcode<'_> {
             }
         }
     }
+}
+
+/// Newlines a scan saw in bytes starting at some stream offset: how many, and where the line
+/// after the last one starts (an index into those bytes; meaningless while `n` is 0).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Lines {
+    pub n: u32,
+    pub start: usize,
 }
 
 /// The prepared stream: a buffered reader that enforces the byte limit and knows, for any
@@ -253,6 +267,25 @@ impl<'a> Tracked<'a> {
         Position { line: self.line - n, column, offset }
     }
 
+    /// The position of `from + at.0`, from the newlines a scan of the bytes from `from` saw
+    /// (`at.1` before that point, `end.1` up to `end.0`), with lines counted on to `from +
+    /// end.0`: what [`Tracked::position_at`] then [`Tracked::position_at`] of the end would
+    /// give, without counting again. `None` (nothing changed) unless lines are counted exactly
+    /// up to `from`.
+    pub(crate) fn scanned_lines(&mut self, from: u64, at: (usize, Lines), end: (usize, Lines)) -> Option<Position> {
+        if !self.track || self.counted != from {
+            return None;
+        }
+        let line_start = |l: Lines, before: u64| if l.n > 0 { from + l.start as u64 } else { before };
+        let offset = from + at.0 as u64;
+        let column = (offset - line_start(at.1, self.line_start)) as u32 + 1;
+        let pos = Position { line: self.line + at.1.n, column, offset };
+        self.line += end.1.n;
+        self.line_start = line_start(end.1, self.line_start);
+        self.counted = from + end.0 as u64;
+        Some(pos)
+    }
+
     /// The bytes already buffered and allowed (the byte limit applied), without reading more:
     /// a reader that looks ahead here never sees an I/O error or a limit it would have to report.
     #[inline]
@@ -289,12 +322,17 @@ impl Drop for Tracked<'_> {
 
 impl Read for Tracked<'_> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let avail = self.fill_buf()?;
-        let n = avail.len().min(out.len());
-        out[..n].copy_from_slice(&avail[..n]);
-        self.consume(n);
-        Ok(n)
+        read_buffered(self, out)
     }
+}
+
+/// `Read::read` of a reader that buffers: a copy out of its buffer.
+pub(crate) fn read_buffered(r: &mut impl BufRead, out: &mut [u8]) -> io::Result<usize> {
+    let avail = r.fill_buf()?;
+    let n = avail.len().min(out.len());
+    out[..n].copy_from_slice(&avail[..n]);
+    r.consume(n);
+    Ok(n)
 }
 
 impl BufRead for Tracked<'_> {
@@ -420,8 +458,13 @@ pub(crate) fn prepare<'a>(
             }
             layers += 1;
             // The limit applies to each layer's output too, so a bomb inside a bomb stops early.
-            let gz = Gunzip { dec: MultiGzDecoder::new(stream.boxed()), produced: 0 };
-            stream = Stream::Gz(Tracked::new(Box::new(gz), limits.max_bytes, false));
+            // The outer layer inflates on a thread of its own (`gunzip.rs`); inner ones, rare,
+            // here.
+            let gz: Box<dyn Read + Send + 'a> = match stream {
+                Stream::Raw(raw) => super::gunzip::outer_layer(raw),
+                inner => Box::new(Gunzip::new(MultiGzDecoder::new(inner.boxed()))),
+            };
+            stream = Stream::Gz(Tracked::new(gz, limits.max_bytes, false));
             continue;
         }
         break;

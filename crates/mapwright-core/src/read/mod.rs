@@ -3,6 +3,7 @@
 //! Detection is on content only: gzip magic bytes (decompressed while streaming, then
 //! detected again), then the XML root element, else plain text.
 
+mod gunzip;
 mod input;
 mod text;
 mod xml;

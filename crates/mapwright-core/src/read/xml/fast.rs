@@ -14,7 +14,10 @@
 //! (the bytes skipped are whole elements) and is accounted for by moving `origin`.
 //! A test compares both paths on generated documents.
 
+use super::fields::parse_priority;
 use super::*;
+use crate::date::W3cDateTime;
+use crate::read::input::Lines;
 
 /// One field of a recognised entry: its start tag and its text, as indices into the scan.
 #[derive(Clone, Copy)]
@@ -24,19 +27,33 @@ struct Span {
     text: (usize, usize),
     /// The text holds references (else it is one run, appended whole).
     refs: bool,
+    /// The text's length with its references decoded.
+    decoded: usize,
 }
 
-/// A recognised `<url>`: where it starts, its fields in document order, where it ends.
+/// A recognised `<url>`: where it starts, its fields in document order, where it ends, and
+/// the newlines in the white space between its tags before its `<loc>` and in all of it.
 struct Scanned {
     url: usize,
     fields: [Span; 4],
     n: usize,
     end: usize,
+    loc_lines: Lines,
+    lines: Lines,
 }
 
+/// Skips white space from `b[i]`, counting its newlines into `lines`.
 #[inline]
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && matches!(b[i], b' ' | b'\n' | b'\r' | b'\t') {
+fn skip_ws(b: &[u8], mut i: usize, lines: &mut Lines) -> usize {
+    while i < b.len() {
+        match b[i] {
+            b'\n' => {
+                lines.n += 1;
+                lines.start = i + 1;
+            }
+            b' ' | b'\r' | b'\t' => {}
+            _ => break,
+        }
         i += 1;
     }
     i
@@ -78,14 +95,19 @@ fn end_tag(close: &[u8], field: Field) -> bool {
 /// predefined entities (anything else has findings of its own: left to the event loop); UTF-8
 /// is checked once for the whole entry. One search for both bytes: most texts have no
 /// reference, so no second search.
-fn plain_text(b: &[u8], from: usize) -> Result<(usize, bool), usize> {
+fn plain_text(b: &[u8], from: usize, long: bool) -> Result<(usize, bool, usize), usize> {
     let mut i = from;
     let mut refs = false;
+    let mut decoded = 0;
     let end = loop {
-        let Some(at) = memchr::memchr2(b'<', b'&', &b[i..]) else {
+        // A `loc` is long enough for a vector search; the other values are a few bytes, for
+        // which its set-up costs more than a plain loop.
+        let found = if long { memchr::memchr2(b'<', b'&', &b[i..]) } else { lt_or_amp(&b[i..]) };
+        let Some(at) = found else {
             return Err(b.len());
         };
         let at = i + at;
+        decoded += at - i;
         if b[at] == b'<' {
             break at;
         }
@@ -95,14 +117,50 @@ fn plain_text(b: &[u8], from: usize) -> Result<(usize, bool), usize> {
             return Err(name_start);
         };
         let name_end = name_start + n;
-        let name = std::str::from_utf8(&b[name_start..name_end]).unwrap_or("");
-        if b[name_end] != b';' || quick_xml::escape::resolve_xml_entity(name).is_none() {
+        if b[name_end] != b';' || predefined(&b[name_start..name_end]).is_none() {
             return Err(name_end);
         }
         refs = true;
+        decoded += 1;
         i = name_end + 1;
     };
-    Ok((end, refs))
+    Ok((end, refs, decoded))
+}
+
+/// The first `<` or `&` in `b`, eight bytes at a time in a machine word (a value of a few
+/// bytes: a vector search's set-up costs more than the search). In each word, a byte equal to
+/// the one looked for becomes zero after the exclusive or, and the classic zero-byte test sets
+/// its high bit; bits above a true zero byte may be set too, never below, so the lowest set bit
+/// of either test is the first match.
+#[inline]
+fn lt_or_amp(b: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let mut i = 0;
+    while let Some(word) = b.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+        let x = u64::from_le_bytes(word);
+        let (lt, amp) = (x ^ (LO * u64::from(b'<')), x ^ (LO * u64::from(b'&')));
+        let hit = ((lt.wrapping_sub(LO) & !lt) | (amp.wrapping_sub(LO) & !amp)) & HI;
+        if hit != 0 {
+            return Some(i + (hit.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    b[i..].iter().position(|&c| c == b'<' || c == b'&').map(|k| i + k)
+}
+
+/// The byte one of XML's five predefined entities stands for, by name (quick-xml's
+/// `resolve_xml_entity`, on bytes).
+#[inline]
+fn predefined(name: &[u8]) -> Option<u8> {
+    match name {
+        b"amp" => Some(b'&'),
+        b"lt" => Some(b'<'),
+        b"gt" => Some(b'>'),
+        b"apos" => Some(b'\''),
+        b"quot" => Some(b'"'),
+        _ => None,
+    }
 }
 
 /// Why [`scan`] did not recognise an entry.
@@ -118,19 +176,21 @@ enum Miss {
 fn scan(b: &[u8]) -> Result<Scanned, Miss> {
     // Where a test failed: within a tag's length of the end, more bytes might have passed it.
     let miss = |at: usize| if b.len() - at.min(b.len()) < 16 { Miss::Short } else { Miss::Shape };
-    let url = skip_ws(b, 0);
+    let mut lines = Lines::default();
+    let url = skip_ws(b, 0, &mut lines);
     if !starts(&b[url..], b"<url>") {
         return Err(miss(url));
     }
-    let blank = Span { field: Field::Loc, tag: 0, text: (0, 0), refs: false };
-    let mut out = Scanned { url, fields: [blank; 4], n: 0, end: 0 };
+    let blank = Span { field: Field::Loc, tag: 0, text: (0, 0), refs: false, decoded: 0 };
+    let mut out = Scanned { url, fields: [blank; 4], n: 0, end: 0, loc_lines: lines, lines };
     let mut seen = 0u8;
     let mut i = url + 5;
     loop {
-        i = skip_ws(b, i);
+        i = skip_ws(b, i, &mut lines);
         let rest = &b[i..];
         if starts(rest, b"</url>") {
             out.end = i + 6;
+            out.lines = lines;
             return Ok(out);
         }
         let Some((field, open)) = field_tag(rest) else {
@@ -141,14 +201,104 @@ fn scan(b: &[u8]) -> Result<Scanned, Miss> {
             return Err(Miss::Shape);
         }
         seen |= bit;
+        if field == Field::Loc {
+            out.loc_lines = lines;
+        }
         let ts = i + open;
-        let (te, refs) = plain_text(b, ts).map_err(miss)?;
+        let (te, refs, decoded) = plain_text(b, ts, field == Field::Loc).map_err(miss)?;
         if !end_tag(&b[te..], field) {
             return Err(miss(te));
         }
-        out.fields[out.n] = Span { field, tag: i, text: (ts, te), refs };
+        out.fields[out.n] = Span { field, tag: i, text: (ts, te), refs, decoded };
         out.n += 1;
         i = te + open + 1;
+    }
+}
+
+/// The values of a recognised entry when every field reads without a finding (a `loc` already
+/// in its normal form, without white space around it, under every length limit; a `lastmod`
+/// the XSD accepts; an exact `changefreq`; a `priority` from 0.0 to 1.0), else `None`, and
+/// the entry goes the way of the field code, which says what is wrong with it. Every such
+/// value is ASCII (each reader accepts only ASCII bytes), the markup around it too, so the
+/// values are read as bytes, and only the `loc`, which becomes a string, is checked as UTF-8.
+fn clean_fields(b: &[u8], s: &Scanned, limits: (usize, usize)) -> Option<(Loc, Clean)> {
+    let (max_loc, max_value) = limits;
+    let mut loc = None;
+    let mut out = Clean { loc_tag: 0, lastmod: None, changefreq: None, priority: None, lines_exact: true };
+    for span in &s.fields[..s.n] {
+        let raw = &b[span.text.0..span.text.1];
+        if raw.len() > max_value {
+            return None;
+        }
+        match span.field {
+            Field::Loc => {
+                // The loc's own text: trimmed by the field code with a finding, so none here.
+                if raw.len() > max_loc || raw.len() >= MAX_LOC_LEN {
+                    return None;
+                }
+                loc = Some(if span.refs {
+                    Loc::parse_normal_bytes(decode_predefined(raw, span.decoded))?
+                } else {
+                    Loc::parse_normal(raw)?
+                });
+                out.loc_tag = span.tag;
+            }
+            // Entities in the other fields are rare: the field code reads them.
+            _ if span.refs => return None,
+            _ => {
+                let value = raw.trim_ascii();
+                // White space around a value may hold newlines the scan did not count.
+                out.lines_exact &= value.len() == raw.len();
+                match span.field {
+                    Field::Lastmod => out.lastmod = Some(Lastmod::W3c(W3cDateTime::parse_bytes(value)?)),
+                    Field::Changefreq => out.changefreq = Some(ChangeFreq::parse_bytes(value)?),
+                    _ => out.priority = Some(priority_tenths(value)?),
+                }
+            }
+        }
+    }
+    Some((loc?, out))
+}
+
+/// A clean entry's values but its `loc` (see [`clean_fields`]).
+struct Clean {
+    loc_tag: usize,
+    lastmod: Option<Lastmod>,
+    changefreq: Option<ChangeFreq>,
+    priority: Option<f32>,
+    /// The scan counted every newline of the entry (none in a value's white space).
+    lines_exact: bool,
+}
+
+/// `text` with its references (predefined entities only, as `plain_text` saw) decoded, in a
+/// vector of exactly `len` bytes, its decoded length.
+fn decode_predefined(text: &[u8], len: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(len);
+    let mut rest = text;
+    while let Some(a) = memchr::memchr(b'&', rest) {
+        out.extend_from_slice(&rest[..a]);
+        let Some(semi) = rest[a..].iter().position(|&c| c == b';').map(|n| a + n) else {
+            break;
+        };
+        // `plain_text` checked the name; should that ever not hold, the reference stays as
+        // written (and the URL is refused).
+        match predefined(&rest[a + 1..semi]) {
+            Some(c) => out.push(c),
+            None => out.extend_from_slice(&rest[a..=semi]),
+        }
+        rest = &rest[semi + 1..];
+    }
+    out.extend_from_slice(rest);
+    out
+}
+
+/// The common priorities, `0.0` to `0.9` and `1.0` (also `1`, `0`, `.5` are left to
+/// [`parse_priority`]), as it reads them: `n / 10` is the `f32` nearest to `0.n`, as parsing is.
+fn priority_tenths(b: &[u8]) -> Option<f32> {
+    match *b {
+        [b'0', b'.', d] if d.is_ascii_digit() => Some(f32::from(d - b'0') / 10.0),
+        [b'1', b'.', b'0'] => Some(1.0),
+        _ => parse_priority(std::str::from_utf8(b).ok()?).ok(),
     }
 }
 
@@ -181,6 +331,36 @@ impl State {
             }
         };
         self.fast_backoff = 0;
+        // Offsets as quick-xml would give them (its offset 0 is at `origin`).
+        let at = xr.buffer_position();
+        if let Some((loc, c)) = clean_fields(b, &s, (self.max_loc, self.max_value)) {
+            // What the field code would have done, minus its findings (there are none): the
+            // entry kept from its start for positions, its position at its `<loc>`.
+            let from = self.origin + at;
+            let t = xr.get_mut();
+            t.keep_from(from + s.url as u64);
+            // The position of its `<loc>` from the newlines the scan counted, when lines are
+            // counted up to the entry (after an entry read this way, they are); else counted
+            // here, then on to the entry's end, so the next entry is in step again.
+            let scanned = c.lines_exact.then(|| t.scanned_lines(from, (c.loc_tag, s.loc_lines), (s.end, s.lines)));
+            self.entry_pos = match scanned.flatten() {
+                Some(p) => p,
+                None => {
+                    let p = t.position_at(from + c.loc_tag as u64);
+                    t.position_at(from + s.end as u64);
+                    p
+                }
+            };
+            std::io::BufRead::consume(xr.get_mut(), s.end);
+            self.origin += s.end as u64;
+            return Some(Step::Entry(Entry::Url(UrlEntry {
+                lastmod: c.lastmod,
+                changefreq: c.changefreq,
+                priority: c.priority,
+                ..UrlEntry::new(loc)
+            })));
+        }
+        let b = xr.get_ref().buffered();
         // One UTF-8 check for the whole entry: its markup is ASCII, so this is each text's check.
         // The entry is copied (a few hundred bytes) so that the fields' code may borrow the
         // reader while it reads the texts.
@@ -188,8 +368,6 @@ impl State {
         let mut copy = std::mem::take(&mut self.scratch);
         copy.clear();
         copy.push_str(whole);
-        // Offsets as quick-xml would give them (its offset 0 is at `origin`).
-        let at = xr.buffer_position();
         self.begin_entry(xr, at + s.url as u64, Role::Url);
         for span in &s.fields[..s.n] {
             let off = at + span.tag as u64;
@@ -336,6 +514,75 @@ mod tests {
         }
     }
 
+    #[test]
+    fn word_search_finds_the_first_lt_or_amp() {
+        let mut cases: Vec<Vec<u8>> =
+            vec![b"".to_vec(), b"abc".to_vec(), b"2024-01-02T10:00:00+00:00</lastmod>".to_vec()];
+        // Every position in words of every length, with the bytes around the one looked for
+        // chosen to trip a careless zero-byte test (0x3b/0x3d next to '<', 0x25/0x27 next to '&').
+        for len in 0..20 {
+            for at in 0..len {
+                for (hit, near) in [(b'<', [0x3b, 0x3d, 0x01]), (b'&', [0x25, 0x27, 0x80])] {
+                    for n in near {
+                        let mut v = vec![n; len];
+                        v[at] = hit;
+                        cases.push(v);
+                    }
+                }
+            }
+        }
+        for c in cases {
+            let want = c.iter().position(|&x| x == b'<' || x == b'&');
+            assert_eq!(super::lt_or_amp(&c), want, "{c:?}");
+        }
+    }
+
+    #[test]
+    fn clean_readers_agree_with_the_field_code() {
+        use super::{ChangeFreq, parse_priority, priority_tenths};
+        for w in ["always", "hourly", "daily", "weekly", "monthly", "yearly", "never", "Daily", "dail", "dailyx"] {
+            assert_eq!(ChangeFreq::parse_bytes(w.as_bytes()), ChangeFreq::parse(w), "{w}");
+        }
+        for w in ["", "a", "nevers", "NEVER", "hourlx", "weekl y"] {
+            assert_eq!(ChangeFreq::parse_bytes(w.as_bytes()), None, "{w}");
+        }
+        let mut cases: Vec<String> = (0..=9).flat_map(|a| (0..=9).map(move |b| format!("{a}.{b}"))).collect();
+        cases.extend(["1", "0", ".5", "0.", "0.55", "1.00", "-0.1", "0,5", "", "x.5"].map(String::from));
+        for c in cases {
+            assert_eq!(priority_tenths(c.as_bytes()), parse_priority(&c).ok(), "{c}");
+        }
+    }
+
+    /// The clean path is the one taken by an ordinary entry (else the comparisons below would
+    /// test the field code against itself), and not by one with something to say about it.
+    #[test]
+    fn ordinary_entries_take_the_clean_path() {
+        let clean = |entry: &str| {
+            let b = entry.as_bytes();
+            let s = super::scan(b).expect("a plain entry");
+            super::clean_fields(b, &s, (65_536, 1 << 20))
+                .map(|(loc, c)| (loc.written().to_string(), c.lastmod.map(|l| l.to_string()), c.changefreq, c.priority))
+        };
+        let got = clean(
+            "\n<url>\n  <loc>https://www.example.com/a-1?id=1&amp;ref=x</loc>\n  <lastmod>2024-01-02T10:00:00.123+02:00</lastmod>\n  \
+             <changefreq>weekly</changefreq>\n  <priority>0.3</priority>\n</url>\n",
+        );
+        let want = ("https://www.example.com/a-1?id=1&ref=x".to_string(), Some("2024-01-02T10:00:00.123+02:00".into()));
+        let (loc, lastmod, cf, prio) = got.expect("clean");
+        assert_eq!((loc, lastmod), want);
+        assert_eq!((cf, prio), (Some(crate::model::ChangeFreq::Weekly), Some(0.3)));
+        for entry in [
+            "<url><loc> https://a.example/</loc></url>",
+            "<url><loc>https://A.example/</loc></url>",
+            "<url><loc>https://a.example/</loc><lastmod>2024-01</lastmod></url>",
+            "<url><loc>https://a.example/</loc><changefreq>Daily</changefreq></url>",
+            "<url><loc>https://a.example/</loc><priority>2</priority></url>",
+            "<url><lastmod>2024-01-02</lastmod></url>",
+        ] {
+            assert!(clean(entry).is_none(), "{entry}");
+        }
+    }
+
     fn piece() -> impl Strategy<Value = String> {
         prop_oneof![
             Just("<url>".to_string()),
@@ -366,8 +613,69 @@ mod tests {
         ]
     }
 
+    /// Entries as sitemaps write them, most of them clean, some with something to repair.
+    fn real_entry() -> impl Strategy<Value = String> {
+        let loc = prop_oneof![
+            Just("https://www.example.com/category-1/blue-red-1?id=1&amp;ref=x"),
+            Just("https://www.example.com/kategorie-2/%C3%BCber-gr%C3%B6%C3%9Fe-3?id=3&amp;ref=x"),
+            Just("http://a.example:8080/a/b/"),
+            Just("https://a.example/&lt;x&gt;"),
+            Just("https://a.example/ü"),
+            Just("https://A.example/./x"),
+            Just(" https://a.example/trim "),
+            Just("https://a.example/a&amp;&amp;b&quot;"),
+        ];
+        let lastmod = proptest::option::of(prop_oneof![
+            Just("2024-01-02"),
+            Just("2024-01-02T10:00:00+00:00"),
+            Just("2024-01-02T10:00:00Z"),
+            Just("2024-01-02T10:00:00.123-05:30"),
+            Just(" 2024-01-02 "),
+            Just("2024-01"),
+            Just("2024-02-30"),
+            Just("2024-01-02 10:00:00"),
+        ]);
+        let changefreq =
+            proptest::option::of(prop_oneof![Just("weekly"), Just("never"), Just("Daily"), Just(" hourly")]);
+        let priority = proptest::option::of(prop_oneof![
+            Just("0.3"),
+            Just("1.0"),
+            Just("1"),
+            Just(".5"),
+            Just("1.5"),
+            Just("0,5")
+        ]);
+        (loc, lastmod, changefreq, priority, "[ \\t\\r\\n]{0,3}").prop_map(|(loc, lastmod, cf, prio, ws)| {
+            let mut e = format!("<url>{ws}<loc>{loc}</loc>{ws}");
+            if let Some(l) = lastmod {
+                e.push_str(&format!("<lastmod>{l}</lastmod>{ws}"));
+            }
+            if let Some(c) = cf {
+                e.push_str(&format!("<changefreq>{c}</changefreq>{ws}"));
+            }
+            if let Some(p) = prio {
+                e.push_str(&format!("<priority>{p}</priority>{ws}"));
+            }
+            e.push_str("</url>\n");
+            e
+        })
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(3_000))]
+
+        #[test]
+        fn fast_path_agrees_on_real_entries(entries in proptest::collection::vec(real_entry(), 1..30), cut in any::<u16>()) {
+            let mut doc = String::from("<?xml version=\"1.0\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n");
+            for e in &entries {
+                doc.push_str(e);
+            }
+            doc.push_str("</urlset>\n");
+            check(doc.as_bytes(), Default::default());
+            // And cut anywhere: a truncated file fails the same way.
+            let at = usize::from(cut) % doc.len();
+            check(&doc.as_bytes()[..at], Default::default());
+        }
         #[test]
         fn fast_path_agrees(pieces in proptest::collection::vec(piece(), 0..40), close in any::<bool>()) {
             let mut doc = String::from("<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n");

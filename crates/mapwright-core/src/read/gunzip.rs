@@ -1,0 +1,343 @@
+//! The outer gzip layer inflated on a second thread, overlapped with parsing: inflating a
+//! sitemap costs about a third of reading it, and on a machine with a second core that third
+//! need not wait for the parser (nor the parser for it).
+//!
+//! The input stays on the caller's thread (it may borrow, so it cannot move to another one):
+//! this thread reads the compressed bytes into recycled buffers and hands them to the worker,
+//! which inflates into other recycled buffers and hands those back. Every buffer is allocated
+//! here, up front, and circulates, so memory is a constant (about 1 MiB) whatever the file;
+//! the worker runs ahead of the parser by at most [`OUT_BUFS`] buffers, and the byte limit
+//! still applies where the bytes enter the parser (`Tracked`). A small file (its compressed
+//! bytes all read within [`SMALL`]) is inflated here, with no thread: a discovery that opens
+//! thousands of small sitemaps a second does not start a thread for each.
+//!
+//! One channel carries everything the worker says (an inflated buffer, a compressed buffer
+//! it is done with, the end, a fault), so this thread waits on one thing only and neither side
+//! can wait for the other in a circle; that channel holds every buffer in circulation, so the
+//! worker never blocks on it.
+
+use super::input::{Gunzip, read_buffered};
+use flate2::bufread::MultiGzDecoder;
+use std::io::{self, BufRead, Read};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::thread::JoinHandle;
+
+/// Compressed bytes read at a time.
+const IN_CHUNK: usize = 64 * 1024;
+/// Compressed buffers in circulation.
+const IN_BUFS: usize = 3;
+/// Inflated bytes handed over at a time.
+const OUT_CHUNK: usize = 128 * 1024;
+/// Inflated buffers in circulation: how far the worker may run ahead.
+const OUT_BUFS: usize = 4;
+/// A gzip stream whose compressed bytes end within this many is inflated on this thread.
+const SMALL: usize = 64 * 1024;
+
+/// What this thread sends the worker.
+enum In {
+    /// Compressed bytes.
+    Data(Vec<u8>),
+    /// The compressed input failed: the decoder sees the error where it would have.
+    Fault(io::Error),
+}
+
+/// What the worker sends this thread.
+enum Out {
+    /// Inflated bytes: the buffer and how much of it is filled.
+    Data(Vec<u8>, usize),
+    /// A compressed buffer consumed: fill it again.
+    Spent(Vec<u8>),
+    /// The gzip stream ended.
+    End,
+    /// The gzip stream failed (already a `GzipFault` from [`Gunzip`]).
+    Fault(io::Error),
+}
+
+/// The worker's side of the compressed bytes: a `BufRead` over the buffers it is sent.
+struct Feed {
+    rx: Receiver<In>,
+    back: SyncSender<Out>,
+    cur: Vec<u8>,
+    pos: usize,
+    /// The compressed input ended (its sender is gone after its last buffer).
+    ended: bool,
+}
+
+impl Read for Feed {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        read_buffered(self, out)
+    }
+}
+
+impl BufRead for Feed {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.pos == self.cur.len() && !self.ended {
+            let spent = std::mem::take(&mut self.cur);
+            if spent.capacity() > 0 {
+                // Never blocks: the channel holds every buffer in circulation.
+                let _ = self.back.send(Out::Spent(spent));
+            }
+            self.pos = 0;
+            match self.rx.recv() {
+                Ok(In::Data(b)) => self.cur = b,
+                Ok(In::Fault(e)) => {
+                    self.ended = true;
+                    return Err(e);
+                }
+                // No more input: the end of the compressed bytes.
+                Err(_) => self.ended = true,
+            }
+        }
+        Ok(&self.cur[self.pos..])
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.pos = (self.pos + amt).min(self.cur.len());
+    }
+}
+
+/// Inflates into the buffers it is given until the stream ends, fails, or this thread is gone.
+fn work(mut dec: Gunzip<'static>, free: Receiver<Vec<u8>>, back: SyncSender<Out>) {
+    while let Ok(mut buf) = free.recv() {
+        let mut filled = 0;
+        let fault = loop {
+            if filled == buf.len() {
+                break None;
+            }
+            match dec.read(&mut buf[filled..]) {
+                Ok(0) => break None,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => break Some(e),
+            }
+        };
+        let ended = filled < buf.len();
+        if filled > 0 && back.send(Out::Data(buf, filled)).is_err() {
+            return;
+        }
+        match fault {
+            Some(e) => {
+                let _ = back.send(Out::Fault(e));
+                return;
+            }
+            None if ended => {
+                let _ = back.send(Out::End);
+                return;
+            }
+            None => {}
+        }
+    }
+}
+
+/// The outer gzip layer, inflated on a worker thread.
+struct Threaded<'a> {
+    input: Box<dyn BufRead + Send + 'a>,
+    input_done: bool,
+    to_worker: Option<SyncSender<In>>,
+    free: Option<SyncSender<Vec<u8>>>,
+    from_worker: Receiver<Out>,
+    cur: Vec<u8>,
+    /// `cur[pos..len]` is still to be read.
+    pos: usize,
+    len: usize,
+    /// The worker said the end or a fault: nothing more comes.
+    finished: bool,
+    fault: Option<io::Error>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Threaded<'_> {
+    /// Fills `buf` with the next compressed bytes and sends it; at the input's end, closes
+    /// the worker's input instead.
+    fn feed(&mut self, mut buf: Vec<u8>) {
+        if self.input_done {
+            return;
+        }
+        buf.clear();
+        let msg = loop {
+            match self.input.fill_buf() {
+                Ok([]) => break None,
+                Ok(b) => {
+                    let n = b.len().min(IN_CHUNK);
+                    buf.extend_from_slice(&b[..n]);
+                    self.input.consume(n);
+                    break Some(In::Data(buf));
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => break Some(In::Fault(e)),
+            }
+        };
+        match msg {
+            Some(In::Data(b)) => {
+                if let Some(tx) = &self.to_worker {
+                    let _ = tx.send(In::Data(b));
+                }
+            }
+            Some(fault) => {
+                self.input_done = true;
+                if let Some(tx) = self.to_worker.take() {
+                    let _ = tx.send(fault);
+                }
+            }
+            None => {
+                self.input_done = true;
+                self.to_worker = None;
+            }
+        }
+    }
+}
+
+impl Read for Threaded<'_> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        loop {
+            if self.pos < self.len {
+                let n = (self.len - self.pos).min(out.len());
+                out[..n].copy_from_slice(&self.cur[self.pos..self.pos + n]);
+                self.pos += n;
+                return Ok(n);
+            }
+            if self.cur.capacity() > 0 {
+                let spent = std::mem::take(&mut self.cur);
+                if let Some(free) = &self.free {
+                    let _ = free.send(spent);
+                }
+                (self.pos, self.len) = (0, 0);
+            }
+            if self.finished {
+                return match self.fault.take() {
+                    Some(e) => Err(e),
+                    None => Ok(0),
+                };
+            }
+            match self.from_worker.recv() {
+                Ok(Out::Data(b, len)) => (self.cur, self.len) = (b, len),
+                Ok(Out::Spent(b)) => self.feed(b),
+                Ok(Out::End) => self.finished = true,
+                Ok(Out::Fault(e)) => {
+                    self.finished = true;
+                    self.fault = Some(e);
+                }
+                Err(_) => {
+                    self.finished = true;
+                    self.fault = Some(io::Error::other("the gzip worker stopped"));
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Threaded<'_> {
+    fn drop(&mut self) {
+        // Closing its channels ends the worker within one buffer's work.
+        self.to_worker = None;
+        self.free = None;
+        if let Some(h) = self.handle.take() {
+            while self.from_worker.try_recv().is_ok() {}
+            let _ = h.join();
+        }
+    }
+}
+
+/// A reader of the compressed bytes read ahead (`head`), then an input error if there was one.
+struct Head {
+    head: io::Cursor<Vec<u8>>,
+    fault: Option<io::Error>,
+}
+
+impl Read for Head {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let n = self.head.read(out)?;
+        match (n, self.fault.take()) {
+            (0, Some(e)) => Err(e),
+            (_, fault) => {
+                self.fault = fault;
+                Ok(n)
+            }
+        }
+    }
+}
+
+impl BufRead for Head {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.head.position() as usize == self.head.get_ref().len() {
+            if let Some(e) = self.fault.take() {
+                return Err(e);
+            }
+        }
+        self.head.fill_buf()
+    }
+    fn consume(&mut self, amt: usize) {
+        self.head.consume(amt)
+    }
+}
+
+/// The inflated bytes of the gzip stream `input` (its magic bytes already seen): on a worker
+/// thread when the stream is larger than [`SMALL`], else here.
+pub(crate) fn outer_layer<'a>(mut input: Box<dyn BufRead + Send + 'a>) -> Box<dyn Read + Send + 'a> {
+    // Read ahead to tell a small stream from a large one.
+    let mut head = Vec::with_capacity(IN_CHUNK);
+    let mut fault = None;
+    let mut ended = false;
+    while head.len() < SMALL {
+        match input.fill_buf() {
+            Ok([]) => {
+                ended = true;
+                break;
+            }
+            Ok(b) => {
+                let n = b.len().min(SMALL - head.len());
+                head.extend_from_slice(&b[..n]);
+                input.consume(n);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                fault = Some(e);
+                break;
+            }
+        }
+    }
+    if ended || fault.is_some() {
+        let head: Box<dyn BufRead + Send> = Box::new(Head { head: io::Cursor::new(head), fault });
+        return Box::new(Gunzip::new(MultiGzDecoder::new(head)));
+    }
+    // The thread first, so that the bytes read ahead are still here should it not start.
+    type Start = (Gunzip<'static>, Receiver<Vec<u8>>, SyncSender<Out>);
+    let (start, started) = sync_channel::<Start>(1);
+    let spawned = std::thread::Builder::new().name("mapwright-gunzip".into()).spawn(move || {
+        if let Ok((dec, free, back)) = started.recv() {
+            work(dec, free, back);
+        }
+    });
+    let Ok(handle) = spawned else {
+        // No thread to be had: inflated here, the bytes read ahead then the rest.
+        let rest: Box<dyn BufRead + Send + 'a> = Box::new(io::Cursor::new(head).chain(input));
+        return Box::new(Gunzip::new(MultiGzDecoder::new(rest)));
+    };
+    let (to_worker, rx) = sync_channel::<In>(IN_BUFS);
+    let (back, from_worker) = sync_channel::<Out>(IN_BUFS + OUT_BUFS + 2);
+    let (free, free_rx) = sync_channel::<Vec<u8>>(OUT_BUFS);
+    let feed = Feed { rx, back: back.clone(), cur: head, pos: 0, ended: false };
+    let dec = Gunzip::new(MultiGzDecoder::new(Box::new(feed) as Box<dyn BufRead + Send>));
+    for _ in 0..OUT_BUFS {
+        // Zeroed once: the worker inflates into them as they are, each time.
+        let _ = free.send(vec![0; OUT_CHUNK]);
+    }
+    let _ = start.send((dec, free_rx, back));
+    let mut t = Threaded {
+        input,
+        input_done: false,
+        to_worker: Some(to_worker),
+        free: Some(free),
+        from_worker,
+        cur: Vec::new(),
+        pos: 0,
+        len: 0,
+        finished: false,
+        fault: None,
+        handle: Some(handle),
+    };
+    for _ in 1..IN_BUFS {
+        t.feed(Vec::with_capacity(IN_CHUNK));
+    }
+    Box::new(t)
+}
