@@ -1,6 +1,6 @@
 //! The queries of accounts: users, sessions and API tokens, written once for both backends
 //! like those of `sql.rs`, whose `impl_store!` expands [`account_methods!`] into inherent methods
-//! (`*_impl`) that its `impl Store` calls (see `signups.rs`).
+//! (`*_impl`) that `store.rs`'s `impl Store` calls (see `signups.rs`).
 
 /// The `Store` methods of users, sessions and API tokens (see the module documentation).
 macro_rules! account_methods {

@@ -1,7 +1,7 @@
 //! E-mail alerts on a sitemap's status getting worse (issue 23): each member's choice per site,
 //! the unsubscribe link's token, the one-mail-a-day limit, and the last status judged per
 //! sitemap. Written once for both backends like the queries of `sql.rs`, whose `impl_store!`
-//! expands [`alert_methods!`] into inherent methods (`*_impl`) that its `impl Store` calls.
+//! expands [`alert_methods!`] into inherent methods (`*_impl`) that `store.rs`'s `impl Store` calls.
 //!
 //! The order of statuses, best first: `ok`, `warnings`, `errors`, `failed` (couldn't fetch). A
 //! sitemap is judged on its roll-up (`rollup_status`: its own verdict, or for an index the worst

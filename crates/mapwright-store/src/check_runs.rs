@@ -371,7 +371,10 @@ macro_rules! impl_check_runs {
                 Ok(done.rows_affected())
             }
 
-            pub(crate) async fn check_runs_get(&self, site_id: i64) -> Result<Option<CheckRun>> {
+            /// The current or last check run of a site of the actor
+            /// ([`Store::check_run`](crate::Store::check_run)).
+            pub(crate) async fn check_run_impl(&self, actor: Actor, site_id: i64) -> Result<Option<CheckRun>> {
+                self.site_impl(actor, site_id).await?;
                 Ok(sqlx::query_as(concat!("SELECT ", check_run_cols!(), " FROM check_runs WHERE site_id = $1"))
                     .bind(site_id)
                     .fetch_optional(&self.pool)

@@ -1,7 +1,7 @@
 //! Domain properties (issue 23): a DNS name a user claims and proves with a TXT record, which
 //! then covers every origin under it. Written once for both backends like the queries of
 //! `sql.rs`, whose `impl_store!` expands [`domain_methods!`] into inherent methods (`*_impl`)
-//! that its `impl Store` calls.
+//! that `store.rs`'s `impl Store` calls.
 //!
 //! A property belongs to one user (no members: whoever else controls the name claims it too,
 //! with a token of their own). It covers the sites its user *owns*, never another user's: which

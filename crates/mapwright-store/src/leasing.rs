@@ -1,6 +1,6 @@
 //! The fetch queue's queries: leasing due sitemaps fairly, releasing them, the queue's depth;
 //! written once for both backends like those of `sql.rs`, whose `impl_store!` expands
-//! [`lease_methods!`] into inherent methods (`*_impl`) that its `impl Store` calls (see
+//! [`lease_methods!`] into inherent methods (`*_impl`) that `store.rs`'s `impl Store` calls (see
 //! `signups.rs`).
 
 /// The `Store` methods of the fetch queue; `lock` is the lease's row lock (`FOR UPDATE ... SKIP LOCKED` on

@@ -1,6 +1,6 @@
 //! Several users per site (issue 23): the members of a site with their roles, and the
 //! invitations an owner sends. Written once for both backends like the queries of `sql.rs`,
-//! whose `impl_store!` expands [`member_methods!`] into inherent methods (`*_impl`) that its
+//! whose `impl_store!` expands [`member_methods!`] into inherent methods (`*_impl`) that `store.rs`'s
 //! `impl Store` calls.
 //!
 //! Who may see a site is its membership (`owned!` in `sql.rs`: an admin, or a member of any

@@ -73,13 +73,13 @@ impl PgStore {
 
     /// `NOTIFY` on the wake-up channel: delivered to every listening connection when the
     /// statement commits (at once: it runs alone).
-    async fn notify_due_now(&self) -> Result<()> {
+    pub(crate) async fn notify_due_now(&self) -> Result<()> {
         sqlx::query("SELECT pg_notify($1, '')").bind(crate::WAKE_CHANNEL).execute(&self.pool).await?;
         Ok(())
     }
 
     /// A listener on its own pooled connection.
-    async fn listen_due(&self) -> Result<Option<crate::DueListener>> {
+    pub(crate) async fn listen_due(&self) -> Result<Option<crate::DueListener>> {
         Ok(Some(crate::DueListener::listen(&self.pool).await?))
     }
 

@@ -1,6 +1,6 @@
 //! The queries of account recovery (issue 34): password-reset links, changes of password and
 //! of address, written once for both backends like those of `sql.rs`, whose `impl_store!`
-//! expands [`recovery_methods!`] into inherent methods (`*_impl`) that its `impl Store` calls
+//! expands [`recovery_methods!`] into inherent methods (`*_impl`) that `store.rs`'s `impl Store` calls
 //! (see `signups.rs`). The links live in `account_links` (migration 0065), stored as the
 //! SHA-256 of their token, each used once.
 

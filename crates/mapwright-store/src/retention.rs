@@ -1,6 +1,6 @@
 //! Retention: what the service deletes as it ages (see [`Retention`](crate::Retention)), in
 //! short transactions; written once for both backends like the queries of `sql.rs`, whose
-//! `impl_store!` expands [`retention_methods!`] into an inherent method that its `impl Store`
+//! `impl_store!` expands [`retention_methods!`] into an inherent method that `store.rs`'s `impl Store`
 //! calls (see `signups.rs`).
 
 /// The `Store` method of retention (see the module documentation).

@@ -1,6 +1,6 @@
 //! The queries of sign-ups, of the limits kept for every server process together, and of the
 //! health probe: written once for both backends like those of `sql.rs`, whose `impl_store!`
-//! expands [`signup_methods!`] into inherent methods (`*_impl`) that its `impl Store` calls
+//! expands [`signup_methods!`] into inherent methods (`*_impl`) that `store.rs`'s `impl Store` calls
 //! (`async_trait` rewrites only the methods written in the impl itself).
 
 /// The `Store` methods of sign-ups, shared limits and health (see the module documentation).

@@ -1,7 +1,7 @@
 //! The queries of sitemaps and their downloads: submitting, listing and removing sitemaps, pings,
 //! an index's children, a download's record and findings, the console's summaries; written once
 //! for both backends like those of `sql.rs`, whose `impl_store!` expands [`sitemap_methods!`] into
-//! inherent methods (`*_impl`) that its `impl Store` calls (see `signups.rs`).
+//! inherent methods (`*_impl`) that `store.rs`'s `impl Store` calls (see `signups.rs`).
 
 /// The `Store` methods of sitemaps and downloads (see the module documentation).
 macro_rules! sitemap_methods {

@@ -1,6 +1,6 @@
 //! The queries of sites: adding, listing, deleting, verifying and their snapshots, written once for
 //! both backends like those of `sql.rs`, whose `impl_store!` expands [`site_methods!`] into inherent
-//! methods (`*_impl`) that its `impl Store` calls (see `signups.rs`).
+//! methods (`*_impl`) that `store.rs`'s `impl Store` calls (see `signups.rs`).
 
 /// The `Store` methods of sites; `lock` is the row lock of the query of sites to verify (see
 /// `impl_store!`).

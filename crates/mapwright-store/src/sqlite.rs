@@ -200,12 +200,12 @@ impl SqliteStore {
 
     /// Nothing to tell: one process serves an SQLite database (`mapwright serve` refuses a
     /// second), and its workers are woken in memory.
-    async fn notify_due_now(&self) -> Result<()> {
+    pub(crate) async fn notify_due_now(&self) -> Result<()> {
         Ok(())
     }
 
     /// No listener: see [`SqliteStore::notify_due_now`].
-    async fn listen_due(&self) -> Result<Option<crate::DueListener>> {
+    pub(crate) async fn listen_due(&self) -> Result<Option<crate::DueListener>> {
         Ok(None)
     }
 

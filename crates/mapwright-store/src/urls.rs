@@ -1,6 +1,6 @@
 //! The queries of URLs: a read's URLs written and swept, pushed URLs, the URL lists, searches and
 //! frontier; written once for both backends like those of `sql.rs`, whose `impl_store!` expands
-//! [`url_methods!`] into inherent methods (`*_impl`) that its `impl Store` calls (see `signups.rs`).
+//! [`url_methods!`] into inherent methods (`*_impl`) that `store.rs`'s `impl Store` calls (see `signups.rs`).
 //! The staged write path of a download's URLs is `ingest.rs`.
 
 /// The `Store` methods of URLs; `loc_lower` is the URL search's lower-cased `loc` (see `impl_store!`).

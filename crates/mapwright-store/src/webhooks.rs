@@ -1,7 +1,7 @@
 //! Webhooks (issue 23): a site's endpoints, their deliveries as a job queue every serve process
 //! shares, and the log of attempts. Written once for both backends like the queries of
 //! `sql.rs`, whose `impl_store!` expands [`webhook_methods!`] into inherent methods (`*_impl`)
-//! that its `impl Store` calls.
+//! that `store.rs`'s `impl Store` calls.
 //!
 //! Seeing a site's endpoints and their log is a member's, adding and deleting them an owner's
 //! (`site_as_owner`), as for everything else of a site. What a stranger can make the service
