@@ -13,7 +13,11 @@
 //! frontier. For a host no verified site has, the service fetches nothing and stores nothing
 //! and answers 202 ("received, key not validated"): storing pushes for unknown hosts would
 //! let anyone fill the database, and fetching their key files would make the service fetch
-//! any host on request.
+//! any host on request. A submission for a verified site, accepted or refused for its key, is
+//! recorded for the site's overview (when, how many URLs, the key file, why refused), each
+//! site keeping its newest [`MAX_INDEXNOW_RECEIPTS`] only.
+//!
+//! [`MAX_INDEXNOW_RECEIPTS`]: mapwright_store::MAX_INDEXNOW_RECEIPTS
 //!
 //! [`Store::record_pushed_urls`]: mapwright_store::Store::record_pushed_urls
 
@@ -166,12 +170,20 @@ async fn receive(state: &AppState, client: &str, s: Submission) -> Outcome {
     if targets.is_empty() {
         return Ok((StatusCode::ACCEPTED, format!("received: no verified site on {host}, so nothing is stored")));
     }
-    if let Err(why) = check_key_file(state, &key_file, key).await {
-        return Ok((StatusCode::FORBIDDEN, format!("the key is not valid: {why}")));
-    }
     let at = now();
+    if let Err(why) = check_key_file(state, &key_file, key).await {
+        let refused = format!("the key is not valid: {why}");
+        for (site_id, list) in &targets {
+            state
+                .store
+                .record_indexnow_receipt(*site_id, at, list.len() as i64, &key_file, Some(refused.as_str()))
+                .await?;
+        }
+        return Ok((StatusCode::FORBIDDEN, refused));
+    }
     for (site_id, list) in &targets {
         state.store.record_pushed_urls(*site_id, list, at).await?;
+        state.store.record_indexnow_receipt(*site_id, at, list.len() as i64, &key_file, None).await?;
     }
     Ok((StatusCode::OK, format!("{} URLs accepted", urls.len())))
 }

@@ -193,15 +193,17 @@ pub(crate) fn download_words(status: &str) -> &'static str {
     }
 }
 
-/// How a sitemap came to mapwright, in a site owner's words (the store keeps `api`, `robots`...).
-pub(crate) fn source_words(source: &str) -> &'static str {
+/// How a sitemap came to mapwright, in a site owner's words (the store keeps `api`, `robots`...):
+/// the sitemap page's sentence and the tables' short word. "Submitted" is by an owner, through
+/// the console or the API, whoever looks at it (a reader did not add it).
+pub(crate) fn source_words(source: &str) -> (&'static str, &'static str) {
     match source {
-        "api" => "Added by you",
-        "robots" => "Named in the site's robots.txt",
-        "index" => "Listed in a sitemap index",
-        "ping" => "Announced by a ping",
-        "indexnow" => "Announced by IndexNow",
-        _ => "Other",
+        "api" => ("Submitted by an owner", "Submitted"),
+        "robots" => ("Named in the site's robots.txt", "robots.txt"),
+        "index" => ("Listed in a sitemap index", "In an index"),
+        "ping" => ("Announced by a ping", "Ping"),
+        "indexnow" => ("Announced by IndexNow", "IndexNow"),
+        _ => ("Other", "Other"),
     }
 }
 

@@ -37,6 +37,17 @@ pub enum Method {
     Domain,
 }
 
+impl Method {
+    /// The stored and serialised name (`sites.verified_by`, the API's `method`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::File => "file",
+            Method::Meta => "meta",
+            Method::Domain => "domain",
+        }
+    }
+}
+
 /// The result of one verification check, as the API and the console show it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Verification {
@@ -67,7 +78,7 @@ pub fn meta_tag(token: &str) -> String {
 /// the outcome on the site: success keeps or sets `verified_at`, failure clears it.
 pub async fn verify_site(state: &AppState, site: &Site) -> Result<Verification, AppError> {
     if let Some(domain) = crate::domains::covering_domain(state, site).await? {
-        state.store.record_verification(site.id, true, now()).await?;
+        state.store.record_proof(site.id, Some(Method::Domain.as_str()), Some(domain.as_str()), now()).await?;
         return Ok(Verification {
             verified: true,
             method: Some(Method::Domain),
@@ -88,7 +99,7 @@ pub async fn verify_site(state: &AppState, site: &Site) -> Result<Verification, 
         });
     }
     let outcome = check(&state.fetcher, &site.origin, &site.verification_token).await;
-    state.store.record_verification(site.id, outcome.verified, now()).await?;
+    state.store.record_proof(site.id, outcome.method.map(Method::as_str), None, now()).await?;
     Ok(outcome)
 }
 

@@ -320,7 +320,7 @@ async fn failing_urls_are_grouped_by_kind_and_exported_as_csv() {
         let (_, _, html) = app.get(&format!("/sites/{}?kind=5xx", s.site.id), auth).await;
         let doc = Html::parse_document(&html);
         let listed: Vec<String> =
-            select(&doc, "table.cards tbody tr td.url:first-child").iter().map(|td| td.text().collect()).collect();
+            select(&doc, "#failing-urls tbody tr td.url:first-child").iter().map(|td| td.text().collect()).collect();
         assert_eq!(listed, [format!("{o}/e1"), format!("{o}/e2")], "the 5xx kind only");
         let (status, headers, csv) = app.get(&format!("/sites/{}/failing.csv", s.site.id), auth).await;
         assert_eq!(status, StatusCode::OK);

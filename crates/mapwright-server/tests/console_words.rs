@@ -56,7 +56,7 @@ async fn pages_name_their_object_in_plain_words_and_buttons_name_their_row() {
         assert_eq!(distinct.len(), titles.len(), "{titles:?}");
 
         // Source in words, never the stored value.
-        for (id, words) in [(s.sitemap.id, "Added by you"), (other.id, "Named in the site's robots.txt")] {
+        for (id, words) in [(s.sitemap.id, "Submitted by an owner"), (other.id, "Named in the site's robots.txt")] {
             let (_, _, html) = app.get(&format!("/sitemaps/{id}"), auth).await;
             let doc = Html::parse_document(&html);
             let facts: Vec<String> = select(&doc, "dl.facts > *").iter().map(text_of).collect();
@@ -89,7 +89,7 @@ async fn pages_name_their_object_in_plain_words_and_buttons_name_their_row() {
         // The failing list: the status and its name once, the URL once per row.
         let (_, _, html) = app.get(&format!("/sites/{}", s.site.id), auth).await;
         let doc = Html::parse_document(&html);
-        let rows = select(&doc, "table.cards tbody tr");
+        let rows = select(&doc, "#failing-urls tbody tr");
         let row = rows.iter().map(text_of).find(|t| t.contains("/missing")).expect("the failing row");
         assert!(row.contains("404 Not found") && !row.contains("404 404"), "{row}");
         assert_eq!(row.matches("https://ann.example/missing").count(), 1, "{row}");

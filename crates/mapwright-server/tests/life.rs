@@ -385,3 +385,60 @@ async fn a_child_the_user_removed_stays_removed_while_its_index_lists_it() {
     })
     .await;
 }
+
+/// A child its index dropped, restored by its owner, is the owner's own from then on: said to be
+/// submitted, no longer a child, so the index's next read (which still does not list it) leaves
+/// it alone instead of removing it again.
+#[tokio::test]
+async fn a_child_its_index_dropped_restored_by_its_owner_stays() {
+    each_backend(false, |app| async move {
+        let (actor, token, site, web) = owner_site(&app, "ann@example.com").await;
+        let (a, b) = (web.url("/a"), web.url("/b"));
+        web.put("/c1.xml", &entries(std::slice::from_ref(&a)));
+        web.put("/c2.xml", &entries(std::slice::from_ref(&b)));
+        let (c1, c2, idx) = (web.url("/c1.xml"), web.url("/c2.xml"), web.url("/index.xml"));
+        web.put("/index.xml", &index(&[(&c1, None), (&c2, None)]));
+        let id = add(&app, &token, &site, &idx, StatusCode::CREATED).await["id"].clone();
+        assert_eq!(drain(&app.state).await, 3);
+        let child = listed(&app, &token, &site, &c2).await;
+        assert_eq!((&child["source"], &child["parent_id"]), (&json!("index"), &id));
+
+        // The index drops c2: removed by it, not by the owner. (Resubmitting the index makes
+        // its children due too; the lease of c2, removed by the index's read, is lost.)
+        web.put("/index.xml", &index(&[(&c1, None)]));
+        resubmit(&app, &token, &id).await;
+        drain_dropping(&app.state).await;
+        assert!(listed(&app, &token, &site, &c2).await["removed_at"].is_i64());
+
+        // Restored: the owner's own, read again, and still there after the index's next read.
+        resubmit(&app, &token, &child["id"]).await;
+        let back = listed(&app, &token, &site, &c2).await;
+        assert_eq!(
+            (&back["source"], &back["parent_id"], &back["removed_at"]),
+            (&json!("api"), &json!(null), &json!(null))
+        );
+        resubmit(&app, &token, &id).await;
+        drain_dropping(&app.state).await;
+        let after = listed(&app, &token, &site, &c2).await;
+        assert_eq!(after["removed_at"], json!(null), "{after:#}");
+        assert_eq!(live_urls(&app, actor, &site).await, [a, b]);
+    })
+    .await;
+}
+
+/// Runs every due job, as [`drain`], where an index's read may remove a child leased with it:
+/// that child's job ends with its lease lost, and only so.
+async fn drain_dropping(state: &AppState) {
+    for _ in 0..50 {
+        let jobs = state.store.lease_due_sitemaps(WORKER, unix_now() + 5, 10, 60).await.unwrap();
+        if jobs.is_empty() {
+            return;
+        }
+        for job in &jobs {
+            if let Err(e) = mapwright_server::jobs::reads::run_job(state, WORKER, job).await {
+                assert!(format!("{e:?}").contains("LeaseLost"), "{e:?}");
+            }
+        }
+    }
+    panic!("jobs keep coming: a loop");
+}

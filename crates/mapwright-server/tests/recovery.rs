@@ -1,6 +1,6 @@
 //! Account recovery (issue 34 item 1) through the API and the console, on both backends: a
 //! reset link mailed to the address (the same answer for every address, used once, expired
-//! refused, every session ended, sign-in with the new password), a change of password (the
+//! refused, every session ended and every API token revoked, sign-in with the new password), a change of password (the
 //! caller's session kept, the others ended), a change of address confirmed by a link to the new
 //! address, and the sign-up's rate limits.
 
@@ -47,6 +47,11 @@ async fn a_reset_link_is_mailed_used_once_ends_every_session_and_expires() {
             .post_json("/api/v1/signin", Auth::None, json!({"email": "ann@example.com", "password": PASSWORD}))
             .await;
         let second = set_cookie(&headers).0;
+        // An API token made with the password: a reset means someone else may have had it.
+        let (status, _, body) = app.post_json("/api/v1/tokens", Auth::Cookie(&first), json!({"name": "crawler"})).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let secret = serde_json::from_str::<Value>(&body).unwrap()["secret"].as_str().unwrap().to_owned();
+        assert_eq!(app.get("/api/v1/me", Auth::Bearer(&secret)).await.0, StatusCode::OK);
         let mails_before = app.mails().len();
 
         // The same answer for an account's address and for any other.
@@ -65,6 +70,7 @@ async fn a_reset_link_is_mailed_used_once_ends_every_session_and_expires() {
 
         let mail = mail_to(&app, "ann@example.com", "Reset your mapwright password").await;
         assert!(mail.body.contains("http://console.test/password/reset?token="), "{}", mail.body);
+        assert!(mail.body.contains("revokes every API token"), "the mail says what the link ends: {}", mail.body);
         let token = token_in(&mail, "/password/reset");
         assert_eq!(token.len(), 64);
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -85,12 +91,18 @@ async fn a_reset_link_is_mailed_used_once_ends_every_session_and_expires() {
         let (status, _, body) = confirm(token.clone(), "short").await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
         assert_eq!(me(&app, &first).await, StatusCode::OK, "a refused reset changes nothing");
+        assert_eq!(app.get("/api/v1/me", Auth::Bearer(&secret)).await.0, StatusCode::OK, "nor the token");
         let (status, headers, body) = confirm(token.clone(), "the new passphrase").await;
         assert_eq!(status, StatusCode::OK, "{body}");
         assert!(headers.get("set-cookie").is_none(), "the new password signs in, not the link");
         assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["email"], "ann@example.com");
         assert_eq!(me(&app, &first).await, StatusCode::UNAUTHORIZED, "every session ended");
         assert_eq!(me(&app, &second).await, StatusCode::UNAUTHORIZED, "every session ended");
+        assert_eq!(
+            app.get("/api/v1/me", Auth::Bearer(&secret)).await.0,
+            StatusCode::UNAUTHORIZED,
+            "every token revoked"
+        );
         let (status, _, body) = confirm(token, "yet another passphrase").await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "used once: {body}");
         assert!(body.contains("not valid"), "{body}");
@@ -249,6 +261,7 @@ async fn the_console_resets_changes_the_password_and_the_address() {
         let (status, _, done) = post_form(&app, "/password/reset", &pre, &body, &[]).await;
         assert_eq!(status, StatusCode::OK, "{done}");
         assert!(text(&done).contains("every session of the account was signed out"), "{done}");
+        assert!(text(&done).contains("every API token of it revoked"), "{done}");
         assert_eq!(app.get("/account", Auth::Cookie(&session)).await.0, StatusCode::SEE_OTHER, "the session ended");
         let (status, _, again) = post_form(&app, "/password/reset", &pre, &body, &[]).await;
         assert_eq!(status, StatusCode::BAD_REQUEST);

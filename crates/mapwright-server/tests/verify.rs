@@ -48,10 +48,14 @@ async fn a_file_verifies_and_its_removal_unverifies() {
         let v = verify_site(&app.state, &site).await.unwrap();
         assert_eq!((v.verified, v.method), (true, Some(Method::File)));
         assert!(app.store.site(actor, site.id).await.unwrap().verified_at.is_some());
+        // The overview's "kept verified by": the proof the check found.
+        let proof = app.store.site_proof(actor, site.id).await.unwrap();
+        assert_eq!((proof.verified_by.as_deref(), proof.verified_domain), (Some("file"), None));
 
         web.remove(&file);
         assert!(!verify_site(&app.state, &site).await.unwrap().verified);
         assert_eq!(app.store.site(actor, site.id).await.unwrap().verified_at, None);
+        assert_eq!(app.store.site_proof(actor, site.id).await.unwrap(), Default::default(), "no proof in force");
     })
     .await;
 }
@@ -66,6 +70,11 @@ async fn a_meta_tag_verifies() {
         let v = verify_site(&app.state, &site).await.unwrap();
         assert_eq!((v.verified, v.method), (true, Some(Method::Meta)));
         assert!(app.store.site(actor, site.id).await.unwrap().verified_at.is_some());
+        let proof = app.store.site_proof(actor, site.id).await.unwrap();
+        assert_eq!(proof.verified_by.as_deref(), Some("meta"));
+        // A check that found no proof, the re-check's timeout among them, clears it.
+        app.store.record_verification(site.id, false, 1).await.unwrap();
+        assert_eq!(app.store.site_proof(actor, site.id).await.unwrap().verified_by, None);
     })
     .await;
 }

@@ -39,6 +39,8 @@ mod recovery;
 #[macro_use]
 mod outbound;
 #[macro_use]
+mod overview;
+#[macro_use]
 mod retention;
 #[macro_use]
 mod signups;
@@ -81,6 +83,7 @@ pub use members::{
     MAX_PENDING_INVITATIONS_PER_ADDRESS, Member, Role, SiteRoles,
 };
 pub use model::*;
+pub use overview::{IndexNowReceipt, MAX_INDEXNOW_RECEIPTS, SiteProof, WordTotal};
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 pub use store::Store;

@@ -109,6 +109,13 @@ macro_rules! recovery_methods {
                 .await?;
                 let Some(user_id) = user_id else { return Ok(None) };
                 let user = replace_password!(tx, user_id, password_hash, None);
+                // A reset is "I forgot it, or someone may have it": whoever had the password
+                // may have made API tokens with it, so they end with the sessions.
+                sqlx::query("UPDATE api_tokens SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL")
+                    .bind(now)
+                    .bind(user_id)
+                    .execute(&mut *tx)
+                    .await?;
                 tx.commit().await?;
                 Ok(Some(user))
             }

@@ -11,11 +11,16 @@ macro_rules! sitemap_methods {
                 self.site_as_owner_impl(actor, site_id).await?;
                 let mut tx = self.begin_write().await?;
                 sitemap_room!(tx, site_id, url)?;
-                // A removed one comes back submitted now (and pending: removal forgot its verdict).
+                // A removed one comes back submitted now (and pending: removal forgot its verdict),
+                // and as the user's own: submitted, no index's child any more (an index that lost
+                // it would remove it again at its next read). A live one keeps how it came.
                 let id: i64 = sqlx::query_scalar(concat!(
                     "INSERT INTO sitemaps (site_id, url, source, submitted_at, next_fetch_at, last_submitted_at, \
                      owner_id, site_verified) VALUES ($1, $2, $3, $4, $4, $4, ", site_state!("$1"), ") \
-                     ON CONFLICT (site_id, url) DO UPDATE SET removed_at = NULL, removed_by_user = excluded.removed_by_user, \
+                     ON CONFLICT (site_id, url) DO UPDATE SET \
+                     source = CASE WHEN sitemaps.removed_at IS NULL THEN sitemaps.source ELSE excluded.source END, \
+                     parent_id = CASE WHEN sitemaps.removed_at IS NULL THEN sitemaps.parent_id ELSE NULL END, \
+                     removed_at = NULL, removed_by_user = excluded.removed_by_user, \
                      last_submitted_at = excluded.last_submitted_at, \
                      submitted_at = CASE WHEN sitemaps.removed_at IS NULL THEN sitemaps.submitted_at \
                      ELSE excluded.submitted_at END, \
@@ -103,9 +108,15 @@ macro_rules! sitemap_methods {
                 self.site_as_owner_impl(actor, sitemap.site_id).await?;
                 let mut tx = self.begin_write().await?;
                 // Submitted now (`last_submitted_at`); `submitted_at` moves only when a removed
-                // one comes back, as when it is added again.
+                // one comes back, as when it is added again. A child its index dropped comes back
+                // as the owner's own (submitted, no parent), or that index's next read would
+                // remove it again; one the owner removed comes back into its index's tree.
                 let is_index: Option<bool> = sqlx::query_scalar(concat!(
                     "UPDATE sitemaps SET next_fetch_at = $1, last_submitted_at = $1, \
+                     source = CASE WHEN removed_at IS NOT NULL AND NOT removed_by_user AND source = 'index' \
+                     THEN 'api' ELSE source END, \
+                     parent_id = CASE WHEN removed_at IS NOT NULL AND NOT removed_by_user AND source = 'index' \
+                     THEN NULL ELSE parent_id END, \
                      submitted_at = CASE WHEN removed_at IS NULL THEN submitted_at ELSE $1 END, removed_at = NULL, \
                      removed_by_user = $5 WHERE id = $2 AND site_id IN (SELECT s.id FROM sites s WHERE ", owner_of!("$3", "$4"), ") \
                      RETURNING is_index",

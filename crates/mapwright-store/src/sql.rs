@@ -76,6 +76,7 @@ macro_rules! impl_store {
         trust_methods!($ty);
         webhook_methods!($ty);
         outbound_methods!($ty);
+        overview_methods!($ty);
 
         impl $ty {
             /// The backend's name ([`Store::backend`](crate::Store::backend)).

@@ -857,6 +857,41 @@ store_trait! {
         async fn apply_retention(&self, policy: Retention, now: Timestamp) -> Result<RetentionReport>
             => apply_retention_impl;
 
+        // --- the site overview (`overview.rs`) ---
+
+        /// Records a check of the site's proof with the proof found: `verified_by` `file`, `meta`
+        /// or `domain` (with the property's name in `domain`) verifies it, `None` unverifies it.
+        /// [`Store::record_verification`] records a check without saying which proof it found.
+        async fn record_proof(
+            &self,
+            site_id: i64,
+            verified_by: Option<&str>,
+            domain: Option<&str>,
+            now: Timestamp,
+        ) -> Result<()> => record_proof_impl;
+
+        /// Which proof keeps a site of the actor verified, as its last check found it.
+        async fn site_proof(&self, actor: Actor, site_id: i64) -> Result<crate::SiteProof> => site_proof_impl;
+
+        /// A site's sitemaps counted by the status word each shows, with their errors, warnings
+        /// and URLs: the overview's totals, in one read whatever the number of sitemaps.
+        async fn site_totals(&self, actor: Actor, site_id: i64) -> Result<Vec<crate::WordTotal>> => site_totals_impl;
+
+        /// Records an IndexNow submission received for a verified site (`refused`: why its URLs
+        /// were not taken), keeping the site's newest [`crate::MAX_INDEXNOW_RECEIPTS`].
+        async fn record_indexnow_receipt(
+            &self,
+            site_id: i64,
+            received_at: Timestamp,
+            url_count: i64,
+            key_location: &str,
+            refused: Option<&str>,
+        ) -> Result<()> => record_indexnow_receipt_impl;
+
+        /// The newest IndexNow submissions received for a site of the actor, newest first.
+        async fn list_indexnow_receipts(&self, actor: Actor, site_id: i64, limit: i64) -> Result<Vec<crate::IndexNowReceipt>>
+            => list_indexnow_receipts_impl;
+
         provided {
             /// Leases up to `limit` due sitemaps of verified sites to `worker` until
             /// `now + lease_seconds`, without caps ([`LeasePolicy::UNLIMITED`]). Due: not removed,

@@ -47,7 +47,7 @@ pub(crate) struct LinkUse {
 }
 
 /// `POST /api/v1/password-reset/confirm` `{"token", "password"}`: 200 with the user; every
-/// session of the account ended (sign in with the new password).
+/// session of the account ended and every API token revoked (sign in with the new password).
 pub(crate) async fn reset(
     State(state): State<AppState>,
     ClientAddr(client): ClientAddr,

@@ -1,13 +1,17 @@
-//! Sites: add, list, show (with the verification instructions, for owners), delete, and "Verify now".
+//! Sites: add, list, show (with the verification instructions, for owners), the overview (the
+//! proof in force, totals, members, webhooks, IndexNow submissions), delete, and "Verify now".
 
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use mapwright_store::{Actor, Role, Site, Timestamp};
+use std::collections::BTreeMap;
+
+use mapwright_store::{Actor, IndexNowReceipt, Invitation, Member, Role, Site, StatusFilter, Timestamp};
 use serde::{Deserialize, Serialize};
 
 use crate::auth::CurrentUser;
 use crate::extract::{Id, JsonBody};
+use crate::service::sites::Proof;
 use crate::verify::{self, Verification};
 use crate::{AppError, AppState, now};
 
@@ -145,6 +149,90 @@ pub(crate) async fn show(
     let actor = Actor::from(&user);
     let site = state.store.site(actor, id).await?;
     Ok(Json(SiteView::of(&state, actor, site).await?))
+}
+
+/// `GET /api/v1/sites/{id}/overview`: what the console's site page shows beside its sitemaps
+/// (which `GET /api/v1/sites/{id}/sitemaps` lists, each with its `source` and `status_word`).
+#[derive(Serialize)]
+pub(crate) struct OverviewView {
+    site: SiteView,
+    /// The caller's role.
+    role: Role,
+    proof: Proof,
+    totals: Totals,
+    members: Vec<Member>,
+    invitations: Vec<Invitation>,
+    webhooks: Vec<WebhookSummary>,
+    /// The newest IndexNow submissions received for the site (the service keeps 100).
+    indexnow: Vec<IndexNowReceipt>,
+}
+
+/// A site's sitemaps counted: every status word, removed ones apart.
+#[derive(Serialize, Default)]
+struct Totals {
+    /// Sitemaps not removed, an index's children each counted.
+    sitemaps: i64,
+    /// Their errors, each sitemap's own once.
+    errors: i64,
+    /// Their warnings.
+    warnings: i64,
+    /// URLs their last reads stored (a URL two sitemaps list counts twice).
+    urls: i64,
+    /// Sitemaps by the word each shows (`status_word`), every word present.
+    by_status: BTreeMap<&'static str, i64>,
+}
+
+/// A webhook endpoint as the overview lists it: where events go and whether they do.
+#[derive(Serialize)]
+struct WebhookSummary {
+    id: i64,
+    url: String,
+    events: String,
+    /// `active`, `paused`, `unverified` or `disabled`.
+    state: &'static str,
+}
+
+/// The totals of a site from its counts per word.
+fn totals(words: &[mapwright_store::WordTotal]) -> Totals {
+    let mut totals =
+        Totals { by_status: StatusFilter::ALL.iter().map(|f| (f.as_str(), 0)).collect(), ..Totals::default() };
+    for w in words {
+        if let Some(count) = totals.by_status.get_mut(w.word.as_str()) {
+            *count += w.sitemaps;
+        }
+        if w.word != "removed" {
+            totals.sitemaps += w.sitemaps;
+        }
+        totals.errors += w.errors;
+        totals.warnings += w.warnings;
+        totals.urls += w.urls;
+    }
+    totals
+}
+
+/// `GET /api/v1/sites/{id}/overview`: the proof that keeps the site verified, its sitemaps
+/// counted, its members and invitations, its webhooks and the IndexNow submissions received.
+pub(crate) async fn overview(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Id(id): Id,
+) -> Result<Json<OverviewView>, AppError> {
+    let o = crate::service::sites::overview(&state, Actor::from(&user), id).await?;
+    let now = now();
+    Ok(Json(OverviewView {
+        totals: totals(&o.totals),
+        site: SiteView::new(o.site, o.role),
+        role: o.role,
+        proof: o.proof,
+        members: o.members,
+        invitations: o.invitations,
+        webhooks: o
+            .webhooks
+            .into_iter()
+            .map(|w| WebhookSummary { state: w.state(now), id: w.id, url: w.url, events: w.events })
+            .collect(),
+        indexnow: o.indexnow,
+    }))
 }
 
 /// `DELETE /api/v1/sites/{id}`: the site goes with its sitemaps, downloads and URLs.

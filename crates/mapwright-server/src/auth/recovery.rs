@@ -96,15 +96,17 @@ pub(crate) async fn request_reset(state: &AppState, from: &Requester, email: &st
         "Someone, probably you, asked to reset the password of your mapwright account at {base}.\n\n\
          To choose a new password, open this link within an hour (it works once):\n\n\
          {base}/password/reset?token={token}\n\n\
-         Choosing a new password signs your account out everywhere. If it was not you, ignore this \
+         Choosing a new password signs your account out everywhere and revokes every API token \
+         of the account (make new ones on your Account page). If it was not you, ignore this \
          message: your password stays as it is.\n"
     );
     mailer.send_later(user.email, "Reset your mapwright password", body);
     Ok(())
 }
 
-/// Uses a reset link: the account's new password, every session of it ended, every other
-/// reset link dead; a note to the address. The user, who then signs in with the new password.
+/// Uses a reset link: the account's new password, every session of it ended and every API
+/// token revoked (a reset means the password may be someone else's: so may a token made with
+/// it), every other reset link dead; a note to the address. The user, who then signs in with the new password.
 pub(crate) async fn reset(state: &AppState, client: &str, token: &str, password: String) -> Result<User, AppError> {
     state.limits.sign_in_per_client.check(&*state.store, client).await?;
     let token = token_of(token, RESET_INVALID)?;

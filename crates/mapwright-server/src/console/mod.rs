@@ -20,6 +20,7 @@ pub(crate) mod format;
 mod lastmod;
 mod listing;
 mod members;
+mod overview;
 mod recovery;
 mod sitemap_page;
 mod sitemaps;

@@ -116,7 +116,7 @@ fn reset_page(csrf: &str, token: &str, error: Option<&str>) -> Markup {
                 label for="password" { "New password" }
                 input id="password" name="password" type="password" required minlength="10" autocomplete="new-password"
                     aria-describedby="password-hint";
-                p id="password-hint" class="hint" { "At least 10 characters. Every session of the account is signed out." }
+                p id="password-hint" class="hint" { "At least 10 characters. Every session of the account is signed out and every API token of it revoked." }
                 button type="submit" { "Set the new password" }
             }
         },
@@ -142,7 +142,10 @@ pub(crate) async fn reset(
     match recovery::reset(&state, &client, &form.token, form.password).await {
         Ok(user) => done_page(
             "Password changed",
-            &format!("The password of {} is changed, and every session of the account was signed out.", user.email),
+            &format!(
+                "The password of {} is changed: every session of the account was signed out and every API token of it revoked (make new ones on the Account page).",
+                user.email
+            ),
         ),
         Err(e) => refused(e, |status, why| {
             anonymous_page(status, &headers, &state, |csrf| reset_page(csrf, &form.token, Some(why)))

@@ -95,7 +95,7 @@ pub(crate) async fn show(
             dt { "URLs" } dd { (shown.urls.map(thousands).unwrap_or_else(|| "–".into()))
                 @if index { " in " (thousands(in_tree)) " sitemap" @if in_tree != 1 { "s" } " of the index" } }
             dt { "File" } dd { a class="url" href=(sitemap.url) rel="noopener noreferrer" { (url(&sitemap.url)) } }
-            dt { "Source" } dd { (source_words(&sitemap.source)) }
+            dt { "Source" } dd { (source_words(&sitemap.source).0) }
             dt { "Submitted" } dd { (time(sitemap.submitted_at, now)) }
             @if sitemap.last_submitted() > sitemap.submitted_at {
                 dt { "Last submitted" } dd { (time(sitemap.last_submitted(), now)) }

@@ -84,7 +84,7 @@ pub(crate) async fn table(State(state): State<AppState>, session: Session, Query
                         (table_row(row, tally, &session.csrf, now, owned.contains(&row.sitemap.site_id)))
                         @if !own.is_empty() {
                             tr class="children" {
-                                td colspan="8" {
+                                td colspan="9" {
                                     details {
                                         summary { (own.len()) @if own.len() as i64 >= CHILDREN_SHOWN { "+" } " sitemaps in this index" }
                                         table class="cards" {
@@ -113,7 +113,7 @@ pub(crate) async fn table(State(state): State<AppState>, session: Session, Query
 fn head() -> Markup {
     html! {
         thead { tr {
-            th scope="col" { "Sitemap" } th scope="col" { "Site" } th scope="col" { "Type" }
+            th scope="col" { "Sitemap" } th scope="col" { "Site" } th scope="col" { "Type" } th scope="col" { "Source" }
             th scope="col" { "Submitted" } th scope="col" { "Last read" } th scope="col" { "Status" }
             th scope="col" class="num" { "URLs" } th scope="col" { "Actions" }
         } }
@@ -138,6 +138,7 @@ fn table_row(row: &SitemapSummary, tally: Option<&TreeTally>, csrf: &str, now: i
                 (type_name)
                 @for b in badges { " " span class="badge tag" { (b) } }
             }
+            td data-label="Source" { (status::source_words(&sm.source).1) }
             td data-label="Submitted" { (time(sm.last_submitted(), now)) }
             td data-label="Last read" { (time_or(sm.last_downloaded_at, now, "not yet")) }
             td data-label="Status" { (badge(&shown)) }

@@ -1,8 +1,10 @@
-//! A site's page (the seed's "Verify" screen): the verified state, and for owners how to prove
-//! ownership and "Verify now" (with the sitemap typed into "Add" kept through the detour); the
-//! sitemaps its robots.txt names, its findings across all its sitemaps, pictures of its URLs,
-//! the failing-URLs report by kind (CSV too) with "Check now" as a background run, and deleting
-//! the site.
+//! A site's page (the seed's "Verify" screen): the verified state and the proof that keeps it,
+//! and for owners how to prove ownership and "Verify now" (with the sitemap typed into "Add"
+//! kept through the detour); the overview (`overview.rs`: its sitemaps with how each came and
+//! their totals, its members, the IndexNow submissions received); the sitemaps its robots.txt
+//! names, its findings across all its sitemaps, pictures of its URLs, the failing-URLs report by
+//! kind (CSV too) with "Check now" as a background run, and deleting the site (saying who loses
+//! access).
 
 use axum::extract::{Path, Query, State};
 use axum::http::HeaderValue;
@@ -16,12 +18,16 @@ use super::{
     PAGE, PageResult, Session, button_form, csrf_field, findings, page, pager, redirect_error, redirect_with, svg,
 };
 use crate::service::checks::{Jobs, next_run_at};
+use crate::service::sites::Proof;
 use crate::verify::{file_name, meta_tag};
 use crate::{AppError, AppState, now};
 
-/// `?failures_after=URL_ID&kind=&robots_after=&severity=&add=URL`.
+/// `?failures_after=URL_ID&kind=&robots_after=&severity=&add=URL&sitemaps=OFFSET`.
 #[derive(Deserialize, Default)]
 pub(crate) struct Params {
+    /// Offset in the overview's list of sitemaps.
+    #[serde(default)]
+    sitemaps: i64,
     #[serde(default)]
     failures_after: i64,
     #[serde(default)]
@@ -61,9 +67,10 @@ pub(crate) async fn show(
     Query(p): Query<Params>,
 ) -> PageResult {
     let actor = session.actor();
-    let site = state.store.site(actor, id).await?;
+    let overview = crate::service::sites::overview(&state, actor, id).await?;
+    let site = &overview.site;
     // A reader sees the page without the owners' buttons (the store refuses them anyway).
-    let owner = state.store.site_role(actor, id).await? == mapwright_store::Role::Owner;
+    let owner = overview.role == mapwright_store::Role::Owner;
     let robots = state.store.page_sitemaps(actor, id, None, Some(Source::Robots), p.robots_after, PAGE).await?;
     let kind = KINDS.iter().map(|(k, _)| *k).chain([mapwright_store::NEWLY_FAILING]).find(|k| *k == p.kind.trim());
     let failures = state.store.list_url_failures(actor, id, kind, p.failures_after, PAGE).await?;
@@ -83,13 +90,17 @@ pub(crate) async fn show(
     let now = now();
     let next = next_run_at(run.as_ref(), &state.checks.config, now);
     let alerts = super::alerts::section(&state, &session, id).await?;
+    let sitemaps = super::overview::sitemaps(&state, actor, &overview, p.sitemaps, now).await?;
     let base = format!("/sites/{id}");
     let body = html! {
         p class="crumbs" { a href="/" { "My sitemaps" } }
         h1 class="url" { (url(&site.origin)) }
         p { a id="members-link" href=(format!("/sites/{id}/members")) { "Members" } " · " a id="webhooks-link" href=(format!("/sites/{id}/webhooks")) { "Webhooks" } @if !owner { " · you are a reader of this site" } }
-        (verification(&site, &session.csrf, p.add.trim(), now, owner))
+        (verification(site, &overview.proof, &session.csrf, p.add.trim(), now, owner))
+        (sitemaps)
+        (super::overview::people(&overview))
         (alerts)
+        (super::overview::indexnow(&overview.indexnow, now))
         h2 { "Sitemaps in robots.txt" }
         @if robots.items.is_empty() && p.robots_after == 0 {
             @let robots_url = format!("{}/robots.txt", site.origin);
@@ -124,7 +135,7 @@ pub(crate) async fn show(
             a class="button danger" href=(format!("/sites/{id}/delete")) { "Delete site" }
         }
     };
-    let mut response = page(&session, &site.origin, body);
+    let mut response = page(&session, &overview.site.origin, body);
     if running {
         // The page reloads itself while the check runs (a header: no script, no meta refresh).
         response.headers_mut().insert("refresh", HeaderValue::from_static("3"));
@@ -135,19 +146,26 @@ pub(crate) async fn show(
 /// The verified state for every member; the token, the file and the meta tag that carry it,
 /// the domain hint and "Verify now" for owners only (a reader proves nothing, and the token
 /// stays with those who place it, as in the API's site object).
-fn verification(site: &Site, csrf: &str, add: &str, now: i64, owner: bool) -> Markup {
+fn verification(site: &Site, kept_by: &Proof, csrf: &str, add: &str, now: i64, owner: bool) -> Markup {
     html! {
         h2 { "Verification" }
         @if let Some(at) = site.verified_at {
             p { span class="badge ok" { "Verified" } " since " (time(at, now)) "."
                 @if owner { " Keep the proof in place: it is checked again regularly." } }
+            (super::overview::proof_in_force(&site.origin, kept_by, owner))
         } @else if owner {
             p { span class="badge bad" { "Not verified" } " Prove that you control this site in one of two ways, then press Verify now." }
         } @else {
             p { span class="badge bad" { "Not verified" } " One of its owners proves that they control it." }
         }
         @if let Some(at) = site.last_checked_at { p class="hint" { "Last checked " (time(at, now)) "." } }
-        @if owner {
+        @if owner && kept_by.method.as_deref() == Some("domain") {
+            // The property keeps it: the file and the tag are a way to keep it without one.
+            details id="other-proofs" {
+                summary { "Prove it without the property: a file or a meta tag" }
+                (proof(site))
+            }
+        } @else if owner {
             (proof(site))
             @if site.verified_at.is_none() {
                 p class="hint" id="domain-hint" { "Or prove a whole domain at once with a DNS TXT record: " a href="/domains" { "add a domain property" } "." }
@@ -336,7 +354,7 @@ fn failures_table(failures: &[UrlFailure], run: Option<&CheckRun>, now: i64) -> 
                 Some(_) => p { "No failing URLs." },
             }
         } @else {
-            table class="cards" {
+            table class="cards" id="failing-urls" {
                 caption class="visually-hidden" { "Failing URLs" }
                 thead { tr { th scope="col" { "URL" } th scope="col" { "What was found" } th scope="col" { "Seen" } th scope="col" { "Listed in" } } }
                 tbody {
@@ -447,11 +465,13 @@ pub(crate) async fn check_now(
 /// `GET /sites/{id}/delete`: the confirmation step.
 pub(crate) async fn delete_confirm(State(state): State<AppState>, session: Session, Path(id): Path<i64>) -> PageResult {
     let site = state.store.site_as_owner(session.actor(), id).await?;
+    let overview = crate::service::sites::overview(&state, session.actor(), id).await?;
     let body = html! {
         h1 { "Delete this site?" }
         p class="url" { (url(&site.origin)) }
         p { "Its sitemaps, their downloads and findings, its URLs and its reports are deleted from mapwright. "
             "To come back you would add and verify the site again." }
+        (super::overview::who_loses_access(&overview, session.user.id))
         div class="row" {
             form method="post" action=(format!("/sites/{id}/delete")) class="inline" {
                 (csrf_field(&session.csrf))

@@ -104,6 +104,7 @@ async fn another_users_resources_are_404_for_every_route_with_an_id() {
             (Method::Get, "/api/v1/sitemaps/{id}/child-changes", format!("/api/v1/sitemaps/{m}/child-changes"), None),
             (Method::Delete, "/api/v1/tokens/{id}", format!("/api/v1/tokens/{t}"), None),
             (Method::Get, "/api/v1/sites/{id}/members", format!("/api/v1/sites/{s}/members"), None),
+            (Method::Get, "/api/v1/sites/{id}/overview", format!("/api/v1/sites/{s}/overview"), None),
             (
                 Method::Post,
                 "/api/v1/sites/{id}/invitations",

@@ -72,6 +72,12 @@ async fn accepted_urls_enter_the_store_and_lead_the_frontier() {
         let (status, text) = post(&app, &body).await;
         assert_eq!(status, StatusCode::OK, "{text}");
         assert!(text.contains("2 URLs accepted"), "{text}");
+        // Each submission is on the site's overview: how many URLs, the key file, accepted.
+        let receipts = app.store.list_indexnow_receipts(actor, site.id, 10).await.unwrap();
+        let seen: Vec<(i64, bool, &str)> =
+            receipts.iter().map(|r| (r.url_count, r.accepted, r.key_location.as_str())).collect();
+        let key_file = format!("{}/{KEY}.txt", web.origin);
+        assert_eq!(seen, [(2, true, key_file.as_str()), (1, true, key_file.as_str())], "newest first");
 
         let mut locs = live_locs(&app, actor, &site).await;
         locs.sort();
@@ -109,6 +115,7 @@ async fn hosts_without_a_verified_site_get_202_and_nothing_is_fetched_or_stored(
         let (status, text) = get(&app, &format!("url={}/a&key={KEY}", web.origin)).await;
         assert_eq!(status, StatusCode::ACCEPTED, "{text}");
         assert!(live_locs(&app, actor, &site).await.is_empty());
+        assert!(app.store.list_indexnow_receipts(actor, site.id, 10).await.unwrap().is_empty(), "nothing recorded");
         // A host that does not exist: no fetch is even tried.
         let (status, _) = get(&app, &format!("url=https://nowhere.invalid/a&key={KEY}")).await;
         assert_eq!(status, StatusCode::ACCEPTED);
@@ -162,6 +169,11 @@ async fn a_missing_or_wrong_key_file_is_403() {
         assert_eq!(status, StatusCode::FORBIDDEN, "{text}");
         assert!(text.contains("does not hold the key"), "{text}");
         assert!(live_locs(&app, actor, &site).await.is_empty());
+        // Both refusals are on the site's overview, with why.
+        let receipts = app.store.list_indexnow_receipts(actor, site.id, 10).await.unwrap();
+        assert_eq!(receipts.iter().filter(|r| !r.accepted).count(), 2, "{receipts:?}");
+        assert!(receipts[0].reason.as_deref().is_some_and(|r| r.contains("does not hold the key")), "{receipts:?}");
+        assert!(receipts[1].reason.as_deref().is_some_and(|r| r.contains("404")), "{receipts:?}");
 
         // A good key is cached: with its file gone, the next submission still passes.
         assert_eq!(get(&app, &format!("url={page}&key={KEY}")).await.0, StatusCode::OK);
@@ -213,4 +225,26 @@ async fn submissions_are_rate_limited_per_client_and_per_host() {
     assert_eq!(get(&app, &query(1)).await.0, StatusCode::ACCEPTED);
     assert_eq!(get(&app, &query(1)).await.0, StatusCode::TOO_MANY_REQUESTS, "the host's limit");
     assert_eq!(get(&app, &query(2)).await.0, StatusCode::ACCEPTED, "another host passes");
+}
+
+/// A stranger may send submissions for any verified site: each site keeps only its newest
+/// receipts, so a flood replaces rows and never adds past the cap.
+#[tokio::test]
+async fn receipts_are_capped_per_site() {
+    each_backend(false, |app| async move {
+        let (actor, site, web, _) = site_with_key(&app).await;
+        let cap = mapwright_store::MAX_INDEXNOW_RECEIPTS;
+        let key_file = format!("{}/{KEY}.txt", web.origin);
+        for n in 0..cap + 5 {
+            let refused = (n % 2 == 1).then_some("the key is not valid");
+            app.store.record_indexnow_receipt(site.id, n, n, &key_file, refused).await.unwrap();
+        }
+        let kept = app.store.list_indexnow_receipts(actor, site.id, cap + 50).await.unwrap();
+        assert_eq!(kept.len() as i64, cap);
+        assert_eq!((kept[0].url_count, kept[kept.len() - 1].url_count), (cap + 4, 5), "the newest, newest first");
+        assert!(kept[0].accepted && !kept[1].accepted, "each with its own outcome");
+        // A site that is gone takes none.
+        assert!(app.store.record_indexnow_receipt(site.id + 1000, 0, 1, &key_file, None).await.is_err());
+    })
+    .await;
 }
