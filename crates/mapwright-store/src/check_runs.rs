@@ -52,6 +52,14 @@ macro_rules! insert_url_checks {
     };
 }
 
+/// The newest read diff's id (0 without one): where a run's look for new URLs stands
+/// (`check_runs.new_seen_diff`, migration 0063).
+macro_rules! newest_diff {
+    () => {
+        "(SELECT COALESCE(MAX(id), 0) FROM read_diffs)"
+    };
+}
+
 /// In a claim's transaction `$tx`: the count of the owner's periodic and new-URL runs going
 /// when it is `$per_owner` or more (the owner's row locked first, so the count holds across
 /// processes), else `None`.
@@ -81,16 +89,18 @@ macro_rules! impl_check_runs {
                 failed_before: Timestamp,
                 limit: i64,
             ) -> Result<Vec<i64>> {
-                // Last, the sites whose last run is done and ended `NEW_URL_CHECK_GAP` ago, with
-                // live URLs past it: a run of those (`CheckTrigger::NewUrls`).
+                // Last, the sites whose last run is done and ended `NEW_URL_CHECK_GAP` ago, where a
+                // read diff newer than that run's start (or the last look for new URLs) added
+                // URLs: a run of those (`CheckTrigger::NewUrls`) may be due; the claim counts them.
                 Ok(sqlx::query_scalar(
                     "SELECT s.id FROM sites s LEFT JOIN check_runs r ON r.site_id = s.id \
                      WHERE s.verified_at IS NOT NULL AND (r.site_id IS NULL \
                      OR (r.state = 'running' AND (r.lease_expires_at IS NULL OR r.lease_expires_at <= $1)) \
                      OR (r.state <> 'running' AND COALESCE(r.last_complete_at, 0) < $2 \
                          AND (r.state = 'done' OR r.finished_at < $3)) \
-                     OR (r.state = 'done' AND r.finished_at <= $5 AND EXISTS (SELECT 1 FROM urls u \
-                         WHERE u.site_id = s.id AND u.removed_at IS NULL AND u.id > r.after_url_id))) \
+                     OR (r.state = 'done' AND r.finished_at <= $5 AND EXISTS (SELECT 1 FROM sitemaps sm \
+                         JOIN read_diffs d ON d.sitemap_id = sm.id WHERE sm.site_id = s.id AND d.added > 0 \
+                         AND d.id > COALESCE(r.new_seen_diff, 0)))) \
                      ORDER BY CASE WHEN r.state = 'running' THEN 0 WHEN r.site_id IS NULL THEN 1 \
                      WHEN COALESCE(r.last_complete_at, 0) < $2 THEN 2 ELSE 3 END, \
                      COALESCE(r.last_complete_at, 0), s.id LIMIT $4",
@@ -167,6 +177,12 @@ macro_rules! impl_check_runs {
                     .fetch_one(&mut *tx)
                     .await?;
                     if fresh == 0 {
+                        // Looked: the reads since added no URL past the last run.
+                        sqlx::query(concat!("UPDATE check_runs SET new_seen_diff = ", newest_diff!(), " WHERE site_id = $1"))
+                            .bind(site_id)
+                            .execute(&mut *tx)
+                            .await?;
+                        tx.commit().await?;
                         return Ok(Err(CheckRefusal::NotDue));
                     }
                     if let Some(running) = check_runs_owner_busy!(tx, owner_id, now, *per_owner) {
@@ -175,7 +191,7 @@ macro_rules! impl_check_runs {
                     let started: CheckRun = sqlx::query_as(concat!(
                         "UPDATE check_runs SET state = 'running', requested_by = NULL, started_at = $2, finished_at = NULL, \
                          checked = 0, failing = 0, total = $3, error = NULL, lease_owner = $4, lease_expires_at = $5, \
-                         new_only = TRUE WHERE site_id = $1 RETURNING ",
+                         new_only = TRUE, new_seen_diff = ", newest_diff!(), " WHERE site_id = $1 RETURNING ",
                         check_run_cols!()
                     ))
                     .bind(site_id)
@@ -251,11 +267,14 @@ macro_rules! impl_check_runs {
                     .await?;
                 let started: CheckRun = sqlx::query_as(concat!(
                     "INSERT INTO check_runs (site_id, state, requested_by, started_at, after_url_id, checked, failing, \
-                     total, lease_owner, lease_expires_at) VALUES ($1, 'running', $2, $3, 0, 0, 0, $4, $5, $6) \
+                     total, lease_owner, lease_expires_at, new_seen_diff) VALUES ($1, 'running', $2, $3, 0, 0, 0, $4, $5, $6, ",
+                    newest_diff!(),
+                    ") \
                      ON CONFLICT (site_id) DO UPDATE SET state = 'running', requested_by = excluded.requested_by, \
                      started_at = excluded.started_at, finished_at = NULL, after_url_id = 0, checked = 0, failing = 0, \
                      total = excluded.total, error = NULL, lease_owner = excluded.lease_owner, \
-                     lease_expires_at = excluded.lease_expires_at, new_only = FALSE RETURNING ",
+                     lease_expires_at = excluded.lease_expires_at, new_only = FALSE, new_seen_diff = excluded.new_seen_diff \
+                     RETURNING ",
                     check_run_cols!()
                 ))
                 .bind(site_id)

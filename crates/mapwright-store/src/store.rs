@@ -520,9 +520,9 @@ store_trait! {
 
         /// Verified sites whose check run is due, up to `limit`: a run whose process's lease
         /// expired first (it resumes), then sites never checked, then the longest ago, then the
-        /// sites with URLs added since their last run ([`CheckTrigger::NewUrls`], when it ended
-        /// [`NEW_URL_CHECK_GAP`](crate::NEW_URL_CHECK_GAP) before `now`). Due means as the trigger
-        /// says; [`Store::claim_check_run`] decides for sure.
+        /// sites whose reads added URLs since their last run ([`CheckTrigger::NewUrls`], when it
+        /// ended [`NEW_URL_CHECK_GAP`](crate::NEW_URL_CHECK_GAP) before `now`). Due means as the
+        /// trigger says; [`Store::claim_check_run`] decides for sure.
         async fn sites_due_for_check_run(
             &self,
             now: Timestamp,
