@@ -26,6 +26,7 @@ mod layers;
 mod life;
 mod ping;
 mod recovery;
+mod refetch;
 mod scheduler;
 mod sharing;
 mod sitehost;

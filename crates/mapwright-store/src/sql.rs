@@ -383,6 +383,10 @@ macro_rules! impl_store {
                 self.sitemap_by_id_impl(sitemap_id).await
             }
 
+            async fn whole_read_key(&self, sitemap_id: i64) -> Result<Option<String>> {
+                self.ingest_read_key(sitemap_id).await
+            }
+
             async fn record_fetch_summary(&self, worker: &str, sitemap_id: i64, summary: &FetchSummary) -> Result<()> {
                 self.record_fetch_summary_impl(worker, sitemap_id, summary).await
             }
