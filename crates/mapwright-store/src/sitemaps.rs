@@ -745,9 +745,12 @@ macro_rules! refresh_rollups {
                 break;
             }
             type Row = (Option<String>, Option<String>, i64, i64, Option<i64>, Option<i64>, bool, i64);
+            // Read with the row locked until the commit (an UPDATE that changes nothing): two
+            // children completing at once on PostgreSQL each wrote the index's roll-up they had
+            // read before the other's commit, and one child's URLs were lost from its count.
             let row: Option<Row> = sqlx::query_as(
-                "SELECT kinds, status, errors, warnings, removed_at, parent_id, is_index, rollup_urls FROM sitemaps \
-                 WHERE id = $1",
+                "UPDATE sitemaps SET rollup_urls = rollup_urls WHERE id = $1 \
+                 RETURNING kinds, status, errors, warnings, removed_at, parent_id, is_index, rollup_urls",
             )
             .bind(id)
             .fetch_optional(&mut *$tx)
