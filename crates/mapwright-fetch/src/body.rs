@@ -109,6 +109,105 @@ impl BufRead for BodyReader {
     }
 }
 
+impl BodyReader {
+    /// The whole body, received before a byte of it is parsed: its [`BodyStats`] (the hash of
+    /// the bytes as they came) are then known first, so a caller that stored the hash of a body
+    /// it read before can skip reading the same bytes again. Call it on a blocking thread (as
+    /// any read of a `BodyReader`). The first `memory` bytes stay in memory and the rest goes to
+    /// an unnamed temporary file (removed when the file is closed), so memory stays bounded
+    /// whatever the body's size within the wire limit. An error of the transfer (a timeout, the
+    /// wire limit) ends the receiving and is kept for the reader, after the bytes before it;
+    /// the `Err` of this call is the temporary file's only.
+    pub fn receive(mut self, memory: usize) -> io::Result<Received> {
+        let mut head = Vec::new();
+        let mut file: Option<std::fs::File> = None;
+        let error = loop {
+            let chunk = match self.fill_buf() {
+                Ok([]) => break None,
+                Ok(chunk) => chunk,
+                Err(e) => break Some(e),
+            };
+            let n = chunk.len();
+            let room = memory.saturating_sub(head.len()).min(n);
+            head.extend_from_slice(&chunk[..room]);
+            if room < n {
+                let spill = match &mut file {
+                    Some(f) => f,
+                    None => file.insert(tempfile::tempfile()?),
+                };
+                io::Write::write_all(spill, &chunk[room..])?;
+            }
+            self.consume(n);
+        };
+        if let Some(f) = &mut file {
+            io::Seek::rewind(f)?;
+        }
+        Ok(Received { stats: self.stats(), head: head.into(), file, error })
+    }
+}
+
+/// A body received whole ([`BodyReader::receive`]): its statistics, then its bytes for a reader.
+pub struct Received {
+    /// What the body task recorded: bytes, hash, and whether the whole body arrived.
+    pub stats: BodyStats,
+    head: Bytes,
+    file: Option<std::fs::File>,
+    error: Option<io::Error>,
+}
+
+impl Received {
+    /// A blocking reader giving the bytes received, then the transfer's error if one cut it
+    /// short (once, as the [`BodyReader`] gave it: [`take_fetch_error`] finds the fetch error).
+    pub fn into_reader(self) -> ReceivedReader {
+        ReceivedReader { head: self.head, file: self.file.map(io::BufReader::new), error: self.error }
+    }
+}
+
+/// The reader of a [`Received`] body.
+pub struct ReceivedReader {
+    head: Bytes,
+    file: Option<io::BufReader<std::fs::File>>,
+    error: Option<io::Error>,
+}
+
+impl Read for ReceivedReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let avail = self.fill_buf()?;
+        let n = avail.len().min(buf.len());
+        buf[..n].copy_from_slice(&avail[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for ReceivedReader {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.head.is_empty() {
+            let more = match &mut self.file {
+                Some(file) => !file.fill_buf()?.is_empty(),
+                None => false,
+            };
+            if !more {
+                self.file = None;
+                if let Some(e) = self.error.take() {
+                    return Err(e);
+                }
+            } else if let Some(file) = &mut self.file {
+                return file.fill_buf();
+            }
+        }
+        Ok(&self.head)
+    }
+
+    fn consume(&mut self, amt: usize) {
+        if !self.head.is_empty() {
+            let _ = self.head.split_to(amt.min(self.head.len()));
+        } else if let Some(file) = &mut self.file {
+            file.consume(amt);
+        }
+    }
+}
+
 /// A body read whole on the async side ([`crate::Response::read_whole`]): what a small
 /// sitemap's body is, so that it can be parsed without a task feeding a blocking reader.
 pub struct WholeBody {

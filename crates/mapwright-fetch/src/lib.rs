@@ -24,7 +24,7 @@ pub mod state;
 pub mod submit;
 pub mod webhook;
 
-pub use body::BodyReader;
+pub use body::{BodyReader, Received};
 pub use client::{Fetched, Fetcher, Gate, Meta, Response, Validators};
 pub use config::{Config, DEFAULT_USER_AGENT};
 pub use discover::{DEFAULT_SITE_DEADLINE, DiscoverConfig, Discovery, Event, Outcome, SitemapStatus, Summary};

@@ -233,3 +233,51 @@ async fn unsupported_content_encoding_is_an_error() {
     let (_, err) = read(test_config(), &s.url("/br.xml"), Limits::default()).await.unwrap();
     assert!(matches!(err, Some(Error::Encoding { ref encoding, .. }) if encoding == "br"), "{err:?}");
 }
+
+/// The body of a GET of `url`, received whole on a blocking thread with `memory` bytes in memory.
+async fn receive(cfg: Config, url: &str, memory: usize) -> mapwright_fetch::Received {
+    let f = Fetcher::new(cfg).unwrap();
+    let Ok(Fetched::Body(response)) = f.get(url, None).await else { panic!("a body") };
+    let body = response.into_reader();
+    tokio::task::spawn_blocking(move || body.receive(memory)).await.unwrap().unwrap()
+}
+
+/// Everything a received body's reader gives, and the error it ends with.
+fn drain(received: mapwright_fetch::Received) -> (Vec<u8>, Option<Error>) {
+    use std::io::Read;
+    let mut reader = received.into_reader();
+    let mut out = Vec::new();
+    let error = reader.read_to_end(&mut out).err().map(|e| mapwright_fetch::body::take_fetch_error(e).unwrap());
+    (out, error)
+}
+
+#[tokio::test]
+async fn a_received_body_is_hashed_before_it_is_read_and_spills_past_its_memory() {
+    let s = Server::start().await;
+    let body: Vec<u8> = (0..300_000u32).flat_map(|i| i.to_le_bytes()).collect();
+    s.route("/big.bin", fixed(200, "application/octet-stream", body.clone()));
+    // Half in memory, half in the temporary file; and all in memory: the same bytes and hash.
+    for memory in [body.len() / 2, body.len() * 2] {
+        let received = receive(test_config(), &s.url("/big.bin"), memory).await;
+        let stats = received.stats.clone();
+        assert!(stats.complete);
+        assert_eq!((stats.bytes, stats.hash), (body.len() as u64, xxhash_rust::xxh3::xxh3_64(&body)));
+        let (got, error) = drain(received);
+        assert!(error.is_none(), "{error:?}");
+        assert!(got == body, "{memory}: the bytes as they came, in order");
+    }
+}
+
+#[tokio::test]
+async fn a_received_body_cut_short_gives_its_bytes_then_the_error() {
+    let s = Server::start().await;
+    s.route("/endless.xml", Route::Endless);
+    let cfg = Config { max_bytes: 1 << 20, ..test_config() };
+    let received = receive(cfg, &s.url("/endless.xml"), 64 << 10).await;
+    assert!(!received.stats.complete);
+    let (got, error) = drain(received);
+    assert!(matches!(error, Some(Error::TooLarge { limit, .. }) if limit == 1 << 20), "{error:?}");
+    // Past the memory, up to the chunk that crossed the limit, which is not kept.
+    assert!(got.len() > 64 << 10 && got.len() <= 1 << 20, "{} bytes", got.len());
+    assert!(got.starts_with(b"<?xml"), "the body from its start");
+}

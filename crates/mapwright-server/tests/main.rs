@@ -30,6 +30,7 @@ mod life;
 mod overview;
 mod ping;
 mod recovery;
+mod refetch;
 mod scheduler;
 mod sharing;
 mod sitehost;

@@ -259,6 +259,8 @@ async fn workers_fetch_due_sitemaps_and_a_ping_wakes_them() {
         eventually("the first download", || async { web.hits("/s.xml") == 1 }).await;
         eventually("its record", || async { downloads(&app.state, actor, &sitemap).await.len() == 1 }).await;
 
+        // New bytes: the fetch the ping brings reads them (the same bytes would be `unchanged`).
+        web.put_etag("/s.xml", &urlset(&[(&web.url("/a"), Some("2024-01-01"))]), None);
         let uri = format!("/ping?sitemap={}", web.url("/s.xml"));
         let (status, _, _) = app.get(&uri, crate::support::Auth::None).await;
         assert_eq!(status, 200);

@@ -15,7 +15,8 @@
 //! checkpoint after it is counted too).
 //!
 //! `cargo run --profile wheel -p mapwright-store --example ingest_bench [postgres://.../db]`
-//! (release optimisation without LTO). Without a URL: SQLite in a temp dir only.
+//! (release optimisation without LTO). Without a URL: SQLite in a temp dir only. With
+//! `INGEST_BENCH_BARE_ONLY=1`, the bare load alone (`bench/serve/refetch.sh`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -160,6 +161,15 @@ async fn run(store: Arc<dyn Store>, bare: Bare) -> Result<(), Box<dyn std::error
     store.complete("bench", index.id, &record, t0 + 10_000).await?;
 
     let total = (CHILDREN * PER_CHILD) as f64;
+    // INGEST_BENCH_BARE_ONLY=1: the bare load alone, the limit beside which bench/serve/refetch.sh
+    // times the same rows ingested through `serve`.
+    if std::env::var_os("INGEST_BENCH_BARE_ONLY").is_some() {
+        let bare_time = bare_load(&bare, site.id, &children).await? + settle(&bare).await?;
+        let s = bare_time.as_secs_f64();
+        println!("{backend}: bare load, same rows {s:.3} s, {:.0} URLs/s", total / s);
+        store.close().await;
+        return Ok(());
+    }
     let first = round(&*store, &bare, site.id, &children, t0 + 20, |_, _| 0, false).await?;
     // Its commit checkpoints (the connection's default); what it left is counted as a round's is.
     let bare_time = bare_load(&bare, site.id, &children).await? + settle(&bare).await?;

@@ -139,6 +139,15 @@ macro_rules! impl_ingest {
                 Ok(UrlStage { id, site_id, sitemap_id, rows: 0, known, own })
             }
 
+            pub(crate) async fn ingest_read_key(&self, sitemap_id: i64) -> Result<Option<String>> {
+                let key: Option<Option<String>> =
+                    sqlx::query_scalar("SELECT read_key FROM sitemap_url_sets WHERE sitemap_id = $1")
+                        .bind(sitemap_id)
+                        .fetch_optional(&self.pool)
+                        .await?;
+                Ok(key.flatten())
+            }
+
             pub(crate) async fn ingest_stage(&self, stage: &mut UrlStage, urls: &[UrlRecord]) -> Result<()> {
                 // Rows wait in the stage until a chunk is full (the merge writes the rest), so a
                 // read that changed little costs one statement, not one per batch.
@@ -185,6 +194,12 @@ macro_rules! impl_ingest {
                     if owner != Some(sitemap_id) || rows != stage.rows {
                         return Err(Error::StageLost { sitemap_id, stage_id: stage.id });
                     }
+                    // Whatever this read turns out to be, the set is no longer that of the last
+                    // whole read: `complete` keys it again after a whole one.
+                    sqlx::query("UPDATE sitemap_url_sets SET read_key = NULL WHERE sitemap_id = $1")
+                        .bind(sitemap_id)
+                        .execute(&mut *tx)
+                        .await?;
                     let mut write = UrlWrite::default();
                     let mut refused = last_refused;
                     let mut fresh: Option<Vec<i64>> = None;

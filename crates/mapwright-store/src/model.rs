@@ -291,6 +291,15 @@ pub struct DownloadRecord {
     /// What the read's lastmod values look like, when it parsed the file: replaces the
     /// sitemap's stored tally (see [`LastmodTrust`](crate::LastmodTrust)).
     pub lastmod: Option<crate::LastmodTally>,
+    /// After a read whose merge made the sitemap's URLs exactly what its bytes list (complete,
+    /// not failed, nothing refused): the key of those bytes, kept with the URL set, so that a
+    /// later download of the same bytes is recorded as unchanged without being read
+    /// ([`Store::whole_read_key`](crate::Store::whole_read_key)). `None` leaves the key as the
+    /// merge left it (cleared: every merge clears it) or, without a merge, as it was.
+    pub whole_read: Option<String>,
+    /// The download's bytes were those of the last whole read, so every URL of the sitemap was
+    /// seen now (their `last_seen_at`) though none was read again.
+    pub urls_seen: bool,
 }
 
 row! {
@@ -787,9 +796,11 @@ pub struct UrlMerge {
     /// removed when no other sitemap lists them). False after a reader's fatal error: what was
     /// read before the fault is merged, nothing is swept.
     pub sweep: bool,
-    /// The body's content hash equals the one of the last read: when that read was merged and
-    /// nothing was refused by the quota, the stage is discarded and no URL row is written (the
-    /// stage of such a read is empty anyway, but for URLs another sitemap rewrote meanwhile).
+    /// The body's key equals the one of the last whole read ([`DownloadRecord::whole_read`]):
+    /// when nothing was refused by the quota, the stage is discarded and no URL row is written
+    /// (the stage of such a read is empty anyway, but for URLs another sitemap rewrote
+    /// meanwhile). Never after a read that failed or stopped short since: its partial merge
+    /// cleared the key, so the URLs it left are read again.
     pub same_content: bool,
     /// New URLs are added only while the site holds fewer URL rows than this (removed ones
     /// count); the rest are counted as refused.

@@ -473,7 +473,8 @@ macro_rules! sitemap_methods {
                     "UPDATE sitemaps SET lease_owner = NULL, lease_expires_at = NULL, next_fetch_at = $1, \
                      last_downloaded_at = $2, status = COALESCE($3, status), http_status = $4, etag = $5, last_modified = $6, \
                      content_hash = $7, errors = CASE WHEN $10 THEN errors ELSE $11 END, \
-                     warnings = CASE WHEN $10 THEN warnings ELSE $12 END WHERE id = $8 AND lease_owner = $9",
+                     warnings = CASE WHEN $10 THEN warnings ELSE $12 END, \
+                     urls_read_at = CASE WHEN $13 THEN $2 ELSE urls_read_at END WHERE id = $8 AND lease_owner = $9",
                 )
                 .bind(next_fetch_at)
                 .bind(d.downloaded_at)
@@ -487,6 +488,7 @@ macro_rules! sitemap_methods {
                 .bind(keep_counts)
                 .bind(errors)
                 .bind(warnings)
+                .bind(d.urls_seen)
                 .execute(&mut *tx)
                 .await?;
                 if done.rows_affected() == 0 {
@@ -534,6 +536,15 @@ macro_rules! sitemap_methods {
                     .bind(read)
                     .execute(&mut *tx)
                     .await?;
+                }
+                // The URL set the read's merge left is the whole of these bytes' (see
+                // `DownloadRecord::whole_read`): set with the download it stands for.
+                if let Some(key) = &d.whole_read {
+                    sqlx::query("UPDATE sitemap_url_sets SET read_key = $1 WHERE sitemap_id = $2")
+                        .bind(key)
+                        .bind(sitemap_id)
+                        .execute(&mut *tx)
+                        .await?;
                 }
                 // Its links did not change here (a merge moves the URL counts): no recount.
                 refresh_rollups!(tx, sitemap_id, keep_urls);
@@ -746,9 +757,12 @@ macro_rules! refresh_rollups {
                 break;
             }
             type Row = (Option<String>, Option<String>, i64, i64, Option<i64>, Option<i64>, bool, i64);
+            // Read with the row locked until the commit (an UPDATE that changes nothing): two
+            // children completing at once on PostgreSQL each wrote the index's roll-up they had
+            // read before the other's commit, and one child's URLs were lost from its count.
             let row: Option<Row> = sqlx::query_as(
-                "SELECT kinds, status, errors, warnings, removed_at, parent_id, is_index, rollup_urls FROM sitemaps \
-                 WHERE id = $1",
+                "UPDATE sitemaps SET rollup_urls = rollup_urls WHERE id = $1 \
+                 RETURNING kinds, status, errors, warnings, removed_at, parent_id, is_index, rollup_urls",
             )
             .bind(id)
             .fetch_optional(&mut *$tx)

@@ -338,6 +338,12 @@ store_trait! {
         /// A sitemap by id, for the service itself; no owner check.
         async fn sitemap_by_id(&self, sitemap_id: i64) -> Result<Sitemap> => sitemap_by_id_impl;
 
+        /// The key of the bytes whose read the sitemap's stored URLs are, whole (set by
+        /// [`Store::complete`] from [`DownloadRecord::whole_read`], cleared by every merge and with
+        /// the stored set): while it stands, a download of bytes with this key would change nothing,
+        /// and is recorded as unchanged without being read. `None` when the last read was not whole.
+        async fn whole_read_key(&self, sitemap_id: i64) -> Result<Option<String>> => ingest_read_key;
+
         /// Records the console's summary and the schedule's state of a leased sitemap, before
         /// [`Store::complete`]. `LeaseLost` when `worker` no longer holds the lease.
         async fn record_fetch_summary(&self, worker: &str, sitemap_id: i64, summary: &FetchSummary) -> Result<()>

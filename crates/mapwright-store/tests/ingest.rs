@@ -575,3 +575,44 @@ async fn an_index_rolls_up_its_childrens_distinct_urls_as_they_merge() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn the_key_of_a_whole_read_stands_until_the_next_merge_or_the_set_goes() {
+    each_backend(|store| async move {
+        let (ann, site, sm) = leased_sitemap(&*store).await;
+        let key = |store: Arc<dyn Store>| async move { store.whole_read_key(sm).await.unwrap() };
+        let whole = |at: i64, key: Option<&str>| mapwright_store::DownloadRecord {
+            downloaded_at: at,
+            status: "ok".into(),
+            whole_read: key.map(str::to_owned),
+            ..Default::default()
+        };
+        assert_eq!(key(store.clone()).await, None, "never read");
+        let urls = many("p", 5, "2024-01-01");
+        read(&*store, "w1", site, sm, &urls, 2, merge(true, T0 + 1)).await;
+        store.complete("w1", sm, &whole(T0 + 1, Some("k1")), T0 + 2).await.unwrap();
+        assert_eq!(key(store.clone()).await.as_deref(), Some("k1"));
+
+        // A download that records no key (a 304, a failed fetch) leaves it.
+        store.lease_due_sitemaps("w1", T0 + 2, 10, 60).await.unwrap();
+        let not_modified = mapwright_store::DownloadRecord { status: "unchanged".into(), ..whole(T0 + 2, None) };
+        store.complete("w1", sm, &not_modified, T0 + 3).await.unwrap();
+        assert_eq!(key(store.clone()).await.as_deref(), Some("k1"));
+
+        // A merge clears it at once: a job that dies before its `complete` leaves no key.
+        store.lease_due_sitemaps("w1", T0 + 3, 10, 60).await.unwrap();
+        read(&*store, "w1", site, sm, &urls[..2], 2, merge(false, T0 + 3)).await;
+        assert_eq!(key(store.clone()).await, None, "merged, not completed");
+        store.complete("w1", sm, &whole(T0 + 3, None), T0 + 4).await.unwrap();
+        assert_eq!(key(store.clone()).await, None, "a read that was not whole keys nothing");
+
+        // Keyed again, then the sitemap removed: its set goes, and the key with it.
+        store.lease_due_sitemaps("w1", T0 + 4, 10, 60).await.unwrap();
+        read(&*store, "w1", site, sm, &urls, 2, merge(true, T0 + 4)).await;
+        store.complete("w1", sm, &whole(T0 + 4, Some("k2")), T0 + 5).await.unwrap();
+        assert_eq!(key(store.clone()).await.as_deref(), Some("k2"));
+        store.remove_sitemap(ann, sm, T0 + 5).await.unwrap();
+        assert_eq!(key(store.clone()).await, None, "removed");
+    })
+    .await;
+}

@@ -132,6 +132,8 @@ async fn complete_stores_the_download_and_sets_the_next_fetch() {
             lastmod: None,
             omitted_errors: 0,
             omitted_warnings: 0,
+            whole_read: None,
+            urls_seen: false,
         };
         let download_id = store.complete("w", ids[0], &download, T0 + 86400).await.unwrap();
 

@@ -1,13 +1,16 @@
-//! One job of a worker: fetch a leased sitemap (conditionally), read and validate it as it
-//! streams, stage its URLs in batches and merge them when the read is done (all or nothing:
-//! see `mapwright_store`'s `ingest`), its children if it is an index, and the download.
+//! One job of a worker: fetch a leased sitemap (conditionally), receive its body whole (in
+//! memory, past [`BODY_MEMORY`] in a temporary file), and when its bytes are those of the last
+//! whole read record it as unchanged without reading it (as a 304); else read and validate it,
+//! stage its URLs in batches and merge them when the read is done (all or nothing: see
+//! `mapwright_store`'s `ingest`), its children if it is an index, and the download.
 
 use std::collections::HashMap;
 use std::time::Instant;
 
 use mapwright_core::validate::Config as ValidatorConfig;
 use mapwright_core::{Entry, Finding, Format, Loc, Rule, Scope, Severity, Validator, Voucher};
-use mapwright_fetch::{Fetched, Response, Validators};
+use mapwright_fetch::body::BodyStats;
+use mapwright_fetch::{Fetched, Meta, Response, Validators};
 use mapwright_store::{
     ContentCounts, DownloadRecord, FetchSummary, FindingRecord, IndexChild, LeasedSitemap, Site, Sitemap, UrlMerge,
     UrlRecord,
@@ -17,6 +20,10 @@ use tokio::sync::mpsc;
 use super::policy::{self, Change};
 use crate::trust::LastmodCounter;
 use crate::{AppState, now};
+
+/// Bytes of a body held in memory while it is received; the rest waits in a temporary file.
+/// A job's memory stays bounded whatever the body (up to the fetcher's wire limit, 50 MiB).
+const BODY_MEMORY: usize = 4 << 20;
 
 /// URLs per staged batch: large enough that a round trip carries real work, small enough that
 /// memory stays flat however long the sitemap is.
@@ -64,6 +71,9 @@ pub enum JobError {
     /// The blocking reader task died (a bug: the core does not panic on input).
     #[error("the sitemap reader task failed: {0}")]
     Reader(String),
+    /// The temporary file that holds a large body while it is received failed (disk full).
+    #[error("the body could not be kept for reading: {0}")]
+    Spool(std::io::Error),
 }
 
 /// Runs one leased job to its `complete`. On an error the lease expires on its own and the
@@ -118,6 +128,8 @@ pub async fn run_job(state: &AppState, worker: &str, job: &LeasedSitemap) -> Res
             if read.record.status == "ok" || read.record.status == "warnings" {
                 read.record.status = "errors".into();
             }
+            // Children left out: the next read of the same bytes must try them again.
+            read.record.whole_read = None;
         }
     }
     let schedule = policy::next(sitemap.fetch_interval, sitemap.failures, read.change);
@@ -209,6 +221,48 @@ impl Read {
             children: None,
         }
     }
+
+    /// A body whose bytes are those of the last whole read: recorded as a 304 is (it stands for
+    /// that read: its verdict, counts and findings), with what this answer said (status,
+    /// bytes, validators), and the sitemap's URLs seen now. Nothing is parsed or staged.
+    fn same_bytes(meta: &Meta, stats: &BodyStats) -> Read {
+        let record = DownloadRecord {
+            status: "unchanged".into(),
+            http_status: Some(i64::from(meta.status)),
+            bytes: stats.bytes as i64,
+            etag: meta.validators.etag.clone(),
+            last_modified: meta.validators.last_modified.clone(),
+            content_hash: Some(format!("{:016x}", stats.hash)),
+            urls_seen: true,
+            ..DownloadRecord::default()
+        };
+        Read {
+            record,
+            change: Change::Unchanged,
+            kinds: None,
+            url_count: None,
+            format: None,
+            contents: None,
+            children: None,
+        }
+    }
+}
+
+/// The key of a read ([`mapwright_store::Store::whole_read_key`]): the hash of its bytes (an
+/// OAI-PMH list's: of every page) with the rest of what decides what the read stores, the URL
+/// they came from (scope and relative URLs are judged on it) and who vouches for the sitemap,
+/// and this program's version (another may read the same bytes otherwise: its first read of
+/// each sitemap is a full one). Two reads with one key store the same.
+fn read_key(hash: u64, final_url: &str, voucher: &Voucher) -> String {
+    use sha2::Digest;
+    let mut key = sha2::Sha256::new();
+    key.update(env!("CARGO_PKG_VERSION").as_bytes());
+    key.update([0]);
+    key.update(hash.to_le_bytes());
+    key.update(final_url.as_bytes());
+    key.update([0]);
+    key.update(format!("{voucher:?}").as_bytes());
+    hex::encode(&key.finalize()[..16])
 }
 
 /// Index chains longer than this are not followed up to their root when finding the voucher.
@@ -247,9 +301,10 @@ async fn voucher_of(state: &AppState, site: &Site, sitemap: &Sitemap) -> Result<
     Ok(Voucher::Nobody)
 }
 
-/// Reads and validates the body on a blocking thread while this task stages the URLs it
-/// sends, batch by batch; when the read is done they are merged at once (a job that dies before
-/// leaves the previous URLs as they were).
+/// Receives the body whole, and unless its bytes are the last whole read's (then the read is
+/// [`Read::same_bytes`]), reads and validates it on a blocking thread while this task stages the
+/// URLs it sends, batch by batch; when the read is done they are merged at once (a job that
+/// dies before leaves the previous URLs as they were).
 async fn read_body(
     state: &AppState,
     worker: &str,
@@ -273,9 +328,23 @@ async fn read_body(
     let own_url = sitemap.url.clone();
     let site_origin = site.origin.clone();
     let lastmod = LastmodCounter::new(stamp, config.clock_skew_secs);
-    let mut stage = state.store.begin_url_stage(worker, site.id, sitemap.id, stamp).await?;
     let body = response.into_reader();
-    let stats = body.stats_handle();
+    let received = tokio::task::spawn_blocking(move || body.receive(BODY_MEMORY))
+        .await
+        .map_err(|e| JobError::Reader(e.to_string()))?
+        .map_err(JobError::Spool)?;
+    let stored_key = state.store.whole_read_key(sitemap.id).await?;
+    // An OAI-PMH list's key covers its pages, read only while the list is parsed.
+    let paged = sitemap.format.as_deref() == Some(Format::OaiPmh.as_str());
+    if received.stats.complete
+        && !paged
+        && stored_key.as_deref() == Some(read_key(received.stats.hash, &meta.final_url, voucher).as_str())
+    {
+        return Ok(Read::same_bytes(&meta, &received.stats));
+    }
+    let mut stats = received.stats.clone();
+    let body = received.into_reader();
+    let mut stage = state.store.begin_url_stage(worker, site.id, sitemap.id, stamp).await?;
     let (tx, mut rx) = mpsc::channel::<Vec<UrlRecord>>(2);
     let blocking = tokio::task::spawn_blocking(move || {
         let mut pass = Pass::new(scope, site_origin, final_loc, own_url, tx, lastmod);
@@ -301,20 +370,20 @@ async fn read_body(
         // What was staged stays invisible; the next attempt on the sitemap discards it.
         return Err(e.into());
     }
-    let mut stats = stats.lock().map(|s| s.clone()).unwrap_or_default();
     // An OAI-PMH list's bytes and hash are those of all its pages: change is judged on the
     // records, not on the base URL's answer, which stays the same whatever the records.
     pager.pages().add_to(&mut stats);
     let Findings { kept: mut findings, fatal, omitted_errors, omitted_warnings, .. } = findings;
     let fatal = fatal || outcome.io_error.is_some() || outcome.format.is_none();
     let hash = format!("{:016x}", stats.hash);
+    let key = read_key(stats.hash, &meta.final_url, voucher);
     let read_failed = outcome.io_error.is_some() || outcome.format.is_none();
     // The URLs read become the sitemap's now, in one transaction. After a fatal error of the
     // reader those read before the fault are merged, and nothing is swept: the rest of the
     // file was never read.
     let merge = UrlMerge {
         sweep: !fatal,
-        same_content: !read_failed && sitemap.content_hash.as_deref() == Some(hash.as_str()),
+        same_content: !read_failed && stored_key.as_deref() == Some(key.as_str()),
         quota,
         now: stamp,
     };
@@ -367,6 +436,8 @@ async fn read_body(
         diff: write.diff,
         // What its lastmod values look like (the sitemap's lastmod trust).
         lastmod: (status != "failed").then(|| pass.lastmod.finish()),
+        // The URLs stored are now exactly what these bytes list.
+        whole_read: (status != "failed" && !fatal && refused == 0).then_some(key),
         ..DownloadRecord::default()
     };
     Ok(Read {
