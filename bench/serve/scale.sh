@@ -83,6 +83,7 @@ done
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); commit $(git rev-parse --short HEAD)"
 echo "scale: $SITES sites x $URLS URLs ($((SITES * URLS)) URLs), $INGEST sites ingested through the service with $WORKERS workers"
 
+# start_server is run.sh's too, with this script's ports and database: each script stands alone.
 start_server() {
   "$BIN" serve "${DB_ARGS[@]}" --listen "127.0.0.1:$HTTP_PORT" "$@" 2>"$WORK/server.log" &
   SERVER=$!

@@ -449,21 +449,15 @@ impl RowBuilder {
 
     /// A discovered URL, found in `sitemap` for `site` (each used only when its column is there).
     pub fn push_url(&mut self, u: &UrlEntry, sitemap: &str, site: &str) {
-        if self.columns.kind {
-            self.kind.append_value("url");
-        }
+        self.push_kind("url");
         self.url_fields(u);
         if self.columns.sitemap {
             self.bytes += sitemap.len();
-            self.sitemap.append_value(sitemap);
         }
         if self.columns.site {
             self.bytes += site.len();
-            self.site.append_value(site);
         }
-        if self.columns.errors {
-            self.errors.append_null();
-        }
+        self.row_end(Some(sitemap), site, None);
     }
 
     /// A failure as a row (with the `errors` column only): the sitemap that failed (`None`
@@ -472,13 +466,38 @@ impl RowBuilder {
         if !self.columns.errors {
             return;
         }
-        if self.columns.kind {
-            self.kind.append_value("error");
-        }
+        self.push_kind("error");
         self.rows += 1;
         self.bytes += why.len() + 64;
         self.loc.append_null();
         self.lastmod.append_null();
+        self.no_url_fields();
+        self.row_end(sitemap, site, Some(why));
+    }
+
+    /// An entry as `read` gives it: a URL, or a sitemap an index lists (its lastmod only).
+    pub fn push_entry(&mut self, e: &Entry) {
+        match e {
+            Entry::Url(u) => self.push_url(u, "", ""),
+            Entry::Sitemap(s) => {
+                self.push_kind("sitemap");
+                self.common(&s.loc, s.lastmod.as_ref());
+                self.no_url_fields();
+                self.row_end(Some(""), "", None);
+            }
+        }
+    }
+
+    /// The row's `kind`, when that column is asked for.
+    fn push_kind(&mut self, kind: &str) {
+        if self.columns.kind {
+            self.kind.append_value(kind);
+        }
+    }
+
+    /// Nulls for the columns only a URL fills (`changefreq` to `pagemap`), for a row that is
+    /// an index's sitemap or a failure.
+    fn no_url_fields(&mut self) {
         self.changefreq.append_null();
         self.priority.append_null();
         self.images.push(None);
@@ -487,42 +506,18 @@ impl RowBuilder {
         self.alternates.push(None);
         self.geo.push(None);
         self.pagemap.push(None);
+    }
+
+    /// The row's last columns, each when asked for: its sitemap, its site and its error.
+    fn row_end(&mut self, sitemap: Option<&str>, site: &str, error: Option<&str>) {
         if self.columns.sitemap {
             self.sitemap.append_option(sitemap);
         }
         if self.columns.site {
             self.site.append_value(site);
         }
-        self.errors.append_value(why);
-    }
-
-    /// An entry as `read` gives it: a URL, or a sitemap an index lists (its lastmod only).
-    pub fn push_entry(&mut self, e: &Entry) {
-        match e {
-            Entry::Url(u) => self.push_url(u, "", ""),
-            Entry::Sitemap(s) => {
-                if self.columns.kind {
-                    self.kind.append_value("sitemap");
-                }
-                self.common(&s.loc, s.lastmod.as_ref());
-                self.changefreq.append_null();
-                self.priority.append_null();
-                self.images.push(None);
-                self.videos.push(None);
-                self.news.push(None);
-                self.alternates.push(None);
-                self.geo.push(None);
-                self.pagemap.push(None);
-                if self.columns.sitemap {
-                    self.sitemap.append_value("");
-                }
-                if self.columns.site {
-                    self.site.append_value("");
-                }
-                if self.columns.errors {
-                    self.errors.append_null();
-                }
-            }
+        if self.columns.errors {
+            self.errors.append_option(error);
         }
     }
 

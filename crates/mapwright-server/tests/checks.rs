@@ -381,10 +381,8 @@ async fn a_process_that_stops_gives_its_run_back_and_another_finishes_it() {
         let process = |app: &TestApp| {
             let mut state = app.state.clone();
             state.checks = Arc::new(Jobs::new(config.clone()));
-            let (stop, mut stopped) = tokio::sync::watch::channel(false);
-            let task = mapwright_server::jobs::checker::spawn(state, async move {
-                let _ = stopped.changed().await;
-            });
+            let (stop, stopped) = tokio::sync::watch::channel(false);
+            let task = tokio::spawn(mapwright_server::jobs::checker::run(state, stopped));
             (stop, task)
         };
         let deadline = Instant::now() + Duration::from_secs(60);

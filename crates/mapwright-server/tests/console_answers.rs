@@ -416,12 +416,12 @@ async fn the_background_checker_reaches_a_newly_verified_site() {
     let site = TestSite::start().await;
     site.put("/a", "page");
     let s = seed(&app, "ann@example.com", &site.origin).await;
-    let (stop, mut stopped) = tokio::sync::watch::channel(false);
     let config = CheckerConfig { poll: Duration::from_millis(100), ..CheckerConfig::default() };
     app.state.checks = Arc::new(Jobs::new(config));
-    let task = mapwright_server::jobs::checker::spawn(app.state.clone(), async move {
-        let _ = stopped.changed().await;
-    });
+    // The supervisor of a web process (no workers) runs the checker alone.
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let jobs = mapwright_server::jobs::Config { workers: 0, checks: true, ..Default::default() };
+    let task = mapwright_server::jobs::spawn(app.state.clone(), jobs, stopped);
     // Verified after the checker started: it is checked within the next rounds.
     let other = TestSite::start().await;
     other.put("/b", "page");

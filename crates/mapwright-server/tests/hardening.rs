@@ -7,27 +7,15 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::body::Body;
-use axum::extract::ConnectInfo;
-use axum::http::{HeaderMap, Request, StatusCode};
+use axum::http::StatusCode;
 use mapwright_server::hashing::HashPool;
 use mapwright_server::{AppState, Limits, grant_admins};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
 use crate::console::{csrf_of, post_form};
+use crate::strangers::post_from;
 use crate::support::{Auth, TestApp, each_backend};
-
-/// `POST uri` with a JSON body from the client address `client`.
-async fn post_from(app: &TestApp, client: &str, uri: &str, body: Value) -> (StatusCode, HeaderMap, String) {
-    let addr: SocketAddr = format!("{client}:40000").parse().unwrap();
-    let request = Request::post(uri)
-        .header("content-type", "application/json")
-        .extension(ConnectInfo(addr))
-        .body(Body::from(body.to_string()))
-        .unwrap();
-    app.send(request).await
-}
 
 fn mapwright_server_now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64

@@ -10,6 +10,7 @@ use mapwright_server::AppState;
 use mapwright_server::jobs;
 use mapwright_server::jobs::recheck::{after_verified, recheck_once};
 use mapwright_store::{Actor, Download, FindingRecord, Site, Sitemap, UrlQuery, UrlRow};
+use tokio::task::JoinHandle;
 
 use crate::sitehost::{SiteHost, index, urlset};
 use crate::support::{each_backend, poll_until, unix_now};
@@ -46,6 +47,36 @@ async fn urls(state: &AppState, actor: Actor, site: &Site, include_removed: bool
 
 async fn add(state: &AppState, actor: Actor, site: &Site, url: &str) -> Sitemap {
     state.store.add_sitemap(actor, site.id, url, mapwright_store::Source::Api, unix_now()).await.unwrap()
+}
+
+/// A verified site on a new host whose sitemap `/s.xml` (with this ETag) lists `paths`, added
+/// (not read yet).
+async fn one_sitemap(state: &AppState, paths: &[&str], etag: Option<&str>) -> (SiteHost, Actor, Site, Sitemap) {
+    let web = SiteHost::start().await;
+    let (actor, site) = verified_site(state, &web.origin).await;
+    let locs: Vec<String> = paths.iter().map(|p| web.url(p)).collect();
+    let entries: Vec<(&str, Option<&str>)> = locs.iter().map(|l| (l.as_str(), None)).collect();
+    web.put_etag("/s.xml", &urlset(&entries), etag);
+    let sitemap = add(state, actor, &site, &web.url("/s.xml")).await;
+    (web, actor, site, sitemap)
+}
+
+/// Starts the workers as `serve` does, without the re-checks; returns the stop signal and the
+/// supervisor's handle.
+fn start_workers(state: &AppState, config: jobs::Config) -> (tokio::sync::watch::Sender<bool>, JoinHandle<()>) {
+    let (stop, shutdown) = tokio::sync::watch::channel(false);
+    (stop, jobs::spawn(state.clone(), jobs::Config { recheck: false, ..config }, shutdown))
+}
+
+/// `workers` workers that look every 50 ms and give jobs in flight `grace` at shutdown.
+fn quick(workers: usize, grace: Duration) -> jobs::Config {
+    jobs::Config { workers, poll_interval: Duration::from_millis(50), grace, ..jobs::Config::default() }
+}
+
+/// Resubmits the sitemap and runs every due job.
+async fn reread(state: &AppState, actor: Actor, sitemap: &Sitemap) {
+    state.store.resubmit_sitemap(actor, sitemap.id, unix_now()).await.unwrap();
+    drain(state).await;
 }
 
 #[tokio::test]
@@ -95,15 +126,11 @@ async fn a_due_sitemap_is_fetched_and_stored() {
 #[tokio::test]
 async fn unchanged_is_304_and_vanished_urls_are_removed() {
     each_backend(false, |app| async move {
-        let web = SiteHost::start().await;
-        let (actor, site) = verified_site(&app.state, &web.origin).await;
+        let (web, actor, site, sitemap) = one_sitemap(&app.state, &["/a", "/b"], Some("\"v1\"")).await;
         let (a, b) = (web.url("/a"), web.url("/b"));
-        web.put_etag("/s.xml", &urlset(&[(&a, None), (&b, None)]), Some("\"v1\""));
-        let sitemap = add(&app.state, actor, &site, &web.url("/s.xml")).await;
         drain(&app.state).await;
 
-        app.store.resubmit_sitemap(actor, sitemap.id, unix_now()).await.unwrap();
-        drain(&app.state).await;
+        reread(&app.state, actor, &sitemap).await;
         let d = downloads(&app.state, actor, &sitemap).await;
         assert_eq!((d[0].status.as_str(), d[0].http_status), ("unchanged", Some(304)));
         let sm = app.store.sitemap(actor, sitemap.id).await.unwrap();
@@ -112,8 +139,7 @@ async fn unchanged_is_304_and_vanished_urls_are_removed() {
         assert_eq!(urls(&app.state, actor, &site, false).await.len(), 2);
 
         web.put_etag("/s.xml", &urlset(&[(&a, None)]), Some("\"v2\""));
-        app.store.resubmit_sitemap(actor, sitemap.id, unix_now()).await.unwrap();
-        drain(&app.state).await;
+        reread(&app.state, actor, &sitemap).await;
         let d = downloads(&app.state, actor, &sitemap).await;
         assert_eq!((d.len(), d[0].status.as_str(), d[0].url_count), (3, "ok", 1));
         let all = urls(&app.state, actor, &site, true).await;
@@ -128,19 +154,15 @@ async fn unchanged_is_304_and_vanished_urls_are_removed() {
 #[tokio::test]
 async fn broken_sitemaps_fail_with_rule_names_and_keep_their_urls() {
     each_backend(false, |app| async move {
-        let web = SiteHost::start().await;
-        let (actor, site) = verified_site(&app.state, &web.origin).await;
+        let (web, actor, site, sitemap) = one_sitemap(&app.state, &["/a", "/b"], None).await;
         let (a, b) = (web.url("/a"), web.url("/b"));
-        web.put_etag("/s.xml", &urlset(&[(&a, None), (&b, None)]), None);
-        let sitemap = add(&app.state, actor, &site, &web.url("/s.xml")).await;
         drain(&app.state).await;
 
         // Cut after the first URL: the entries before the fault are read, none is swept.
         let full = urlset(&[(&a, None), (&b, None)]);
         let cut = &full[..full.find("</url>").unwrap() + 12];
         web.put_etag("/s.xml", cut, None);
-        app.store.resubmit_sitemap(actor, sitemap.id, unix_now()).await.unwrap();
-        drain(&app.state).await;
+        reread(&app.state, actor, &sitemap).await;
         let d = downloads(&app.state, actor, &sitemap).await;
         assert_eq!(d[0].status, "errors");
         let f = findings(&app.state, actor, &d[0]).await;
@@ -148,15 +170,13 @@ async fn broken_sitemaps_fail_with_rule_names_and_keep_their_urls() {
         assert!(urls(&app.state, actor, &site, false).await.iter().any(|u| u.loc == b), "not swept after a fault");
 
         web.put_etag("/s.xml", "<html><body>Moved</body></html>", None);
-        app.store.resubmit_sitemap(actor, sitemap.id, unix_now()).await.unwrap();
-        drain(&app.state).await;
+        reread(&app.state, actor, &sitemap).await;
         let d = downloads(&app.state, actor, &sitemap).await;
         assert_eq!(d[0].status, "failed");
         assert!(findings(&app.state, actor, &d[0]).await.iter().any(|f| f.rule == "unknown-root"));
 
         web.remove("/s.xml");
-        app.store.resubmit_sitemap(actor, sitemap.id, unix_now()).await.unwrap();
-        drain(&app.state).await;
+        reread(&app.state, actor, &sitemap).await;
         let d = downloads(&app.state, actor, &sitemap).await;
         assert_eq!((d[0].status.as_str(), d[0].http_status), ("failed", Some(404)));
         assert!(d[0].error.as_deref().unwrap_or("").contains("404"), "{:?}", d[0].error);
@@ -241,21 +261,16 @@ where
 #[tokio::test]
 async fn workers_fetch_due_sitemaps_and_a_ping_wakes_them() {
     each_backend(false, |app| async move {
-        let web = SiteHost::start().await;
-        let (actor, site) = verified_site(&app.state, &web.origin).await;
-        web.put_etag("/s.xml", &urlset(&[(&web.url("/a"), None)]), None);
-        let sitemap = add(&app.state, actor, &site, &web.url("/s.xml")).await;
+        let (web, actor, _, sitemap) = one_sitemap(&app.state, &["/a"], None).await;
 
         // A poll interval far beyond the test's patience: only the wake-up can be fast.
         let config = jobs::Config {
             workers: 2,
             poll_interval: Duration::from_secs(3600),
             min_fetch_interval: Duration::ZERO,
-            recheck: false,
             ..jobs::Config::default()
         };
-        let (stop, shutdown) = tokio::sync::watch::channel(false);
-        let handle = jobs::spawn(app.state.clone(), config, shutdown);
+        let (stop, handle) = start_workers(&app.state, config);
         eventually("the first download", || async { web.hits("/s.xml") == 1 }).await;
         eventually("its record", || async { downloads(&app.state, actor, &sitemap).await.len() == 1 }).await;
 
@@ -338,20 +353,9 @@ async fn robots_txt_sitemaps_are_added_and_verification_is_rechecked() {
 #[tokio::test]
 async fn shutdown_releases_a_job_that_outlives_the_grace_period() {
     each_backend(false, |app| async move {
-        let web = SiteHost::start().await;
-        let (actor, site) = verified_site(&app.state, &web.origin).await;
-        web.put_etag("/s.xml", &urlset(&[(&web.url("/a"), None)]), None);
-        let sitemap = add(&app.state, actor, &site, &web.url("/s.xml")).await;
+        let (web, actor, _, sitemap) = one_sitemap(&app.state, &["/a"], None).await;
         web.hold.store(true, std::sync::atomic::Ordering::SeqCst);
-        let config = jobs::Config {
-            workers: 1,
-            poll_interval: Duration::from_millis(50),
-            grace: Duration::from_millis(300),
-            recheck: false,
-            ..jobs::Config::default()
-        };
-        let (stop, shutdown) = tokio::sync::watch::channel(false);
-        let handle = jobs::spawn(app.state.clone(), config, shutdown);
+        let (stop, handle) = start_workers(&app.state, quick(1, Duration::from_millis(300)));
         eventually("the request in flight", || async { web.hits("/s.xml") == 1 }).await;
         assert_eq!(app.store.queue_depth(unix_now()).await.unwrap(), 0, "leased");
 
@@ -410,8 +414,7 @@ async fn an_oai_pmh_base_url_submitted_as_a_sitemap_is_harvested() {
         assert!(third[cut..end].contains("/handle/1234/107"));
         let third = format!("{}{}", &third[..cut], &third[end..]);
         web.put("/oai2?verb=ListRecords&resumptionToken=oai_dc%2F%2F%2F%2F200", &third);
-        app.store.resubmit_sitemap(actor, sitemap.id, unix_now()).await.unwrap();
-        drain(&app.state).await;
+        reread(&app.state, actor, &sitemap).await;
         let d = downloads(&app.state, actor, &sitemap).await;
         assert_eq!((d[0].status.as_str(), d[0].url_count), ("errors", 4));
         assert_eq!(d[0].bytes, (total - (end - cut)) as i64);
@@ -427,8 +430,7 @@ async fn an_oai_pmh_base_url_submitted_as_a_sitemap_is_harvested() {
             "/oai2?verb=ListRecords&resumptionToken=oai_dc%2F%2F%2F%2F100",
             &oai_page("badresumptiontoken.xml", &o),
         );
-        app.store.resubmit_sitemap(actor, sitemap.id, unix_now()).await.unwrap();
-        drain(&app.state).await;
+        reread(&app.state, actor, &sitemap).await;
         let d = downloads(&app.state, actor, &sitemap).await;
         assert_eq!((d[0].status.as_str(), d[0].url_count), ("errors", 1));
         assert_eq!(urls(&app.state, actor, &site, false).await.len(), 3, "nothing swept after a cut list");
@@ -459,24 +461,13 @@ async fn a_user_with_nothing_running_gets_a_worker_while_many_accounts_hold_slow
             }
             slow.push(web);
         }
-        let config = jobs::Config {
-            workers: 4,
-            poll_interval: Duration::from_millis(50),
-            grace: Duration::from_millis(100),
-            recheck: false,
-            ..jobs::Config::default()
-        };
-        let (stop, shutdown) = tokio::sync::watch::channel(false);
-        let handle = jobs::spawn(app.state.clone(), config, shutdown);
+        let (stop, handle) = start_workers(&app.state, quick(4, Duration::from_millis(100)));
         let in_flight = |slow: &[SiteHost]| -> u32 {
             slow.iter().map(|w| w.hits("/a.xml") + w.hits("/b.xml") + w.hits("/c.xml")).sum()
         };
         eventually("the slow sitemaps in flight", || async { in_flight(&slow) >= 3 }).await;
 
-        let web = SiteHost::start().await;
-        let (actor, site) = verified_site(&app.state, &web.origin).await;
-        web.put_etag("/s.xml", &urlset(&[(&web.url("/a"), None)]), None);
-        let sitemap = add(&app.state, actor, &site, &web.url("/s.xml")).await;
+        let (_web, actor, _, sitemap) = one_sitemap(&app.state, &["/a"], None).await;
         app.state.wake_workers();
         eventually("the honest user's download", || async { downloads(&app.state, actor, &sitemap).await.len() == 1 })
             .await;
@@ -501,16 +492,8 @@ async fn a_slow_download_is_stopped_at_its_deadline() {
         let (actor, site) = verified_site(&app.state, &web.origin).await;
         web.put_etag("/s.xml", &urlset(&[(&web.url("/a"), None)]), None);
         let sitemap = add(&app.state, actor, &site, &web.url("/s.xml")).await;
-        let config = jobs::Config {
-            workers: 1,
-            job_deadline: Duration::from_secs(1),
-            poll_interval: Duration::from_millis(50),
-            grace: Duration::from_millis(100),
-            recheck: false,
-            ..jobs::Config::default()
-        };
-        let (stop, shutdown) = tokio::sync::watch::channel(false);
-        let handle = jobs::spawn(app.state.clone(), config, shutdown);
+        let config = jobs::Config { job_deadline: Duration::from_secs(1), ..quick(1, Duration::from_millis(100)) };
+        let (stop, handle) = start_workers(&app.state, config);
         eventually("the failed download", || async { downloads(&app.state, actor, &sitemap).await.len() == 1 }).await;
         let download = downloads(&app.state, actor, &sitemap).await.remove(0);
         assert_eq!(download.status, "failed");

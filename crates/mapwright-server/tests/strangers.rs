@@ -16,8 +16,9 @@ use serde_json::{Value, json};
 
 use crate::support::{Auth, TestApp};
 
-/// `POST uri` with a JSON body from the client address `client`.
-async fn post_from(app: &TestApp, client: &str, uri: &str, body: Value) -> (StatusCode, HeaderMap, String) {
+/// `POST uri` with a JSON body from the client address `client` (IPv4 or IPv6; `hardening.rs`
+/// uses it too).
+pub(crate) async fn post_from(app: &TestApp, client: &str, uri: &str, body: Value) -> (StatusCode, HeaderMap, String) {
     let addr: SocketAddr = match client.parse::<std::net::IpAddr>().unwrap() {
         std::net::IpAddr::V4(v4) => SocketAddr::from((v4, 40000)),
         std::net::IpAddr::V6(v6) => SocketAddr::from((v6, 40000)),

@@ -149,6 +149,12 @@ async fn add_webhook(app: &TestApp, token: &str, site: i64, body: Value) -> (i64
     (created["id"].as_i64().unwrap(), created["secret"].as_str().unwrap().to_owned())
 }
 
+/// The webhook's delivery log through the API (`GET /api/v1/webhooks/{id}/deliveries`).
+async fn deliveries(app: &TestApp, token: &str, hook: i64) -> Value {
+    let uri = format!("/api/v1/webhooks/{hook}/deliveries");
+    call_json(app, "GET", &uri, token, None, StatusCode::OK, "[WebhookAttempt]").await
+}
+
 #[tokio::test]
 async fn a_read_is_delivered_signed_and_the_receiver_checks_the_signature() {
     each_backend(false, |app| async move {
@@ -194,16 +200,7 @@ async fn a_read_is_delivered_signed_and_the_receiver_checks_the_signature() {
         let header = got[0].headers["mapwright-signature"].to_str().unwrap();
         assert!(mac.verify_slice(&hex::decode(&header[7..]).unwrap()).is_err());
 
-        let log = call_json(
-            &app,
-            "GET",
-            &format!("/api/v1/webhooks/{hook}/deliveries"),
-            &token,
-            None,
-            StatusCode::OK,
-            "[WebhookAttempt]",
-        )
-        .await;
+        let log = deliveries(&app, &token, hook).await;
         assert_eq!(log.as_array().unwrap().len(), 1);
         assert_eq!((log[0]["outcome"].as_str(), log[0]["status_code"].as_i64()), (Some("delivered"), Some(200)));
         assert_eq!(log[0]["delivery_id"], body["id"]);
@@ -244,16 +241,7 @@ async fn a_failing_receiver_gets_the_delivery_again_after_the_backoff() {
         tokio::time::sleep(Duration::from_millis(300)).await;
         assert_eq!(receiver.got().len(), 2, "delivered: not sent again");
 
-        let log = call_json(
-            &app,
-            "GET",
-            &format!("/api/v1/webhooks/{hook}/deliveries"),
-            &token,
-            None,
-            StatusCode::OK,
-            "[WebhookAttempt]",
-        )
-        .await;
+        let log = deliveries(&app, &token, hook).await;
         let rows: Vec<(i64, Option<i64>, &str)> = log
             .as_array()
             .unwrap()
@@ -283,16 +271,7 @@ async fn a_delivery_is_given_up_after_its_attempts() {
             assert_eq!(webhooks::deliver_due(&app.state, &config, "sender", at + wait.max(60) - 1).await, 0);
         }
         assert_eq!(webhooks::deliver_due(&app.state, &config, "sender", at + 100_000).await, 0, "given up");
-        let log = call_json(
-            &app,
-            "GET",
-            &format!("/api/v1/webhooks/{hook}/deliveries"),
-            &token,
-            None,
-            StatusCode::OK,
-            "[WebhookAttempt]",
-        )
-        .await;
+        let log = deliveries(&app, &token, hook).await;
         let outcomes: Vec<&str> = log.as_array().unwrap().iter().map(|a| a["outcome"].as_str().unwrap()).collect();
         assert_eq!(outcomes, ["failed", "retrying", "retrying"]);
     })
@@ -418,16 +397,7 @@ async fn a_private_address_is_refused_unless_private_networks_are_allowed() {
     assert_eq!(queued.queued, 1);
     assert_eq!(webhooks::deliver_due(&app.state, &Config::default(), "sender", unix_now()).await, 1);
     assert!(receiver.got().is_empty(), "nothing reached the receiver");
-    let log = call_json(
-        &app,
-        "GET",
-        &format!("/api/v1/webhooks/{hook}/deliveries"),
-        &token,
-        None,
-        StatusCode::OK,
-        "[WebhookAttempt]",
-    )
-    .await;
+    let log = deliveries(&app, &token, hook).await;
     assert_eq!(log[0]["status_code"], Value::Null);
     assert_eq!(log[0]["outcome"], "retrying");
     let error = log[0]["error"].as_str().unwrap();

@@ -4,6 +4,9 @@
 //!
 //! `cargo run --release -p mapwright-store --example console_timing [postgres://.../db]`.
 //! Without a URL: SQLite in a temp dir only.
+//!
+//! Its set-up (open each backend, a user and a verified site) is `upsert_timing.rs`'s: each
+//! example is a binary of its own, run alone, and examples share no module.
 
 use std::sync::Arc;
 use std::time::Instant;

@@ -113,16 +113,7 @@ macro_rules! domain_methods {
             }
 
             pub(crate) async fn record_domain_verification_impl(&self, domain_id: i64, ok: bool, now: Timestamp) -> Result<()> {
-                let done = sqlx::query(
-                    "UPDATE domain_properties SET last_checked_at = $1, \
-                     verified_at = CASE WHEN $2 THEN COALESCE(verified_at, $1) ELSE NULL END WHERE id = $3",
-                )
-                .bind(now)
-                .bind(ok)
-                .bind(domain_id)
-                .execute(&self.pool)
-                .await?;
-                found(done.rows_affected(), "domain property", domain_id)
+                record_check!(self, "domain_properties", "domain property", domain_id, ok, now)
             }
 
             pub(crate) async fn domains_to_verify_impl(
@@ -131,24 +122,8 @@ macro_rules! domain_methods {
                 now: Timestamp,
                 limit: i64,
             ) -> Result<Vec<$crate::DomainProperty>> {
-                // As `sites_to_verify`: claimed by stamping `last_checked_at`, the subquery's
-                // table named `sm` for the row lock, the due test repeated outside.
-                let mut tx = self.begin_write().await?;
-                let mut rows: Vec<$crate::DomainProperty> = sqlx::query_as(concat!(
-                    "UPDATE domain_properties SET last_checked_at = $3 WHERE id IN (SELECT sm.id FROM domain_properties sm \
-                     WHERE sm.last_checked_at IS NULL OR sm.last_checked_at < $1 \
-                     ORDER BY COALESCE(sm.last_checked_at, 0), sm.id LIMIT $2 ", $lock, ") \
-                     AND (last_checked_at IS NULL OR last_checked_at < $1) RETURNING ",
-                    domain_cols!()
-                ))
-                .bind(before)
-                .bind(limit)
-                .bind(now)
-                .fetch_all(&mut *tx)
-                .await?;
-                tx.commit().await?;
-                rows.sort_by_key(|d| d.id);
-                Ok(rows)
+                // As `sites_to_verify`: claimed by stamping `last_checked_at`.
+                claim_due_checks!(self, $crate::DomainProperty, "domain_properties", $lock, (domain_cols!()), before, limit, now)
             }
 
             pub(crate) async fn verified_domains_of_site_owners_impl(&self, site_id: i64) -> Result<Vec<$crate::DomainProperty>> {

@@ -254,6 +254,10 @@ pub struct FindingRecord {
 }
 }
 
+// The write side (`DownloadRecord`, `UrlRecord`, `FetchSummary`) repeats fields of the rows read
+// back (`Download`, `UrlRow`, `Sitemap`): a read row has ids, times and roll-ups the writer
+// does not give, and each derives `FromRow` from its own query's columns; one type for both
+// would give every write fields it must leave empty.
 /// What a worker reports about one download, to [`Store::complete`](crate::Store::complete).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DownloadRecord {

@@ -28,12 +28,14 @@ macro_rules! site_methods {
                 .map_err(|e| conflict(e, format!("site {origin}")))?;
                 if let Some(id) = id {
                     // Its first member: the user who added it, as owner (`members.rs`).
-                    sqlx::query("INSERT INTO site_members (site_id, user_id, role, added_at) VALUES ($1, $2, 'owner', $3)")
-                        .bind(id)
-                        .bind(actor.user_id)
-                        .bind(now)
-                        .execute(&mut *tx)
-                        .await?;
+                    sqlx::query(
+                        "INSERT INTO site_members (site_id, user_id, role, added_at) VALUES ($1, $2, 'owner', $3)",
+                    )
+                    .bind(id)
+                    .bind(actor.user_id)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
                 }
                 tx.commit().await?;
                 let Some(id) = id else {
@@ -44,7 +46,10 @@ macro_rules! site_methods {
                             $crate::MAX_UNVERIFIED_SITES
                         )
                     } else {
-                        format!("you have {} sites, the most an account may have: delete one before adding {origin}", $crate::MAX_SITES_PER_USER)
+                        format!(
+                            "you have {} sites, the most an account may have: delete one before adding {origin}",
+                            $crate::MAX_SITES_PER_USER
+                        )
                     }));
                 };
                 Ok(Site {
@@ -59,21 +64,32 @@ macro_rules! site_methods {
             }
 
             pub(crate) async fn site_impl(&self, actor: Actor, site_id: i64) -> Result<Site> {
-                sqlx::query_as(concat!("SELECT ", site_cols!(), " FROM sites s WHERE s.id = $1 AND ", owned!("$2", "$3")))
-                    .bind(site_id)
-                    .bind(actor.is_admin)
-                    .bind(actor.user_id)
-                    .fetch_optional(&self.pool)
-                    .await?
-                    .ok_or(Error::NotFound { what: "site", id: site_id })
+                sqlx::query_as(concat!(
+                    "SELECT ",
+                    site_cols!(),
+                    " FROM sites s WHERE s.id = $1 AND ",
+                    owned!("$2", "$3")
+                ))
+                .bind(site_id)
+                .bind(actor.is_admin)
+                .bind(actor.user_id)
+                .fetch_optional(&self.pool)
+                .await?
+                .ok_or(Error::NotFound { what: "site", id: site_id })
             }
 
             pub(crate) async fn list_sites_impl(&self, actor: Actor) -> Result<Vec<Site>> {
                 let query = if actor.is_admin {
                     sqlx::query_as(concat!("SELECT ", site_cols!(), " FROM sites s ORDER BY s.id"))
                 } else {
-                    sqlx::query_as(concat!("SELECT ", site_cols!(), " FROM sites s WHERE ", member_of!("s.id", "$1"), " ORDER BY s.id"))
-                        .bind(actor.user_id)
+                    sqlx::query_as(concat!(
+                        "SELECT ",
+                        site_cols!(),
+                        " FROM sites s WHERE ",
+                        member_of!("s.id", "$1"),
+                        " ORDER BY s.id"
+                    ))
+                    .bind(actor.user_id)
                 };
                 Ok(query.fetch_all(&self.pool).await?)
             }
@@ -83,12 +99,16 @@ macro_rules! site_methods {
                 // The site's URLs, links, checks and history go with it (ON DELETE CASCADE): a
                 // bulk transaction, each cascaded row's statement planned once.
                 let mut tx = self.begin_bulk().await?;
-                let done = sqlx::query(concat!("DELETE FROM sites WHERE id IN (SELECT s.id FROM sites s WHERE s.id = $1 AND ", owner_of!("$2", "$3"), ")"))
-                    .bind(site_id)
-                    .bind(actor.is_admin)
-                    .bind(actor.user_id)
-                    .execute(&mut *tx)
-                    .await?;
+                let done = sqlx::query(concat!(
+                    "DELETE FROM sites WHERE id IN (SELECT s.id FROM sites s WHERE s.id = $1 AND ",
+                    owner_of!("$2", "$3"),
+                    ")"
+                ))
+                .bind(site_id)
+                .bind(actor.is_admin)
+                .bind(actor.user_id)
+                .execute(&mut *tx)
+                .await?;
                 tx.commit().await?;
                 found(done.rows_affected(), "site", site_id)
             }
@@ -98,32 +118,29 @@ macro_rules! site_methods {
                 self.record_check_impl(site_id, ok, None, None, now).await
             }
 
-            pub(crate) async fn sites_to_verify_impl(&self, before: Timestamp, now: Timestamp, limit: i64) -> Result<Vec<Site>> {
-                // The subquery names the table `sm` for the lease query's row lock (`$lock` locks
-                // `sm`); the outer level repeats the due test for a row PostgreSQL re-reads after
-                // another pass's claim, as the lease query does. RETURNING names `site_cols!`'s
-                // columns bare: SQLite takes no table alias there.
-                let mut tx = self.begin_write().await?;
-                let mut sites: Vec<Site> = sqlx::query_as(concat!(
-                    "UPDATE sites SET last_checked_at = $3 WHERE id IN (SELECT sm.id FROM sites sm \
-                     WHERE sm.last_checked_at IS NULL OR sm.last_checked_at < $1 \
-                     ORDER BY COALESCE(sm.last_checked_at, 0), sm.id LIMIT $2 ", $lock, ") \
-                     AND (last_checked_at IS NULL OR last_checked_at < $1) \
-                     RETURNING id, owner_id, origin, verification_token, created_at, verified_at, last_checked_at"
-                ))
-                .bind(before)
-                .bind(limit)
-                .bind(now)
-                .fetch_all(&mut *tx)
-                .await?;
-                tx.commit().await?;
-                sites.sort_by_key(|s| s.id);
-                Ok(sites)
+            pub(crate) async fn sites_to_verify_impl(
+                &self,
+                before: Timestamp,
+                now: Timestamp,
+                limit: i64,
+            ) -> Result<Vec<Site>> {
+                claim_due_checks!(
+                    self,
+                    Site,
+                    "sites",
+                    $lock,
+                    ("id, owner_id, origin, verification_token, created_at, verified_at, last_checked_at"),
+                    before,
+                    limit,
+                    now
+                )
             }
 
             pub(crate) async fn verified_sites_by_origin_impl(&self, origin: &str) -> Result<Vec<Site>> {
                 Ok(sqlx::query_as(concat!(
-                    "SELECT ", site_cols!(), " FROM sites s WHERE s.origin = $1 AND s.verified_at IS NOT NULL ORDER BY s.id"
+                    "SELECT ",
+                    site_cols!(),
+                    " FROM sites s WHERE s.origin = $1 AND s.verified_at IS NOT NULL ORDER BY s.id"
                 ))
                 .bind(origin)
                 .fetch_all(&self.pool)
@@ -161,7 +178,12 @@ macro_rules! site_methods {
                 Ok(snapshot)
             }
 
-            pub(crate) async fn list_site_snapshots_impl(&self, actor: Actor, site_id: i64, limit: i64) -> Result<Vec<SiteSnapshot>> {
+            pub(crate) async fn list_site_snapshots_impl(
+                &self,
+                actor: Actor,
+                site_id: i64,
+                limit: i64,
+            ) -> Result<Vec<SiteSnapshot>> {
                 self.site(actor, site_id).await?;
                 let mut rows: Vec<SiteSnapshot> = sqlx::query_as(
                     "SELECT taken_at, live_urls, failing_urls FROM site_snapshots WHERE site_id = $1 \

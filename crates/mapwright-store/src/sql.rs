@@ -48,6 +48,57 @@ macro_rules! owner_of {
     };
 }
 
+/// Records a verification check of row `$id` of `$table` (`sites` or `domain_properties`, both
+/// with `verified_at` and `last_checked_at`): `verified_at` kept (or set) when `$ok`, cleared
+/// when not. One statement for sites and domain properties, which are verified alike.
+macro_rules! record_check {
+    ($store:expr, $table:literal, $what:literal, $id:expr, $ok:expr, $now:expr) => {{
+        let done = sqlx::query(concat!(
+            "UPDATE ",
+            $table,
+            " SET last_checked_at = $1, verified_at = CASE WHEN $2 THEN COALESCE(verified_at, $1) ELSE NULL END \
+             WHERE id = $3"
+        ))
+        .bind($now)
+        .bind($ok)
+        .bind($id)
+        .execute(&$store.pool)
+        .await?;
+        found(done.rows_affected(), $what, $id)
+    }};
+}
+
+/// Claims up to `$limit` rows of `$table` due for a verification re-check (never checked, or
+/// last before `$before`) by stamping `last_checked_at = $now`, and returns them by id,
+/// `RETURNING` the columns `$cols` (bare: SQLite takes no table alias there). The subquery names
+/// the table `sm` for the lease query's row lock (`$lock` locks `sm`); the outer level repeats
+/// the due test for a row PostgreSQL re-reads after another pass's claim, as the lease query
+/// does. One statement for sites and domain properties, which are re-checked alike.
+macro_rules! claim_due_checks {
+    ($store:expr, $row:ty, $table:literal, $lock:literal, ($($cols:tt)*), $before:expr, $limit:expr, $now:expr) => {{
+        let mut tx = $store.begin_write().await?;
+        let mut rows: Vec<$row> = sqlx::query_as(concat!(
+            "UPDATE ",
+            $table,
+            " SET last_checked_at = $3 WHERE id IN (SELECT sm.id FROM ",
+            $table,
+            " sm WHERE sm.last_checked_at IS NULL OR sm.last_checked_at < $1 \
+             ORDER BY COALESCE(sm.last_checked_at, 0), sm.id LIMIT $2 ",
+            $lock,
+            ") AND (last_checked_at IS NULL OR last_checked_at < $1) RETURNING ",
+            $($cols)*
+        ))
+        .bind($before)
+        .bind($limit)
+        .bind($now)
+        .fetch_all(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        rows.sort_by_key(|r| r.id);
+        Ok(rows)
+    }};
+}
+
 /// Stamps out the inherent methods that [`crate::Store`]'s impl calls (`store.rs`) for a type with
 /// a `pool` field and `begin_write` and `pacer` methods; `lock` is the lease query's row lock,
 /// `loc_lower` the URL search's lower-cased `loc`.

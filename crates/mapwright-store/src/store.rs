@@ -12,6 +12,11 @@
 //! an `#[async_trait]` impl must hold its methods written out (the attribute rewrites only
 //! those, never what a macro inside the impl would expand to), so they cannot come from the
 //! concern macros themselves. A long signature puts its `=> name` on the next line.
+//!
+//! Each entry's signature stands again on its `*_impl` in the concern module (a duplicate
+//! finder pairs them, e.g. `store.rs ~ check_runs.rs`): the trait's side is the public contract
+//! with its doc, the inherent side the body both backends share; deriving one from the other
+//! would take a procedural macro, for no behaviour gained.
 
 use crate::Result;
 use crate::model::*;

@@ -414,18 +414,17 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         min_fetch_interval: settings.sharing.min_fetch_interval,
         url_quota: settings.sharing.url_quota,
         retention: Some(retention(&settings.sharing)),
+        // The console's failing-URLs report runs in the background in every process; a run cut
+        // short at shutdown writes what it did and is resumed there (by any process sharing the
+        // database).
+        checks: true,
         ..jobs::Config::default()
     };
-    // A web process (`--workers 0`) runs no scheduler task: the worker processes fetch, re-check
-    // verification and apply retention, and its submissions wake them through the store.
-    let workers = (settings.workers > 0).then(|| jobs::spawn(state.clone(), config, shutdown.clone()));
-    // The console's failing-URLs report runs in the background; a run cut short at shutdown
-    // writes what it did and is resumed there (by any process sharing the database).
+    // A web process (`--workers 0`) runs no scheduler task but the checker: the worker processes
+    // fetch, re-check verification and apply retention, and its submissions wake them through
+    // the store.
+    let background = jobs::spawn(state.clone(), config, shutdown.clone());
     let signals = ShutdownSignal::install();
-    let mut checker_stop = shutdown.clone();
-    let checker = mapwright_server::jobs::checker::spawn(state.clone(), async move {
-        let _ = checker_stop.wait_for(|stopping| *stopping).await;
-    });
     let server = match (listener, addr) {
         (Some(listener), Some(addr)) => {
             tracing::info!(%addr, backend = store.backend(), workers = settings.workers, "listening on http://{addr}");
@@ -449,17 +448,14 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
     };
     signals.wait().await;
     let _ = stop.send(true);
-    // The workers finish or release their jobs within the grace period; a little more for
-    // the store's answers.
-    if let Some(workers) = workers
-        && tokio::time::timeout(settings.shutdown_grace + Duration::from_secs(5), workers).await.is_err()
-    {
-        tracing::warn!("workers did not stop in time");
+    // The workers and the checker finish or release their jobs within the grace period; a
+    // little more for the store's answers.
+    if tokio::time::timeout(settings.shutdown_grace + Duration::from_secs(5), background).await.is_err() {
+        tracing::warn!("background jobs did not stop in time");
     }
     if let Some(server) = server {
         server.await.context("the server task failed")?;
     }
-    let _ = tokio::time::timeout(Duration::from_secs(5), checker).await;
     store.close().await;
     tracing::info!("stopped");
     Ok(())

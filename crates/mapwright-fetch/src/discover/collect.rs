@@ -227,6 +227,8 @@ impl Collector {
     /// The collector to read the same body again on a blocking thread, as if the inline read
     /// had not happened (nothing of it was counted or sent; robots.txt answers are kept).
     fn restart(self) -> Collector {
+        // Every field is named, as where discover.rs makes the collector: a field added later
+        // must be decided here (kept or reset), never defaulted by `..`.
         Collector {
             batch: Vec::new(),
             children: Vec::new(),

@@ -214,6 +214,8 @@ def discover(
     return _mapwright.start_discovery(site_or_sitemap_url, options, mode=mode)
 
 
+# The same keywords as discover() and discover_many() (see there): the one place they become
+# the options dict.
 def _options(
     per_host: Optional[int] = None,
     max_depth: Optional[int] = None,
@@ -519,6 +521,8 @@ def to_pandas(
     return cast("pandas.DataFrame", _frame_of(build, source, max_bytes, errors, pa is not None, scope, normalized, timeout))
 
 
+# The keyword arguments repeat to_pandas()'s on purpose: the public signature of each (help(),
+# the stubs); both hand them to the same _columns().
 def to_polars(
     source: Union[Source, Entries],
     *,
@@ -595,6 +599,8 @@ from ._mapwright import SiteBatches  # noqa: E402
 __all__ += ["discover_many", "SiteBatches"]
 
 
+# The keyword arguments repeat discover()'s on purpose: they are the public signature (help(),
+# the .pyi stubs, editors); _options() turns them into the one dict the Rust side reads.
 def discover_many(
     sites: Iterable[str],
     *,

@@ -58,6 +58,9 @@ pub(crate) async fn invite(
     Ok((StatusCode::CREATED, Json(invitation)))
 }
 
+// `revoke` and `remove` have the shape of `api/sites.rs`'s `remove` (same extractors, a store
+// call, 204): axum handlers, one per route, each a line of its own use case; a shared generic
+// handler would hide which store method a route calls.
 /// `DELETE /api/v1/invitations/{id}`: an owner withdraws an invitation.
 pub(crate) async fn revoke(
     State(state): State<AppState>,

@@ -62,6 +62,8 @@ fn badge(property: &DomainProperty) -> Markup {
     }
 }
 
+// The page's frame (badges, add form, list) has the shape of `console/sites.rs`'s: the console's
+// markup per kind of thing, kept beside its handler as the console's other pages are.
 /// The add form.
 #[derive(Deserialize)]
 pub(crate) struct AddForm {

@@ -18,14 +18,13 @@
 //! site whose last run is done gets a run of its new URLs only (`CheckTrigger::NewUrls`)
 //! [`NEW_URL_CHECK_GAP`] after it ended, under the same limits and pace.
 
-use std::future::Future;
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use mapwright_fetch::check::{CheckConfig, Checked, Checker, UrlToCheck};
 use mapwright_store::{CheckRefusal, CheckRun, CheckTrigger, NEW_URL_CHECK_GAP, UrlCheckRecord};
 use tokio::sync::watch;
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinSet;
 
 use crate::outbound::host_of;
 use crate::ratelimit::SharedLimit;
@@ -187,7 +186,7 @@ fn lease_seconds(config: &CheckerConfig) -> i64 {
 
 /// Checks every live URL of the site now, in this task, and records the outcome: claims a
 /// run whatever the last one (refused only while a run of the site or of its origin is going)
-/// and runs it to the end. For tests and tools; the service runs checks through [`spawn`] and
+/// and runs it to the end. For tests and tools; the service runs checks through [`run`] and
 /// [`Jobs::start`].
 pub async fn check_site(state: &AppState, site_id: i64) -> Result<Result<RunEnd, CheckRefusal>, AppError> {
     let always = CheckTrigger::Periodic { complete_before: i64::MAX, failed_before: i64::MAX, per_owner: i64::MAX };
@@ -385,32 +384,32 @@ fn status_of(message: &str) -> Option<i64> {
     (digits.len() == 3).then(|| digits.parse().ok()).flatten()
 }
 
-/// Starts the periodic checker: it claims due sites (a run cut short first, then sites never
+/// The periodic checker, started by the supervisor ([`super::spawn`], with
+/// [`super::Config::checks`]): it claims due sites (a run cut short first, then sites never
 /// checked, then the longest ago) and keeps up to [`CheckerConfig::runs_at_once`] runs going.
-/// When `shutdown` completes, every run of this process (those of "Check now" too) writes what
-/// it did and gives its run back, and the task ends.
-pub fn spawn(state: AppState, shutdown: impl Future<Output = ()> + Send + 'static) -> JoinHandle<()> {
-    tokio::spawn(async move {
-        tokio::pin!(shutdown);
-        let config = state.checks.config.clone();
-        let mut running: JoinSet<()> = JoinSet::new();
-        loop {
-            let free = config.runs_at_once.saturating_sub(running.len());
-            if free > 0 {
-                start_due(&state, &config, free, &mut running).await;
-            }
-            tokio::select! {
-                () = &mut shutdown => break,
-                () = tokio::time::sleep(config.poll) => {}
-                Some(_) = running.join_next(), if !running.is_empty() => {}
-            }
+/// When `shutdown` turns true (or its sender is dropped), every run of this process (those of
+/// "Check now" too) writes what it did and gives its run back, and the task ends.
+pub async fn run(state: AppState, shutdown: watch::Receiver<bool>) {
+    let shutdown = super::stopping(shutdown);
+    tokio::pin!(shutdown);
+    let config = state.checks.config.clone();
+    let mut running: JoinSet<()> = JoinSet::new();
+    loop {
+        let free = config.runs_at_once.saturating_sub(running.len());
+        if free > 0 {
+            start_due(&state, &config, free, &mut running).await;
         }
-        let _ = state.checks.stop.send(true);
-        while running.join_next().await.is_some() {}
-        if let Err(e) = state.store.release_check_runs(&state.checks.owner, now()).await {
-            tracing::warn!(error = %e, "cannot give the URL check runs back at shutdown");
+        tokio::select! {
+            () = &mut shutdown => break,
+            () = tokio::time::sleep(config.poll) => {}
+            Some(_) = running.join_next(), if !running.is_empty() => {}
         }
-    })
+    }
+    let _ = state.checks.stop.send(true);
+    while running.join_next().await.is_some() {}
+    if let Err(e) = state.store.release_check_runs(&state.checks.owner, now()).await {
+        tracing::warn!(error = %e, "cannot give the URL check runs back at shutdown");
+    }
 }
 
 /// Claims up to `free` due sites and starts their runs.

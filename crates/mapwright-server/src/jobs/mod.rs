@@ -6,11 +6,11 @@
 //! - [`webhooks`]: the webhook deliveries.
 //! - [`alerts`]: the alert mail after a read.
 //! - [`retention`]: the retention policy.
-//! - [`checker`]: the failing-URL report's check runs (started by [`checker::spawn`]: it runs in
-//!   web processes too, where [`spawn`] does not).
+//! - [`checker`]: the failing-URL report's check runs ([`checker::run`]).
 //!
-//! [`spawn`] starts the reads, the re-checks, the webhook sender and retention under one
-//! shutdown signal. A job imports no face, no `service` and no other job's internals: what two
+//! [`spawn`] starts them all under one shutdown signal: the reads, the re-checks, the webhook
+//! sender and retention when the process has workers ([`Config::workers`] above 0), the
+//! checker when [`Config::checks`] says so (in web processes too). A job imports no face, no `service` and no other job's internals: what two
 //! jobs share (`process_tag`, `stopping`, `read_recorded`, [`Shared`]) is here.
 
 pub mod alerts;
@@ -78,6 +78,10 @@ pub struct Config {
     pub retention: Option<retention::Config>,
     /// How webhook deliveries are sent (see [`webhooks`]).
     pub webhooks: webhooks::Config,
+    /// Run the periodic URL checker ([`checker::run`], configured by
+    /// [`AppState::checks`](crate::AppState::checks)), whatever `workers` says (default false:
+    /// `mapwright serve` turns it on in every process; a test that embeds the scheduler opts in).
+    pub checks: bool,
 }
 
 impl Default for Config {
@@ -100,6 +104,7 @@ impl Default for Config {
             verify_concurrency: 8,
             retention: None,
             webhooks: webhooks::Config::default(),
+            checks: false,
         }
     }
 }
@@ -167,24 +172,30 @@ impl HostLimits {
     }
 }
 
-/// Starts the dispatcher, the re-check task and the retention task. They stop when `shutdown`
-/// turns true (or its sender is dropped): no new leases, jobs in flight get
-/// [`Config::grace`] to finish, the rest are released, and every lease of this process is
-/// given back. The handle ends when all have stopped.
+/// Starts the background jobs: with workers ([`Config::workers`] above 0) the dispatcher, the
+/// re-check tasks, the webhook sender and the retention task; with [`Config::checks`] the URL
+/// checker. They stop when `shutdown` turns true (or its sender is dropped): no new leases,
+/// jobs in flight get [`Config::grace`] to finish, the rest are released, and every lease of
+/// this process is given back (the checker's runs too). The handle ends when all have stopped.
 pub fn spawn(state: AppState, config: Config, shutdown: watch::Receiver<bool>) -> JoinHandle<()> {
     state.scheduler.url_quota.store(config.url_quota.max(0), Ordering::Relaxed);
     tokio::spawn(async move {
         let mut tasks = JoinSet::new();
-        tasks.spawn(reads::dispatch(state.clone(), config.clone(), process_tag(), shutdown.clone()));
-        tasks.spawn(reads::hear_wakes(state.clone(), config.poll_interval, shutdown.clone()));
-        if config.recheck {
-            tasks.spawn(recheck::run(state.clone(), config.clone(), shutdown.clone()));
-            let (interval, poll) = (config.verify_interval, config.poll_interval);
-            tasks.spawn(recheck::domains::run_rechecks(state.clone(), interval, poll, shutdown.clone()));
+        if config.workers > 0 {
+            tasks.spawn(reads::dispatch(state.clone(), config.clone(), process_tag(), shutdown.clone()));
+            tasks.spawn(reads::hear_wakes(state.clone(), config.poll_interval, shutdown.clone()));
+            if config.recheck {
+                tasks.spawn(recheck::run(state.clone(), config.clone(), shutdown.clone()));
+                let (interval, poll) = (config.verify_interval, config.poll_interval);
+                tasks.spawn(recheck::domains::run_rechecks(state.clone(), interval, poll, shutdown.clone()));
+            }
+            tasks.spawn(webhooks::run(state.clone(), config.webhooks.clone(), shutdown.clone()));
+            if let Some(policy) = config.retention {
+                tasks.spawn(retention::run(state.clone(), policy, shutdown.clone()));
+            }
         }
-        tasks.spawn(webhooks::run(state.clone(), config.webhooks.clone(), shutdown.clone()));
-        if let Some(policy) = config.retention {
-            tasks.spawn(retention::run(state.clone(), policy, shutdown.clone()));
+        if config.checks {
+            tasks.spawn(checker::run(state.clone(), shutdown.clone()));
         }
         while let Some(done) = tasks.join_next().await {
             if let Err(e) = done {

@@ -18,6 +18,12 @@ fn invitation_token(mail: &Mail) -> String {
     rest.chars().take_while(char::is_ascii_hexdigit).collect()
 }
 
+/// Accepts an invitation through the API as the user of `bearer`; the site it opens.
+async fn accept(app: &TestApp, bearer: &str, token: &str) -> Value {
+    let body = Some(json!({ "token": token }));
+    call_json(app, "POST", "/api/v1/invitations/accept", bearer, body, StatusCode::OK, "Site").await
+}
+
 /// Sends a request that must answer a problem of `expected`; returns its detail.
 async fn refused(
     app: &TestApp,
@@ -72,16 +78,7 @@ async fn an_owner_invites_a_reader_who_reads_everything_and_changes_nothing() {
         )
         .await;
         assert!(detail.contains("bob@example.com"), "{detail}");
-        let accepted = call_json(
-            &app,
-            "POST",
-            "/api/v1/invitations/accept",
-            &bob_token,
-            Some(json!({"token": token})),
-            StatusCode::OK,
-            "Site",
-        )
-        .await;
+        let accepted = accept(&app, &bob_token, &token).await;
         assert_eq!(accepted["id"], s);
         // A reader sees the verified state, never the token nor the instructions built on it.
         let secret = site.verification_token.as_str();
@@ -244,16 +241,7 @@ async fn a_second_owner_can_do_everything_and_the_first_can_leave() {
         )
         .await;
         let token = invitation_token(&app.wait_for_mails(1).await.pop().unwrap());
-        call_json(
-            &app,
-            "POST",
-            "/api/v1/invitations/accept",
-            &bob_token,
-            Some(json!({"token": token})),
-            StatusCode::OK,
-            "Site",
-        )
-        .await;
+        accept(&app, &bob_token, &token).await;
 
         let url = json!({ "url": format!("{}/bob.xml", web.origin) });
         call_json(

@@ -124,10 +124,12 @@ pub struct Sharing {
     pub unverified_site_retention: Duration,
 }
 
-/// The settings file: the same names as the flags, with `_` for `-`; every key optional.
-#[derive(Debug, Default, Deserialize)]
+/// One layer of the settings, every key optional: the file's ([`FileSettings`], durations as
+/// written) or the flags' and variables' ([`Given`], durations parsed). One struct for both, so
+/// a new setting is one line here (the two layers used to repeat every key).
+#[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
-pub struct FileSettings {
+pub struct Layer<D> {
     pub listen: Option<SocketAddr>,
     pub database: Option<String>,
     pub data_dir: Option<PathBuf>,
@@ -136,39 +138,45 @@ pub struct FileSettings {
     pub no_http: Option<bool>,
     pub workers: Option<usize>,
     pub lease_seconds: Option<i64>,
-    pub poll_interval: Option<DurationValue>,
-    pub verify_interval: Option<DurationValue>,
-    pub shutdown_grace: Option<DurationValue>,
+    pub poll_interval: Option<D>,
+    pub verify_interval: Option<D>,
+    pub shutdown_grace: Option<D>,
     pub ping_limit_per_minute: Option<u32>,
     pub admins: Option<Vec<String>>,
     pub dns_servers: Option<Vec<SocketAddr>>,
     pub jobs_per_origin: Option<i64>,
     pub jobs_per_user: Option<i64>,
-    pub min_fetch_interval: Option<DurationValue>,
+    pub min_fetch_interval: Option<D>,
     pub url_quota: Option<i64>,
     pub keep_downloads: Option<i64>,
-    pub ping_retention: Option<DurationValue>,
-    pub removed_url_retention: Option<DurationValue>,
-    pub unverified_site_retention: Option<DurationValue>,
+    pub ping_retention: Option<D>,
+    pub removed_url_retention: Option<D>,
+    pub unverified_site_retention: Option<D>,
     pub sign_up_limit_per_minute: Option<u32>,
     pub max_connections: Option<usize>,
     pub max_connections_per_client: Option<usize>,
-    pub header_timeout: Option<DurationValue>,
-    pub idle_timeout: Option<DurationValue>,
-    pub request_timeout: Option<DurationValue>,
+    pub header_timeout: Option<D>,
+    pub idle_timeout: Option<D>,
+    pub request_timeout: Option<D>,
     pub sign_up: Option<String>,
     pub smtp_url: Option<String>,
     pub mail_from: Option<String>,
     pub public_url: Option<String>,
     pub check_rate: Option<f64>,
-    pub check_interval: Option<DurationValue>,
+    pub check_interval: Option<D>,
     pub outbound_host_rate: Option<u32>,
     pub outbound_address_rate: Option<u32>,
     pub dns_lookups_per_minute: Option<u32>,
     pub mail_per_recipient_per_hour: Option<u32>,
-    pub verify_now_interval: Option<DurationValue>,
+    pub verify_now_interval: Option<D>,
     pub metrics: Option<String>,
 }
+
+/// The settings file: the same names as the flags, with `_` for `-`.
+pub type FileSettings = Layer<DurationValue>;
+
+/// What the flags and variables gave (clap's half of the precedence).
+pub type Given = Layer<Duration>;
 
 /// A duration in a TOML file: seconds as a number, or text with a unit (`500ms`, `30s`,
 /// `5m`, `24h`, `7d`).
@@ -179,6 +187,13 @@ pub enum DurationValue {
     Text(String),
 }
 
+/// Zero seconds; only for [`Layer`]'s `Default` (a key not given is `None`, never this).
+impl Default for DurationValue {
+    fn default() -> Self {
+        DurationValue::Seconds(0)
+    }
+}
+
 impl DurationValue {
     fn get(&self, key: &str) -> anyhow::Result<Duration> {
         match self {
@@ -186,51 +201,6 @@ impl DurationValue {
             DurationValue::Text(t) => parse_duration(t).map_err(|e| anyhow::anyhow!("{key}: {e}")),
         }
     }
-}
-
-/// What the flags and variables gave (clap's half of the precedence).
-#[derive(Debug, Default, Clone)]
-pub struct Given {
-    pub listen: Option<SocketAddr>,
-    pub database: Option<String>,
-    pub data_dir: Option<PathBuf>,
-    pub secure_cookies: Option<bool>,
-    pub allow_private_networks: Option<bool>,
-    pub no_http: Option<bool>,
-    pub workers: Option<usize>,
-    pub lease_seconds: Option<i64>,
-    pub poll_interval: Option<Duration>,
-    pub verify_interval: Option<Duration>,
-    pub shutdown_grace: Option<Duration>,
-    pub ping_limit_per_minute: Option<u32>,
-    pub admins: Option<Vec<String>>,
-    pub dns_servers: Option<Vec<SocketAddr>>,
-    pub jobs_per_origin: Option<i64>,
-    pub jobs_per_user: Option<i64>,
-    pub min_fetch_interval: Option<Duration>,
-    pub url_quota: Option<i64>,
-    pub keep_downloads: Option<i64>,
-    pub ping_retention: Option<Duration>,
-    pub removed_url_retention: Option<Duration>,
-    pub unverified_site_retention: Option<Duration>,
-    pub sign_up_limit_per_minute: Option<u32>,
-    pub max_connections: Option<usize>,
-    pub max_connections_per_client: Option<usize>,
-    pub header_timeout: Option<Duration>,
-    pub idle_timeout: Option<Duration>,
-    pub request_timeout: Option<Duration>,
-    pub sign_up: Option<String>,
-    pub smtp_url: Option<String>,
-    pub mail_from: Option<String>,
-    pub public_url: Option<String>,
-    pub check_rate: Option<f64>,
-    pub check_interval: Option<Duration>,
-    pub outbound_host_rate: Option<u32>,
-    pub outbound_address_rate: Option<u32>,
-    pub dns_lookups_per_minute: Option<u32>,
-    pub mail_per_recipient_per_hour: Option<u32>,
-    pub verify_now_interval: Option<Duration>,
-    pub metrics: Option<String>,
 }
 
 /// Reads the TOML file, saying which file and line is wrong.
