@@ -181,6 +181,12 @@ struct Read {
 }
 
 impl Read {
+    /// A read that stored nothing new: the sitemap's summary (kinds, counts, format, contents,
+    /// children) stays as the read it stands for left it.
+    fn keeping(record: DownloadRecord, change: Change) -> Read {
+        Read { record, change, kinds: None, url_count: None, format: None, contents: None, children: None }
+    }
+
     fn failed(job: &LeasedSitemap, http_status: Option<u16>, error: String) -> Read {
         let record = DownloadRecord {
             status: "failed".into(),
@@ -191,15 +197,7 @@ impl Read {
             content_hash: job.content_hash.clone(),
             ..DownloadRecord::default()
         };
-        Read {
-            record,
-            change: Change::Failed,
-            kinds: None,
-            url_count: None,
-            format: None,
-            contents: None,
-            children: None,
-        }
+        Read::keeping(record, Change::Failed)
     }
 
     fn unchanged(job: &LeasedSitemap) -> Read {
@@ -211,15 +209,7 @@ impl Read {
             content_hash: job.content_hash.clone(),
             ..DownloadRecord::default()
         };
-        Read {
-            record,
-            change: Change::Unchanged,
-            kinds: None,
-            url_count: None,
-            format: None,
-            contents: None,
-            children: None,
-        }
+        Read::keeping(record, Change::Unchanged)
     }
 
     /// A body whose bytes are those of the last whole read: recorded as a 304 is (it stands for
@@ -236,15 +226,7 @@ impl Read {
             urls_seen: true,
             ..DownloadRecord::default()
         };
-        Read {
-            record,
-            change: Change::Unchanged,
-            kinds: None,
-            url_count: None,
-            format: None,
-            contents: None,
-            children: None,
-        }
+        Read::keeping(record, Change::Unchanged)
     }
 }
 
