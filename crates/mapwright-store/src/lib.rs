@@ -2,8 +2,8 @@
 //! PostgreSQL implementations on sqlx.
 //!
 //! This crate is the only one that knows SQL. The server holds an `Arc<dyn Store>` from
-//! [`open`] and never sees which backend is behind it. Migrations live per backend in
-//! `migrations/{sqlite,postgres}/` and are applied when a store opens.
+//! [`open`] and never sees which backend is behind it. Migrations live in `migrations/`, one
+//! file per migration holding both dialects, and are applied when a store opens.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mapwright_store::Error> {
