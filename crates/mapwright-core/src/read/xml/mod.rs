@@ -182,6 +182,9 @@ struct State {
     atom: feed::AtomBase,
     /// `fast.rs`'s copy of the entry it reads.
     scratch: String,
+    /// `fast.rs`'s scan of the entry it reads, and the origin of the last `loc` it read.
+    scanned: fast::Scanned,
+    last_origin: crate::loc::LastOrigin,
     /// Entries left to the event loop before `fast.rs` tries again, and how many it waits after
     /// its next miss (doubling while it misses: a file whose entries all carry extensions
     /// does not pay for a scan that fails on each).
@@ -234,6 +237,8 @@ impl<'a> XmlReader<'a> {
                 after_tag: false,
                 fast: true,
                 scratch: String::with_capacity(1024),
+                scanned: Default::default(),
+                last_origin: Default::default(),
                 atom: feed::AtomBase::default(),
                 fast_wait: 0,
                 fast_backoff: 0,
