@@ -78,21 +78,29 @@ impl Default for Scanned {
     }
 }
 
-/// Skips white space from `b[i]`, counting its newlines into `lines`. Tests in the order of
-/// frequency (indentation, newlines), rather than a `match` that became a jump table.
+/// Skips white space from `b[i]`, counting its newlines into `lines`. The usual run, a
+/// newline and an indentation of spaces before the next tag, is taken first with the fewest
+/// tests; the general loop sees the rest (the four white-space bytes in one bit test, not a
+/// `match`, which became a jump table per byte).
 #[inline(always)]
 fn skip_ws(b: &[u8], mut i: usize, lines: &mut Lines) -> usize {
+    const WS: u64 = 1 << b' ' | 1 << b'\n' | 1 << b'\t' | 1 << b'\r';
+    if b.get(i) == Some(&b'\n') {
+        i += 1;
+        lines.n += 1;
+        lines.start = i;
+        while b.get(i) == Some(&b' ') {
+            i += 1;
+        }
+    }
     while let Some(&c) = b.get(i) {
-        if c == b' ' {
-            i += 1;
-        } else if c == b'\n' {
-            i += 1;
+        if c > b' ' || WS >> c & 1 == 0 {
+            break;
+        }
+        i += 1;
+        if c == b'\n' {
             lines.n += 1;
             lines.start = i;
-        } else if c == b'\t' || c == b'\r' {
-            i += 1;
-        } else {
-            break;
         }
     }
     i
@@ -423,8 +431,15 @@ impl State {
             && self.ns.resolve("") == Ns::Sitemap
     }
 
-    /// Reads the next entry on the fast path, or returns `None` having changed nothing.
-    pub(super) fn fast_entry(&mut self, xr: &mut Reader<Tracked<'_>>, sink: &mut FindingSink<'_>) -> Option<Step> {
+    /// Reads the next entry on the fast path (`Some(None)`: an entry without a usable `loc`,
+    /// skipped with its findings), or returns `None` having changed nothing. An entry, not a
+    /// `Step`, so that it is built where the reader returns it (one copy of ~200 bytes less).
+    #[inline(always)]
+    pub(super) fn fast_entry(
+        &mut self,
+        xr: &mut Reader<Tracked<'_>>,
+        sink: &mut FindingSink<'_>,
+    ) -> Option<Option<Entry>> {
         let b = xr.get_ref().buffered();
         let s = &mut self.scanned;
         match scan(b, s, &mut self.last_origin) {
@@ -461,7 +476,11 @@ impl State {
             };
             std::io::BufRead::consume(xr.get_mut(), s.end);
             self.origin += s.end as u64;
-            return Some(Step::Entry(Entry::Url(UrlEntry {
+            #[cfg(test)]
+            {
+                self.clean_entries += 1;
+            }
+            return Some(Some(Entry::Url(UrlEntry {
                 lastmod: c.lastmod,
                 changefreq: c.changefreq,
                 priority: c.priority,
@@ -512,7 +531,10 @@ impl State {
         let step = self.finish_entry(xr, Role::Url, 0, sink);
         std::io::BufRead::consume(xr.get_mut(), end);
         self.origin += end as u64;
-        Some(step)
+        Some(match step {
+            Step::Entry(e) => Some(e),
+            _ => None,
+        })
     }
 }
 
@@ -622,6 +644,41 @@ mod tests {
                 ..Default::default()
             };
             check(doc.as_bytes(), limits);
+        }
+    }
+
+    /// What the callers set (a document URL: `read --url`, `discover`, the service, the Python
+    /// package; their limits) leaves the fast path on: every entry of a plain sitemap is read
+    /// without the field code, in the usual layouts.
+    #[test]
+    fn every_caller_takes_the_fast_path() {
+        for (indent, newline) in [("  ", "\n"), ("", ""), ("\t", "\r\n"), ("    ", "\n")] {
+            let mut doc = format!(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>{newline}<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">{newline}"
+            );
+            for i in 0..500 {
+                let lastmod = [
+                    "2024-01-02",
+                    "2024-01-02T10:00:00+00:00",
+                    "2024-01-02T10:00:00Z",
+                    "2024-01-02T10:00:00.123-05:30",
+                ][i % 4];
+                doc.push_str(&format!(
+                    "<url>{newline}{indent}<loc>https://www.example.com/c-{i}/p?id={i}&amp;ref=x</loc>{newline}{indent}<lastmod>{lastmod}</lastmod>{newline}\
+                     {indent}<changefreq>weekly</changefreq>{newline}{indent}<priority>0.{}</priority>{newline}</url>{newline}",
+                    i % 10
+                ));
+            }
+            doc.push_str("</urlset>\n");
+            let limits = crate::read::Limits { max_bytes: 1 << 30, max_pages: 10, ..Default::default() };
+            for (url, limits) in [(None, Default::default()), (Some("https://www.example.com/sitemap.xml"), limits)] {
+                let mut r = SitemapReader::new(doc.as_bytes(), ReadOptions { limits }).unwrap();
+                if let Some(u) = url {
+                    r.set_document_url(u);
+                }
+                let n = r.by_ref().map(|e| e.unwrap()).count();
+                assert_eq!((n, r.clean_entries()), (500, 500), "{indent:?} {newline:?} {url:?}");
+            }
         }
     }
 
