@@ -676,7 +676,7 @@ mod tests {
                 if let Some(u) = url {
                     r.set_document_url(u);
                 }
-                let n = r.by_ref().map(|e| e.unwrap()).count();
+                let n = r.by_ref().collect::<Result<Vec<_>, _>>().unwrap().len();
                 assert_eq!((n, r.clean_entries()), (500, 500), "{indent:?} {newline:?} {url:?}");
             }
         }
