@@ -98,21 +98,7 @@ impl W3cDateTime {
         let d = digits(word(b, 0)?, DATE_DIGITS, 0x2d00_002d_0000_0000)?;
         let year = u16::from(d[0]) * 1000 + u16::from(d[1]) * 100 + u16::from(d[2]) * 10 + u16::from(d[3]);
         let (month, day) = (d[5] * 10 + d[6], d2(b, 8)?);
-        if !valid_date(year, month, day) {
-            return None;
-        }
-        let mut v = W3cDateTime {
-            year,
-            month,
-            day,
-            hour: 0,
-            minute: 0,
-            second: 0,
-            nanos: 0,
-            frac_digits: 0,
-            tz: None,
-            precision: Precision::Day,
-        };
+        let mut v = W3cDateTime::from_ymd(year, month, day)?;
         if b.get(10) != Some(&b'T') {
             return Some((v, 10));
         }
