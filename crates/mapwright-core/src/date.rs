@@ -88,6 +88,65 @@ impl W3cDateTime {
         parse_w3c(b, false).filter(Self::passes_xsd)
     }
 
+    /// The form the XSD accepts (day, second or fraction, with a zone) at the start of `b`, and
+    /// its length: what [`W3cDateTime::parse_bytes`] gives for `b[..len]` when `b[len]` ends the
+    /// text (the caller looks). The reader's hot path reads a `lastmod` in its XML with it, eight
+    /// bytes at a time; `None` leaves the text to the general way.
+    pub(crate) fn scan_xsd(b: &[u8]) -> Option<(Self, usize)> {
+        // `YYYY-MM-` in one word, `DD` after it.
+        const DATE_DIGITS: u64 = 0x00ff_ff00_ffff_ffff;
+        let d = digits(word(b, 0)?, DATE_DIGITS, 0x2d00_002d_0000_0000)?;
+        let year = u16::from(d[0]) * 1000 + u16::from(d[1]) * 100 + u16::from(d[2]) * 10 + u16::from(d[3]);
+        let (month, day) = (d[5] * 10 + d[6], d2(b, 8)?);
+        let mut v = W3cDateTime::from_ymd(year, month, day)?;
+        if b.get(10) != Some(&b'T') {
+            return Some((v, 10));
+        }
+        // `hh:mm:ss` in one word: a time without seconds is no XSD form.
+        const TIME_DIGITS: u64 = 0xffff_00ff_ff00_ffff;
+        let t = digits(word(b, 11)?, TIME_DIGITS, 0x0000_3a00_003a_0000)?;
+        (v.hour, v.minute, v.second) = (t[0] * 10 + t[1], t[3] * 10 + t[4], t[6] * 10 + t[7]);
+        if v.hour > 23 || v.minute > 59 || v.second > 60 {
+            return None;
+        }
+        v.precision = Precision::Second;
+        let mut i = 19;
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            let start = i;
+            let mut nanos: u32 = 0;
+            while let Some(c) = b.get(i).filter(|c| c.is_ascii_digit()) {
+                if i - start < 9 {
+                    nanos = nanos * 10 + u32::from(c - b'0');
+                }
+                i += 1;
+            }
+            let kept = (i - start).min(9);
+            if kept == 0 {
+                return None;
+            }
+            v.nanos = nanos * 10u32.pow((9 - kept) as u32);
+            v.frac_digits = kept as u8;
+            v.precision = Precision::Fraction;
+        }
+        match *b.get(i)? {
+            b'Z' => {
+                v.tz = Some(Tz::Utc);
+                Some((v, i + 1))
+            }
+            s @ (b'+' | b'-') if b.get(i + 3) == Some(&b':') => {
+                let (h, m) = (d2(b, i + 1)?, d2(b, i + 4)?);
+                if h > 23 || m > 59 {
+                    return None;
+                }
+                let mins = i16::from(h) * 60 + i16::from(m);
+                v.tz = Some(Tz::Offset(if s == b'-' { -mins } else { mins }));
+                Some((v, i + 6))
+            }
+            _ => None,
+        }
+    }
+
     /// Whether the official XSD's `xsd:date`/`xsd:dateTime` accept this form.
     pub fn passes_xsd(&self) -> bool {
         matches!(self.precision, Precision::Day | Precision::Second | Precision::Fraction)
@@ -323,6 +382,27 @@ pub fn lastmod_from_text(s: &str) -> Option<Lastmod> {
         LastmodParse::Repaired(value, _) => Some(Lastmod::Text { text: s.into(), value }),
         LastmodParse::Invalid => None,
     }
+}
+
+/// The eight bytes of `b` from `i`, the first in the lowest byte.
+#[inline(always)]
+fn word(b: &[u8], i: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(i..i + 8)?.try_into().ok()?))
+}
+
+/// The bytes of `w` as digit values, when the bytes under `mask` are ASCII digits and the
+/// others are those of `fixed` (zero under `mask`). A byte is a digit when its high half is 3
+/// and adding 6 leaves it 3 (`0x30`-`0x39`); the additions cannot carry into a byte that
+/// passed the first test.
+#[inline(always)]
+fn digits(w: u64, mask: u64, fixed: u64) -> Option<[u8; 8]> {
+    const HIGH: u64 = 0xf0f0_f0f0_f0f0_f0f0;
+    const ZEROS: u64 = 0x3030_3030_3030_3030;
+    let d = w & mask;
+    let ok = w & !mask == fixed
+        && d & HIGH & mask == ZEROS & mask
+        && d.wrapping_add(0x0606_0606_0606_0606 & mask) & HIGH & mask == ZEROS & mask;
+    ok.then(|| (d.wrapping_sub(ZEROS & mask)).to_le_bytes())
 }
 
 #[inline]
@@ -617,6 +697,26 @@ mod tests {
         };
         assert_eq!(v.to_utc_string(), "2002-09-07T05:00:01.000Z");
         assert_eq!(parse_lastmod("yesterday"), LastmodParse::Invalid);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(20_000))]
+        /// Reading a `lastmod` in its XML (a `<` after it) gives what the general reader gives
+        /// for the XSD's forms, and reads every such form.
+        #[test]
+        fn scan_xsd_agrees_with_parse(s in "[0-9]{4}-[0-1][0-9]-[0-3][0-9](T[0-2][0-9]:[0-6][0-9](:[0-6][0-9](\\.[0-9]{0,11})?)?([Z+-]|[+-][0-2][0-9]:[0-6][0-9]|[+-][0-9]{4})?)?", tail in "[<0-9Z ]?", junk in "[-0-9T:.Z+a ]{0,30}") {
+            for text in [s.as_str(), junk.as_str()] {
+                let want = W3cDateTime::parse_bytes(text.as_bytes());
+                let xml = format!("{text}{tail}");
+                match W3cDateTime::scan_xsd(xml.as_bytes()) {
+                    Some((v, n)) if xml.as_bytes().get(n) == Some(&b'<') => {
+                        proptest::prop_assert_eq!(Some(v), W3cDateTime::parse_bytes(&xml.as_bytes()[..n]));
+                        proptest::prop_assert_eq!(n, text.len());
+                    }
+                    _ => proptest::prop_assert!(want.is_none() || tail != "<", "{} not read", xml),
+                }
+            }
+        }
     }
 
     #[test]

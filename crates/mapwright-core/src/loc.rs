@@ -123,6 +123,45 @@ impl Loc {
         Some(Loc { s, path_start: path_start as u32, norm_len })
     }
 
+    /// Reads the text of a `<loc>` in the XML itself, `b` from its first byte: when it is a URL
+    /// already in the normal form (what [`Loc::parse_normal`] accepts once its references are
+    /// decoded) whose only references are `&amp;`, and a `<` ends it within `b`, where it ends
+    /// and what [`Loc::from_xml`] needs; else `None`, and nothing is decided (the caller reads
+    /// the text the general way). One pass over the bytes where finding the text's end,
+    /// decoding it and checking the URL were three; `last` skips the checks of the scheme, host
+    /// and port when they are the last `loc`'s.
+    pub(crate) fn scan_xml(b: &[u8], last: &mut LastOrigin) -> Option<XmlLoc> {
+        let cached = last.0.len();
+        let path_start = if cached > 0 && b.get(cached) == Some(&b'/') && b.starts_with(&last.0) {
+            cached
+        } else {
+            let at = origin(b)?;
+            last.0.clear();
+            last.0.extend_from_slice(&b[..at]);
+            at
+        };
+        let mut amps = Amps::default();
+        let len = path_start + scan_path::<true>(&b[path_start..], &mut amps)?;
+        Some(XmlLoc { len, path_start, amps })
+    }
+
+    /// The `Loc` of a text [`Loc::scan_xml`] accepted (`b` as it was given), its references
+    /// decoded into the one allocation.
+    pub(crate) fn from_xml(b: &[u8], x: &XmlLoc) -> Option<Self> {
+        let mut v = Vec::with_capacity(x.decoded_len());
+        let mut from = 0;
+        for &at in &x.amps.at[..usize::from(x.amps.n)] {
+            // The `&` kept, `amp;` dropped.
+            let at = x.path_start + at as usize;
+            v.extend_from_slice(b.get(from..=at)?);
+            from = at + 5;
+        }
+        v.extend_from_slice(b.get(from..x.len)?);
+        // ASCII (the scan accepts no other byte), so this check cannot fail.
+        let s = String::from_utf8(v).ok()?.into_boxed_str();
+        Some(Loc { s, path_start: x.path_start as u32, norm_len: x.decoded_len() as u32 })
+    }
+
     /// The normal form (`url::Url`'s serialization): what scope, deduplication and comparison
     /// use, and what a sitemap writer writes (it is always valid in a `<loc>`).
     pub fn as_str(&self) -> &str {
@@ -239,6 +278,7 @@ const FRAG: u8 = 8; // left alone by url in fragments
 const ANY: u8 = 16; // allowed somewhere after the host (path, query or fragment, or '#')
 const SPECIAL: u8 = 32; // structural after the host: . % ? # '
 const PLAIN: u8 = 64; // ANY and not SPECIAL: nothing to look at
+const PLAIN_XML: u8 = 128; // PLAIN, and not `&` (which starts a reference in XML text)
 
 const fn classes() -> [u8; 256] {
     let mut t = [0u8; 256];
@@ -288,6 +328,9 @@ const fn classes() -> [u8; 256] {
         }
         if v & ANY != 0 && v & SPECIAL == 0 {
             v |= PLAIN;
+            if b != b'&' {
+                v |= PLAIN_XML;
+            }
         }
         t[c] = v;
         c += 1;
@@ -299,6 +342,15 @@ static CLASS: [u8; 256] = classes();
 
 /// Returns the path start when `s` is already exactly what `Url` would serialize.
 fn fast_path(s: &[u8]) -> Option<usize> {
+    let path_start = origin(s)?;
+    scan_path::<false>(&s[path_start..], &mut Amps::default())?;
+    Some(path_start)
+}
+
+/// The end of the scheme, host and port of `s` (where its path starts, at a `/`) when they are
+/// already what `Url` would serialize. Only `s[..=end]` is looked at, so an equal prefix
+/// followed by `/` has the same answer ([`LastOrigin`]).
+fn origin(s: &[u8]) -> Option<usize> {
     let rest_at = if s.starts_with(b"https://") {
         8
     } else if s.starts_with(b"http://") {
@@ -342,35 +394,106 @@ fn fast_path(s: &[u8]) -> Option<usize> {
             return None;
         }
     }
-    let path_start = i;
-    let rest = &s[i..];
-    if rest.first() != Some(&b'/') {
-        return None; // url adds the "/" path
+    // url adds the "/" path
+    (s.get(i) == Some(&b'/')).then_some(i)
+}
+
+/// Where the `&amp;` references of a `loc` read in the XML itself are (at most four: a URL
+/// with more goes the general way).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Amps {
+    at: [u32; 4],
+    n: u8,
+}
+
+impl Amps {
+    fn push(&mut self, at: usize) -> bool {
+        match self.at.get_mut(usize::from(self.n)) {
+            Some(slot) => {
+                *slot = at as u32;
+                self.n += 1;
+                true
+            }
+            None => false,
+        }
     }
-    // One table pass: every byte must be one `url` leaves alone somewhere after the host; the
-    // few structural bytes (`. % ? # '`) are looked at where they occur.
+}
+
+/// The path, query and fragment `rest` (from the `/` after the authority) checked with one
+/// table pass: every byte must be one `url` leaves alone somewhere after the host; the few
+/// structural bytes (`. % ? # '`) are looked at where they occur. With `XML`, `rest` is the
+/// text of a `<loc>` as the file holds it: it ends at the first `<` (`None` when the bytes end
+/// before one), and its one reference allowed is `&amp;`, recorded in `amps`. The length of
+/// the path (up to the `<`) is returned.
+#[inline(always)]
+fn scan_path<const XML: bool>(rest: &[u8], amps: &mut Amps) -> Option<usize> {
+    // In XML text a `&` starts a reference: looked at, not plain.
+    let plain = if XML { PLAIN_XML } else { PLAIN };
     let mut part = 0u8; // 0 path, 1 query, 2 fragment
     let mut i = 0;
-    while i < rest.len() {
+    loop {
         // Eight plain bytes at a time (most of a URL): one test for the eight, about a third of
         // the instructions of the byte loop. In a chunk with anything else, the bytes before
         // it are plain: only that byte is looked at, and the next chunk starts after it.
         let at = match rest.get(i..i + 8) {
             Some(chunk) => {
-                if chunk.iter().fold(PLAIN, |all, &b| all & CLASS[b as usize]) != 0 {
+                if chunk.iter().fold(plain, |all, &b| all & CLASS[b as usize]) != 0 {
                     i += 8;
                     continue;
                 }
-                i + chunk.iter().position(|&b| CLASS[b as usize] & PLAIN == 0).unwrap_or(0)
+                i + chunk.iter().position(|&b| CLASS[b as usize] & plain == 0).unwrap_or(0)
             }
-            None => i,
+            None => match rest[i..].iter().position(|&b| CLASS[b as usize] & plain == 0) {
+                Some(k) => i + k,
+                None if XML => return None,
+                None => return Some(rest.len()),
+            },
         };
+        if XML {
+            match rest[at] {
+                b'<' => return Some(at),
+                b'&' => {
+                    if rest.get(at + 1..at + 5) != Some(b"amp;") || !amps.push(at) {
+                        return None;
+                    }
+                    i = at + 5;
+                    continue;
+                }
+                _ => {}
+            }
+        }
         if !path_byte(rest, at, &mut part) {
             return None;
         }
         i = at + 1;
     }
-    Some(path_start)
+}
+
+/// The scheme, host and port of the last `loc` [`Loc::scan_xml`] read: the next `loc` of a
+/// sitemap almost always has the same, and their checks (a third of the work) are then one
+/// comparison.
+#[derive(Default)]
+pub(crate) struct LastOrigin(Vec<u8>);
+
+/// A `<loc>` text read in the XML (see [`Loc::scan_xml`]): already a URL in the normal form.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct XmlLoc {
+    /// Its length in the file, up to the `<` after it.
+    pub(crate) len: usize,
+    path_start: usize,
+    amps: Amps,
+}
+
+impl XmlLoc {
+    /// Whether it holds references.
+    pub(crate) fn has_refs(&self) -> bool {
+        self.amps.n > 0
+    }
+
+    /// Its length with its references decoded.
+    pub(crate) fn decoded_len(&self) -> usize {
+        self.len - 4 * usize::from(self.amps.n)
+    }
 }
 
 /// Whether `host` is an IPv4 address exactly as `url` serialises one: four decimal numbers up
@@ -409,7 +532,9 @@ fn path_byte(rest: &[u8], i: usize, part: &mut u8) -> bool {
         // Dot segments: "/." followed by '.', '/', the end of the path, or an escape (".%2e"
         // is "..": left in place it would let "/shop/.%2e/admin" pass for a URL under /shop/).
         (b'.', 0)
-            if rest[i - 1] == b'/' && matches!(rest.get(i + 1), None | Some(b'.' | b'/' | b'?' | b'#' | b'%')) =>
+            // (A `<` ends the text of a `<loc>` read in the XML, and is refused anywhere else.)
+            if rest[i - 1] == b'/'
+                && matches!(rest.get(i + 1), None | Some(b'<' | b'.' | b'/' | b'?' | b'#' | b'%')) =>
         {
             return false;
         }
@@ -690,6 +815,40 @@ mod tests {
                 prop_assert_eq!(again.as_str(), l.as_str());
                 prop_assert!(!again.is_rewritten());
                 prop_assert_eq!(l.written(), s.as_str());
+            }
+        }
+
+        /// Reading a `loc` in its XML (`&` as `&amp;` or another reference, a `<` after it)
+        /// accepts only what [`fast_path`] accepts of the decoded text, with the same path, and
+        /// accepts it whenever its references are up to four `&amp;`; whatever origin the last
+        /// `loc` had.
+        #[test]
+        fn scan_xml_agrees_with_the_fast_path(s in urlish(), before in urlish(), apos in any::<bool>(), tail in "[<a&]?") {
+            // XML text holds no `<`: it would end the text.
+            let s = s.replace('<', "");
+            let escaped = s.replace('&', "&amp;");
+            let escaped = if apos { escaped.replace('\'', "&apos;") } else { escaped };
+            for last in [String::new(), before.clone(), s.clone()] {
+                let mut cache = LastOrigin::default();
+                Loc::scan_xml(format!("{last}<").as_bytes(), &mut cache);
+                let xml = format!("{escaped}{tail}");
+                let got = Loc::scan_xml(xml.as_bytes(), &mut cache);
+                let want = fast_path(s.as_bytes());
+                match got {
+                    Some(x) => {
+                        prop_assert!(tail.starts_with('<'));
+                        prop_assert_eq!(x.len, escaped.len());
+                        prop_assert_eq!(x.decoded_len(), s.len());
+                        prop_assert_eq!(Some(x.path_start), want);
+                        let loc = Loc::from_xml(xml.as_bytes(), &x).expect("an accepted loc is built");
+                        prop_assert_eq!(loc.as_str(), s.as_str());
+                        prop_assert_eq!(loc.origin_str(), &s[..x.path_start]);
+                    }
+                    None => {
+                        let simple = !(apos && s.contains('\'')) && s.matches('&').count() <= 4;
+                        prop_assert!(want.is_none() || !simple || !tail.starts_with('<'), "{:?} refused", xml);
+                    }
+                }
             }
         }
     }

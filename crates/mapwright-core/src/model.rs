@@ -38,7 +38,7 @@ impl ChangeFreq {
     ];
 
     /// The protocol's lower-case word.
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             ChangeFreq::Always => "always",
             ChangeFreq::Hourly => "hourly",
@@ -70,6 +70,26 @@ impl ChangeFreq {
         (c.as_str().as_bytes() == b).then_some(c)
     }
 
+    /// One of the seven words at the start of `b` followed by a `<` (the reader's hot path, in
+    /// the XML: the `<` ends the text), and the word's length. The word and its `<` (at most
+    /// eight bytes) are compared in one machine word.
+    pub(crate) fn scan_xml(b: &[u8]) -> Option<(Self, usize)> {
+        let c = match *b.first()? {
+            b'a' => ChangeFreq::Always,
+            b'h' => ChangeFreq::Hourly,
+            b'd' => ChangeFreq::Daily,
+            b'w' => ChangeFreq::Weekly,
+            b'm' => ChangeFreq::Monthly,
+            b'y' => ChangeFreq::Yearly,
+            b'n' => ChangeFreq::Never,
+            _ => return None,
+        };
+        let w = u64::from_le_bytes(b.get(..8)?.try_into().ok()?);
+        let n = c.as_str().len();
+        let mask = u64::MAX >> (8 * (7 - n));
+        (w & mask == XML_WORDS[c as usize]).then_some((c, n))
+    }
+
     /// The word in any case (`DAILY`): what a lenient reader accepts with a finding.
     pub fn parse_ignore_case(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|c| c.as_str().eq_ignore_ascii_case(s))
@@ -89,6 +109,25 @@ impl std::str::FromStr for ChangeFreq {
             .ok_or_else(|| format!("{s:?} is not one of always, hourly, daily, weekly, monthly, yearly, never"))
     }
 }
+
+/// Each [`ChangeFreq`] word and the `<` after it, as the little-endian machine word
+/// [`ChangeFreq::scan_xml`] compares.
+const XML_WORDS: [u64; 7] = {
+    let mut out = [0u64; 7];
+    let mut i = 0;
+    while i < 7 {
+        let w = ChangeFreq::ALL[i].as_str().as_bytes();
+        let mut v = (b'<' as u64) << (8 * w.len());
+        let mut k = 0;
+        while k < w.len() {
+            v |= (w[k] as u64) << (8 * k);
+            k += 1;
+        }
+        out[i] = v;
+        i += 1;
+    }
+    out
+};
 
 /// An `image:image` of Google's image extension.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]

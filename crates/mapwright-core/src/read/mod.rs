@@ -362,6 +362,15 @@ impl<'a> SitemapReader<'a> {
         }
     }
 
+    /// Entries the XML reader's fast path read without the field code.
+    #[cfg(test)]
+    pub(crate) fn clean_entries(&self) -> u64 {
+        match &self.inner {
+            Inner::Xml(x) => x.clean_entries(),
+            Inner::Text(_) => 0,
+        }
+    }
+
     /// Takes the findings collected since the last call.
     pub fn drain_findings(&mut self) -> std::vec::Drain<'_, Finding> {
         self.findings.drain(..)

@@ -178,10 +178,16 @@ struct State {
     after_tag: bool,
     /// Whether `fast.rs` is used (off only to test it against the event loop).
     fast: bool,
+    /// Entries read on the fast path without the field code (to test which reads take it).
+    #[cfg(test)]
+    clean_entries: u64,
     /// Atom's bases for relative links (`xml:base`, the document's URL).
     atom: feed::AtomBase,
     /// `fast.rs`'s copy of the entry it reads.
     scratch: String,
+    /// `fast.rs`'s scan of the entry it reads, and the origin of the last `loc` it read.
+    scanned: fast::Scanned,
+    last_origin: crate::loc::LastOrigin,
     /// Entries left to the event loop before `fast.rs` tries again, and how many it waits after
     /// its next miss (doubling while it misses: a file whose entries all carry extensions
     /// does not pay for a scan that fails on each).
@@ -233,7 +239,11 @@ impl<'a> XmlReader<'a> {
                 deferred: None,
                 after_tag: false,
                 fast: true,
+                #[cfg(test)]
+                clean_entries: 0,
                 scratch: String::with_capacity(1024),
+                scanned: Default::default(),
+                last_origin: Default::default(),
                 atom: feed::AtomBase::default(),
                 fast_wait: 0,
                 fast_backoff: 0,
@@ -274,6 +284,12 @@ impl<'a> XmlReader<'a> {
     #[cfg(test)]
     pub(crate) fn set_fast_path(&mut self, on: bool) {
         self.st.fast = on;
+    }
+
+    /// Entries read on the fast path without the field code.
+    #[cfg(test)]
+    pub(crate) fn clean_entries(&self) -> u64 {
+        self.st.clean_entries
     }
 
     fn pos_at(xr: &mut Reader<Tracked<'a>>, origin: u64, off: u64) -> Position {
@@ -318,12 +334,12 @@ impl<'a> XmlReader<'a> {
             if std::mem::take(&mut st.after_tag) && st.fast_ready() {
                 if st.fast_wait > 0 {
                     st.fast_wait -= 1;
-                } else if let Some(step) = st.fast_entry(xr, sink) {
+                } else if let Some(entry) = st.fast_entry(xr, sink) {
                     st.after_tag = true;
-                    match step {
-                        Step::Entry(e) => return Ok(Some(e)),
-                        _ => continue,
+                    if entry.is_some() {
+                        return Ok(entry);
                     }
+                    continue;
                 }
             }
             buf.clear();
