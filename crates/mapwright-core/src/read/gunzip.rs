@@ -15,12 +15,68 @@
 //! it is done with, the end, a fault), so this thread waits on one thing only and neither side
 //! can wait for the other in a circle; that channel holds every buffer in circulation, so the
 //! worker never blocks on it.
+//!
+//! The gzip decoder itself (`Gunzip`, whose faults say they come from gzip) lives here too, so
+//! the input layer (`input.rs`) calls this module and nothing here calls back into it.
 
-use super::input::{Gunzip, read_buffered};
 use flate2::bufread::MultiGzDecoder;
 use std::io::{self, BufRead, Read};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
+
+/// Marker payload of an `io::Error` raised by a gzip layer.
+#[derive(Debug)]
+pub(crate) struct GzipFault {
+    pub produced: u64,
+    pub message: String,
+}
+impl std::fmt::Display for GzipFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+impl std::error::Error for GzipFault {}
+
+/// A gzip decoder whose errors say they come from gzip.
+pub(crate) struct Gunzip<'a> {
+    dec: MultiGzDecoder<Box<dyn BufRead + Send + 'a>>,
+    produced: u64,
+}
+
+impl<'a> Gunzip<'a> {
+    pub(crate) fn new(dec: MultiGzDecoder<Box<dyn BufRead + Send + 'a>>) -> Self {
+        Gunzip { dec, produced: 0 }
+    }
+}
+
+impl Read for Gunzip<'_> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        match self.dec.read(out) {
+            Ok(n) => {
+                self.produced += n as u64;
+                Ok(n)
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(e),
+            Err(e) => {
+                let message = if e.kind() == io::ErrorKind::UnexpectedEof {
+                    "the gzip stream ends early (truncated file)".to_string()
+                } else {
+                    e.to_string()
+                };
+                Err(io::Error::other(GzipFault { produced: self.produced, message }))
+            }
+        }
+    }
+}
+
+/// `Read::read` of a reader that buffers: a copy out of its buffer.
+pub(crate) fn read_buffered(r: &mut impl BufRead, out: &mut [u8]) -> io::Result<usize> {
+    let avail = r.fill_buf()?;
+    let n = avail.len().min(out.len());
+    out[..n].copy_from_slice(&avail[..n]);
+    r.consume(n);
+    Ok(n)
+}
 
 /// Compressed bytes read at a time.
 const IN_CHUNK: usize = 64 * 1024;

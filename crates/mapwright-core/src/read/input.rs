@@ -4,6 +4,7 @@
 
 use crate::error::Error;
 use crate::read::Limits;
+use crate::read::gunzip::{Gunzip, GzipFault, read_buffered};
 use crate::rule::{Finding, Position, Rule};
 use flate2::bufread::MultiGzDecoder;
 use std::io::{self, BufRead, Read};
@@ -48,19 +49,6 @@ impl std::fmt::Display for RunTooLong {
 }
 impl std::error::Error for RunTooLong {}
 
-/// Marker payload of an `io::Error` raised by a gzip layer.
-#[derive(Debug)]
-pub(crate) struct GzipFault {
-    pub produced: u64,
-    pub message: String,
-}
-impl std::fmt::Display for GzipFault {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-impl std::error::Error for GzipFault {}
-
 /// Maps an I/O error from the prepared stream to the core error it stands for.
 pub(crate) fn map_io(e: io::Error, position: Position) -> Error {
     if let Some(inner) = e.get_ref() {
@@ -83,38 +71,6 @@ pub(crate) fn map_io(e: io::Error, position: Position) -> Error {
         return Error::Encoding { position, message: e.to_string() };
     }
     Error::Io(e)
-}
-
-/// A gzip decoder whose errors say they come from gzip.
-pub(crate) struct Gunzip<'a> {
-    dec: MultiGzDecoder<Box<dyn BufRead + Send + 'a>>,
-    produced: u64,
-}
-
-impl<'a> Gunzip<'a> {
-    pub(crate) fn new(dec: MultiGzDecoder<Box<dyn BufRead + Send + 'a>>) -> Self {
-        Gunzip { dec, produced: 0 }
-    }
-}
-
-impl Read for Gunzip<'_> {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        match self.dec.read(out) {
-            Ok(n) => {
-                self.produced += n as u64;
-                Ok(n)
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(e),
-            Err(e) => {
-                let message = if e.kind() == io::ErrorKind::UnexpectedEof {
-                    "the gzip stream ends early (truncated file)".to_string()
-                } else {
-                    e.to_string()
-                };
-                Err(io::Error::other(GzipFault { produced: self.produced, message }))
-            }
-        }
-    }
 }
 
 /// Transcodes a legacy encoding to UTF-8 while streaming.
@@ -326,15 +282,6 @@ impl Read for Tracked<'_> {
     }
 }
 
-/// `Read::read` of a reader that buffers: a copy out of its buffer.
-pub(crate) fn read_buffered(r: &mut impl BufRead, out: &mut [u8]) -> io::Result<usize> {
-    let avail = r.fill_buf()?;
-    let n = avail.len().min(out.len());
-    out[..n].copy_from_slice(&avail[..n]);
-    r.consume(n);
-    Ok(n)
-}
-
 impl BufRead for Tracked<'_> {
     #[inline]
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
@@ -461,7 +408,7 @@ pub(crate) fn prepare<'a>(
             // The outer layer inflates on a thread of its own (`gunzip.rs`); inner ones, rare,
             // here.
             let gz: Box<dyn Read + Send + 'a> = match stream {
-                Stream::Raw(raw) => super::gunzip::outer_layer(raw),
+                Stream::Raw(raw) => crate::read::gunzip::outer_layer(raw),
                 inner => Box::new(Gunzip::new(MultiGzDecoder::new(inner.boxed()))),
             };
             stream = Stream::Gz(Tracked::new(gz, limits.max_bytes, false));
