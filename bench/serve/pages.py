@@ -52,6 +52,8 @@ def main():
         return lambda i: ids[i % len(ids)]
 
     site, index, child = cycle(sites), cycle(indexes), cycle(children)
+    # Alike on purpose: a table, one row per page measured: (kind, name, path of request i,
+    # headers).
     pages = [
         ("console", "My sitemaps", lambda i: "/sitemaps", browser),
         ("console", "a site (with the failing-URL report)", lambda i: f"/sites/{site(i)}", browser),

@@ -104,22 +104,8 @@ for _ in $(seq 1 50); do curl -fsS "http://127.0.0.1:$PORT/index.xml" >/dev/null
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); commit $(git rev-parse --short HEAD)"
 echo "fixture: an index of $CHILDREN gzipped children x $PER_CHILD URLs ($(du -cb "$WORK"/files/c*.xml.gz | tail -1 | cut -f1) bytes gzipped), no validators"
 
-start_server() {
-  "$BIN" serve "${DB_ARGS[@]}" --listen "127.0.0.1:$HTTP_PORT" --allow-private-networks \
-    --min-fetch-interval 1s 2>"$WORK/server.log" &
-  SERVER=$!
-  for _ in $(seq 1 300); do
-    curl -fsS "http://127.0.0.1:$HTTP_PORT/healthz" >/dev/null 2>&1 && return 0
-    sleep 0.1
-  done
-  cat "$WORK/server.log" >&2
-  return 1
-}
-
-stop_server() {
-  kill "$SERVER" && wait "$SERVER" 2>/dev/null || true
-  SERVER=
-}
+# start_server ARGS... and stop_server, as in run.sh and scale.sh.
+. "$HERE/server.sh"
 
 # The PostgreSQL backends of the bench's database: "pid ticks" lines.
 pg_backends() {
@@ -160,6 +146,20 @@ phase_end() {
   CPU_DB=$(awk -v p="$pg_ticks" 'BEGIN {printf "%.2f", p / 100}')
 }
 
+# refetch WHAT DOWNLOADS: one refetch phase of bench_backend (whose locals base, token, index
+# and first_cpu it reads): resubmits the index once the minimum interval between two downloads
+# of one sitemap has passed, waits for DOWNLOADS downloads in all, and says the phase's times,
+# its CPU as a share of the first ingest's, and the statuses of the refetch's 11 downloads.
+refetch() {
+  sleep 1.2
+  phase_start
+  curl -fsS -X POST -H "authorization: Bearer $token" "$base/api/v1/sitemaps/$index/resubmit" >/dev/null
+  wait_for "$2"
+  phase_end
+  echo "refetch, $1: $WALL s; CPU $CPU s (serve $CPU_SERVE s, database $CPU_DB s): **$(awk -v a="$CPU" -v b="$first_cpu" 'BEGIN {printf "%.1f", 100 * a / b}') % of the first ingest's CPU**; load $(load)"
+  echo "statuses of the refetch: $("${SQL[@]}" "SELECT status || ' ' || COUNT(*) FROM downloads WHERE id > (SELECT MAX(id) - 11 FROM downloads) GROUP BY status" | tr '\n' ' ')"
+}
+
 bench_backend() {
   BACKEND_NOW=$1
   echo
@@ -168,7 +168,7 @@ bench_backend() {
   bare=$(printf '%s\n' "${BARE_OUT[@]}" | awk -v b="$1" '$1 == b":" {print $6}')
   bare=${bare:-0}
   printf '%s\n' bench-password | "$BIN" serve "${DB_ARGS[@]}" user create bench@example.com >/dev/null
-  start_server
+  start_server --allow-private-networks --min-fetch-interval 1s
   local base="http://127.0.0.1:$HTTP_PORT" token site index
   curl -fsS -c "$WORK/cookies" -H 'content-type: application/json' \
     -d '{"email":"bench@example.com","password":"bench-password"}' "$base/api/v1/signin" >/dev/null
@@ -190,22 +190,9 @@ bench_backend() {
   echo "first ingest: $urls URLs rolled up (expected $((CHILDREN * PER_CHILD))) in $WALL s; bare load of the same rows $bare s: **$(awk -v a="$bare" -v b="$WALL" 'BEGIN {printf "%.0f", 100 * a / b}') % of the bare load**; CPU $CPU s (serve $CPU_SERVE s, database $CPU_DB s); load $(load)"
   echo "statuses: $("${SQL[@]}" "SELECT status || ' ' || COUNT(*) FROM downloads GROUP BY status" | tr '\n' ' ')"
 
-  sleep 1.2 # the minimum interval between two downloads of one sitemap
-  phase_start
-  curl -fsS -X POST -H "authorization: Bearer $token" "$base/api/v1/sitemaps/$index/resubmit" >/dev/null
-  wait_for 22
-  phase_end
-  echo "refetch, same bytes: $WALL s; CPU $CPU s (serve $CPU_SERVE s, database $CPU_DB s): **$(awk -v a="$CPU" -v b="$first_cpu" 'BEGIN {printf "%.1f", 100 * a / b}') % of the first ingest's CPU**; load $(load)"
-  echo "statuses of the refetch: $("${SQL[@]}" "SELECT status || ' ' || COUNT(*) FROM downloads WHERE id > (SELECT MAX(id) - 11 FROM downloads) GROUP BY status" | tr '\n' ' ')"
-
+  refetch "same bytes" 22
   make_files 0
-  sleep 1.2
-  phase_start
-  curl -fsS -X POST -H "authorization: Bearer $token" "$base/api/v1/sitemaps/$index/resubmit" >/dev/null
-  wait_for 33
-  phase_end
-  echo "refetch, one URL of one child changed: $WALL s; CPU $CPU s (serve $CPU_SERVE s, database $CPU_DB s): **$(awk -v a="$CPU" -v b="$first_cpu" 'BEGIN {printf "%.1f", 100 * a / b}') % of the first ingest's CPU**; load $(load)"
-  echo "statuses of the refetch: $("${SQL[@]}" "SELECT status || ' ' || COUNT(*) FROM downloads WHERE id > (SELECT MAX(id) - 11 FROM downloads) GROUP BY status" | tr '\n' ' ')"
+  refetch "one URL of one child changed" 33
   stop_server
   make_files -1
 }

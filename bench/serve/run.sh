@@ -14,7 +14,7 @@ cd "$(dirname "$0")/../.."
 DURATION=${1:-30s}
 CONNECTIONS=${2:-64}
 THREADS=2
-PORT=18391
+HTTP_PORT=18391
 PG_ADMIN=postgres://postgres@127.0.0.1:5432/postgres
 PG_DB=mapwright_bench_$$
 
@@ -34,22 +34,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start_server ARGS...: serves on $PORT and waits for /healthz.
-start_server() {
-  "$BIN" serve --listen "127.0.0.1:$PORT" "$@" 2>"$WORK/server.log" &
-  SERVER=$!
-  for _ in $(seq 1 100); do
-    curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && return 0
-    sleep 0.1
-  done
-  cat "$WORK/server.log" >&2
-  return 1
-}
-
-stop_server() {
-  kill "$SERVER" && wait "$SERVER" 2>/dev/null || true
-  SERVER=
-}
+# start_server ARGS... and stop_server (serves on $HTTP_PORT, waits for /healthz).
+. bench/serve/server.sh
 
 # run_wrk NAME URL [HEADER]: one wrk run; prints "NAME | req/s | p99 | non-2xx".
 run_wrk() {
@@ -72,7 +58,7 @@ run_wrk() {
 bench_backend() {
   BACKEND=$1
   shift
-  local base="http://127.0.0.1:$PORT"
+  local base="http://127.0.0.1:$HTTP_PORT"
   # The account is made by the operator's command (a sign-up waits for its mailed link).
   printf '%s\n' bench-password | "$BIN" serve "$@" user create bench@example.com >/dev/null
   start_server "$@" --ping-limit-per-minute 1000000000

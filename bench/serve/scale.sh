@@ -83,22 +83,8 @@ done
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); commit $(git rev-parse --short HEAD)"
 echo "scale: $SITES sites x $URLS URLs ($((SITES * URLS)) URLs), $INGEST sites ingested through the service with $WORKERS workers"
 
-# start_server is run.sh's too, with this script's ports and database: each script stands alone.
-start_server() {
-  "$BIN" serve "${DB_ARGS[@]}" --listen "127.0.0.1:$HTTP_PORT" "$@" 2>"$WORK/server.log" &
-  SERVER=$!
-  for _ in $(seq 1 300); do
-    curl -fsS "http://127.0.0.1:$HTTP_PORT/healthz" >/dev/null 2>&1 && return 0
-    sleep 0.1
-  done
-  cat "$WORK/server.log" >&2
-  return 1
-}
-
-stop_server() {
-  kill "$SERVER" && wait "$SERVER" 2>/dev/null || true
-  SERVER=
-}
+# start_server ARGS... and stop_server, as in run.sh and refetch.sh.
+. "$HERE/server.sh"
 
 bench_backend() {
   local backend=$1

@@ -63,18 +63,13 @@ pub struct W3cDateTime {
 impl W3cDateTime {
     /// A date-only value (`YYYY-MM-DD`); `None` when the date does not exist.
     pub fn from_ymd(year: u16, month: u8, day: u8) -> Option<Self> {
-        (valid_date(year, month, day)).then_some(W3cDateTime {
-            year,
-            month,
-            day,
-            hour: 0,
-            minute: 0,
-            second: 0,
-            nanos: 0,
-            frac_digits: 0,
-            tz: None,
-            precision: Precision::Day,
-        })
+        (valid_date(year, month, day)).then_some(Self::start_of(year, month, day, Precision::Day))
+    }
+
+    /// The start of a day, given to `precision`: no time, no zone. What a date form is, and
+    /// where the parser starts before it reads further fields.
+    const fn start_of(year: u16, month: u8, day: u8, precision: Precision) -> Self {
+        W3cDateTime { year, month, day, hour: 0, minute: 0, second: 0, nanos: 0, frac_digits: 0, tz: None, precision }
     }
 
     /// Parses exactly the six W3C Datetime forms; anything else is `None`.
@@ -429,18 +424,7 @@ fn valid_date(y: u16, m: u8, d: u8) -> bool {
 /// a missing zone, `+hhmm` offsets and a trailing ` UTC`/`GMT`.
 fn parse_w3c(b: &[u8], lenient: bool) -> Option<W3cDateTime> {
     let year = u16::from(d2(b, 0)?) * 100 + u16::from(d2(b, 2)?);
-    let mut v = W3cDateTime {
-        year,
-        month: 1,
-        day: 1,
-        hour: 0,
-        minute: 0,
-        second: 0,
-        nanos: 0,
-        frac_digits: 0,
-        tz: None,
-        precision: Precision::Year,
-    };
+    let mut v = W3cDateTime::start_of(year, 1, 1, Precision::Year);
     if b.len() == 4 {
         return Some(v);
     }

@@ -196,6 +196,9 @@ fn error_answer(code: &str) -> Vec<u8> {
     .into_bytes()
 }
 
+// Alike on purpose: crates/mapwright/tests/fetch/oai.rs lists the same codes: each test spells
+// OAI-PMH 2.0's list itself, so a code the implementation drops fails the reader's test and the
+// CLI's.
 #[test]
 fn every_error_code_of_the_protocol_is_named() {
     let codes = [

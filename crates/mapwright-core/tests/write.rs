@@ -79,6 +79,8 @@ fn video() -> impl Strategy<Value = Video> {
         ),
         (opt_value(), opt_value(), opt_value(), opt_value(), opt_value(), opt_value(), opt_value(), opt_value()),
     )
+        // Alike on purpose: one field of `Video` a line, from the strategy's tuples (the two halves
+        // pair by shape).
         .prop_map(|(a, b, c, (prices, tags), d)| Video {
             thumbnail_loc: a.0,
             title: a.1,

@@ -72,15 +72,23 @@ impl BodyReader {
     }
 }
 
-impl Read for BodyReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let avail = self.fill_buf()?;
-        let n = avail.len().min(buf.len());
-        buf[..n].copy_from_slice(&avail[..n]);
-        self.consume(n);
-        Ok(n)
-    }
+/// `Read` for readers whose `BufRead` does the work: a read copies out of `fill_buf`, so the
+/// bytes and errors of `read` and of `fill_buf` are the same by construction.
+macro_rules! read_through_fill_buf {
+    ($($reader:ty),*) => {$(
+        impl Read for $reader {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                let avail = self.fill_buf()?;
+                let n = avail.len().min(buf.len());
+                buf[..n].copy_from_slice(&avail[..n]);
+                self.consume(n);
+                Ok(n)
+            }
+        }
+    )*};
 }
+
+read_through_fill_buf!(BodyReader, ReceivedReader);
 
 impl BufRead for BodyReader {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
@@ -163,21 +171,12 @@ impl Received {
     }
 }
 
-/// The reader of a [`Received`] body.
+/// The reader of a body held whole: a [`Received`] one (its head in memory, the rest in a
+/// temporary file) or a [`WholeBody`] (all in memory, no file).
 pub struct ReceivedReader {
     head: Bytes,
     file: Option<io::BufReader<std::fs::File>>,
     error: Option<io::Error>,
-}
-
-impl Read for ReceivedReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let avail = self.fill_buf()?;
-        let n = avail.len().min(buf.len());
-        buf[..n].copy_from_slice(&avail[..n]);
-        self.consume(n);
-        Ok(n)
-    }
 }
 
 impl BufRead for ReceivedReader {
@@ -222,39 +221,8 @@ pub struct WholeBody {
 impl WholeBody {
     /// A blocking reader giving the bytes, then the error (as a [`BodyReader`] would: an
     /// `io::Error` wrapping the fetch error, once).
-    pub fn into_reader(self) -> WholeReader {
-        WholeReader { bytes: self.bytes, error: self.error }
-    }
-}
-
-/// The reader of a [`WholeBody`].
-pub struct WholeReader {
-    bytes: Bytes,
-    error: Option<Error>,
-}
-
-impl Read for WholeReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let avail = self.fill_buf()?;
-        let n = avail.len().min(buf.len());
-        buf[..n].copy_from_slice(&avail[..n]);
-        self.consume(n);
-        Ok(n)
-    }
-}
-
-impl BufRead for WholeReader {
-    fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        if self.bytes.is_empty() {
-            if let Some(e) = self.error.take() {
-                return Err(io::Error::other(e));
-            }
-        }
-        Ok(&self.bytes)
-    }
-
-    fn consume(&mut self, amt: usize) {
-        let _ = self.bytes.split_to(amt.min(self.bytes.len()));
+    pub fn into_reader(self) -> ReceivedReader {
+        ReceivedReader { head: self.bytes, file: None, error: self.error.map(io::Error::other) }
     }
 }
 

@@ -619,26 +619,9 @@ async fn process(shared: Arc<Shared>, task: Task) -> Vec<Task> {
         shared.totals.lock().expect("totals").vouched += 1;
         let _ = shared.events.send(Event::Finding { sitemap: task.url.clone(), finding }).await;
     }
-    let visitor = Collector {
-        shared: shared.clone(),
-        handle: tokio::runtime::Handle::current(),
-        sitemap: task.url.clone(),
-        requested: task.url.to_string(),
-        final_url: final_url.clone(),
-        voucher_origin: voucher.origin().map(str::to_string),
-        scope,
-        site: Scope::of_site(&final_loc),
-        vouched: HashMap::new(),
-        batch: Vec::new(),
-        children: Vec::new(),
-        own_urls: HashSet::default(),
-        inline: false,
-        outbox: Vec::new(),
-        fallback: false,
-        out_of_scope: 0,
-        cross_submitted: 0,
-        not_followed: 0,
-    };
+    let (sitemap, voucher_origin) = (task.url.clone(), voucher.origin().map(str::to_string));
+    let visitor =
+        Collector::new(shared.clone(), sitemap, final_url.clone(), voucher_origin, scope, Scope::of_site(&final_loc));
     let (report, mut visitor) = match read_sitemap(resp, shared.config.read.clone(), visitor).await {
         Ok(r) => r,
         Err(e) => {

@@ -359,6 +359,8 @@ pub struct RowBuilder {
     lastmod: StringBuilder,
     changefreq: StringBuilder,
     priority: Float32Builder,
+    // Alike on purpose: one column per part of an entry, in the order of the reader's fields
+    // (mapwright-core's read/xml/mod.rs).
     images: ListCol<Image>,
     videos: ListCol<Video>,
     news: Vec<Option<News>>,

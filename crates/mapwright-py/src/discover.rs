@@ -157,6 +157,8 @@ impl Discovery {
         let verdict = SiteSummary::of(&self.start, &result, false);
         let Ok(summary) = &result else { return Ok(()) };
         let d = PyDict::new(py);
+        // Alike on purpose: validate.rs and write.rs build their summaries so: each binding gives
+        // the fields of its own Rust summary, by name.
         d.set_item("seeds_from", &summary.seeds_from)?;
         d.set_item("fetched", summary.fetched)?;
         d.set_item("not_modified", summary.not_modified)?;

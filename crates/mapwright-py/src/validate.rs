@@ -33,6 +33,7 @@ impl PyReport {
     fn summary<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = &self.report.summary;
         let d = PyDict::new(py);
+        // Alike on purpose: discover.rs and write.rs build their summaries so (see write.rs).
         d.set_item("files", s.files)?;
         d.set_item("entries", s.entries)?;
         d.set_item("errors", s.errors)?;

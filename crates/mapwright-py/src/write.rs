@@ -173,7 +173,7 @@ pub fn write_set<'py>(
         writer.write(&entry).map_err(|e| errors::core_error(py, &e))?;
     }
     let summary = py.detach(move || writer.finish()).map_err(|e| errors::core_error(py, &e))?;
-    // The summary dict is built as discover.rs's and validate.rs's are: each binding returns
+    // Alike on purpose: the summary dict is built as discover.rs's and validate.rs's are: each binding returns
     // the fields of its own Rust summary; a generic builder would need the field names anyway.
     let d = PyDict::new(py);
     d.set_item("entry_point", summary.entry_point)?;

@@ -11,6 +11,7 @@ import pathlib
 import shutil
 import subprocess
 import threading
+import time
 
 import pytest
 
@@ -46,18 +47,33 @@ def cli() -> str:
     return str(binary)
 
 
-class Site:
-    """Pages served by path; `hits` counts requests per path."""
+#: Every namespace of a sitemap with all its extensions, for a `<urlset>` that may hold any.
+NS_ALL = (
+    'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" '
+    'xmlns:image="http://www.google.com/schemas/sitemap-image/1.1" '
+    'xmlns:video="http://www.google.com/schemas/sitemap-video/1.1" '
+    'xmlns:news="http://www.google.com/schemas/sitemap-news/0.9" '
+    'xmlns:xhtml="http://www.w3.org/1999/xhtml" '
+    'xmlns:geo="http://www.google.com/geo/schemas/sitemap/1.0"'
+)
 
-    def __init__(self) -> None:
+
+class Site:
+    """Pages served by path; `hits` counts requests per path. A path in `delays` answers
+    after that many seconds (a slow server)."""
+
+    def __init__(self, delays: dict[str, float] | None = None) -> None:
         self.pages: dict[str, tuple[int, bytes, dict[str, str]]] = {}
         self.hits: dict[str, int] = {}
         site = self
+        delays = delays or {}
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802
                 path = self.path.split("?")[0]
                 site.hits[path] = site.hits.get(path, 0) + 1
+                if path in delays:
+                    time.sleep(delays[path])
                 # A page added with its query (an OAI-PMH repository's pages) answers that query only.
                 page = site.pages.get(self.path) or site.pages.get(path)
                 status, body, headers = page or (404, b"not found", {"Content-Type": "text/plain"})
@@ -105,6 +121,18 @@ def urlset(*urls: str, extra: str = "") -> bytes:
 def index(*locs: str) -> bytes:
     body = "".join(f"<sitemap><loc>{u}</loc></sitemap>" for u in locs)
     return f'<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{body}</sitemapindex>\n'.encode()
+
+
+def source_of(kind: str, data: bytes, site: Site, tmp_path: pathlib.Path) -> object:
+    """The same gzipped sitemap bytes as each source a reader takes: the bytes themselves
+    ("bytes"), a file ("path") or a URL of `site` ("url")."""
+    if kind == "path":
+        path = tmp_path / "s.xml.gz"
+        path.write_bytes(data)
+        return path
+    if kind == "url":
+        return site.add("/s.xml.gz", data, content_type="application/gzip")
+    return data
 
 
 def which(name: str) -> str | None:

@@ -7,14 +7,12 @@ failures per site as the package's failure model says, and runs on a real engine
 from __future__ import annotations
 
 import gzip
-import http.server
 import os
 import json
 import pathlib
 import struct
 import subprocess
 import threading
-import time
 import warnings
 from typing import Any
 
@@ -25,16 +23,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import mapwright
-from conftest import Site, index
+from conftest import NS_ALL, Site, index
 
-NS = (
-    'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" '
-    'xmlns:image="http://www.google.com/schemas/sitemap-image/1.1" '
-    'xmlns:video="http://www.google.com/schemas/sitemap-video/1.1" '
-    'xmlns:news="http://www.google.com/schemas/sitemap-news/0.9" '
-    'xmlns:xhtml="http://www.w3.org/1999/xhtml" '
-    'xmlns:geo="http://www.google.com/geo/schemas/sitemap/1.0"'
-)
+NS = NS_ALL
 
 
 def rich_url(base: str, i: int) -> str:
@@ -258,43 +249,9 @@ def test_no_site_readable_raises_even_with_errors_warn(empty_site):
 # --- the GIL ----------------------------------------------------------------------------------------------
 
 
-class SlowSite:
-    """A site like the others whose robots.txt answers after `delay` seconds."""
-
-    def __init__(self, delay: float) -> None:
-        pages: dict[str, tuple[bytes, str]] = {}
-        self.pages = pages
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802
-                if self.path == "/robots.txt":
-                    time.sleep(delay)
-                body, ctype = pages.get(self.path, (b"not found", "text/plain"))
-                self.send_response(200 if self.path in pages else 404)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
-        # Polled every 50 ms for `shutdown` (conftest's Site says why).
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
-
-    def add(self, path: str, body: bytes, content_type: str = "application/xml", gz: bool = False) -> None:
-        self.pages[path] = (gzip.compress(body) if gz else body, content_type)
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 def test_the_gil_is_released_while_discovering():
-    slow = SlowSite(delay=1.0)
-    serve_site(slow, plain=5)  # type: ignore[arg-type]
+    slow = Site(delays={"/robots.txt": 1.0})
+    serve_site(slow, plain=5)
     try:
         counted = 0
         stop = threading.Event()

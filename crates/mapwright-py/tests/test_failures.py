@@ -14,7 +14,7 @@ import warnings
 import pytest
 
 import mapwright
-from conftest import index, urlset
+from conftest import index, source_of, urlset
 
 HTML = b"<!doctype html><html><head><title>Not found</title></head><body>gone</body></html>"
 
@@ -218,12 +218,7 @@ def test_discover_raises_partial_after_the_urls_and_keeps_the_summary(site):
 @pytest.mark.parametrize("entry", ["to_pandas", "to_polars"])
 def test_a_file_broken_after_some_entries_is_partial_alike_from_every_source(site, tmp_path, kind, entry):
     data = truncated_gzip_half()
-    source: object = data
-    if kind == "path":
-        source = tmp_path / "s.xml.gz"
-        source.write_bytes(data)
-    elif kind == "url":
-        source = site.add("/s.xml.gz", data, content_type="application/gzip")
+    source = source_of(kind, data, site, tmp_path)
     with pytest.raises(mapwright.PartialSitemapError) as e:
         getattr(mapwright, entry)(source)
     n = len(e.value.frame)
@@ -243,12 +238,7 @@ def test_a_file_broken_after_some_entries_is_partial_alike_from_every_source(sit
 @pytest.mark.parametrize("kind", ["url", "path", "bytes"])
 def test_over_the_limit_after_some_entries_is_partial_alike_from_every_source(site, tmp_path, kind):
     data = gzip.compress(many(3000))  # ~120 kB uncompressed; the limit is 20 kB
-    source: object = data
-    if kind == "path":
-        source = tmp_path / "s.xml.gz"
-        source.write_bytes(data)
-    elif kind == "url":
-        source = site.add("/s.xml.gz", data, content_type="application/gzip")
+    source = source_of(kind, data, site, tmp_path)
     with pytest.raises(mapwright.PartialSitemapError) as e:
         mapwright.to_pandas(source, max_bytes=20_000)
     assert isinstance(e.value.__cause__, mapwright.SitemapTooLargeError)

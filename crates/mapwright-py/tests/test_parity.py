@@ -19,19 +19,12 @@ import polars as pl
 import pytest
 
 import mapwright
-from conftest import Site
+from conftest import NS_ALL, Site
 
 # advertools sets the root logger to INFO and logs every sitemap it gets.
 logging.getLogger().setLevel(logging.WARNING)
 
-NS = (
-    'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" '
-    'xmlns:image="http://www.google.com/schemas/sitemap-image/1.1" '
-    'xmlns:video="http://www.google.com/schemas/sitemap-video/1.1" '
-    'xmlns:news="http://www.google.com/schemas/sitemap-news/0.9" '
-    'xmlns:xhtml="http://www.w3.org/1999/xhtml" '
-    'xmlns:geo="http://www.google.com/geo/schemas/sitemap/1.0"'
-)
+NS = NS_ALL
 
 PAGEMAP = 'xmlns="http://www.google.com/schemas/sitemap-pagemap/1.0"'
 

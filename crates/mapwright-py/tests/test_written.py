@@ -12,6 +12,8 @@ import mapwright
 # (as written, normal form): an upper-case scheme and host with the default port, a bare
 # origin with its default port, escapes in lower case and an unreserved one, a space left
 # unescaped, an entity, and a second spelling of the first.
+# Alike on purpose: the cases of crates/mapwright/tests/fetch/written.rs's CASES: the package must
+# say what the CLI says, and each suite stands alone (pytest reads no Rust).
 CASES = [
     ("HTTPS://Example.COM:443/A", "https://example.com/A"),
     ("http://example.com:80", "http://example.com/"),

@@ -371,6 +371,7 @@ pub(crate) struct NewToken {
     name: String,
 }
 
+// Alike on purpose: api/account.rs's `request_reset` has this frame (see there).
 /// A new token with its secret, shown this once.
 #[derive(Serialize)]
 pub(crate) struct CreatedToken {

@@ -13,7 +13,7 @@ use mapwright_server::AppState;
 use mapwright_store::{Actor, Role, Site, Sitemap, Source};
 use serde_json::{Value, json};
 
-use crate::api::{call, call_json, user};
+use crate::api::{call, call_json, owner_site, user};
 use crate::console::{csrf_of, post_form, text};
 use crate::sitehost::{SiteHost, index, urlset};
 use crate::support::{Auth, Mail, TestApp, each_backend, poll_until, unix_now};
@@ -46,16 +46,6 @@ fn token_of(mail: &Mail) -> String {
     rest.chars().take_while(char::is_ascii_hexdigit).collect()
 }
 
-/// An owner with an API token and a verified site on a new test host.
-async fn owner_site(app: &TestApp, email: &str) -> (Actor, String, Site, SiteHost) {
-    let (actor, token) = user(app, email).await;
-    let web = SiteHost::start().await;
-    let site = app.store.create_site(actor, &web.origin, 0).await.unwrap();
-    app.store.record_verification(site.id, true, 1).await.unwrap();
-    let site = app.store.site(actor, site.id).await.unwrap();
-    (actor, token, site, web)
-}
-
 /// An owner's site (see [`owner_site`]) with one sitemap, `/s.xml` listing one page, added and
 /// read once: a first read is no worsening, so nothing is mailed yet.
 async fn owner_sitemap(app: &TestApp, email: &str) -> (Actor, String, Site, SiteHost, Sitemap) {
@@ -82,6 +72,17 @@ async fn reader(app: &TestApp, owner: Actor, site: &Site, email: &str) -> (Actor
 async fn resubmit(app: &TestApp, token: &str, id: i64) {
     let (status, _, body) = call(app, "POST", &format!("/api/v1/sitemaps/{id}/resubmit"), Some(token), None).await;
     assert!(status.is_success(), "{status} {body}");
+}
+
+/// The sitemap `/s.xml` gets better (one page, read), then worse again (gone, read): the
+/// worsening an alert is about, once more.
+async fn better_then_worse(app: &TestApp, web: &SiteHost, token: &str, id: i64) {
+    web.put("/s.xml", &one_page(web));
+    resubmit(app, token, id).await;
+    drain(&app.state).await;
+    web.remove("/s.xml");
+    resubmit(app, token, id).await;
+    drain(&app.state).await;
 }
 
 async fn alerts_of(app: &TestApp, token: &str, site: i64) -> Value {
@@ -123,12 +124,7 @@ async fn a_worse_read_mails_each_subscribed_member_once_a_day() {
         let ann_link = token_of(mail);
 
         // Better is no news; worse again the same day is not mailed again.
-        web.put("/s.xml", &one_page(&web));
-        resubmit(&app, &ann_token, sitemap.id).await;
-        drain(&app.state).await;
-        web.remove("/s.xml");
-        resubmit(&app, &ann_token, sitemap.id).await;
-        drain(&app.state).await;
+        better_then_worse(&app, &web, &ann_token, sitemap.id).await;
         settle(&app, 1).await;
 
         // The reader subscribes by the API; the next worsening reaches him (his day is his own)
@@ -144,12 +140,7 @@ async fn a_worse_read_mails_each_subscribed_member_once_a_day() {
         )
         .await;
         assert_eq!(on, json!({"site_id": site.id, "enabled": true, "chosen": true}));
-        web.put("/s.xml", &one_page(&web));
-        resubmit(&app, &ann_token, sitemap.id).await;
-        drain(&app.state).await;
-        web.remove("/s.xml");
-        resubmit(&app, &ann_token, sitemap.id).await;
-        drain(&app.state).await;
+        better_then_worse(&app, &web, &ann_token, sitemap.id).await;
         let mails = settle(&app, 2).await;
         assert_eq!(mails[1].to, "bob@example.com");
         let bob_link = token_of(&mails[1]);

@@ -9,7 +9,7 @@ use mapwright_store::{Actor, Site, Source, UrlQuery};
 use scraper::{Html, Selector};
 use serde_json::{Value, json};
 
-use crate::api::{call, call_json, user};
+use crate::api::{call, call_json, owner_site};
 use crate::console::{csrf_of, post_form};
 use crate::sitehost::{SiteHost, index, urlset};
 use crate::support::{Auth, TestApp, each_backend, unix_now};
@@ -19,16 +19,6 @@ const WORKER: &str = "life-worker";
 /// Runs every due job (a little ahead of the clock) until none is left; returns how many ran.
 async fn drain(state: &AppState) -> usize {
     crate::support::drain_jobs(state, WORKER, 50).await
-}
-
-/// A user with an API token and a verified site on a new test host.
-async fn owner_site(app: &TestApp, email: &str) -> (Actor, String, Site, SiteHost) {
-    let (actor, token) = user(app, email).await;
-    let web = SiteHost::start().await;
-    let site = app.store.create_site(actor, &web.origin, 0).await.unwrap();
-    app.store.record_verification(site.id, true, 1).await.unwrap();
-    let site = app.store.site(actor, site.id).await.unwrap();
-    (actor, token, site, web)
 }
 
 /// The site's live URLs, sorted.
@@ -97,6 +87,26 @@ async fn session(app: &TestApp, actor: Actor) -> String {
 
 fn entries(urls: &[String]) -> String {
     urlset(&urls.iter().map(|u| (u.as_str(), None)).collect::<Vec<_>>())
+}
+
+/// An index `/index.xml` of two children on `web`, `/c1.xml` listing `/a` and `/c2.xml` listing
+/// `/b`, each with `lastmod` in the index, added to the site and read (the index and both
+/// children). Returns the URLs `[a, b, c1, c2]` and the index's id.
+async fn index_of_two(
+    app: &TestApp,
+    token: &str,
+    site: &Site,
+    web: &SiteHost,
+    lastmod: Option<&str>,
+) -> ([String; 4], Value) {
+    let (a, b) = (web.url("/a"), web.url("/b"));
+    web.put("/c1.xml", &entries(std::slice::from_ref(&a)));
+    web.put("/c2.xml", &entries(std::slice::from_ref(&b)));
+    let (c1, c2, idx) = (web.url("/c1.xml"), web.url("/c2.xml"), web.url("/index.xml"));
+    web.put("/index.xml", &index(&[(&c1, lastmod), (&c2, lastmod)]));
+    let id = add(app, token, site, &idx, StatusCode::CREATED).await["id"].clone();
+    assert_eq!(drain(&app.state).await, 3);
+    ([a, b, c1, c2], id)
 }
 
 #[tokio::test]
@@ -347,13 +357,7 @@ async fn resubmit_moves_the_last_submission_time() {
 async fn a_child_the_user_removed_stays_removed_while_its_index_lists_it() {
     each_backend(false, |app| async move {
         let (actor, token, site, web) = owner_site(&app, "ann@example.com").await;
-        let (a, b) = (web.url("/a"), web.url("/b"));
-        web.put("/c1.xml", &entries(std::slice::from_ref(&a)));
-        web.put("/c2.xml", &entries(std::slice::from_ref(&b)));
-        let (c1, c2, idx) = (web.url("/c1.xml"), web.url("/c2.xml"), web.url("/index.xml"));
-        web.put("/index.xml", &index(&[(&c1, Some("2024-01-01")), (&c2, Some("2024-01-01"))]));
-        let id = add(&app, &token, &site, &idx, StatusCode::CREATED).await["id"].clone();
-        assert_eq!(drain(&app.state).await, 3);
+        let ([a, b, c1, c2], id) = index_of_two(&app, &token, &site, &web, Some("2024-01-01")).await;
         let child = listed(&app, &token, &site, &c2).await["id"].clone();
         remove(&app, &token, &child).await;
         assert_eq!(live_urls(&app, actor, &site).await, std::slice::from_ref(&a));
@@ -393,13 +397,7 @@ async fn a_child_the_user_removed_stays_removed_while_its_index_lists_it() {
 async fn a_child_its_index_dropped_restored_by_its_owner_stays() {
     each_backend(false, |app| async move {
         let (actor, token, site, web) = owner_site(&app, "ann@example.com").await;
-        let (a, b) = (web.url("/a"), web.url("/b"));
-        web.put("/c1.xml", &entries(std::slice::from_ref(&a)));
-        web.put("/c2.xml", &entries(std::slice::from_ref(&b)));
-        let (c1, c2, idx) = (web.url("/c1.xml"), web.url("/c2.xml"), web.url("/index.xml"));
-        web.put("/index.xml", &index(&[(&c1, None), (&c2, None)]));
-        let id = add(&app, &token, &site, &idx, StatusCode::CREATED).await["id"].clone();
-        assert_eq!(drain(&app.state).await, 3);
+        let ([a, b, c1, c2], id) = index_of_two(&app, &token, &site, &web, None).await;
         let child = listed(&app, &token, &site, &c2).await;
         assert_eq!((&child["source"], &child["parent_id"]), (&json!("index"), &id));
 

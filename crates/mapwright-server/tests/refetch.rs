@@ -9,7 +9,7 @@ use mapwright_server::AppState;
 use mapwright_store::{Actor, Site, UrlQuery, UrlRow};
 use serde_json::{Value, json};
 
-use crate::api::{call_json, user};
+use crate::api::{call_json, owner_site};
 use crate::sitehost::{SiteHost, index, urlset};
 use crate::support::{TestApp, each_backend};
 
@@ -17,15 +17,6 @@ const WORKER: &str = "refetch-worker";
 
 async fn drain(state: &AppState) -> usize {
     crate::support::drain_jobs(state, WORKER, 50).await
-}
-
-/// A user with an API token and a verified site on a new test host.
-async fn owner_site(app: &TestApp) -> (Actor, String, Site, SiteHost) {
-    let (actor, token) = user(app, "ann@example.com").await;
-    let web = SiteHost::start().await;
-    let site = app.store.create_site(actor, &web.origin, 0).await.unwrap();
-    app.store.record_verification(site.id, true, 1).await.unwrap();
-    (actor, token, site, web)
 }
 
 async fn add(app: &TestApp, token: &str, site: &Site, url: &str) -> i64 {
@@ -91,7 +82,7 @@ fn paths(urls: &[(String, Option<String>, i64)]) -> Vec<(&str, Option<&str>)> {
 #[tokio::test]
 async fn the_same_bytes_again_are_unchanged_and_keep_the_verdict_findings_and_urls() {
     each_backend(false, |app| async move {
-        let (actor, token, site, web) = owner_site(&app).await;
+        let (actor, token, site, web) = owner_site(&app, "ann@example.com").await;
         let (a, b, c) = (web.url("/a"), web.url("/b"), web.url("/c"));
         // An URL of another site: an error finding of every read of these bytes.
         let v1 = urlset(&[(&a, Some("2024-01-01")), (&b, None), (&c, None), ("http://elsewhere.example/x", None)]);
@@ -146,7 +137,7 @@ async fn the_same_bytes_again_are_unchanged_and_keep_the_verdict_findings_and_ur
 #[tokio::test]
 async fn a_read_cut_short_between_two_equal_ones_makes_the_next_a_full_read() {
     each_backend(false, |app| async move {
-        let (actor, token, site, web) = owner_site(&app).await;
+        let (actor, token, site, web) = owner_site(&app, "ann@example.com").await;
         let (a, b, c, d) = (web.url("/a"), web.url("/b"), web.url("/c"), web.url("/d"));
         let v1 = urlset(&[(&a, Some("2024-01-01")), (&b, None), (&c, None)]);
         web.put("/s.xml", &v1);
@@ -203,7 +194,7 @@ async fn a_read_cut_short_between_two_equal_ones_makes_the_next_a_full_read() {
 #[tokio::test]
 async fn an_index_whose_children_are_unchanged_reads_none_of_them_again() {
     each_backend(false, |app| async move {
-        let (actor, token, site, web) = owner_site(&app).await;
+        let (actor, token, site, web) = owner_site(&app, "ann@example.com").await;
         let (one, two) = (web.url("/one.xml"), web.url("/two.xml"));
         web.put("/index.xml", &index(&[(&one, None), (&two, None)]));
         let (a, b, c) = (web.url("/a"), web.url("/b"), web.url("/c"));

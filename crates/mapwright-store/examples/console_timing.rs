@@ -4,40 +4,31 @@
 //!
 //! `cargo run --release -p mapwright-store --example console_timing [postgres://.../db]`.
 //! Without a URL: SQLite in a temp dir only.
-//!
-//! Its set-up (open each backend, a user and a verified site) is `upsert_timing.rs`'s: each
-//! example is a binary of its own, run alone, and examples share no module.
+
+mod common;
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use mapwright_store::{Actor, DownloadRecord, FetchSummary, PgStore, Source, SqliteStore, Store};
+use common::{Res, T0, on_each_backend};
+use mapwright_store::{Actor, DownloadRecord, FetchSummary, Site, Source, Store};
 
 const SITEMAPS: usize = 50;
 const DOWNLOADS: usize = 400;
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
-    run(Arc::new(SqliteStore::open_dir(dir.path()).await?)).await?;
-    if let Some(url) = std::env::args().nth(1) {
-        run(Arc::new(PgStore::open(&url).await?)).await?;
-    }
-    Ok(())
+async fn main() -> Res {
+    on_each_backend(run).await
 }
 
-async fn run(store: Arc<dyn Store>) -> Result<(), Box<dyn std::error::Error>> {
-    let t0 = 1_700_000_000;
-    let user = store.create_user(&format!("bench-{}@example.com", std::process::id()), "h", false, t0).await?;
-    let actor = Actor::from(&user);
-    let site = store.create_site(actor, "https://bench.example", t0).await?;
-    store.record_verification(site.id, true, t0).await?;
+async fn run(store: Arc<dyn Store>, actor: Actor, site: Site) -> Res {
+    store.record_verification(site.id, true, T0).await?;
     for i in 0..SITEMAPS {
-        store.add_sitemap(actor, site.id, &format!("https://bench.example/s{i}.xml"), Source::Api, t0).await?;
+        store.add_sitemap(actor, site.id, &format!("https://bench.example/s{i}.xml"), Source::Api, T0).await?;
     }
     let started = Instant::now();
     for round in 0..DOWNLOADS as i64 {
-        let now = t0 + round;
+        let now = T0 + round;
         for leased in store.lease_due_sitemaps("bench", now, SITEMAPS as i64, 60).await? {
             // Most downloads of a busy sitemap are "unchanged"; every tenth reads the file.
             let status = if round % 10 == 0 { "ok" } else { "unchanged" };

@@ -4,29 +4,23 @@
 //! `cargo run --release -p mapwright-store --example upsert_timing [postgres://.../db]`
 //! (dependencies are optimised in dev builds too). Without a URL: SQLite in a temp dir only.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Instant;
 
-use mapwright_store::{Actor, PgStore, Source, SqliteStore, Store, UrlRecord};
+use common::{Res, T0, on_each_backend};
+use mapwright_store::{Actor, Site, Source, Store, UrlRecord};
 
 const URLS: usize = 50_000;
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
-    run(Arc::new(SqliteStore::open_dir(dir.path()).await?)).await?;
-    if let Some(url) = std::env::args().nth(1) {
-        run(Arc::new(PgStore::open(&url).await?)).await?;
-    }
-    Ok(())
+async fn main() -> Res {
+    on_each_backend(run).await
 }
 
-async fn run(store: Arc<dyn Store>) -> Result<(), Box<dyn std::error::Error>> {
-    let t0 = 1_700_000_000;
-    let user = store.create_user(&format!("bench-{}@example.com", std::process::id()), "h", false, t0).await?;
-    let actor = Actor::from(&user);
-    let site = store.create_site(actor, "https://bench.example", t0).await?;
-    let sitemap = store.add_sitemap(actor, site.id, "https://bench.example/s.xml", Source::Api, t0).await?;
+async fn run(store: Arc<dyn Store>, actor: Actor, site: Site) -> Res {
+    let sitemap = store.add_sitemap(actor, site.id, "https://bench.example/s.xml", Source::Api, T0).await?;
     let urls: Vec<UrlRecord> = (0..URLS)
         .map(|i| UrlRecord {
             loc: format!("https://bench.example/page-{i}.html"),
@@ -35,7 +29,7 @@ async fn run(store: Arc<dyn Store>) -> Result<(), Box<dyn std::error::Error>> {
             priority: Some(0.5),
         })
         .collect();
-    for (label, now) in [("insert", t0), ("update", t0 + 10)] {
+    for (label, now) in [("insert", T0), ("update", T0 + 10)] {
         let start = Instant::now();
         for chunk in urls.chunks(1000) {
             store.upsert_urls(site.id, sitemap.id, chunk, now).await?;
@@ -49,7 +43,7 @@ async fn run(store: Arc<dyn Store>) -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     let start = Instant::now();
-    store.sweep_urls(site.id, sitemap.id, t0 + 10, t0 + 10).await?;
+    store.sweep_urls(site.id, sitemap.id, T0 + 10, T0 + 10).await?;
     println!("{:8} sweep: {:.3} s", store.backend(), start.elapsed().as_secs_f64());
     store.close().await;
     Ok(())

@@ -305,6 +305,8 @@ macro_rules! impl_check_runs {
                 .await?)
             }
 
+            // Alike on purpose: store.rs's trait entry states this signature too, with the
+            // contract's doc (store.rs's header says why it is written twice).
             pub(crate) async fn check_runs_record(
                 &self,
                 site_id: i64,

@@ -113,7 +113,18 @@ macro_rules! domain_methods {
             }
 
             pub(crate) async fn record_domain_verification_impl(&self, domain_id: i64, ok: bool, now: Timestamp) -> Result<()> {
-                record_check!(self, "domain_properties", "domain property", domain_id, ok, now)
+                // As a site's check (`record_check_impl`, which also keeps which proof it was):
+                // `verified_at` kept (or set) on success, cleared on failure.
+                let done = sqlx::query(
+                    "UPDATE domain_properties SET last_checked_at = $1, \
+                     verified_at = CASE WHEN $2 THEN COALESCE(verified_at, $1) ELSE NULL END WHERE id = $3",
+                )
+                .bind(now)
+                .bind(ok)
+                .bind(domain_id)
+                .execute(&self.pool)
+                .await?;
+                found(done.rows_affected(), "domain property", domain_id)
             }
 
             pub(crate) async fn domains_to_verify_impl(

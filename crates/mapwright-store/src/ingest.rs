@@ -58,6 +58,8 @@ macro_rules! impl_ingest {
         conn = $conn:ident
     ) => {
         impl $store {
+            // Alike on purpose: its lease check and its stage's insert bind the same sitemap and
+            // worker, each to its own statement.
             pub(crate) async fn ingest_begin(
                 &self,
                 worker: &str,
@@ -581,7 +583,8 @@ macro_rules! merge_rows {
         if let Some(copied) = copied {
             fresh_rows = copied;
         } else if all_fit && plan.new > 0 {
-            fresh_rows = $crate::ingest::insert_staged!($new_urls, $tx, stage_id, site_id, sitemap_id, now);
+            fresh_rows =
+                $crate::ingest::insert_with_links!($new_urls, staged_new_rows, $tx, site_id, sitemap_id, now, stage_id);
         }
         // New URLs not inserted: a URL the site had already (listed by another sitemap, or
         // removed), or the quota: they are merged row by row below.
@@ -803,41 +806,18 @@ macro_rules! add_to_chain {
 
 pub(crate) use add_to_chain;
 
-/// The insert of a stage's new URLs (kind 0) straight from `staged_urls`, in reading order, and
-/// of their links to the sitemap, without looking each one up; evaluates to the rows inserted
-/// (a URL the site already holds is skipped by `ON CONFLICT` and merged afterwards):
+/// The insert of new URL rows and of their links to the sitemap, without looking each one up:
+/// `$rows` names the macro of the rows' `SELECT` (`$1` the site, `$2` the time, `$3` the given
+/// `$third` value: [`staged_new_rows!`], a stage's new URLs in reading order, or [`new_rows!`]);
+/// evaluates to the rows inserted (a URL the site already holds is skipped by `ON CONFLICT` and
+/// merged afterwards):
 ///
 /// - `rowid` (SQLite): the merge holds the database's one write lock, so the rows it inserts are
 ///   exactly those with an id above the largest before it (SQLite gives a new row the largest
 ///   rowid plus one): their links are one range scan.
 /// - `returning` (PostgreSQL): the insert returns its ids to the link insert in one statement.
-macro_rules! insert_staged {
-    (rowid, $tx:ident, $stage_id:expr, $site_id:expr, $sitemap_id:expr, $now:expr) => {{ $crate::ingest::insert_rowid_range!(staged_new_rows, $tx, $site_id, $sitemap_id, $now, $stage_id) }};
-    (returning, $tx:ident, $stage_id:expr, $site_id:expr, $sitemap_id:expr, $now:expr) => {{
-        sqlx::query(concat!(
-            "WITH added AS (INSERT INTO urls (site_id, loc, loc_hash, lastmod, changefreq, priority, first_seen_at, \
-             last_seen_at, changed_at) ",
-            staged_new_rows!(),
-            " ON CONFLICT DO NOTHING RETURNING id) \
-             INSERT INTO sitemap_urls (sitemap_id, url_id, last_seen_at) SELECT $4, id, $2 FROM added"
-        ))
-        .bind($site_id)
-        .bind($now)
-        .bind($stage_id)
-        .bind($sitemap_id)
-        .execute(&mut *$tx)
-        .await?
-        .rows_affected() as i64
-    }};
-}
-
-pub(crate) use insert_staged;
-
-/// SQLite's insert of new URL rows and of their links to the sitemap, for both callers
-/// ([`insert_staged!`], [`insert_new!`]): `$rows` names the macro of the rows' `SELECT`
-/// (`$1` the site, `$2` the time, `$3` the given `$third` value); evaluates to the rows inserted.
-macro_rules! insert_rowid_range {
-    ($rows:ident, $tx:ident, $site_id:expr, $sitemap_id:expr, $now:expr, $third:expr) => {{
+macro_rules! insert_with_links {
+    (rowid, $rows:ident, $tx:ident, $site_id:expr, $sitemap_id:expr, $now:expr, $third:expr) => {{
         let before: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM urls").fetch_one(&mut *$tx).await?;
         let inserted = sqlx::query(concat!(
             "INSERT INTO urls (site_id, loc, loc_hash, lastmod, changefreq, priority, first_seen_at, last_seen_at, \
@@ -863,9 +843,25 @@ macro_rules! insert_rowid_range {
         .await?;
         inserted
     }};
+    (returning, $rows:ident, $tx:ident, $site_id:expr, $sitemap_id:expr, $now:expr, $third:expr) => {{
+        sqlx::query(concat!(
+            "WITH added AS (INSERT INTO urls (site_id, loc, loc_hash, lastmod, changefreq, priority, first_seen_at, \
+             last_seen_at, changed_at) ",
+            $rows!(),
+            " ON CONFLICT DO NOTHING RETURNING id) \
+             INSERT INTO sitemap_urls (sitemap_id, url_id, last_seen_at) SELECT $4, id, $2 FROM added"
+        ))
+        .bind($site_id)
+        .bind($now)
+        .bind($third)
+        .bind($sitemap_id)
+        .execute(&mut *$tx)
+        .await?
+        .rows_affected() as i64
+    }};
 }
 
-pub(crate) use insert_rowid_range;
+pub(crate) use insert_with_links;
 
 /// The staged new URLs as rows of `urls`: `$1` the site, `$2` the time, `$3` the stage.
 macro_rules! staged_new_rows {
@@ -876,27 +872,14 @@ macro_rules! staged_new_rows {
 }
 
 /// The insert of the new URLs of `merge_urls` (`url_id IS NULL`, the first `$room` in reading
-/// order) and of their links to the sitemap, as [`insert_staged!`] does; evaluates to the rows
+/// order) and of their links to the sitemap ([`insert_with_links!`]); evaluates to the rows
 /// inserted. On PostgreSQL a URL another job of the site inserted meanwhile (`ON CONFLICT DO
 /// NOTHING`) returns nothing: when fewer rows came back than were inserted, those rows find
 /// their id again and are linked with the known ones.
 macro_rules! insert_new {
-    (rowid, $tx:ident, $site_id:expr, $sitemap_id:expr, $now:expr, $room:expr) => {{ $crate::ingest::insert_rowid_range!(new_rows, $tx, $site_id, $sitemap_id, $now, $room) }};
+    (rowid, $tx:ident, $site_id:expr, $sitemap_id:expr, $now:expr, $room:expr) => {{ $crate::ingest::insert_with_links!(rowid, new_rows, $tx, $site_id, $sitemap_id, $now, $room) }};
     (returning, $tx:ident, $site_id:expr, $sitemap_id:expr, $now:expr, $room:expr) => {{
-        let linked = sqlx::query(concat!(
-            "WITH added AS (INSERT INTO urls (site_id, loc, loc_hash, lastmod, changefreq, priority, first_seen_at, \
-             last_seen_at, changed_at) ",
-            new_rows!(),
-            " ON CONFLICT DO NOTHING RETURNING id) \
-             INSERT INTO sitemap_urls (sitemap_id, url_id, last_seen_at) SELECT $4, id, $2 FROM added"
-        ))
-        .bind($site_id)
-        .bind($now)
-        .bind($room)
-        .bind($sitemap_id)
-        .execute(&mut *$tx)
-        .await?
-        .rows_affected() as i64;
+        let linked = $crate::ingest::insert_with_links!(returning, new_rows, $tx, $site_id, $sitemap_id, $now, $room);
         if linked < $room {
             sqlx::query(
                 "UPDATE merge_urls SET url_id = (SELECT u.id FROM urls u WHERE u.site_id = $1 \

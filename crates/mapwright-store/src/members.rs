@@ -138,6 +138,8 @@ pub struct InvitationInfo {
 macro_rules! member_methods {
     ($ty:ty) => {
         impl $ty {
+            // Alike on purpose: as `remove_member_impl`, a look-up under `owned!` binding an id,
+            // the admin flag and the user; each its own row.
             pub(crate) async fn site_role_impl(&self, actor: Actor, site_id: i64) -> Result<$crate::Role> {
                 let role: Option<Option<String>> = sqlx::query_scalar(concat!(
                     "SELECT m.role FROM sites s LEFT JOIN site_members m ON m.site_id = s.id AND m.user_id = $3 \
@@ -391,6 +393,7 @@ macro_rules! member_methods {
                     .await?)
             }
 
+            // Alike on purpose: its look-up has the shape of `site_role_impl`'s (see there).
             pub(crate) async fn remove_member_impl(&self, actor: Actor, member_id: i64) -> Result<()> {
                 let member: Option<(i64, i64, String)> = sqlx::query_as(concat!(
                     "SELECT m.site_id, m.user_id, m.role FROM site_members m JOIN sites s ON s.id = m.site_id \

@@ -121,6 +121,9 @@ impl Source {
 }
 
 row! {
+// Alike on purpose: the field lists of the rows below (`DownloadRecord`, `Download`, ...) repeat
+// this one's shape, one documented field a line; the comment above `DownloadRecord` says why the
+// write side has types of its own.
 /// A sitemap of a site, with the summary of its last download.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Sitemap {
@@ -254,7 +257,7 @@ pub struct FindingRecord {
 }
 }
 
-// The write side (`DownloadRecord`, `UrlRecord`, `FetchSummary`) repeats fields of the rows read
+// Alike on purpose: the write side (`DownloadRecord`, `UrlRecord`, `FetchSummary`) repeats fields of the rows read
 // back (`Download`, `UrlRow`, `Sitemap`): a read row has ids, times and roll-ups the writer
 // does not give, and each derives `FromRow` from its own query's columns; one type for both
 // would give every write fields it must leave empty.

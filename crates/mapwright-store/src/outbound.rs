@@ -8,6 +8,8 @@
 macro_rules! outbound_methods {
     ($ty:ty) => {
         impl $ty {
+            // Alike on purpose: store.rs's trait entry states this signature too, with the
+            // contract's doc (store.rs's header says why it is written twice).
             pub(crate) async fn count_events_impl(
                 &self,
                 scope: &str,

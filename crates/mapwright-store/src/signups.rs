@@ -7,6 +7,8 @@
 macro_rules! signup_methods {
     ($ty:ty) => {
         impl $ty {
+        // Alike on purpose: store.rs's trait entry states this signature too, with the contract's
+        // doc (store.rs's header says why it is written twice).
         pub(crate) async fn request_signup_impl(
             &self,
             email: &str,

@@ -418,6 +418,8 @@ macro_rules! sitemap_methods {
                 .await?)
             }
 
+            // Alike on purpose: store.rs's trait entry states this signature too, with the
+            // contract's doc (store.rs's header says why it is written twice).
             pub(crate) async fn page_sitemaps_impl(
                 &self,
                 actor: Actor,

@@ -64,18 +64,7 @@ macro_rules! site_methods {
             }
 
             pub(crate) async fn site_impl(&self, actor: Actor, site_id: i64) -> Result<Site> {
-                sqlx::query_as(concat!(
-                    "SELECT ",
-                    site_cols!(),
-                    " FROM sites s WHERE s.id = $1 AND ",
-                    owned!("$2", "$3")
-                ))
-                .bind(site_id)
-                .bind(actor.is_admin)
-                .bind(actor.user_id)
-                .fetch_optional(&self.pool)
-                .await?
-                .ok_or(Error::NotFound { what: "site", id: site_id })
+                visible_site!(self, site_cols!(), actor, site_id)
             }
 
             pub(crate) async fn list_sites_impl(&self, actor: Actor) -> Result<Vec<Site>> {

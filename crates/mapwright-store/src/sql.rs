@@ -13,7 +13,7 @@
 //! shared limits, health), `recovery.rs` (password resets, changes of password and address), `sites.rs`, `sitemaps.rs` (sitemaps, downloads, roll-ups, the
 //! console's summaries), `leasing.rs` (the fetch queue), `urls.rs`, `ingest.rs` (a download's
 //! staged URLs), `check_runs.rs` (check runs, recorded checks, failure reports), `members.rs` (members
-//! and invitations), `alerts.rs` (e-mail alerts), `diffs.rs` (per-read diffs), `domains.rs` (domain properties), `webhooks.rs` (webhook endpoints, deliveries, attempts) and `retention.rs`. What several concerns use stays here: `owned!`, `member_of!`, `owner_of!`, `mark_orphans_removed!`,
+//! and invitations), `alerts.rs` (e-mail alerts), `diffs.rs` (per-read diffs), `domains.rs` (domain properties), `webhooks.rs` (webhook endpoints, deliveries, attempts) and `retention.rs`. What several concerns use stays here: `owned!`, `visible_site!`, `member_of!`, `owner_of!`, `mark_orphans_removed!`,
 //! [`Pacer`], the hashing and cleaning of URLs, the chunk sizes.
 
 /// The condition "the acting user may see site `s`": `$a` is the admin flag, `$u` the id; a
@@ -22,6 +22,22 @@ macro_rules! owned {
     ($a:literal, $u:literal) => {
         concat!("(", $a, " OR s.id IN (SELECT m.site_id FROM site_members m WHERE m.user_id = ", $u, "))")
     };
+}
+
+/// The columns `$cols` (of `sites s`) of site `$site_id` when `$actor` may see it (`owned!`), else
+/// [`Error::NotFound`](crate::Error::NotFound): the look-up of one site for reading, said once
+/// for every reader of a site's row.
+macro_rules! visible_site {
+    ($store:ident, $cols:expr, $actor:expr, $site_id:expr) => {{
+        let (actor, site_id): ($crate::Actor, i64) = ($actor, $site_id);
+        sqlx::query_as(concat!("SELECT ", $cols, " FROM sites s WHERE s.id = $1 AND ", owned!("$2", "$3")))
+            .bind(site_id)
+            .bind(actor.is_admin)
+            .bind(actor.user_id)
+            .fetch_optional(&$store.pool)
+            .await?
+            .ok_or($crate::Error::NotFound { what: "site", id: site_id })
+    }};
 }
 
 /// The condition "site id `$site` is one of user `$u`'s" for a list, without the admin's `OR`: a list
@@ -46,26 +62,6 @@ macro_rules! owner_of {
             " AND m.role = 'owner'))"
         )
     };
-}
-
-/// Records a verification check of row `$id` of `$table` (`sites` or `domain_properties`, both
-/// with `verified_at` and `last_checked_at`): `verified_at` kept (or set) when `$ok`, cleared
-/// when not. One statement for sites and domain properties, which are verified alike.
-macro_rules! record_check {
-    ($store:expr, $table:literal, $what:literal, $id:expr, $ok:expr, $now:expr) => {{
-        let done = sqlx::query(concat!(
-            "UPDATE ",
-            $table,
-            " SET last_checked_at = $1, verified_at = CASE WHEN $2 THEN COALESCE(verified_at, $1) ELSE NULL END \
-             WHERE id = $3"
-        ))
-        .bind($now)
-        .bind($ok)
-        .bind($id)
-        .execute(&$store.pool)
-        .await?;
-        found(done.rows_affected(), $what, $id)
-    }};
 }
 
 /// Claims up to `$limit` rows of `$table` due for a verification re-check (never checked, or

@@ -68,6 +68,8 @@ store_trait! {
         /// The user and stored password hash for an e-mail, to check a sign-in.
         async fn user_credentials(&self, email: &str) -> Result<Option<(User, String)>> => user_credentials_impl;
 
+        // Alike on purpose: its inherent method in signups.rs repeats this signature (see the
+        // header).
         /// Records a sign-up waiting for the confirmation of its address, valid `ttl_seconds`: one
         /// per address and requesting network (`from.network`), so a new request from the same
         /// network replaces its link and one from another network gets its own, leaving the
@@ -107,6 +109,8 @@ store_trait! {
             now: Timestamp,
         ) -> Result<Option<i64>> => count_event_impl;
 
+        // Alike on purpose: its inherent method in outbound.rs repeats this signature (see the
+        // header).
         /// [`Store::count_event`] for `events` events at once (at least one): a sender that
         /// reserves its turns at a target a batch at a time. `None` when they are all within
         /// `limit`, else the seconds until the window ends.
@@ -372,6 +376,7 @@ store_trait! {
         // --- URLs ---
 
 
+        // Alike on purpose: its inherent method in urls.rs repeats this signature (see the header).
         /// [`Store::upsert_urls`] within a quota: new URLs are added only while the site has fewer
         /// than `quota` URL rows (removed ones count: they take room too), the rest are counted as
         /// refused; known URLs are always updated. Written in transactions of at most
@@ -560,6 +565,8 @@ store_trait! {
         async fn urls_to_check(&self, site_id: i64, after_url_id: i64, limit: i64) -> Result<Vec<(i64, String)>>
             => check_runs_urls;
 
+        // Alike on purpose: its inherent method in check_runs.rs repeats this signature (see the
+        // header).
         /// Records a page of a run in one transaction: each URL's outcome (replacing its previous
         /// one), the run's progress up to `after_url_id`, and its lease renewed to `lease_until`.
         /// `false` (and nothing written) when `owner` no longer holds the run.
@@ -594,6 +601,8 @@ store_trait! {
         async fn record_url_checks(&self, site_id: i64, checks: &[UrlCheckRecord], now: Timestamp) -> Result<()>
             => record_url_checks_impl;
 
+        // Alike on purpose: its inherent method in sitemaps.rs repeats this signature (see the
+        // header).
         /// A page of the sitemaps of a site of the actor that are not removed, by id: all, or the
         /// children of one index (`parent_id`; with those the user removed, which the index still
         /// lists), or those of one source (robots.txt's).
@@ -772,6 +781,8 @@ store_trait! {
 
         // --- webhooks ---
 
+        // Alike on purpose: its inherent method in webhooks.rs repeats this signature (see the
+        // header).
         /// An owner adds a webhook endpoint to a site (`events` from
         /// [`WEBHOOK_EVENTS`](crate::WEBHOOK_EVENTS), checked by the caller, as is the URL). Past
         /// [`MAX_WEBHOOKS_PER_SITE`](crate::MAX_WEBHOOKS_PER_SITE), or
@@ -888,6 +899,8 @@ store_trait! {
         /// and URLs: the overview's totals, in one read whatever the number of sitemaps.
         async fn site_totals(&self, actor: Actor, site_id: i64) -> Result<Vec<crate::WordTotal>> => site_totals_impl;
 
+        // Alike on purpose: its inherent method in overview.rs repeats this signature (see the
+        // header).
         /// Records an IndexNow submission received for a verified site (`refused`: why its URLs
         /// were not taken), keeping the site's newest [`crate::MAX_INDEXNOW_RECEIPTS`].
         async fn record_indexnow_receipt(

@@ -1,7 +1,9 @@
-//! Test support for crates that test against PostgreSQL: a database per test, created on the
-//! machine's server and dropped afterwards, even when the test fails.
+//! Test support for the crates that test the store: a PostgreSQL database per test, created on
+//! the machine's server and dropped afterwards, even when the test fails; and every URL row of
+//! a site, which the store's tests and the CLI's `serve` tests compare after a read.
 
 use crate::secret::new_verification_token;
+use crate::{Actor, Store, UrlQuery, UrlRow};
 use sqlx::Connection;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -62,4 +64,29 @@ impl Drop for PgDatabase {
         })
         .join();
     }
+}
+
+/// Every URL row of the actor's site, removed ones included, in id order: as many pages of
+/// [`Store::list_urls`] as it takes.
+pub async fn all_url_rows(store: &dyn Store, actor: Actor, site_id: i64) -> crate::Result<Vec<UrlRow>> {
+    let (mut all, mut after) = (Vec::new(), 0);
+    loop {
+        let page = store.list_urls(actor, site_id, UrlQuery { after, limit: 10_000, include_removed: true }).await?;
+        all.extend(page.items);
+        match page.next_after {
+            Some(next) => after = next,
+            None => return Ok(all),
+        }
+    }
+}
+
+/// [`all_url_rows`], each with the sitemaps that list it ([`Store::url_sitemaps`]): what a reader
+/// can see. One query per row: for the sets a test compares row by row.
+pub async fn url_set(store: &dyn Store, actor: Actor, site_id: i64) -> crate::Result<Vec<(UrlRow, Vec<i64>)>> {
+    let mut all = Vec::new();
+    for row in all_url_rows(store, actor, site_id).await? {
+        let links = store.url_sitemaps(actor, row.id).await?;
+        all.push((row, links));
+    }
+    Ok(all)
 }

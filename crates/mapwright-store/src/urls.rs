@@ -7,6 +7,8 @@
 macro_rules! url_methods {
     ($ty:ty, loc_lower = $loc_lower:literal) => {
         impl $ty {
+            // Alike on purpose: store.rs's trait entry states this signature too, with the
+            // contract's doc (store.rs's header says why it is written twice).
             pub(crate) async fn store_urls_impl(
                 &self,
                 site_id: i64,

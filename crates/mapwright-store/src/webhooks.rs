@@ -216,6 +216,8 @@ pub struct Enqueued {
 macro_rules! webhook_methods {
     ($ty:ty) => {
         impl $ty {
+            // Alike on purpose: store.rs's trait entry states this signature too, with the
+            // contract's doc (store.rs's header says why it is written twice).
             pub(crate) async fn create_webhook_impl(
                 &self,
                 actor: Actor,
@@ -390,6 +392,8 @@ macro_rules! webhook_methods {
                 // the users whose sites the endpoints are on take turns (each user's first due
                 // endpoint, then each one's second...): one user's endpoints, dead or busy,
                 // cannot hold back another's deliveries.
+                // Alike on purpose: as `claim_disabled_webhooks_impl`, a claim by an UPDATE that
+                // returns the ids, then each claimed row read; other tables, other conditions.
                 let ids: Vec<i64> = sqlx::query_scalar(
                     "UPDATE webhook_deliveries SET lease_owner = $1, lease_expires_at = $2 \
                      WHERE id IN (SELECT c.id FROM (SELECT d.id, d.next_attempt_at, ROW_NUMBER() OVER \
@@ -586,6 +590,8 @@ macro_rules! webhook_methods {
                 limit: i64,
             ) -> Result<Vec<$crate::DisabledWebhook>> {
                 // Claimed by stamping, so that one process tells each creator once.
+                // Alike on purpose: claimed as the deliveries are (see
+                // `lease_webhook_deliveries_impl`).
                 let ids: Vec<i64> = sqlx::query_scalar(
                     "UPDATE webhooks SET disabled_told_at = $1 WHERE id IN (SELECT id FROM webhooks \
                      WHERE disabled_at IS NOT NULL AND disabled_told_at IS NULL ORDER BY id LIMIT $2) \

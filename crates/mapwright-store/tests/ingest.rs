@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use mapwright_store::testing::PgDatabase;
-use mapwright_store::{Actor, Error, PgStore, Source, Store, UrlMerge, UrlQuery, UrlRecord, UrlRow};
+use mapwright_store::testing::{PgDatabase, all_url_rows, url_set};
+use mapwright_store::{Actor, Error, PgStore, Source, Store, UrlMerge, UrlRecord, UrlRow};
 
 use crate::support::{T0, each_backend, user, verified_site};
 
@@ -20,25 +20,6 @@ fn many(prefix: &str, n: usize, lastmod: &str) -> Vec<UrlRecord> {
 
 fn merge(sweep: bool, now: i64) -> UrlMerge {
     UrlMerge { sweep, same_content: false, quota: i64::MAX, now }
-}
-
-/// Every URL row of the site (removed ones included) with the sitemaps that list it: what a
-/// reader can see.
-async fn url_set(store: &dyn Store, actor: Actor, site: i64) -> Vec<(UrlRow, Vec<i64>)> {
-    let mut all = Vec::new();
-    let mut after = 0;
-    loop {
-        let query = UrlQuery { after, limit: 10_000, include_removed: true };
-        let page = store.list_urls(actor, site, query).await.unwrap();
-        for row in page.items {
-            let links = store.url_sitemaps(actor, row.id).await.unwrap();
-            all.push((row, links));
-        }
-        match page.next_after {
-            Some(next) => after = next,
-            None => return all,
-        }
-    }
 }
 
 /// A verified site of ann with one sitemap, leased to `w1` at T0 for 60 s.
@@ -84,7 +65,7 @@ async fn a_merge_writes_what_changed_and_sweeps_what_left() {
         ];
         let write = read(&*store, "w1", site, sm, &first, 2, merge(true, T0 + 1)).await;
         assert_eq!((write.written, write.refused), (4, 0));
-        let rows = url_set(&*store, ann, site).await;
+        let rows = url_set(&*store, ann, site).await.unwrap();
         let by_loc = |rows: &[(UrlRow, Vec<i64>)], loc: &str| {
             rows.iter().find(|(r, _)| r.loc == format!("https://ann.example/{loc}")).cloned().unwrap()
         };
@@ -101,7 +82,7 @@ async fn a_merge_writes_what_changed_and_sweeps_what_left() {
             url("https://ann.example/d", None),
         ];
         read(&*store, "w1", site, sm, &second, 2, merge(true, T0 + 20)).await;
-        let rows = url_set(&*store, ann, site).await;
+        let rows = url_set(&*store, ann, site).await.unwrap();
         let (a, _) = by_loc(&rows, "a");
         assert_eq!((a.lastmod.as_deref(), a.changed_at, a.last_seen_at), (Some("2024-03-03"), T0 + 20, T0 + 20));
         let (b, links) = by_loc(&rows, "b");
@@ -115,7 +96,7 @@ async fn a_merge_writes_what_changed_and_sweeps_what_left() {
 
         // A read cut by a fatal error of the reader merges what it read and sweeps nothing.
         read(&*store, "w1", site, sm, &[url("https://ann.example/c", Some("x"))], 2, merge(false, T0 + 30)).await;
-        let rows = url_set(&*store, ann, site).await;
+        let rows = url_set(&*store, ann, site).await.unwrap();
         let (c, links) = by_loc(&rows, "c");
         assert_eq!((c.removed_at, c.changed_at, links), (None, T0 + 30, vec![sm]), "back from removal");
         assert_eq!(by_loc(&rows, "d").1, vec![sm], "not swept");
@@ -131,7 +112,7 @@ async fn a_merge_adds_new_urls_within_the_quota_in_reading_order() {
         let how = UrlMerge { quota: 3, ..merge(true, T0 + 1) };
         let write = read(&*store, "w1", site, sm, &urls, 2, how).await;
         assert_eq!((write.written, write.refused), (3, 2));
-        let locs: Vec<String> = url_set(&*store, ann, site).await.into_iter().map(|(r, _)| r.loc).collect();
+        let locs: Vec<String> = url_set(&*store, ann, site).await.unwrap().into_iter().map(|(r, _)| r.loc).collect();
         assert_eq!(locs, ["p0", "p1", "p2"].map(|p| format!("https://ann.example/{p}")));
     })
     .await;
@@ -142,13 +123,13 @@ async fn a_refetch_of_the_same_bytes_writes_no_url_row() {
     each_backend(|store| async move {
         let (ann, site, sm) = leased_sitemap(&*store).await;
         read(&*store, "w1", site, sm, &many("p", 10, "2024-01-01"), 4, merge(true, T0 + 1)).await;
-        let before = url_set(&*store, ann, site).await;
+        let before = url_set(&*store, ann, site).await.unwrap();
         // Said to be the same content: the stage is not merged (what it holds here differs, so a
         // merge would show).
         let same = UrlMerge { same_content: true, ..merge(true, T0 + 50) };
         let write = read(&*store, "w1", site, sm, &many("q", 3, "2025-01-01"), 4, same).await;
         assert_eq!((write.written, write.refused), (0, 0));
-        let after = url_set(&*store, ann, site).await;
+        let after = url_set(&*store, ann, site).await.unwrap();
         assert_eq!(after.len(), before.len());
         for ((old, old_links), (new, new_links)) in before.iter().zip(&after) {
             assert_eq!(old_links, new_links);
@@ -161,7 +142,10 @@ async fn a_refetch_of_the_same_bytes_writes_no_url_row() {
         assert_eq!(read(&*store, "w1", site, sm, &many("r", 5, "x"), 4, how).await.refused, 3);
         let how = UrlMerge { same_content: true, quota: 100, ..merge(true, T0 + 70) };
         assert_eq!(read(&*store, "w1", site, sm, &many("r", 5, "x"), 4, how).await.written, 5);
-        assert_eq!(url_set(&*store, ann, site).await.iter().filter(|(r, _)| r.removed_at.is_none()).count(), 5);
+        assert_eq!(
+            url_set(&*store, ann, site).await.unwrap().iter().filter(|(r, _)| r.removed_at.is_none()).count(),
+            5
+        );
     })
     .await;
 }
@@ -171,14 +155,14 @@ async fn a_download_that_dies_leaves_the_previous_urls_whole() {
     each_backend(|store| async move {
         let (ann, site, sm) = leased_sitemap(&*store).await;
         read(&*store, "w1", site, sm, &many("p", 300, "2024-01-01"), 100, merge(true, T0 + 1)).await;
-        let before = url_set(&*store, ann, site).await;
+        let before = url_set(&*store, ann, site).await.unwrap();
         assert_eq!(before.len(), 300);
 
         // w1 stages a new version (other URLs, other lastmods) and dies before the merge.
         let mut dead = store.begin_url_stage("w1", site, sm, T0 + 10).await.unwrap();
         store.stage_urls(&mut dead, &many("q", 200, "2025-01-01")).await.unwrap();
         store.stage_urls(&mut dead, &many("p", 100, "2025-01-01")).await.unwrap();
-        assert_eq!(url_set(&*store, ann, site).await, before, "nothing staged is visible");
+        assert_eq!(url_set(&*store, ann, site).await.unwrap(), before, "nothing staged is visible");
 
         // Its lease expires and w2 takes the job: the dead attempt's stage is discarded, and
         // w1, should it wake up, can merge nothing.
@@ -189,7 +173,7 @@ async fn a_download_that_dies_leaves_the_previous_urls_whole() {
         assert!(matches!(late, Err(Error::LeaseLost { .. })), "{late:?}");
         let stolen = store.merge_url_stage("w2", &dead, merge(true, T0 + 100)).await;
         assert!(matches!(stolen, Err(Error::StageLost { .. })), "{stolen:?}");
-        assert_eq!(url_set(&*store, ann, site).await, before);
+        assert_eq!(url_set(&*store, ann, site).await.unwrap(), before);
 
         // A stage that lost a batch (as an UNLOGGED table after a crash of PostgreSQL) is refused.
         store.stage_urls(&mut live, &many("r", 10, "2025-01-01")).await.unwrap();
@@ -197,11 +181,11 @@ async fn a_download_that_dies_leaves_the_previous_urls_whole() {
         short.rows += 1;
         let refused = store.merge_url_stage("w2", &short, merge(true, T0 + 100)).await;
         assert!(matches!(refused, Err(Error::StageLost { .. })), "{refused:?}");
-        assert_eq!(url_set(&*store, ann, site).await, before);
+        assert_eq!(url_set(&*store, ann, site).await.unwrap(), before);
 
         // The attempt that completes replaces the set at once.
         store.merge_url_stage("w2", &live, merge(true, T0 + 100)).await.unwrap();
-        let after = url_set(&*store, ann, site).await;
+        let after = url_set(&*store, ann, site).await.unwrap();
         assert_eq!(after.iter().filter(|(r, _)| r.removed_at.is_none()).count(), 10);
         assert_eq!(after.iter().filter(|(r, _)| r.removed_at == Some(T0 + 100)).count(), 300);
     })
@@ -213,7 +197,7 @@ async fn a_merge_cancelled_midway_changes_nothing_or_everything() {
     each_backend(|store| async move {
         let (ann, site, sm) = leased_sitemap(&*store).await;
         read(&*store, "w1", site, sm, &many("p", 2_000, "2024-01-01"), 1_000, merge(true, T0 + 1)).await;
-        let before = url_set(&*store, ann, site).await;
+        let before = url_set(&*store, ann, site).await.unwrap();
         let mut stage = store.begin_url_stage("w1", site, sm, T0 + 10).await.unwrap();
         for chunk in many("q", 20_000, "2025-01-01").chunks(2_000) {
             store.stage_urls(&mut stage, chunk).await.unwrap();
@@ -226,7 +210,7 @@ async fn a_merge_cancelled_midway_changes_nothing_or_everything() {
         tokio::time::sleep(std::time::Duration::from_millis(30)).await;
         task.abort();
         let finished = task.await.is_ok();
-        let after = url_set(&*store, ann, site).await;
+        let after = url_set(&*store, ann, site).await.unwrap();
         eprintln!(
             "{}: merge cancelled at 30 ms, returned: {finished}, set replaced: {}",
             store.backend(),
@@ -297,7 +281,7 @@ async fn a_connection_cut_mid_ingest_leaves_the_previous_urls() {
         let sm = direct.add_sitemap(ann, site, "https://ann.example/s.xml", Source::Api, T0).await.unwrap().id;
         assert_eq!(worker.lease_due_sitemaps("w1", T0, 10, 60).await.unwrap().len(), 1);
         read(&*worker, "w1", site, sm, &many("p", 1_000, "2024-01-01"), 500, merge(true, T0 + 1)).await;
-        let before = url_set(&*direct, ann, site).await;
+        let before = url_set(&*direct, ann, site).await.unwrap();
         assert_eq!(before.len(), 1_000);
 
         let mut stage = worker.begin_url_stage("w1", site, sm, T0 + 10).await.unwrap();
@@ -324,7 +308,7 @@ async fn a_connection_cut_mid_ingest_leaves_the_previous_urls() {
         // PostgreSQL rolls back the cut connection's transaction: seen from another connection
         // the set is the previous one, whole, unless the merge had committed (its answer may be
         // lost in the cut, so a failed call may still have committed: then it is all there).
-        let after = url_set(&*direct, ann, site).await;
+        let after = url_set(&*direct, ann, site).await.unwrap();
         eprintln!("cut in the merge: {cut_in_merge}, returned Ok: {merged}, set replaced: {}", after != before);
         if after == before {
             assert!(!merged, "a merge that returned is committed");
@@ -361,25 +345,11 @@ async fn two_sitemaps_of_a_site_merging_the_same_urls_at_once_link_them_both() {
             store.merge_url_stage("w", &stages[1], merge(true, T0 + 1))
         );
         assert_eq!((x.unwrap().written, y.unwrap().written), (3_000, 3_000));
-        let set = url_set(&*store, ann, site).await;
+        let set = url_set(&*store, ann, site).await.unwrap();
         assert_eq!(set.len(), 3_000);
         assert!(set.iter().all(|(r, links)| *links == vec![a, b] && r.removed_at.is_none()));
     })
     .await;
-}
-
-/// Every URL row of the site, without their links (`url_set` asks for each row's).
-async fn url_rows(store: &dyn Store, actor: Actor, site: i64) -> Vec<UrlRow> {
-    let (mut all, mut after) = (Vec::new(), 0);
-    loop {
-        let page =
-            store.list_urls(actor, site, UrlQuery { after, limit: 10_000, include_removed: true }).await.unwrap();
-        all.extend(page.items);
-        match page.next_after {
-            Some(next) => after = next,
-            None => return all,
-        }
-    }
 }
 
 #[tokio::test]
@@ -394,7 +364,7 @@ async fn a_read_past_the_stages_memory_merges_every_row_in_reading_order() {
         first.push(url("https://ann.example/p10", Some("2024-02-02")));
         let write = read(&*store, "w1", site, sm, &first, 1_000, merge(true, T0 + 1)).await;
         assert_eq!((write.written, write.added, write.refused), (9_000, 9_000, 0));
-        let rows = url_rows(&*store, ann, site).await;
+        let rows = all_url_rows(&*store, ann, site).await.unwrap();
         assert_eq!(rows.len(), 9_000);
         // In reading order, p10 where its last entry stands.
         let expected = (0..9_000).filter(|i| *i != 10).chain([10]).map(|i| format!("https://ann.example/p{i}"));
@@ -414,7 +384,7 @@ async fn a_read_past_the_stages_memory_merges_every_row_in_reading_order() {
         second.push(url("https://ann.example/p8999", Some("2024-01-01")));
         let write = read(&*store, "w1", site, other, &second, 1_000, merge(true, T0 + 2)).await;
         assert_eq!((write.written, write.added, write.refused), (9_001, 9_001, 0));
-        let rows = url_rows(&*store, ann, site).await;
+        let rows = all_url_rows(&*store, ann, site).await.unwrap();
         assert_eq!(rows.len(), 18_000);
         let shared = rows.iter().find(|r| r.loc == "https://ann.example/p8999").unwrap();
         assert_eq!(store.url_sitemaps(ann, shared.id).await.unwrap(), vec![sm, other]);
@@ -429,7 +399,7 @@ async fn a_read_past_the_stages_memory_merges_every_row_in_reading_order() {
 
 /// The raw rows of the site's URLs (every column a merge may write) and their links.
 async fn raw_rows(store: &dyn Store, actor: Actor, site: i64) -> Vec<(UrlRow, Vec<i64>)> {
-    url_set(store, actor, site).await
+    url_set(store, actor, site).await.unwrap()
 }
 
 #[tokio::test]
@@ -505,7 +475,7 @@ async fn urls_a_read_no_longer_lists_are_removed_and_counted() {
         next.extend(many("q", 50, "2024-01-01"));
         let write = read(&*store, "w1", site, sm, &next, 200, merge(true, T0 + 20)).await;
         assert_eq!((write.written, write.added, write.changed, write.removed), (450, 50, 0, 100));
-        let rows = url_set(&*store, ann, site).await;
+        let rows = url_set(&*store, ann, site).await.unwrap();
         let removed: Vec<&UrlRow> = rows.iter().filter(|(r, _)| r.removed_at.is_some()).map(|(r, _)| r).collect();
         assert_eq!(removed.len(), 100);
         assert!(removed.iter().all(|r| r.removed_at == Some(T0 + 20)));

@@ -87,6 +87,13 @@ fn set(items: &[String]) -> BTreeSet<String> {
     items.iter().cloned().collect()
 }
 
+/// The URLs of the `loc-out-of-scope` findings of `validate --format json`'s report, in order.
+fn out_of_scope(report: &str) -> Vec<String> {
+    let doc: serde_json::Value = serde_json::from_str(report).unwrap();
+    let findings = doc["findings"].as_array().unwrap().iter();
+    findings.filter(|f| f["rule"] == "loc-out-of-scope").map(|f| f["loc"].as_str().unwrap().to_string()).collect()
+}
+
 /// The layout of the report (discover printed 0 URLs): every URL of the subfolder children is
 /// kept, at any depth, and the waiver is said once per sitemap, not once per URL.
 #[test]
@@ -119,15 +126,7 @@ fn a_bare_sitemap_nobody_vouches_for_keeps_its_folder_everywhere() {
     // validate: the same verdict.
     let (code, out, err) = mapwright(&["validate", "--format", "json", &bare]);
     assert_eq!(code, 1, "{out}{err}");
-    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let out_of_scope: Vec<&str> = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["rule"] == "loc-out-of-scope")
-        .map(|f| f["loc"].as_str().unwrap())
-        .collect();
-    assert_eq!(out_of_scope, [format!("{a}/page/6")]);
+    assert_eq!(out_of_scope(&out), [format!("{a}/page/6")]);
 }
 
 /// A sitemap whose every URL is out of its scope gives nothing: `discover` of one site fails with
@@ -186,15 +185,7 @@ fn cross_submission_is_limited_to_the_host_that_vouches() {
     assert!(err.contains(&format!("{b}/own/1 is out of the scope")), "{err}");
     let (code, out, _) = mapwright(&["validate", "--format", "json", &vouched, &for_a]);
     assert_eq!(code, 1);
-    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let bad: Vec<&str> = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["rule"] == "loc-out-of-scope")
-        .map(|f| f["loc"].as_str().unwrap())
-        .collect();
-    assert_eq!(bad, [format!("{b}/own/1")]);
+    assert_eq!(out_of_scope(&out), [format!("{b}/own/1")]);
     // discover from A (robots.txt names it): the same verdict (see the first test), and from
     // the bare URL, A's robots.txt is found through the URL it lists (cross-submission).
     let (_, out, err) = mapwright(&["discover", "--format", "text", "--sitemap", &for_a]);

@@ -224,12 +224,26 @@ impl Collector {
         self.add_tallies();
     }
 
-    /// The collector to read the same body again on a blocking thread, as if the inline read
-    /// had not happened (nothing of it was counted or sent; robots.txt answers are kept).
-    fn restart(self) -> Collector {
-        // Every field is named, as where discover.rs makes the collector: a field added later
-        // must be decided here (kept or reset), never defaulted by `..`.
+    /// The collector of one sitemap before its read: nothing batched, counted or sent, no
+    /// robots.txt asked yet. Called on the runtime (it keeps its handle for the blocking read).
+    pub(super) fn new(
+        shared: Arc<Shared>,
+        sitemap: Arc<str>,
+        final_url: String,
+        voucher_origin: Option<String>,
+        scope: Scope,
+        site: Scope,
+    ) -> Collector {
         Collector {
+            shared,
+            handle: tokio::runtime::Handle::current(),
+            requested: sitemap.to_string(),
+            sitemap,
+            final_url,
+            voucher_origin,
+            scope,
+            site,
+            vouched: HashMap::new(),
             batch: Vec::new(),
             children: Vec::new(),
             own_urls: HashSet::default(),
@@ -239,7 +253,17 @@ impl Collector {
             out_of_scope: 0,
             cross_submitted: 0,
             not_followed: 0,
-            ..self
+        }
+    }
+
+    /// The collector to read the same body again on a blocking thread, as if the inline read
+    /// had not happened (nothing of it was counted or sent): a new one, which keeps only the
+    /// robots.txt answers the inline read got.
+    fn restart(self) -> Collector {
+        let vouched = self.vouched;
+        Collector {
+            vouched,
+            ..Collector::new(self.shared, self.sitemap, self.final_url, self.voucher_origin, self.scope, self.site)
         }
     }
 

@@ -160,6 +160,9 @@ def read(
     return _mapwright.open_reader(kind, value, url=url, strict=strict, max_bytes=max_bytes, timeout=timeout)
 
 
+# Alike on purpose: discover_many() below repeats these keyword arguments, the public signature of
+# each (help(), the .pyi stubs, editors); _options() turns both into the one dict the Rust side
+# reads.
 def discover(
     site_or_sitemap_url: str,
     *,
@@ -599,7 +602,7 @@ from ._mapwright import SiteBatches  # noqa: E402
 __all__ += ["discover_many", "SiteBatches"]
 
 
-# The keyword arguments repeat discover()'s on purpose: they are the public signature (help(),
+# Alike on purpose: the keyword arguments repeat discover()'s: they are the public signature (help(),
 # the .pyi stubs, editors); _options() turns them into the one dict the Rust side reads.
 def discover_many(
     sites: Iterable[str],

@@ -21,6 +21,8 @@ pub(crate) struct Sent {
     message: &'static str,
 }
 
+// Alike on purpose: auth.rs's `create_token` has this frame (a JSON body type, axum's extractors, a
+// status and a JSON answer); the use cases differ.
 /// `POST /api/v1/password-reset` body.
 #[derive(Deserialize)]
 pub(crate) struct ResetRequest {

@@ -102,7 +102,7 @@ pub(crate) async fn remove(
     Ok(StatusCode::NO_CONTENT)
 }
 
-// `VerifyResult` and `verify_now` have the shape of `api/sites.rs`'s (a site is verified by a
+// Alike on purpose: `VerifyResult` and `verify_now` have the shape of `api/sites.rs`'s (a site is verified by a
 // file, a property by DNS): each its own types and service call; only the axum handler's
 // frame is alike.
 /// "Verify now" result: what the look-up found, and the property as it stands afterwards.

@@ -245,6 +245,8 @@ pub(crate) async fn remove(
     Ok(StatusCode::NO_CONTENT)
 }
 
+// Alike on purpose: api/domains.rs's `VerifyResult` and `verify_now` have this shape (a site is
+// verified by a file, a property by DNS): each its own types and service call.
 /// "Verify now" result: what was found, and the site as it stands afterwards.
 #[derive(Serialize)]
 pub(crate) struct VerifyResult {

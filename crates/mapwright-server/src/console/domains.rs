@@ -62,8 +62,9 @@ fn badge(property: &DomainProperty) -> Markup {
     }
 }
 
-// The page's frame (badges, add form, list) has the shape of `console/sites.rs`'s: the console's
-// markup per kind of thing, kept beside its handler as the console's other pages are.
+// Alike on purpose: the page's frame (badges, add form, list) has the shape of
+// `console/sites.rs`'s: the console's markup per kind of thing, kept beside its handler as the
+// console's other pages are.
 /// The add form.
 #[derive(Deserialize)]
 pub(crate) struct AddForm {
@@ -134,6 +135,8 @@ pub(crate) async fn show(State(state): State<AppState>, session: Session, Path(i
     Ok(page(&session, &property.domain, body))
 }
 
+// Alike on purpose: the console's POST handlers of one thing share axum's frame (state, session,
+// id, a CSRF-checked empty form) and look the thing up first; each calls its own use case.
 /// `POST /domains/{id}/verify`: the look-up's outcome as news or as an error saying why.
 pub(crate) async fn verify_now(
     State(state): State<AppState>,
@@ -171,6 +174,8 @@ pub(crate) async fn delete_confirm(State(state): State<AppState>, session: Sessi
     Ok(page(&session, &title, body))
 }
 
+// Alike on purpose: the console's POST handlers of one thing share axum's frame (state, session,
+// id, a CSRF-checked empty form) and look the thing up first; each calls its own use case.
 /// `POST /domains/{id}/delete`.
 pub(crate) async fn delete(
     State(state): State<AppState>,

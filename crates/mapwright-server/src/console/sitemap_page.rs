@@ -36,6 +36,8 @@ pub(crate) struct Params {
 /// Full reads drawn in the history picture.
 const HISTORY: i64 = 100;
 
+// Alike on purpose: the extractors of console/sites.rs's `show` (a page of one thing, its id and
+// query); each renders its own page.
 /// `GET /sitemaps/{id}`.
 pub(crate) async fn show(
     State(state): State<AppState>,

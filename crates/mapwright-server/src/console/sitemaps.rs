@@ -311,6 +311,8 @@ async fn resolve_site(state: &AppState, session: &Session, form: &AddForm) -> Re
     Ok((crate::service::sites::after_site_added(state, site).await?, true))
 }
 
+// Alike on purpose: the console's POST handlers of one thing share axum's frame (state, session,
+// id, a CSRF-checked empty form) and look the thing up first; each calls its own use case.
 /// `POST /sitemaps/{id}/resubmit`: due now.
 pub(crate) async fn resubmit(
     State(state): State<AppState>,
@@ -356,6 +358,8 @@ pub(crate) async fn remove_confirm(State(state): State<AppState>, session: Sessi
     Ok(page(&session, &format!("Remove {}", sitemap.url), body))
 }
 
+// Alike on purpose: the console's POST handlers of one thing share axum's frame (state, session,
+// id, a CSRF-checked empty form) and look the thing up first; each calls its own use case.
 /// `POST /sitemaps/{id}/remove`.
 pub(crate) async fn remove(
     State(state): State<AppState>,

@@ -59,6 +59,8 @@ fn kind_name(kind: &str) -> &str {
 /// Snapshots drawn in the picture of live URLs.
 const SNAPSHOTS: i64 = 90;
 
+// Alike on purpose: axum's extractors of a page of one site (state, session, id, query), as
+// `verify_now` below and console/sitemap_page.rs's `show`; each renders its own page.
 /// `GET /sites/{id}`.
 pub(crate) async fn show(
     State(state): State<AppState>,
@@ -384,6 +386,9 @@ pub(crate) async fn failing_csv(State(state): State<AppState>, session: Session,
     Ok(crate::service::checks::failing_export(&state, session.actor(), id).await?)
 }
 
+// Alike on purpose: console/domains.rs's add form and handler have this frame (a form, axum's
+// extractors, one use case); each page keeps its markup and form beside its handler. `show` above
+// has the same extractors.
 /// The verify form: `add` is the sitemap kept from the "Add" form.
 #[derive(Deserialize, Default)]
 pub(crate) struct VerifyForm {

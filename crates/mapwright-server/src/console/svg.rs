@@ -7,6 +7,8 @@ use maud::{Markup, html};
 
 use super::format::{thousands, utc};
 
+// Alike on purpose: named numbers, one a line (crates/mapwright/tests/serve/ingest.rs's constants
+// pair with these by shape alone).
 const WIDTH: f64 = 600.0;
 const HEIGHT: f64 = 180.0;
 /// Room for the axis labels, at least (a wider number takes more, see [`left_room`]).

@@ -18,6 +18,15 @@ fn with_dns(mut app: TestApp, dns: &DnsServer) -> TestApp {
     app
 }
 
+/// `each_backend` with the app asking `dns` for TXT records.
+async fn each_backend_with_dns<F, Fut>(dns: &DnsServer, body: F)
+where
+    F: Fn(TestApp) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    each_backend(false, |app| body(with_dns(app, dns))).await;
+}
+
 async fn add_domain(app: &TestApp, token: &str, name: &str) -> Value {
     let uri = "/api/v1/domains";
     call_json(app, "POST", uri, token, Some(json!({ "domain": name })), StatusCode::CREATED, "DomainProperty").await
@@ -38,56 +47,48 @@ async fn site(app: &TestApp, token: &str, id: &Value) -> Value {
 
 #[tokio::test]
 async fn the_published_token_verifies_and_the_property_covers_every_origin_under_it() {
-    let dns = DnsServer::start().await;
-    each_backend(false, |app| {
-        let app = with_dns(app, &dns);
-        let dns = &dns;
-        async move {
-            let (_, ann) = user(&app, "ann@example.com").await;
-            let www = add_site(&app, &ann, "https://www.shop.test").await;
-            let elsewhere = add_site(&app, &ann, "https://notshop.test").await;
-            assert!(www["verified_at"].is_null());
+    let dns = &DnsServer::start().await;
+    each_backend_with_dns(dns, |app| async move {
+        let (_, ann) = user(&app, "ann@example.com").await;
+        let www = add_site(&app, &ann, "https://www.shop.test").await;
+        let elsewhere = add_site(&app, &ann, "https://notshop.test").await;
+        assert!(www["verified_at"].is_null());
 
-            let property = add_domain(&app, &ann, " Shop.TEST. ").await;
-            assert_eq!(property["domain"], "shop.test");
-            assert_eq!(property["record"]["name"], "shop.test");
-            let value = property["record"]["value"].as_str().unwrap().to_owned();
-            assert_eq!(
-                value,
-                format!("mapwright-site-verification={}", property["verification_token"].as_str().unwrap())
-            );
-            assert_eq!(
-                property["sites"],
-                json!([{ "id": www["id"], "origin": "https://www.shop.test", "verified": false }])
-            );
+        let property = add_domain(&app, &ann, " Shop.TEST. ").await;
+        assert_eq!(property["domain"], "shop.test");
+        assert_eq!(property["record"]["name"], "shop.test");
+        let value = property["record"]["value"].as_str().unwrap().to_owned();
+        assert_eq!(value, format!("mapwright-site-verification={}", property["verification_token"].as_str().unwrap()));
+        assert_eq!(
+            property["sites"],
+            json!([{ "id": www["id"], "origin": "https://www.shop.test", "verified": false }])
+        );
 
-            dns.publish("shop.test", &["v=spf1 -all", &value]);
-            let result = verify(&app, &ann, &property["id"]).await;
-            assert_eq!(result["verification"]["verified"], true, "{result}");
-            assert_eq!(result["verification"]["detail"], format!("shop.test has the TXT record {value}"));
-            assert!(result["domain"]["verified_at"].is_i64());
-            assert_eq!(result["domain"]["sites"][0]["verified"], true, "the site under it is verified with it");
-            assert!(site(&app, &ann, &www["id"]).await["verified_at"].is_i64());
-            assert!(
-                site(&app, &ann, &elsewhere["id"]).await["verified_at"].is_null(),
-                "notshop.test is not under shop.test"
-            );
+        dns.publish("shop.test", &["v=spf1 -all", &value]);
+        let result = verify(&app, &ann, &property["id"]).await;
+        assert_eq!(result["verification"]["verified"], true, "{result}");
+        assert_eq!(result["verification"]["detail"], format!("shop.test has the TXT record {value}"));
+        assert!(result["domain"]["verified_at"].is_i64());
+        assert_eq!(result["domain"]["sites"][0]["verified"], true, "the site under it is verified with it");
+        assert!(site(&app, &ann, &www["id"]).await["verified_at"].is_i64());
+        assert!(
+            site(&app, &ann, &elsewhere["id"]).await["verified_at"].is_null(),
+            "notshop.test is not under shop.test"
+        );
 
-            // The site's own "Verify now" names the property as its proof.
-            let uri = format!("/api/v1/sites/{}/verify", www["id"]);
-            let again = call_json(&app, "POST", &uri, &ann, None, StatusCode::OK, "VerifyResult").await;
-            assert_eq!(again["verification"]["method"], "domain", "{again}");
+        // The site's own "Verify now" names the property as its proof.
+        let uri = format!("/api/v1/sites/{}/verify", www["id"]);
+        let again = call_json(&app, "POST", &uri, &ann, None, StatusCode::OK, "VerifyResult").await;
+        assert_eq!(again["verification"]["method"], "domain", "{again}");
 
-            // Any scheme, port and depth under the name: verified as it is added, sitemaps at once.
-            let blog = add_site(&app, &ann, "http://deep.blog.shop.test:8080").await;
-            assert!(blog["verified_at"].is_i64(), "{blog}");
-            let uri = format!("/api/v1/sites/{}/sitemaps", blog["id"]);
-            let body = json!({ "url": "http://deep.blog.shop.test:8080/sitemap.xml" });
-            call_json(&app, "POST", &uri, &ann, Some(body), StatusCode::CREATED, "Sitemap").await;
-            let listed =
-                call_json(&app, "GET", "/api/v1/domains", &ann, None, StatusCode::OK, "[DomainProperty]").await;
-            assert_eq!(listed[0]["sites"].as_array().unwrap().len(), 2);
-        }
+        // Any scheme, port and depth under the name: verified as it is added, sitemaps at once.
+        let blog = add_site(&app, &ann, "http://deep.blog.shop.test:8080").await;
+        assert!(blog["verified_at"].is_i64(), "{blog}");
+        let uri = format!("/api/v1/sites/{}/sitemaps", blog["id"]);
+        let body = json!({ "url": "http://deep.blog.shop.test:8080/sitemap.xml" });
+        call_json(&app, "POST", &uri, &ann, Some(body), StatusCode::CREATED, "Sitemap").await;
+        let listed = call_json(&app, "GET", "/api/v1/domains", &ann, None, StatusCode::OK, "[DomainProperty]").await;
+        assert_eq!(listed[0]["sites"].as_array().unwrap().len(), 2);
     })
     .await;
 }
@@ -169,37 +170,32 @@ async fn a_lost_record_unverifies_the_property_and_the_sites_that_stood_on_it() 
 
 #[tokio::test]
 async fn a_strangers_claim_covers_none_of_another_users_sites() {
-    let dns = DnsServer::start().await;
-    each_backend(false, |app| {
-        let app = with_dns(app, &dns);
-        let dns = &dns;
-        async move {
-            let (_, ann) = user(&app, "ann@example.com").await;
-            let (_, eve) = user(&app, "eve@example.com").await;
-            let anns_site = add_site(&app, &ann, "https://www.victim.test").await;
-            let anns_claim = add_domain(&app, &ann, "victim.test").await;
-            // Eve controls the name's DNS for a while and publishes her own token.
-            let eves_claim = add_domain(&app, &eve, "victim.test").await;
-            assert_ne!(eves_claim["verification_token"], anns_claim["verification_token"]);
-            dns.publish("victim.test", &[eves_claim["record"]["value"].as_str().unwrap()]);
-            let result = verify(&app, &eve, &eves_claim["id"]).await;
-            assert_eq!(result["verification"]["verified"], true);
-            assert_eq!(result["domain"]["sites"], json!([]), "Ann's site is not among Eve's");
-            assert!(site(&app, &ann, &anns_site["id"]).await["verified_at"].is_null(), "Eve's proof is not Ann's");
-            let uri = format!("/api/v1/sites/{}/verify", anns_site["id"]);
-            let own = call_json(&app, "POST", &uri, &ann, None, StatusCode::OK, "VerifyResult").await;
-            assert_eq!(own["verification"]["verified"], false, "{own}");
-            let result = verify(&app, &ann, &anns_claim["id"]).await;
-            assert_eq!(result["verification"]["verified"], false, "Ann's token is not published");
+    let dns = &DnsServer::start().await;
+    each_backend_with_dns(dns, |app| async move {
+        let (_, ann) = user(&app, "ann@example.com").await;
+        let (_, eve) = user(&app, "eve@example.com").await;
+        let anns_site = add_site(&app, &ann, "https://www.victim.test").await;
+        let anns_claim = add_domain(&app, &ann, "victim.test").await;
+        // Eve controls the name's DNS for a while and publishes her own token.
+        let eves_claim = add_domain(&app, &eve, "victim.test").await;
+        assert_ne!(eves_claim["verification_token"], anns_claim["verification_token"]);
+        dns.publish("victim.test", &[eves_claim["record"]["value"].as_str().unwrap()]);
+        let result = verify(&app, &eve, &eves_claim["id"]).await;
+        assert_eq!(result["verification"]["verified"], true);
+        assert_eq!(result["domain"]["sites"], json!([]), "Ann's site is not among Eve's");
+        assert!(site(&app, &ann, &anns_site["id"]).await["verified_at"].is_null(), "Eve's proof is not Ann's");
+        let uri = format!("/api/v1/sites/{}/verify", anns_site["id"]);
+        let own = call_json(&app, "POST", &uri, &ann, None, StatusCode::OK, "VerifyResult").await;
+        assert_eq!(own["verification"]["verified"], false, "{own}");
+        let result = verify(&app, &ann, &anns_claim["id"]).await;
+        assert_eq!(result["verification"]["verified"], false, "Ann's token is not published");
 
-            // Eve's own site of that origin is hers; Ann's stays unverified, and Eve sees nothing of Ann's.
-            let eves_site = add_site(&app, &eve, "https://www.victim.test").await;
-            assert!(eves_site["verified_at"].is_i64());
-            assert!(site(&app, &ann, &anns_site["id"]).await["verified_at"].is_null());
-            let (status, _, _) =
-                call(&app, "GET", &format!("/api/v1/sites/{}", anns_site["id"]), Some(&eve), None).await;
-            assert_eq!(status, StatusCode::NOT_FOUND);
-        }
+        // Eve's own site of that origin is hers; Ann's stays unverified, and Eve sees nothing of Ann's.
+        let eves_site = add_site(&app, &eve, "https://www.victim.test").await;
+        assert!(eves_site["verified_at"].is_i64());
+        assert!(site(&app, &ann, &anns_site["id"]).await["verified_at"].is_null());
+        let (status, _, _) = call(&app, "GET", &format!("/api/v1/sites/{}", anns_site["id"]), Some(&eve), None).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
     })
     .await;
 }

@@ -24,6 +24,8 @@ async fn accept(app: &TestApp, bearer: &str, token: &str) -> Value {
     call_json(app, "POST", "/api/v1/invitations/accept", bearer, body, StatusCode::OK, "Site").await
 }
 
+// Alike on purpose: the arguments of api/mod.rs's `call_json` (a request and the status it must
+// answer); this one checks a problem document, that one a schema.
 /// Sends a request that must answer a problem of `expected`; returns its detail.
 async fn refused(
     app: &TestApp,

@@ -21,6 +21,7 @@ use axum::http::{HeaderMap, Request, StatusCode};
 use mapwright_store::{Actor, DownloadRecord, FindingRecord, Site, Sitemap, Source};
 use serde_json::Value;
 
+use crate::sitehost::SiteHost;
 use crate::support::TestApp;
 use crate::verify::TestSite;
 
@@ -54,6 +55,7 @@ pub async fn call(
     app.send(request.body(body).unwrap()).await
 }
 
+// Alike on purpose: members.rs's `refused` takes these arguments too (see there).
 /// Sends a request that must answer `expected` with JSON; returns the JSON, checked against
 /// the OpenAPI schema `schema` (a name under `components/schemas`, or `[Name]` for an array).
 pub async fn call_json(
@@ -132,6 +134,17 @@ pub async fn verified_site(app: &TestApp, actor: Actor) -> (Site, TestSite) {
     web.put(&format!("/mapwright-{}.html", site.verification_token), &site.verification_token);
     app.store.record_verification(site.id, true, 1).await.unwrap();
     (app.store.site(actor, site.id).await.unwrap(), web)
+}
+
+/// A user with an API token and a site of theirs on a new test host, verified (as recorded: the
+/// host serves no proof).
+pub async fn owner_site(app: &TestApp, email: &str) -> (Actor, String, Site, SiteHost) {
+    let (actor, token) = user(app, email).await;
+    let web = SiteHost::start().await;
+    let site = app.store.create_site(actor, &web.origin, 0).await.unwrap();
+    app.store.record_verification(site.id, true, 1).await.unwrap();
+    let site = app.store.site(actor, site.id).await.unwrap();
+    (actor, token, site, web)
 }
 
 /// A sitemap on the site with one stored download (two findings); returns it and the

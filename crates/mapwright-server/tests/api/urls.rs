@@ -6,39 +6,43 @@ use serde_json::Value;
 
 use super::{call, call_json, user, verified_site};
 use crate::support::{TestApp, each_backend};
+use crate::verify::TestSite;
 
-/// `n` URLs `<origin>/p<i>` on one sitemap, stored at time 100; returns the sitemap id.
-async fn store_urls(app: &TestApp, actor: Actor, site: &Site, n: usize) -> i64 {
-    let url = format!("{}/sitemap.xml", site.origin);
-    let sitemap = app.store.add_sitemap(actor, site.id, &url, Source::Api, 0).await.unwrap();
-    let records: Vec<UrlRecord> = (0..n)
+/// Ann, her token, and a verified site of hers (with the test site that serves its proof).
+async fn ann_with_a_verified_site(app: &TestApp) -> (Actor, String, Site, TestSite) {
+    let (actor, token) = user(app, "ann@example.com").await;
+    let (site, web) = verified_site(app, actor).await;
+    (actor, token, site, web)
+}
+
+/// The site's URLs `/p0?q="a,b"` to `/p{n-1}?q="a,b"` (a quote and a comma for the CSV export),
+/// each with a lastmod.
+fn records(site: &Site, n: usize) -> Vec<UrlRecord> {
+    (0..n)
         .map(|i| UrlRecord {
             loc: format!("{}/p{i}?q=\"a,b\"", site.origin),
             lastmod: Some("2024-01-01".into()),
             changefreq: None,
             priority: None,
         })
-        .collect();
-    app.store.upsert_urls(site.id, sitemap.id, &records, 100).await.unwrap();
+        .collect()
+}
+
+/// `n` URLs `<origin>/p<i>` on one sitemap, stored at time 100; returns the sitemap id.
+async fn store_urls(app: &TestApp, actor: Actor, site: &Site, n: usize) -> i64 {
+    let url = format!("{}/sitemap.xml", site.origin);
+    let sitemap = app.store.add_sitemap(actor, site.id, &url, Source::Api, 0).await.unwrap();
+    app.store.upsert_urls(site.id, sitemap.id, &records(site, n), 100).await.unwrap();
     sitemap.id
 }
 
 #[tokio::test]
 async fn urls_page_by_id_with_removed_ones_on_request() {
     each_backend(false, |app| async move {
-        let (actor, token) = user(&app, "ann@example.com").await;
-        let (site, _web) = verified_site(&app, actor).await;
+        let (actor, token, site, _web) = ann_with_a_verified_site(&app).await;
         let sitemap = store_urls(&app, actor, &site, 5).await;
         // Two of them leave the sitemap: the next read lists only three.
-        let keep: Vec<UrlRecord> = (0..3)
-            .map(|i| UrlRecord {
-                loc: format!("{}/p{i}?q=\"a,b\"", site.origin),
-                lastmod: Some("2024-01-01".into()),
-                changefreq: None,
-                priority: None,
-            })
-            .collect();
-        app.store.upsert_urls(site.id, sitemap, &keep, 200).await.unwrap();
+        app.store.upsert_urls(site.id, sitemap, &records(&site, 3), 200).await.unwrap();
         assert_eq!(app.store.sweep_urls(site.id, sitemap, 200, 200).await.unwrap(), 2);
 
         let base = format!("/api/v1/sites/{}/urls", site.id);
@@ -68,8 +72,7 @@ async fn urls_page_by_id_with_removed_ones_on_request() {
 #[tokio::test]
 async fn exports_stream_every_url_as_csv_and_jsonl() {
     each_backend(false, |app| async move {
-        let (actor, token) = user(&app, "ann@example.com").await;
-        let (site, _web) = verified_site(&app, actor).await;
+        let (actor, token, site, _web) = ann_with_a_verified_site(&app).await;
         // More than one export page (1,000), so the stream crosses page boundaries.
         store_urls(&app, actor, &site, 2500).await;
 
@@ -116,8 +119,7 @@ async fn exports_stream_every_url_as_csv_and_jsonl() {
 #[tokio::test]
 async fn the_frontier_lists_changed_urls_first_then_priority_and_changefreq() {
     each_backend(false, |app| async move {
-        let (actor, token) = user(&app, "ann@example.com").await;
-        let (site, _web) = verified_site(&app, actor).await;
+        let (actor, token, site, _web) = ann_with_a_verified_site(&app).await;
         let url = format!("{}/sitemap.xml", site.origin);
         let sitemap = app.store.add_sitemap(actor, site.id, &url, Source::Api, 0).await.unwrap();
         let record = |path: &str, priority: Option<f64>, changefreq: Option<&str>| UrlRecord {

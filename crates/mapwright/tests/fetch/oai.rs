@@ -104,6 +104,9 @@ fn a_list_cut_short_is_a_failed_read_that_names_the_page() {
     }
 }
 
+// Alike on purpose: crates/mapwright-core/tests/oai.rs lists the same codes: each test spells
+// OAI-PMH 2.0's list itself, so a code the implementation drops fails the reader's test and the
+// CLI's.
 #[test]
 fn every_error_code_of_the_repository_is_named() {
     for code in [

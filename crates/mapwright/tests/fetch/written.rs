@@ -6,6 +6,8 @@ use axum::Router;
 use axum::routing::get;
 use std::path::Path;
 
+// Alike on purpose: crates/mapwright-py/tests/test_written.py holds the same cases for the Python
+// package (see there).
 /// (as written, normal form): an upper-case scheme and host with the default port, a bare
 /// origin with white space around it and its default port, escapes in lower case and an
 /// unreserved one, a space left unescaped, an entity, and a second spelling of the first.

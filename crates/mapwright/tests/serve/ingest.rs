@@ -6,11 +6,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
-use mapwright_store::{Actor, Store, UrlQuery, UrlRow};
+use mapwright_store::testing::{all_url_rows, url_set};
+use mapwright_store::{Actor, Store};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::process::{Server, unix_now};
 
+// Alike on purpose: named numbers, one a line (mapwright-server's console/svg.rs's constants pair
+// with these by shape alone).
 /// The first version of the sitemap: 1,000 URLs.
 const FIRST: usize = 1_000;
 /// The second: 50,000 URLs, of which the stalled answer sends 30,000 and then holds.
@@ -98,33 +101,6 @@ impl BigSite {
     }
 }
 
-/// Every URL row of the site, removed ones included.
-async fn url_rows(store: &dyn Store, actor: Actor, site: i64) -> Vec<UrlRow> {
-    let mut all = Vec::new();
-    let mut after = 0;
-    loop {
-        let page =
-            store.list_urls(actor, site, UrlQuery { after, limit: 10_000, include_removed: true }).await.unwrap();
-        all.extend(page.items);
-        match page.next_after {
-            Some(next) => after = next,
-            None => return all,
-        }
-    }
-}
-
-/// Every URL row of the site with the sitemaps listing it: one query per row, so only for the
-/// 1,000 rows compared row by row (for the 51,000 of the end, 51,000 queries took minutes of a
-/// debug build on PostgreSQL).
-async fn url_set(store: &dyn Store, actor: Actor, site: i64) -> Vec<(UrlRow, Vec<i64>)> {
-    let mut all = Vec::new();
-    for row in url_rows(store, actor, site).await {
-        let links = store.url_sitemaps(actor, row.id).await.unwrap();
-        all.push((row, links));
-    }
-    all
-}
-
 /// Waits (up to `secs`) until the sitemap has `n` downloads.
 async fn wait_downloads(store: &dyn Store, actor: Actor, sitemap: i64, n: usize, secs: u64, server: &Server) {
     let deadline = Instant::now() + Duration::from_secs(secs);
@@ -168,7 +144,7 @@ async fn sigkill_mid_ingest(database: Option<&str>) {
     let second_args = [&args[..], &["--lease-seconds", "120"]].concat();
     let first = Server::start(&first_args, &dir.path().join("first.log"));
     wait_downloads(&*store, actor, sitemap.id, 1, 60, &first).await;
-    let before = url_set(&*store, actor, record.id).await;
+    let before = url_set(&*store, actor, record.id).await.unwrap();
     assert_eq!(before.len(), FIRST, "the first version read whole");
 
     // The second version: the worker reads 30,000 URLs (15 batches staged), then the answer
@@ -186,7 +162,7 @@ async fn sigkill_mid_ingest(database: Option<&str>) {
     assert_eq!(store.list_downloads(actor, sitemap.id, 10).await.unwrap().len(), 1, "still downloading");
     drop(first);
 
-    let after_kill = url_set(&*store, actor, record.id).await;
+    let after_kill = url_set(&*store, actor, record.id).await.unwrap();
     assert_eq!(after_kill.len(), before.len(), "no URL of the killed download is visible");
     assert!(after_kill == before, "the URL set of the previous read, row by row");
 
@@ -196,7 +172,7 @@ async fn sigkill_mid_ingest(database: Option<&str>) {
     wait_downloads(&*store, actor, sitemap.id, 2, 120, &second).await;
     let downloads = store.list_downloads(actor, sitemap.id, 10).await.unwrap();
     assert_eq!(downloads[0].status, "ok", "{downloads:?}: {}", second.log_text());
-    let after = url_rows(&*store, actor, record.id).await;
+    let after = all_url_rows(&*store, actor, record.id).await.unwrap();
     let live = after.iter().filter(|r| r.removed_at.is_none()).count();
     assert_eq!((after.len(), live), (FIRST + SECOND, SECOND), "{}", second.log_text());
     assert!(second.terminate(), "the second server stops cleanly");

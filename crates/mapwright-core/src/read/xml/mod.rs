@@ -121,6 +121,8 @@ struct Build {
     changefreq_seen: bool,
     priority: Option<f32>,
     priority_seen: bool,
+    // Alike on purpose: mapwright-fetch's rows.rs has a column per part of an entry in this order;
+    // here the entry being read, there the Parquet columns.
     images: Vec<Image>,
     videos: Vec<Video>,
     news: Option<Box<News>>,
