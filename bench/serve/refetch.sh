@@ -22,6 +22,10 @@
 # own, dropped at the end). Usage: bench/serve/refetch.sh [sqlite|postgres|both]
 # CARGO=/path/to/cargo-wrapper to build through a wrapper; MAPWRIGHT_BIN and INGEST_BENCH_BIN
 # skip the builds (both `--profile wheel`: release optimisation without fat LTO).
+# Where the first ingest's time goes: SERVE_LOG=PREFIX keeps serve's log (PREFIX.sqlite, ...); run
+# with RUST_LOG=mapwright_server::jobs=debug and read it with bench/serve/timeline.py LOG START
+# (START: the "submitted at" line). PERF=PREFIX samples serve's CPU during the first ingest
+# (`perf report -i PREFIX.sqlite`).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
@@ -107,6 +111,12 @@ echo "fixture: an index of $CHILDREN gzipped children x $PER_CHILD URLs ($(du -c
 # start_server ARGS... and stop_server, as in run.sh and scale.sh.
 . "$HERE/server.sh"
 
+# SERVE_LOG=PREFIX keeps serve's log as PREFIX.BACKEND (with RUST_LOG=mapwright_server::jobs=debug,
+# bench/serve/timeline.py reads a timeline per sitemap from it).
+keep_server_log() {
+  if [ -n "${SERVE_LOG:-}" ]; then cp "$WORK/server.log" "$SERVE_LOG.$BACKEND_NOW"; fi
+}
+
 # The PostgreSQL backends of the bench's database: "pid ticks" lines.
 pg_backends() {
   [ "$BACKEND_NOW" = postgres ] || return 0
@@ -179,14 +189,23 @@ bench_backend() {
   "${SQL[@]}" "UPDATE sites SET verified_at = 1 WHERE id = $site" >/dev/null
   sleep 1
 
+  # PERF=PREFIX: perf samples serve's first ingest into PREFIX.BACKEND (`perf report -i` it).
+  local perf_pid=
+  if [ -n "${PERF:-}" ]; then
+    perf record -q -F 999 -o "$PERF.$BACKEND_NOW" -p "$SERVER" 2>/dev/null &
+    perf_pid=$!
+    sleep 0.5
+  fi
   phase_start
   index=$(curl -fsS -H "authorization: Bearer $token" -H 'content-type: application/json' \
     -d "{\"url\":\"http://127.0.0.1:$PORT/index.xml\"}" "$base/api/v1/sites/$site/sitemaps" | jq -r .id)
   wait_for 11
   phase_end
+  if [ -n "$perf_pid" ]; then kill -INT "$perf_pid" && wait "$perf_pid" 2>/dev/null || true; fi
   local urls first_cpu
   urls=$("${SQL[@]}" "SELECT rollup_urls FROM sitemaps WHERE id = $index")
   first_cpu=$CPU
+  echo "submitted at $T0 (time zero of bench/serve/timeline.py)"
   echo "first ingest: $urls URLs rolled up (expected $((CHILDREN * PER_CHILD))) in $WALL s; bare load of the same rows $bare s: **$(awk -v a="$bare" -v b="$WALL" 'BEGIN {printf "%.0f", 100 * a / b}') % of the bare load**; CPU $CPU s (serve $CPU_SERVE s, database $CPU_DB s); load $(load)"
   echo "statuses: $("${SQL[@]}" "SELECT status || ' ' || COUNT(*) FROM downloads GROUP BY status" | tr '\n' ' ')"
 
@@ -194,6 +213,7 @@ bench_backend() {
   make_files 0
   refetch "one URL of one child changed" 33
   stop_server
+  keep_server_log
   make_files -1
 }
 
@@ -205,7 +225,10 @@ if [ "$BACKEND" = postgres ]; then export INGEST_BENCH_SKIP_SQLITE=1; fi
 BARE_OUT=()
 # INGEST_BENCH_BIN=none: no bare load (a binary of a commit before this script's example mode).
 if [ "$BARE" != none ]; then
-  mapfile -t BARE_OUT < <(INGEST_BENCH_BARE_ONLY=1 "$BARE" "${BARE_ARGS[@]}")
+  # The bare load's process CPU too (user + system s, set-up included: an upper bound), beside
+  # serve's CPU, which the load of a shared machine changes less than the wall times.
+  mapfile -t BARE_OUT < <(INGEST_BENCH_BARE_ONLY=1 /usr/bin/time -f 'bare load process CPU: %U s user, %S s system' \
+    "$BARE" "${BARE_ARGS[@]}" 2>&1)
   printf '%s\n' "${BARE_OUT[@]}"
 fi
 

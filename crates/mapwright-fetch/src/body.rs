@@ -45,8 +45,9 @@ impl Drop for BodyReader {
 }
 
 /// Stops a body's task when dropped: the reader then sees an error (never a clean end), so a
-/// reader blocked on a body whose caller gave up (a discovery past its deadline) ends at once.
-pub(crate) struct StopOnDrop(AbortHandle);
+/// reader blocked on a body whose caller gave up (a discovery or a job past its deadline) ends
+/// at once.
+pub struct StopOnDrop(AbortHandle);
 
 impl Drop for StopOnDrop {
     fn drop(&mut self) {
@@ -67,7 +68,7 @@ impl BodyReader {
 
     /// A guard that stops the body when dropped, for a caller that hands the reader to
     /// another thread and may give up before that thread is done.
-    pub(crate) fn stopper(&self) -> StopOnDrop {
+    pub fn stopper(&self) -> StopOnDrop {
         StopOnDrop(self.task.clone())
     }
 }

@@ -247,3 +247,45 @@ async fn an_index_whose_children_are_unchanged_reads_none_of_them_again() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_body_past_the_memory_bound_is_streamed_when_first_read_and_received_whole_after() {
+    each_backend(false, |app| async move {
+        let (_, token, site, web) = owner_site(&app).await;
+        // 12,000 URLs of 360 bytes and more: 4.6 MB of XML, past the 4 MiB a job holds in
+        // memory while it receives a body whole (the rest waits in a temporary file).
+        let long = "x".repeat(320);
+        let urls: Vec<String> = (0..12_000).map(|i| web.url(&format!("/{long}/{i:05}"))).collect();
+        let body = |changed: Option<usize>| {
+            let list: Vec<(&str, Option<&str>)> = urls
+                .iter()
+                .enumerate()
+                .map(|(i, u)| (u.as_str(), Some(if Some(i) == changed { "2024-02-02" } else { "2024-01-01" })))
+                .collect();
+            urlset(&list)
+        };
+        let v1 = body(None);
+        assert!(v1.len() > 4 << 20, "{} bytes", v1.len());
+        web.put("/s.xml", &v1);
+        let id = add(&app, &token, &site, &web.url("/s.xml")).await;
+        // No key of a last whole read: the body is read as it arrives.
+        drain(&app.state).await;
+        let first = shown(&app, &token, id).await;
+        assert_eq!(last(&first), (json!("ok"), json!(200), json!(12_000), json!(0)));
+        assert_eq!(first["rollup_urls"], 12_000);
+
+        // The same bytes, with that key now: received whole (through the temporary file) and
+        // found equal, so not read.
+        read_again(&app, &token, id).await;
+        assert_eq!(last(&shown(&app, &token, id).await), (json!("unchanged"), json!(200), json!(12_000), json!(0)));
+
+        // One lastmod changed: received whole, different, read from the spilled bytes.
+        web.put("/s.xml", &body(Some(11_999)));
+        read_again(&app, &token, id).await;
+        let changed = shown(&app, &token, id).await;
+        assert_eq!(last(&changed), (json!("ok"), json!(200), json!(12_000), json!(0)));
+        assert_eq!(diffs(&app, &token, id).await[0], ("ok".to_owned(), true, 0, 0, 1));
+        assert_eq!(changed["rollup_urls"], 12_000);
+    })
+    .await;
+}

@@ -1,7 +1,8 @@
-//! One job of a worker: fetch a leased sitemap (conditionally), receive its body whole (in
-//! memory, past [`BODY_MEMORY`] in a temporary file), and when its bytes are those of the last
-//! whole read record it as unchanged without reading it (as a 304); else read and validate it,
-//! stage its URLs in batches and merge them when the read is done (all or nothing: see
+//! One job of a worker: fetch a leased sitemap (conditionally); when the sitemap has the key of
+//! a last whole read, receive the body whole (in memory, past [`BODY_MEMORY`] in a temporary
+//! file) and, when its bytes are those of that read, record it as unchanged without reading it
+//! (as a 304); else (and at once when there is no key: a first read) read and validate it as it
+//! arrives, stage its URLs in batches and merge them when the read is done (all or nothing: see
 //! `mapwright_store`'s `ingest`), its children if it is an index, and the download.
 
 use std::collections::HashMap;
@@ -9,7 +10,7 @@ use std::time::Instant;
 
 use mapwright_core::validate::Config as ValidatorConfig;
 use mapwright_core::{Entry, Finding, Format, Loc, Rule, Scope, Severity, Validator, Voucher};
-use mapwright_fetch::body::BodyStats;
+use mapwright_fetch::body::{BodyReader, BodyStats, ReceivedReader};
 use mapwright_fetch::{Fetched, Meta, Response, Validators};
 use mapwright_store::{
     ContentCounts, DownloadRecord, FetchSummary, FindingRecord, IndexChild, LeasedSitemap, Site, Sitemap, UrlMerge,
@@ -146,6 +147,10 @@ pub async fn run_job(state: &AppState, worker: &str, job: &LeasedSitemap) -> Res
     read.record.downloaded_at = finished;
     read.record.duration_ms = started.elapsed().as_millis() as i64;
     store.complete(worker, sitemap.id, &read.record, finished + schedule.delay).await?;
+    // The lease is given back: the dispatcher may lease the next sitemap of this origin now,
+    // while this job still sends its events (on SQLite before another job's merge takes the
+    // one write lock, which the lease would then wait for).
+    state.scheduler.wake.notify_waiters();
     crate::jobs::read_recorded(state, &sitemap).await;
     Ok(JobOutcome {
         status: read.record.status.clone(),
@@ -283,10 +288,11 @@ async fn voucher_of(state: &AppState, site: &Site, sitemap: &Sitemap) -> Result<
     Ok(Voucher::Nobody)
 }
 
-/// Receives the body whole, and unless its bytes are the last whole read's (then the read is
-/// [`Read::same_bytes`]), reads and validates it on a blocking thread while this task stages the
-/// URLs it sends, batch by batch; when the read is done they are merged at once (a job that
-/// dies before leaves the previous URLs as they were).
+/// Receives the body whole when there is a last whole read to compare it with ([`buffer_first`]),
+/// and unless its bytes are that read's (then the read is [`Read::same_bytes`]), reads and
+/// validates it on a blocking thread (as it arrives when it was not received first) while this
+/// task stages the URLs it sends, batch by batch; when the read is done they are merged at once
+/// (a job that dies before leaves the previous URLs as they were).
 async fn read_body(
     state: &AppState,
     worker: &str,
@@ -310,33 +316,39 @@ async fn read_body(
     let own_url = sitemap.url.clone();
     let site_origin = site.origin.clone();
     let lastmod = LastmodCounter::new(stamp, config.clock_skew_secs);
-    let body = response.into_reader();
-    let received = tokio::task::spawn_blocking(move || body.receive(BODY_MEMORY))
-        .await
-        .map_err(|e| JobError::Reader(e.to_string()))?
-        .map_err(JobError::Spool)?;
     let stored_key = state.store.whole_read_key(sitemap.id).await?;
     // An OAI-PMH list's key covers its pages, read only while the list is parsed.
     let paged = sitemap.format.as_deref() == Some(Format::OaiPmh.as_str());
-    if received.stats.complete
-        && !paged
-        && stored_key.as_deref() == Some(read_key(received.stats.hash, &meta.final_url, voucher).as_str())
-    {
-        return Ok(Read::same_bytes(&meta, &received.stats));
-    }
-    let mut stats = received.stats.clone();
-    let body = received.into_reader();
+    let body = response.into_reader();
+    // Stops the body's task when this job is dropped (its deadline), so a streamed read ends.
+    let _stop = body.stopper();
+    let body = if buffer_first(stored_key.as_deref(), paged) {
+        let received = tokio::task::spawn_blocking(move || body.receive(BODY_MEMORY))
+            .await
+            .map_err(|e| JobError::Reader(e.to_string()))?
+            .map_err(JobError::Spool)?;
+        tracing::debug!(sitemap = sitemap.id, bytes = received.stats.bytes, "body received whole");
+        if received.stats.complete
+            && stored_key.as_deref() == Some(read_key(received.stats.hash, &meta.final_url, voucher).as_str())
+        {
+            return Ok(Read::same_bytes(&meta, &received.stats));
+        }
+        Body::Received(received.stats.clone(), received.into_reader())
+    } else {
+        Body::Streamed(body)
+    };
     let mut stage = state.store.begin_url_stage(worker, site.id, sitemap.id, stamp).await?;
     let (tx, mut rx) = mpsc::channel::<Vec<UrlRecord>>(2);
     let blocking = tokio::task::spawn_blocking(move || {
         let mut pass = Pass::new(scope, site_origin, final_loc, own_url, tx, lastmod);
         let validator = Validator::new(config);
         let mut findings = Findings::default();
-        let outcome = validator.run_with_entries(body, &mut |f| findings.push(f), &mut |e| pass.entry(e));
+        let mut body = body;
+        let outcome = validator.run_with_entries(&mut body, &mut |f| findings.push(f), &mut |e| pass.entry(e));
         pass.flush();
         // Closing the channel ends the storing loop below.
         pass.tx = None;
-        (outcome, findings, pass)
+        (outcome, findings, pass, body.finish())
     });
     let mut store_error = None;
     let quota = state.scheduler.url_quota.load(std::sync::atomic::Ordering::Relaxed);
@@ -347,7 +359,8 @@ async fn read_body(
         }
     }
     drop(rx);
-    let (outcome, findings, mut pass) = blocking.await.map_err(|e| JobError::Reader(e.to_string()))?;
+    let (outcome, findings, mut pass, mut stats) = blocking.await.map_err(|e| JobError::Reader(e.to_string()))?;
+    tracing::debug!(sitemap = sitemap.id, bytes = stats.bytes, entries = outcome.entries, "read and staged");
     if let Some(e) = store_error {
         // What was staged stays invisible; the next attempt on the sitemap discards it.
         return Err(e.into());
@@ -370,6 +383,7 @@ async fn read_body(
         now: stamp,
     };
     let write = state.store.merge_url_stage(worker, &stage, merge).await?;
+    tracing::debug!(sitemap = sitemap.id, added = write.added, changed = write.changed, "merged");
     let refused = write.refused;
     if refused > 0 {
         findings.push(quota_finding(format!(
@@ -431,6 +445,60 @@ async fn read_body(
         contents: (status != "failed").then_some(pass.contents),
         children: (index && !fatal).then_some(pass.children),
     })
+}
+
+/// Whether a body is received whole before it is read: only when there is a key of a last
+/// whole read to compare its bytes with ([`Read::same_bytes`] then skips the read). Otherwise
+/// (a first read, one after a failed or partial read, an OAI-PMH list whose key covers pages
+/// not fetched yet) it streams into the reader as it arrives, so download and parse overlap.
+fn buffer_first(stored_key: Option<&str>, paged: bool) -> bool {
+    stored_key.is_some() && !paged
+}
+
+/// The bytes a read parses: received whole first (their statistics known), or streamed.
+enum Body {
+    Received(BodyStats, ReceivedReader),
+    Streamed(BodyReader),
+}
+
+impl Body {
+    /// What the body task recorded of the whole body. A streamed body is read to its end first
+    /// (the reader may stop at a fatal error before it), so its hash covers every byte, as a
+    /// received one's does; its error, if any, was the reader's already.
+    fn finish(self) -> BodyStats {
+        match self {
+            Body::Received(stats, _) => stats,
+            Body::Streamed(mut reader) => {
+                let _ = std::io::copy(&mut reader, &mut std::io::sink());
+                reader.stats()
+            }
+        }
+    }
+}
+
+impl std::io::Read for Body {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Body::Received(_, r) => r.read(buf),
+            Body::Streamed(r) => r.read(buf),
+        }
+    }
+}
+
+impl std::io::BufRead for Body {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        match self {
+            Body::Received(_, r) => r.fill_buf(),
+            Body::Streamed(r) => r.fill_buf(),
+        }
+    }
+
+    fn consume(&mut self, amt: usize) {
+        match self {
+            Body::Received(_, r) => r.consume(amt),
+            Body::Streamed(r) => r.consume(amt),
+        }
+    }
 }
 
 /// The blocking side's state: URLs in scope batched for the store, children, kinds.
@@ -627,5 +695,21 @@ impl Findings {
             loc: f.loc,
             message: f.message,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::buffer_first;
+
+    #[test]
+    fn a_body_is_received_whole_only_when_there_is_a_key_to_compare_it_with() {
+        // A first read, or one after a failed or partial read: streamed into the reader.
+        assert!(!buffer_first(None, false));
+        // The key of the last whole read: received whole, its bytes compared first.
+        assert!(buffer_first(Some("k"), false));
+        // An OAI-PMH list's key covers pages fetched while it is read: always streamed.
+        assert!(!buffer_first(Some("k"), true));
+        assert!(!buffer_first(None, true));
     }
 }
