@@ -72,6 +72,28 @@ impl W3cDateTime {
         W3cDateTime { year, month, day, hour: 0, minute: 0, second: 0, nanos: 0, frac_digits: 0, tz: None, precision }
     }
 
+    /// Reads the fraction of a second whose digits start at `b[start]` (after the `.`), keeping
+    /// nine digits at most, and gives where they end: the one reading of a fraction for both the
+    /// parser and the reader's scan. `None` when no digit follows the `.`.
+    fn fraction(&mut self, b: &[u8], start: usize) -> Option<usize> {
+        let mut i = start;
+        let mut nanos: u32 = 0;
+        while let Some(c) = b.get(i).filter(|c| c.is_ascii_digit()) {
+            if i - start < 9 {
+                nanos = nanos * 10 + u32::from(c - b'0');
+            }
+            i += 1;
+        }
+        let kept = (i - start).min(9);
+        if kept == 0 {
+            return None;
+        }
+        self.nanos = nanos * 10u32.pow((9 - kept) as u32);
+        self.frac_digits = kept as u8;
+        self.precision = Precision::Fraction;
+        Some(i)
+    }
+
     /// Parses exactly the six W3C Datetime forms; anything else is `None`.
     pub fn parse(s: &str) -> Option<Self> {
         parse_w3c(s.as_bytes(), false)
@@ -107,22 +129,7 @@ impl W3cDateTime {
         v.precision = Precision::Second;
         let mut i = 19;
         if b.get(i) == Some(&b'.') {
-            i += 1;
-            let start = i;
-            let mut nanos: u32 = 0;
-            while let Some(c) = b.get(i).filter(|c| c.is_ascii_digit()) {
-                if i - start < 9 {
-                    nanos = nanos * 10 + u32::from(c - b'0');
-                }
-                i += 1;
-            }
-            let kept = (i - start).min(9);
-            if kept == 0 {
-                return None;
-            }
-            v.nanos = nanos * 10u32.pow((9 - kept) as u32);
-            v.frac_digits = kept as u8;
-            v.precision = Precision::Fraction;
+            i = v.fraction(b, i + 1)?;
         }
         match *b.get(i)? {
             b'Z' => {
@@ -473,23 +480,7 @@ fn parse_w3c(b: &[u8], lenient: bool) -> Option<W3cDateTime> {
         v.precision = Precision::Second;
         i += 3;
         if b.get(i) == Some(&b'.') {
-            i += 1;
-            let start = i;
-            let mut nanos: u32 = 0;
-            while let Some(c) = b.get(i).filter(|c| c.is_ascii_digit()) {
-                if i - start < 9 {
-                    nanos = nanos * 10 + u32::from(c - b'0');
-                }
-                i += 1;
-            }
-            let n = i - start;
-            if n == 0 {
-                return None;
-            }
-            let kept = n.min(9);
-            v.nanos = nanos * 10u32.pow((9 - kept) as u32);
-            v.frac_digits = kept as u8;
-            v.precision = Precision::Fraction;
+            i = v.fraction(b, i + 1)?;
         }
     }
     let rest = &b[i..];

@@ -251,7 +251,7 @@ async fn an_index_whose_children_are_unchanged_reads_none_of_them_again() {
 #[tokio::test]
 async fn a_body_past_the_memory_bound_is_streamed_when_first_read_and_received_whole_after() {
     each_backend(false, |app| async move {
-        let (_, token, site, web) = owner_site(&app).await;
+        let (_, token, site, web) = owner_site(&app, "ann@example.com").await;
         // 12,000 URLs of 360 bytes and more: 4.6 MB of XML, past the 4 MiB a job holds in
         // memory while it receives a body whole (the rest waits in a temporary file).
         let long = "x".repeat(320);
