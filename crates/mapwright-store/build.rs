@@ -23,9 +23,8 @@ fn main() {
         let rendered = out.join("migrations").join(backend.name());
         std::fs::create_dir_all(&rendered).expect("OUT_DIR is writable");
         writeln!(code, "pub(crate) const {}: &[(i64, &str, &str)] = &[", backend.name().to_uppercase()).unwrap();
-        for (version, description, path) in &files {
-            let source = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            let sql = render(&source, backend).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for (version, description, path, source) in &files {
+            let sql = render(source, backend).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             if sql.is_empty() {
                 continue; // a migration of the other backend only
             }
@@ -38,9 +37,10 @@ fn main() {
     std::fs::write(out.join("migrations.rs"), code).expect("OUT_DIR is writable");
 }
 
-/// The migration files, `(version, description, path)` by version, named as sqlx reads a
-/// migrations folder: `NNNN_description.sql`, the description with `_` read as a space.
-fn migration_files(dir: &Path) -> Vec<(i64, String, PathBuf)> {
+/// The migration files, `(version, description, path, text)` by version, each read once for
+/// both renderings, named as sqlx reads a migrations folder: `NNNN_description.sql`, the
+/// description with `_` read as a space.
+fn migration_files(dir: &Path) -> Vec<(i64, String, PathBuf, String)> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).expect("the migrations folder is readable") {
         let path = entry.expect("a readable folder entry").path();
@@ -50,7 +50,8 @@ fn migration_files(dir: &Path) -> Vec<(i64, String, PathBuf)> {
         let version: i64 =
             version.parse().unwrap_or_else(|_| panic!("migration {name}: the name must start with a number"));
         println!("cargo::rerun-if-changed={}", path.display());
-        files.push((version, description.replace('_', " "), path));
+        let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        files.push((version, description.replace('_', " "), path, source));
     }
     files.sort();
     for pair in files.windows(2) {
