@@ -10,9 +10,10 @@
 # - instructions (valgrind --tool=callgrind, total Ir of the whole process): independent of
 #   the machine's load, so they compare across runs and machines of the same kind;
 # - whole-process times (getrusage of the child, microseconds; /usr/bin/time's 10 ms would be
-#   a third of a run), RUNS alternating rounds, medians: user+sys CPU seconds and wall seconds (the gzip read runs its inflate on a second thread, so its wall
-#   time, not its CPU, is what overlapping buys; on a loaded machine wall times mean little,
-#   and the load is printed before and after).
+#   a third of a run), RUNS alternating rounds, medians: user+sys CPU seconds and wall seconds
+#   (the gzip read runs its inflate on a second thread, so its wall time, not its CPU, is what
+#   overlapping buys, and only while the second core is free: on a loaded machine wall times
+#   mean little, and the load is printed before and after).
 #
 # usage: bench/read/bench.sh [RUNS=11]
 # Needs: python3, cargo, valgrind (for the instruction counts; skipped without it).
@@ -77,21 +78,25 @@ if command -v valgrind > /dev/null; then
   done
 fi
 
-# RUNS alternating rounds of the cases.
-for r in $(seq "$RUNS"); do
-  for i in "${!LABELS[@]}"; do
-    # shellcheck disable=SC2086
-    python3 -c '
-import resource, subprocess, sys, time
-# What children Python itself ran as it started (some installations run one) is not counted.
-r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-t = time.perf_counter()
-subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)
-wall = time.perf_counter() - t
-r = resource.getrusage(resource.RUSAGE_CHILDREN)
-print("%.4f %.4f" % (r.ru_utime + r.ru_stime - r0.ru_utime - r0.ru_stime, wall))' ${CMDS[$i]} >> "$WORK/times.$i"
-  done
-done
+# RUNS alternating rounds of the cases, all timed from one Python process: one started for each
+# run (its launcher's and interpreter's start-up, tens of CPU milliseconds, just before the
+# timed child) left the scheduler's view of both CPUs busy, and the gzip read's second thread
+# then shared the first one's CPU (its wall time the sum of both threads' CPU time).
+# shellcheck disable=SC2086
+python3 -c '
+import resource, shlex, subprocess, sys, time
+runs, work, cmds = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+out = [open("%s/times.%d" % (work, i), "a") for i in range(len(cmds))]
+for _ in range(runs):
+    for i, cmd in enumerate(cmds):
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t = time.perf_counter()
+        subprocess.run(shlex.split(cmd), stdout=subprocess.DEVNULL, check=True)
+        wall = time.perf_counter() - t
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = r.ru_utime + r.ru_stime - r0.ru_utime - r0.ru_stime
+        print("%.4f %.4f" % (cpu, wall), file=out[i])
+' "$RUNS" "$WORK" "${CMDS[@]}"
 median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
 declare -A CPU WALL
 for i in "${!LABELS[@]}"; do
