@@ -4,7 +4,7 @@
 
 use crate::error::Error;
 use crate::read::Limits;
-use crate::read::gunzip::{Gunzip, GzipFault, read_buffered};
+use crate::read::gunzip::{Gunzip, GzipFault, HEAD, Source, read_buffered};
 use crate::rule::{Finding, Position, Rule};
 use flate2::bufread::MultiGzDecoder;
 use std::io::{self, BufRead, Read};
@@ -121,9 +121,12 @@ pub(crate) struct Lines {
 /// The prepared stream: a buffered reader that enforces the byte limit and knows, for any
 /// recent offset, its line and column.
 pub(crate) struct Tracked<'a> {
-    inner: Box<dyn Read + Send + 'a>,
+    inner: Source<'a>,
     buf: Box<[u8]>,
-    /// Offset (in the stream) of `buf[0]`.
+    /// Where the bytes start in `buf` (0 but in a buffer taken from the inflate worker): the
+    /// indices below (`pos`, `filled`, `end`) count from here.
+    head: usize,
+    /// Offset (in the stream) of `buf[head]`.
     base: u64,
     pos: usize,
     filled: usize,
@@ -147,9 +150,14 @@ pub(crate) struct Tracked<'a> {
 
 impl<'a> Tracked<'a> {
     fn new(inner: Box<dyn Read + Send + 'a>, max: u64, track: bool) -> Self {
+        Self::from_source(Source::Read(inner), max, track)
+    }
+
+    fn from_source(inner: Source<'a>, max: u64, track: bool) -> Self {
         Tracked {
             inner,
             buf: take_buffer(),
+            head: 0,
             base: 0,
             pos: 0,
             filled: 0,
@@ -198,7 +206,7 @@ impl<'a> Tracked<'a> {
         if offset >= self.counted {
             let from = (self.counted.max(lo) - lo) as usize;
             let to = (offset - lo) as usize;
-            let chunk = &self.buf[from..to];
+            let chunk = &self.buf[self.head + from..self.head + to];
             let n = bytecount::count(chunk, b'\n');
             if n > 0 {
                 self.line += n as u32;
@@ -211,12 +219,12 @@ impl<'a> Tracked<'a> {
         // Behind the counted point: count back, within what the buffer still holds.
         let from = (offset.max(lo) - lo) as usize;
         let to = (self.counted - lo) as usize;
-        let back = &self.buf[from..to];
+        let back = &self.buf[self.head + from..self.head + to];
         let n = bytecount::count(back, b'\n') as u32;
         if n == 0 {
             return Position { line: self.line, column: (offset.saturating_sub(self.line_start)) as u32 + 1, offset };
         }
-        let column = match memchr::memrchr(b'\n', &self.buf[..from]) {
+        let column = match memchr::memrchr(b'\n', &self.buf[self.head..self.head + from]) {
             Some(nl) => (from - nl) as u32,
             None => (offset - lo) as u32 + 1,
         };
@@ -246,7 +254,7 @@ impl<'a> Tracked<'a> {
     /// a reader that looks ahead here never sees an I/O error or a limit it would have to report.
     #[inline]
     pub(crate) fn buffered(&self) -> &[u8] {
-        if self.pos < self.end { &self.buf[self.pos..self.end] } else { &[] }
+        if self.pos < self.end { &self.buf[self.head + self.pos..self.head + self.end] } else { &[] }
     }
 
     /// Line and column of the next unread byte.
@@ -286,7 +294,7 @@ impl BufRead for Tracked<'_> {
     #[inline]
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
         if self.pos < self.end {
-            return Ok(&self.buf[self.pos..self.end]);
+            return Ok(&self.buf[self.head + self.pos..self.head + self.end]);
         }
         self.refill()
     }
@@ -309,28 +317,16 @@ impl Tracked<'_> {
             }
             self.count_to(keep);
             let keep_at = (keep - self.base) as usize;
-            self.buf.copy_within(keep_at..self.filled, 0);
             self.end = 0;
-            self.base = keep;
-            self.filled -= keep_at;
-            self.pos -= keep_at;
-            if self.buf.len() - self.filled < 4096 {
-                let mut bigger = vec![0; self.buf.len() * 2].into_boxed_slice();
-                bigger[..self.filled].copy_from_slice(&self.buf[..self.filled]);
-                self.buf = bigger;
-            }
-            let n = loop {
-                match self.inner.read(&mut self.buf[self.filled..]) {
-                    Ok(n) => break n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(e),
-                }
+            let n = match self.inner {
+                Source::Read(_) => self.read_more(keep_at)?,
+                Source::Swap(_) => self.swap_more(keep_at)?,
             };
             if n == 0 {
                 self.eof = true;
             }
             if let Some(max) = self.max_run {
-                let new = &self.buf[self.filled..self.filled + n];
+                let new = &self.buf[self.head + self.filled..self.head + self.filled + n];
                 match memchr::memrchr(b'<', new) {
                     Some(i) => self.last_lt = self.base + (self.filled + i) as u64,
                     None if (self.base + (self.filled + n) as u64).saturating_sub(self.last_lt) > max as u64 => {
@@ -348,7 +344,73 @@ impl Tracked<'_> {
         }
         let allowed = ((self.max - start) as usize).min(self.filled - self.pos);
         self.end = self.pos + allowed;
-        Ok(&self.buf[self.pos..self.end])
+        Ok(&self.buf[self.head + self.pos..self.head + self.end])
+    }
+
+    /// Drops the bytes before `keep_at` and moves the rest to the buffer's start, with room
+    /// after them for at least `room` bytes (a bigger buffer if need be).
+    fn compact(&mut self, keep_at: usize, room: usize) {
+        let (head, filled) = (self.head, self.filled);
+        self.buf.copy_within(head + keep_at..head + filled, 0);
+        self.head = 0;
+        self.base += keep_at as u64;
+        self.filled -= keep_at;
+        self.pos -= keep_at;
+        if self.buf.len() - self.filled < room {
+            let mut bigger = vec![0; (self.buf.len() * 2).max(self.filled + room)].into_boxed_slice();
+            bigger[..self.filled].copy_from_slice(&self.buf[..self.filled]);
+            self.buf = bigger;
+        }
+    }
+
+    /// Keeps the bytes from `keep_at` on and reads more after them from a reader: how many.
+    fn read_more(&mut self, keep_at: usize) -> io::Result<usize> {
+        self.compact(keep_at, 4096);
+        let Source::Read(inner) = &mut self.inner else { unreachable!("read_more of a reader") };
+        loop {
+            match inner.read(&mut self.buf[self.filled..]) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Keeps the bytes from `keep_at` on and takes the inflate worker's next buffer: how many
+    /// bytes came. The kept bytes, a few hundred as a rule, go into the room at the new
+    /// buffer's front, and this buffer goes back to the worker; a longer run kept is the one
+    /// case where the new bytes are copied (into this buffer, after the kept ones).
+    fn swap_more(&mut self, keep_at: usize) -> io::Result<usize> {
+        let Source::Swap(worker) = &mut self.inner else { unreachable!("swap_more of the worker") };
+        let next = match worker.next_filled() {
+            Ok(Some(next)) => next,
+            Ok(None) => {
+                self.compact(keep_at, 0);
+                return Ok(0);
+            }
+            Err(e) => {
+                self.compact(keep_at, 0);
+                return Err(e);
+            }
+        };
+        let (mut new, n) = next;
+        let kept = self.filled - keep_at;
+        let tail = self.head + keep_at..self.head + self.filled;
+        if kept <= HEAD {
+            new[HEAD - kept..HEAD].copy_from_slice(&self.buf[tail]);
+            let old = std::mem::replace(&mut self.buf, new);
+            worker.give_back(old);
+            self.head = HEAD - kept;
+            self.base += keep_at as u64;
+            self.filled = kept;
+            self.pos -= keep_at;
+        } else {
+            self.compact(keep_at, n);
+            self.buf[self.filled..self.filled + n].copy_from_slice(&new[HEAD..HEAD + n]);
+            let Source::Swap(worker) = &mut self.inner else { unreachable!("swap_more of the worker") };
+            worker.give_back(new);
+        }
+        Ok(n)
     }
 }
 
@@ -407,11 +469,11 @@ pub(crate) fn prepare<'a>(
             // The limit applies to each layer's output too, so a bomb inside a bomb stops early.
             // The outer layer inflates on a thread of its own (`gunzip.rs`); inner ones, rare,
             // here.
-            let gz: Box<dyn Read + Send + 'a> = match stream {
+            let gz = match stream {
                 Stream::Raw(raw) => crate::read::gunzip::outer_layer(raw),
-                inner => Box::new(Gunzip::new(MultiGzDecoder::new(inner.boxed()))),
+                inner => Source::Read(Box::new(Gunzip::new(MultiGzDecoder::new(inner.boxed())))),
             };
-            stream = Stream::Gz(Tracked::new(gz, limits.max_bytes, false));
+            stream = Stream::Gz(Tracked::from_source(gz, limits.max_bytes, false));
             continue;
         }
         break;
