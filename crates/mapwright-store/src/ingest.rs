@@ -172,8 +172,6 @@ macro_rules! impl_ingest {
                 let plan = stage.known.plan(merge.sweep);
                 $crate::ingest::with_stage_conn!($conn, self, stage, conn => {
                     $crate::ingest::guard_merge!($conn, conn);
-                    // SQLite: a long write's turn, after the small writes waiting (`write_turns.rs`).
-                    let _turn = self.merge_turn(stage.rows + stage.known.pending.len() as i64).await;
                     let mut tx = $crate::ingest::begin_merge!($conn, self, conn);
                     // The lease, and the sitemap's row locked until the commit.
                     let last: Option<(Option<i64>, i64)> = sqlx::query_as(

@@ -68,7 +68,6 @@ mod store;
 #[cfg(feature = "test-support")]
 pub mod testing;
 mod wake;
-mod write_turns;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -22,11 +22,7 @@ macro_rules! outbound_methods {
                 // One statement: the window restarts when it has ended, else the events are
                 // counted in it (both right-hand sides read the row as it was).
                 let events = events.max(1);
-                // Every request a read sends counts here: a small write's turn, on a task of its
-                // own (`write_turns.rs`), since the URL checker's requests run in a stream.
-                let pool = self.pool.clone();
-                let (scope, key) = (scope.to_owned(), key.to_owned());
-                let (start, hits): (i64, i64) = self.write_alone(async move { sqlx::query_as(
+                let (start, hits): (i64, i64) = sqlx::query_as(
                     "INSERT INTO rate_windows (scope, key, window_start, hits) VALUES ($1, $2, $3, $5) \
                      ON CONFLICT (scope, key) DO UPDATE SET \
                      hits = CASE WHEN rate_windows.window_start <= $3 - $4 THEN $5 ELSE rate_windows.hits + $5 END, \
@@ -39,8 +35,8 @@ macro_rules! outbound_methods {
                 .bind(now)
                 .bind(window_seconds.max(1))
                 .bind(events)
-                .fetch_one(&pool)
-                .await }).await?;
+                .fetch_one(&self.pool)
+                .await?;
                 Ok((hits > limit).then(|| (start.saturating_add(window_seconds) - now).max(1)))
             }
         }

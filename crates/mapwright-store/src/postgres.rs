@@ -2,14 +2,13 @@
 
 use std::str::FromStr;
 
-use sqlx::Postgres;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::{Postgres, Transaction};
 
 use crate::error::conflict;
 use crate::model::*;
 use crate::secret;
 use crate::sql::{CHILD_CHUNK, Pacer, URL_CHUNK, clean, found, like_escape, loc_hash};
-use crate::write_turns::{Turn, WriteTx};
 use crate::{Error, Result, Store};
 
 /// How long an operation waits for a pooled connection (or a new one) before failing with
@@ -49,8 +48,8 @@ impl PgStore {
 
     /// Every statement of a transaction runs under READ COMMITTED; the lease query's
     /// `FOR UPDATE SKIP LOCKED` is what keeps two leasers apart.
-    async fn begin_write(&self) -> Result<WriteTx<Postgres>> {
-        Ok(WriteTx::new(self.pool.begin().await?, None))
+    async fn begin_write(&self) -> Result<Transaction<'static, Postgres>> {
+        Ok(self.pool.begin().await?)
     }
 
     /// A write transaction that moves many rows under foreign keys (a merge's copies, a batch of
@@ -62,19 +61,8 @@ impl PgStore {
     /// same rows copied under the default (bench/serve/RESULTS.md). These transactions' own
     /// statements are driven by ids, keys and the stage's rows, so a generic plan is the same
     /// plan. One round trip: the setting goes with the `BEGIN`.
-    async fn begin_bulk(&self) -> Result<WriteTx<Postgres>> {
-        Ok(WriteTx::new(self.pool.begin_with(BULK_BEGIN).await?, None))
-    }
-
-    /// The statement, at once: PostgreSQL's writers lock rows, not the database, and take no
-    /// turns (`write_turns.rs`).
-    async fn write_alone<T: Send + 'static>(&self, write: impl std::future::Future<Output = T> + Send + 'static) -> T {
-        write.await
-    }
-
-    /// No turns (see [`PgStore::write_alone`]).
-    async fn merge_turn(&self, _rows: i64) -> Option<Turn> {
-        None
+    async fn begin_bulk(&self) -> Result<Transaction<'static, Postgres>> {
+        Ok(self.pool.begin_with(BULK_BEGIN).await?)
     }
 
     /// The health probe's write is the test of room on PostgreSQL: the server's disk is not

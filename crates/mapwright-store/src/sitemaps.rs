@@ -567,8 +567,6 @@ macro_rules! sitemap_methods {
             }
 
             pub(crate) async fn record_fetch_summary_impl(&self, worker: &str, sitemap_id: i64, summary: &FetchSummary) -> Result<()> {
-                // A transaction, to write in a small write's turn (`write_turns.rs`).
-                let mut tx = self.begin_write().await?;
                 let done = sqlx::query(
                     "UPDATE sitemaps SET kinds = COALESCE($1, kinds), url_count = COALESCE($2, url_count), \
                      fetch_interval = $3, failures = $4, format = COALESCE($7, format), \
@@ -587,12 +585,11 @@ macro_rules! sitemap_methods {
                 .bind(summary.contents.map(|c| c.image))
                 .bind(summary.contents.map(|c| c.video))
                 .bind(summary.contents.map(|c| c.news))
-                .execute(&mut *tx)
+                .execute(&self.pool)
                 .await?;
                 if done.rows_affected() == 0 {
                     return Err(Error::LeaseLost { sitemap_id, worker: worker.to_owned() });
                 }
-                tx.commit().await?;
                 Ok(())
             }
 

@@ -5,13 +5,12 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Sqlite, SqlitePool};
+use sqlx::{Sqlite, SqlitePool, Transaction};
 
 use crate::error::conflict;
 use crate::model::*;
 use crate::secret;
 use crate::sql::{CHILD_CHUNK, Pacer, URL_CHUNK, clean, found, like_escape, loc_hash};
-use crate::write_turns::{Turn, WriteTurns, WriteTx};
 use crate::{Error, Result, Store};
 
 /// A store in an SQLite database file.
@@ -22,8 +21,6 @@ pub struct SqliteStore {
     path: std::path::PathBuf,
     /// The WAL's checkpoints, off every writer's path (none in memory).
     checkpoints: Option<std::sync::Arc<Checkpointer>>,
-    /// The write lock's turns within this process (`write_turns.rs`).
-    pub(crate) turns: std::sync::Arc<WriteTurns>,
 }
 
 /// Checkpoints of the WAL on a connection of their own, in the background: a writer's commit
@@ -137,12 +134,7 @@ impl SqliteStore {
         }
         let checkpoints =
             on_disk.then(|| std::sync::Arc::new(Checkpointer::start(pool.connect_options().as_ref().clone())));
-        let store = SqliteStore {
-            pool,
-            path: if on_disk { path } else { Default::default() },
-            checkpoints,
-            turns: Default::default(),
-        };
+        let store = SqliteStore { pool, path: if on_disk { path } else { Default::default() }, checkpoints };
         // sqlx's SQLite migrator takes no lock (PostgreSQL's takes an advisory one), so two
         // processes opening a new file at once raced: the loser's migration transaction failed
         // ("table already exists", "duplicate column name") and, when its failed statement had
@@ -166,28 +158,15 @@ impl SqliteStore {
 
     /// A write transaction that takes the write lock at once (`BEGIN IMMEDIATE`): a deferred
     /// transaction that reads first and writes later can fail with SQLITE_BUSY when another
-    /// writer got in between, which the busy timeout does not cover. It writes in a small
-    /// write's turn (`write_turns.rs`).
-    async fn begin_write(&self) -> Result<WriteTx<Sqlite>> {
-        let turn = self.turns.small().await;
-        Ok(WriteTx::new(self.pool.begin_with("BEGIN IMMEDIATE").await?, Some(turn)))
+    /// writer got in between, which the busy timeout does not cover.
+    async fn begin_write(&self) -> Result<Transaction<'static, Sqlite>> {
+        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
     }
 
     /// A write transaction that moves many rows: the same as [`SqliteStore::begin_write`]
     /// (PostgreSQL plans these differently, see `PgStore::begin_bulk`).
-    async fn begin_bulk(&self) -> Result<WriteTx<Sqlite>> {
+    async fn begin_bulk(&self) -> Result<Transaction<'static, Sqlite>> {
         self.begin_write().await
-    }
-
-    /// One statement written in a small write's turn, on a task of its own
-    /// ([`WriteTurns::alone`]): the writes every request and every read make.
-    async fn write_alone<T: Send + 'static>(&self, write: impl std::future::Future<Output = T> + Send + 'static) -> T {
-        self.turns.alone(write).await
-    }
-
-    /// A merge's turn: a long write's from [`write_turns::LONG_ROWS`](crate::write_turns::LONG_ROWS) staged rows.
-    async fn merge_turn(&self, rows: i64) -> Option<Turn> {
-        Some(self.turns.long(rows).await)
     }
 
     /// Whether the store has room to write more than a page or two, for the health probe (whose
