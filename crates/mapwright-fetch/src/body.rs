@@ -73,17 +73,12 @@ impl BodyReader {
     }
 }
 
-/// `Read` for readers whose `BufRead` does the work: a read copies out of `fill_buf`, so the
-/// bytes and errors of `read` and of `fill_buf` are the same by construction.
+/// `Read` for readers whose `BufRead` does the work ([`mapwright_core::read::read_buffered`]).
 macro_rules! read_through_fill_buf {
     ($($reader:ty),*) => {$(
         impl Read for $reader {
             fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-                let avail = self.fill_buf()?;
-                let n = avail.len().min(buf.len());
-                buf[..n].copy_from_slice(&avail[..n]);
-                self.consume(n);
-                Ok(n)
+                mapwright_core::read::read_buffered(self, buf)
             }
         }
     )*};

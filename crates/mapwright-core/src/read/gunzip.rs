@@ -75,8 +75,10 @@ impl Read for Gunzip<'_> {
     }
 }
 
-/// `Read::read` of a reader that buffers: a copy out of its buffer.
-pub(crate) fn read_buffered(r: &mut impl BufRead, out: &mut [u8]) -> io::Result<usize> {
+/// `Read::read` of a reader whose `BufRead` does the work: a copy out of `fill_buf`, so the bytes
+/// and errors of `read` and of `fill_buf` are the same by construction. Public for the other
+/// crates' buffered readers (mapwright-fetch's bodies), so that this rule is written once.
+pub fn read_buffered(r: &mut impl BufRead, out: &mut [u8]) -> io::Result<usize> {
     let avail = r.fill_buf()?;
     let n = avail.len().min(out.len());
     out[..n].copy_from_slice(&avail[..n]);

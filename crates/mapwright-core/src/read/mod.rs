@@ -8,6 +8,8 @@ mod input;
 mod text;
 mod xml;
 
+pub use gunzip::read_buffered;
+
 use crate::error::{Error, OaiFault, OaiStop};
 use crate::model::{Entry, Format};
 use crate::rule::{Finding, Position};
