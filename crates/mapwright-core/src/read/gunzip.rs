@@ -90,7 +90,8 @@ pub fn read_buffered(r: &mut impl BufRead, out: &mut [u8]) -> io::Result<usize> 
 const IN_CHUNK: usize = 64 * 1024;
 /// Compressed buffers in circulation.
 const IN_BUFS: usize = 3;
-/// The size of an inflated buffer (the size of `Tracked`'s own, so either serves as the other).
+/// The size of an inflated buffer, and of `Tracked`'s own (`input.rs` takes it from here), so
+/// either serves as the other.
 pub(crate) const OUT_CHUNK: usize = 128 * 1024;
 /// Room left free at the front of an inflated buffer (the worker inflates after it), for the
 /// bytes the reader keeps from its previous buffer: the start of an entry, a few hundred bytes.

@@ -4,13 +4,15 @@
 
 use crate::error::Error;
 use crate::read::Limits;
-use crate::read::gunzip::{Gunzip, GzipFault, HEAD, Source, read_buffered};
+use crate::read::gunzip::{Gunzip, GzipFault, HEAD, OUT_CHUNK, Source, read_buffered};
 use crate::rule::{Finding, Position, Rule};
 use flate2::bufread::MultiGzDecoder;
 use std::io::{self, BufRead, Read};
 use std::sync::Mutex;
 
-const BUF: usize = 128 * 1024;
+/// The size of a reader's buffer: that of the inflate worker's, since the two change places
+/// (`Tracked` takes the worker's buffers and gives its own back).
+const BUF: usize = OUT_CHUNK;
 
 /// Read buffers of [`BUF`] bytes given back by readers that are done, for the next ones. A
 /// many-site discovery opens thousands of small sitemaps a second, each with one buffer per
@@ -382,18 +384,14 @@ impl Tracked<'_> {
     /// case where the new bytes are copied (into this buffer, after the kept ones).
     fn swap_more(&mut self, keep_at: usize) -> io::Result<usize> {
         let Source::Swap(worker) = &mut self.inner else { unreachable!("swap_more of the worker") };
-        let next = match worker.next_filled() {
+        let (mut new, n) = match worker.next_filled() {
             Ok(Some(next)) => next,
-            Ok(None) => {
+            // The end or a fault: nothing came, the kept bytes stay.
+            end => {
                 self.compact(keep_at, 0);
-                return Ok(0);
-            }
-            Err(e) => {
-                self.compact(keep_at, 0);
-                return Err(e);
+                return end.map(|_| 0);
             }
         };
-        let (mut new, n) = next;
         let kept = self.filled - keep_at;
         let tail = self.head + keep_at..self.head + self.filled;
         if kept <= HEAD {
