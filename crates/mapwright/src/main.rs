@@ -28,8 +28,7 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// No transparent huge pages for this process. mimalloc asks for them (`madvise`) on its
 /// arenas, and with the purge delay at 0 a page freed and used again is a fresh fault: the
 /// kernel zeroed a whole 2 MiB page each time, 6% of the CPU of `discover --sites`, and the
-/// huge pages held a quarter of its peak RSS (bench/discover/RESULTS.md). The setting is checked
-/// at each fault, so arenas mapped before `main` are covered too.
+/// huge pages held a quarter of its peak RSS (bench/discover/RESULTS.md).
 fn no_huge_pages() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[allow(unsafe_code)]
@@ -39,16 +38,35 @@ fn no_huge_pages() {
     }
 }
 
-fn main() -> ExitCode {
-    // Freed pages go back to the OS at once rather than 10 ms later: with many threads each
-    // keeping its own, `discover --sites` over 10,000 sites peaked at 366-370 MB with the
-    // delay and 264 MB without, at the same wall time (bench/discover/RESULTS.md).
+/// The allocator's settings, made before the first allocation. Freed pages go back to the OS
+/// at once rather than 10 ms later: with many threads each keeping its own, `discover --sites`
+/// over 10,000 sites peaked at 366-370 MB with the delay and 264 MB without, at the same wall
+/// time (bench/discover/RESULTS.md). And no huge pages, from the first: the Rust runtime
+/// allocates before `main`, and in `main` the prctl came after mimalloc had touched its first
+/// arena and its first page, two 2 MiB pages the kernel zeroed in every process (about 0.8 ms
+/// of a 4.5 ms `read` of a one-URL file, the start-up every short command pays).
+extern "C" fn before_main() {
     #[allow(unsafe_code)]
     // SAFETY: sets one integer option of the allocator; callable at any time, from any thread.
     unsafe {
         libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0)
     };
     no_huge_pages();
+}
+
+/// [`before_main`] as a constructor: the loader runs `.init_array` after libc's set-up and
+/// before the Rust runtime's, whose allocations are mimalloc's first (the allocator is this
+/// binary's global allocator only; it does not replace libc's `malloc`).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[used]
+#[allow(unsafe_code)]
+#[unsafe(link_section = ".init_array")]
+static BEFORE_MAIN: extern "C" fn() = before_main;
+
+fn main() -> ExitCode {
+    // Where no constructor runs (other targets), the settings come first in `main`.
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    before_main();
     let cli = cli::Cli::parse();
     let result = match cli.command {
         cli::Command::Read(args) => read::run(args),

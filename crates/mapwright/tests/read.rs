@@ -298,3 +298,37 @@ fn strict_scope_follows_who_vouches() {
     let o = run(&["read", "--vouched", path, "--url", "https://a.com/sitemaps/s.xml", "--strict"], dir.path());
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// No transparent huge page from the first allocation on: the allocator's settings are made
+/// before the Rust runtime allocates (a constructor), not in `main`, where mimalloc had already
+/// touched its first arena and page, two 2 MiB pages the kernel zeroed in every process. Seen
+/// on a process blocked reading its standard input, after its start-up. Where the kernel gives
+/// no huge pages at all (`never`), there is nothing to see and the check says so.
+#[cfg(target_os = "linux")]
+#[test]
+fn no_huge_page_is_taken_at_start_up() {
+    let mode = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+    if mode.is_empty() || mode.contains("[never]") {
+        eprintln!("transparent huge pages are off on this machine ({mode:?}): nothing to check");
+        return;
+    }
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mapwright"))
+        .args(["read", "-", "--format", "text"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let proc = format!("/proc/{}", child.id());
+    // Blocked in its read of the pipe: its start-up is over.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !std::fs::read_to_string(format!("{proc}/wchan")).is_ok_and(|w| w.contains("pipe")) {
+        assert!(std::time::Instant::now() < deadline, "mapwright read - never waited for its input");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let rollup = std::fs::read_to_string(format!("{proc}/smaps_rollup")).unwrap();
+    drop(child.stdin.take());
+    let _ = child.wait();
+    let huge = rollup.lines().find(|l| l.starts_with("AnonHugePages:")).unwrap_or("AnonHugePages: (none)");
+    assert!(huge.split_whitespace().nth(1) == Some("0"), "huge pages at start-up: {huge}");
+}
