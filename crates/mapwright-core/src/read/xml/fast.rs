@@ -20,6 +20,7 @@ use crate::date::W3cDateTime;
 use crate::loc::{LastOrigin, XmlLoc};
 use crate::read::input::Lines;
 
+mod template;
 mod usual;
 
 /// One field of a recognised entry: its start tag and its text, as indices into the scan.
@@ -58,6 +59,8 @@ pub(super) struct Scanned {
     priority: f32,
     /// The values of a usual entry (see [`usual`]).
     usual: usual::Usual,
+    /// The layout of the last usual entry (see [`template`]).
+    template: template::Template,
 }
 
 impl Default for Scanned {
@@ -79,6 +82,7 @@ impl Default for Scanned {
             changefreq: ChangeFreq::Never,
             priority: 0.0,
             usual: Default::default(),
+            template: Default::default(),
         }
     }
 }
@@ -485,7 +489,8 @@ impl State {
         let s = &mut self.scanned;
         let limits = (self.max_loc, self.max_value);
         // The usual entry first: what the general scan and `clean_fields` would give it.
-        if usual::scan_usual(b, s, &mut self.last_origin, limits) {
+        let last = &mut self.last_origin;
+        if template::scan_template(b, s, last, limits) || usual::scan_usual(b, s, last, limits) {
             if let Some(loc) = Loc::from_xml(&b[s.loc_at.1..], &s.loc) {
                 self.fast_backoff = 0;
                 let u = &s.usual;

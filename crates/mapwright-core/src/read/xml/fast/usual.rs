@@ -52,11 +52,14 @@ pub(super) fn scan_usual(b: &[u8], out: &mut Scanned, last: &mut LastOrigin, lim
     let u = &mut out.usual;
     *u = Usual::default();
     let mut seen = 1u8 << Field::Loc as u8;
+    // Each field and its text, for the entry's layout (see `template`).
+    let mut texts = [(Field::Loc, ts, te); 4];
+    let mut n = 1;
     let mut i = te + 6;
     loop {
         i = skip_ws(b, i, &mut lines);
         let rest = &b[i..];
-        let (bit, end) = match rest.get(1) {
+        let (bit, open, end) = match rest.get(1) {
             Some(b'l') if starts(rest, b"<lastmod>") => {
                 let text = &rest[9..];
                 let Some((v, n)) = W3cDateTime::scan_xsd(text) else {
@@ -66,7 +69,7 @@ pub(super) fn scan_usual(b: &[u8], out: &mut Scanned, last: &mut LastOrigin, lim
                     return false;
                 }
                 u.lastmod = Some(v);
-                (Field::Lastmod, 9 + n + 10)
+                (Field::Lastmod, 9, 9 + n + 10)
             }
             Some(b'c') if starts(rest, b"<changefreq>") => {
                 let Some((c, n)) = ChangeFreq::scan_xml(&rest[12..]) else {
@@ -76,7 +79,7 @@ pub(super) fn scan_usual(b: &[u8], out: &mut Scanned, last: &mut LastOrigin, lim
                     return false;
                 }
                 u.changefreq = Some(c);
-                (Field::Changefreq, 12 + n + 13)
+                (Field::Changefreq, 12, 12 + n + 13)
             }
             Some(b'p') if starts(rest, b"<priority>") => {
                 let Some(p) = priority_xml(&rest[10..]) else {
@@ -86,20 +89,28 @@ pub(super) fn scan_usual(b: &[u8], out: &mut Scanned, last: &mut LastOrigin, lim
                     return false;
                 }
                 u.priority = Some(p);
-                (Field::Priority, 10 + 3 + 11)
+                (Field::Priority, 10, 10 + 3 + 11)
             }
             Some(b'/') if starts(rest, b"</url>") => {
                 out.end = i + 6;
                 out.lines = lines;
+                out.template.learn(b, url, &texts[..n], i + 6);
                 return true;
             }
             _ => return false,
         };
+        let field = bit;
         let bit = 1u8 << bit as u8;
         if seen & bit != 0 {
             return false;
         }
         seen |= bit;
+        // At most four fields: a fifth repeats one, refused above.
+        if let Some(t) = texts.get_mut(n) {
+            // The text ends before its end tag, one byte longer than its start tag.
+            *t = (field, i + open, i + end - (open + 1));
+        }
+        n += 1;
         i += end;
     }
 }
