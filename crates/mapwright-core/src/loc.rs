@@ -148,15 +148,30 @@ impl Loc {
     /// The `Loc` of a text [`Loc::scan_xml`] accepted (`b` as it was given), its references
     /// decoded into the one allocation.
     pub(crate) fn from_xml(b: &[u8], x: &XmlLoc) -> Option<Self> {
-        let mut v = Vec::with_capacity(x.decoded_len());
-        let mut from = 0;
-        for &at in &x.amps.at[..usize::from(x.amps.n)] {
-            // The `&` kept, `amp;` dropped.
-            let at = x.path_start + at as usize;
-            v.extend_from_slice(b.get(from..=at)?);
-            from = at + 5;
-        }
-        v.extend_from_slice(b.get(from..x.len)?);
+        let text = b.get(..x.len)?;
+        // The `&` of each reference kept, its `amp;` dropped. No reference, or one (a query's
+        // `&amp;`), is the usual text: one or two copies, without the loop.
+        let amp = |k: usize| x.path_start + x.amps.at[k] as usize;
+        let v = match x.amps.n {
+            0 => text.to_vec(),
+            1 => {
+                let (head, tail) = (text.get(..=amp(0))?, text.get(amp(0) + 5..)?);
+                let mut v = Vec::with_capacity(head.len() + tail.len());
+                v.extend_from_slice(head);
+                v.extend_from_slice(tail);
+                v
+            }
+            n => {
+                let mut v = Vec::with_capacity(x.decoded_len());
+                let mut from = 0;
+                for k in 0..usize::from(n) {
+                    v.extend_from_slice(text.get(from..=amp(k))?);
+                    from = amp(k) + 5;
+                }
+                v.extend_from_slice(text.get(from..)?);
+                v
+            }
+        };
         // ASCII (the scan accepts no other byte), so this check cannot fail.
         let s = String::from_utf8(v).ok()?.into_boxed_str();
         Some(Loc { s, path_start: x.path_start as u32, norm_len: x.decoded_len() as u32 })
