@@ -180,6 +180,9 @@ struct State {
     after_tag: bool,
     /// Whether `fast.rs` is used (off only to test it against the event loop).
     fast: bool,
+    /// The last step was an entry of `fast.rs`, and no event has been read since: what
+    /// `fast_ready` looks at (the roles, the namespaces, the format) is as it was then.
+    fast_streak: bool,
     /// Entries read on the fast path without the field code (to test which reads take it).
     #[cfg(test)]
     clean_entries: u64,
@@ -240,6 +243,7 @@ impl<'a> XmlReader<'a> {
                 root_closed: false,
                 deferred: None,
                 after_tag: false,
+                fast_streak: false,
                 fast: true,
                 #[cfg(test)]
                 clean_entries: 0,
@@ -286,6 +290,7 @@ impl<'a> XmlReader<'a> {
     #[cfg(test)]
     pub(crate) fn set_fast_path(&mut self, on: bool) {
         self.st.fast = on;
+        self.st.fast_streak = false;
     }
 
     /// Entries read on the fast path without the field code.
@@ -333,17 +338,19 @@ impl<'a> XmlReader<'a> {
         loop {
             let XmlReader { xr, buf, st } = self;
             // Looked at once per entry: after an end tag (or the root's start tag).
-            if std::mem::take(&mut st.after_tag) && st.fast_ready() {
+            if std::mem::take(&mut st.after_tag) && (st.fast_streak || st.fast_ready()) {
                 if st.fast_wait > 0 {
                     st.fast_wait -= 1;
                 } else if let Some(entry) = st.fast_entry(xr, sink) {
                     st.after_tag = true;
+                    st.fast_streak = entry.is_some();
                     if entry.is_some() {
                         return Ok(entry);
                     }
                     continue;
                 }
             }
+            st.fast_streak = false;
             buf.clear();
             let off = xr.buffer_position();
             let ev = match xr.read_event_into(buf) {
