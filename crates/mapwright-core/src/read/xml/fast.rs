@@ -658,6 +658,40 @@ pub(super) mod tests {
         check(&bytes, Default::default());
     }
 
+    /// After the end or an error every further call gives `Ok(None)` (the reader learns that
+    /// a step gave no entry at the next call), on both ways, however the file ends.
+    #[test]
+    fn after_the_end_or_an_error_every_call_gives_none() {
+        let head = "<?xml version=\"1.0\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n";
+        let e = "<url><loc>https://a.example/1</loc></url>\n";
+        for tail in [
+            "</urlset>\n",
+            "",
+            "<url><loc>https://a.example/2</loc>",
+            "<url><loc>https://a.example/2</loc><lastmod>2024",
+            "<url><loc>https://a.example/2</loc></lastmod></url></urlset>",
+            "</urlset><url><loc>https://a.example/3</loc></url>",
+        ] {
+            let doc = format!("{head}{e}{e}{tail}");
+            let calls = |fast: bool| {
+                let mut r = SitemapReader::new(doc.as_bytes(), ReadOptions::default()).unwrap();
+                r.set_fast_path(fast);
+                (0..8)
+                    .map(|_| match r.next_entry() {
+                        Ok(Some(_)) => 'e',
+                        Ok(None) => 'n',
+                        Err(_) => 'x',
+                    })
+                    .collect::<String>()
+            };
+            let got = calls(true);
+            assert_eq!(got, calls(false), "{tail:?}");
+            let rest = got.trim_start_matches('e');
+            let rest = rest.strip_prefix('x').unwrap_or(rest);
+            assert!(!rest.is_empty() && rest.chars().all(|c| c == 'n'), "{tail:?}: {got}");
+        }
+    }
+
     #[test]
     fn same_under_tight_limits() {
         let doc = "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n\
