@@ -485,7 +485,10 @@ fn scan_path<const XML: bool>(rest: &[u8], amps: &mut Amps) -> Option<usize> {
                 _ => {}
             }
         }
-        if !path_byte(rest, at, &mut part) {
+        // The query's `?` (one a URL, usually), without `path_byte`'s match.
+        if c == b'?' && part == 0 {
+            part = 1;
+        } else if !path_byte(rest, at, &mut part) {
             return None;
         }
         i = at + 1;
