@@ -136,8 +136,17 @@ impl W3cDateTime {
                 v.tz = Some(Tz::Utc);
                 Some((v, i + 1))
             }
-            s @ (b'+' | b'-') if b.get(i + 3) == Some(&b':') => {
-                let (h, m) = (d2(b, i + 1)?, d2(b, i + 4)?);
+            s @ (b'+' | b'-') => {
+                // `±hh:mm` in one word (its last two bytes, after the zone, not looked at).
+                const ZONE_DIGITS: u64 = 0x0000_ffff_00ff_ff00;
+                let (h, m) = match word(b, i) {
+                    Some(w) => {
+                        let z = digits(w & 0x0000_ffff_ffff_ffff, ZONE_DIGITS, u64::from(s) | 0x3a00_0000)?;
+                        (z[1] * 10 + z[2], z[4] * 10 + z[5])
+                    }
+                    None if b.get(i + 3) == Some(&b':') => (d2(b, i + 1)?, d2(b, i + 4)?),
+                    None => return None,
+                };
                 if h > 23 || m > 59 {
                     return None;
                 }
@@ -416,6 +425,10 @@ fn d2(b: &[u8], i: usize) -> Option<u8> {
 fn valid_date(y: u16, m: u8, d: u8) -> bool {
     if !(1..=12).contains(&m) || d == 0 {
         return false;
+    }
+    // Every month has 28 days (most dates: no leap year or month length to work out).
+    if d <= 28 {
+        return true;
     }
     let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
     let max = match m {

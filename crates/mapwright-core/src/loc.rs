@@ -132,7 +132,7 @@ impl Loc {
     /// and port when they are the last `loc`'s.
     pub(crate) fn scan_xml(b: &[u8], last: &mut LastOrigin) -> Option<XmlLoc> {
         let cached = last.0.len();
-        let path_start = if cached > 0 && b.get(cached) == Some(&b'/') && b.starts_with(&last.0) {
+        let path_start = if cached > 0 && b.get(cached) == Some(&b'/') && same_start(b, &last.0) {
             cached
         } else {
             let at = origin(b)?;
@@ -148,15 +148,30 @@ impl Loc {
     /// The `Loc` of a text [`Loc::scan_xml`] accepted (`b` as it was given), its references
     /// decoded into the one allocation.
     pub(crate) fn from_xml(b: &[u8], x: &XmlLoc) -> Option<Self> {
-        let mut v = Vec::with_capacity(x.decoded_len());
-        let mut from = 0;
-        for &at in &x.amps.at[..usize::from(x.amps.n)] {
-            // The `&` kept, `amp;` dropped.
-            let at = x.path_start + at as usize;
-            v.extend_from_slice(b.get(from..=at)?);
-            from = at + 5;
-        }
-        v.extend_from_slice(b.get(from..x.len)?);
+        let text = b.get(..x.len)?;
+        // The `&` of each reference kept, its `amp;` dropped. No reference, or one (a query's
+        // `&amp;`), is the usual text: one or two copies, without the loop.
+        let amp = |k: usize| x.path_start + x.amps.at[k] as usize;
+        let v = match x.amps.n {
+            0 => text.to_vec(),
+            1 => {
+                let (head, tail) = (text.get(..=amp(0))?, text.get(amp(0) + 5..)?);
+                let mut v = Vec::with_capacity(head.len() + tail.len());
+                v.extend_from_slice(head);
+                v.extend_from_slice(tail);
+                v
+            }
+            n => {
+                let mut v = Vec::with_capacity(x.decoded_len());
+                let mut from = 0;
+                for k in 0..usize::from(n) {
+                    v.extend_from_slice(text.get(from..=amp(k))?);
+                    from = amp(k) + 5;
+                }
+                v.extend_from_slice(text.get(from..)?);
+                v
+            }
+        };
         // ASCII (the scan accepts no other byte), so this check cannot fail.
         let s = String::from_utf8(v).ok()?.into_boxed_str();
         Some(Loc { s, path_start: x.path_start as u32, norm_len: x.decoded_len() as u32 })
@@ -420,7 +435,7 @@ impl Amps {
 }
 
 /// The path, query and fragment `rest` (from the `/` after the authority) checked with one
-/// table pass: every byte must be one `url` leaves alone somewhere after the host; the few
+/// pass: every byte must be one `url` leaves alone somewhere after the host; the few
 /// structural bytes (`. % ? # '`) are looked at where they occur. With `XML`, `rest` is the
 /// text of a `<loc>` as the file holds it: it ends at the first `<` (`None` when the bytes end
 /// before one), and its one reference allowed is `&amp;`, recorded in `amps`. The length of
@@ -432,16 +447,19 @@ fn scan_path<const XML: bool>(rest: &[u8], amps: &mut Amps) -> Option<usize> {
     let mut part = 0u8; // 0 path, 1 query, 2 fragment
     let mut i = 0;
     loop {
-        // Eight plain bytes at a time (most of a URL): one test for the eight, about a third of
-        // the instructions of the byte loop. In a chunk with anything else, the bytes before
-        // it are plain: only that byte is looked at, and the next chunk starts after it.
-        let at = match rest.get(i..i + 8) {
-            Some(chunk) => {
-                if chunk.iter().fold(plain, |all, &b| all & CLASS[b as usize]) != 0 {
+        // Eight bytes at a time in a machine word (most of a URL): the first byte outside the
+        // common set of letters, digits and `-/:;` is found with a few arithmetic operations
+        // for the eight (`uncommon`). That byte is then looked up in the table: another plain
+        // byte (`=`, `_`, ...) is passed, anything else looked at, and the next word starts
+        // after it.
+        let at = match rest.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+            Some(word) => {
+                let bad = uncommon(u64::from_le_bytes(word));
+                if bad == 0 {
                     i += 8;
                     continue;
                 }
-                i + chunk.iter().position(|&b| CLASS[b as usize] & plain == 0).unwrap_or(0)
+                i + (bad.trailing_zeros() / 8) as usize
             }
             None => match rest[i..].iter().position(|&b| CLASS[b as usize] & plain == 0) {
                 Some(k) => i + k,
@@ -449,8 +467,13 @@ fn scan_path<const XML: bool>(rest: &[u8], amps: &mut Amps) -> Option<usize> {
                 None => return Some(rest.len()),
             },
         };
+        let c = rest[at];
+        if CLASS[c as usize] & plain != 0 {
+            i = at + 1;
+            continue;
+        }
         if XML {
-            match rest[at] {
+            match c {
                 b'<' => return Some(at),
                 b'&' => {
                     if rest.get(at + 1..at + 5) != Some(b"amp;") || !amps.push(at) {
@@ -462,11 +485,54 @@ fn scan_path<const XML: bool>(rest: &[u8], amps: &mut Amps) -> Option<usize> {
                 _ => {}
             }
         }
-        if !path_byte(rest, at, &mut part) {
+        // The query's `?` (one a URL, usually), without `path_byte`'s match.
+        if c == b'?' && part == 0 {
+            part = 1;
+        } else if !path_byte(rest, at, &mut part) {
             return None;
         }
         i = at + 1;
     }
+}
+
+/// The bytes of `x` (eight bytes of a URL, the first in the low byte) that are not letters
+/// (either case), digits or one of `-/:;`: the high bit of each such byte is set, and of
+/// others above the first one maybe (a carry out of a byte of 0x80 or more, a borrow out of a
+/// `.`), never below it, so the lowest set bit is the first such byte. Every byte of the set
+/// is plain after the host ([`CLASS`]), in XML text too.
+#[inline(always)]
+fn uncommon(x: u64) -> u64 {
+    const L: u64 = 0x0101_0101_0101_0101;
+    const H: u64 = 0x8080_8080_8080_8080;
+    // A byte of 0x7f or less plus `0x80 - lo` has its high bit set when it is `lo` or more;
+    // plus `0x7f - hi`, when it is more than `hi`; neither sum carries out of the byte.
+    let range = |v: u64, lo: u64, hi: u64| v.wrapping_add((0x80 - lo) * L) & !v.wrapping_add((0x7f - hi) * L);
+    // `-./0-9:;`, then `.` taken out; letters with the case bit set.
+    let punct = range(x, 0x2d, 0x3b);
+    let letter = range(x | (0x20 * L), 0x61, 0x7a);
+    let d = x ^ (u64::from(b'.') * L);
+    let dot = d.wrapping_sub(L) & !d;
+    (!(punct | letter) | x | dot) & H
+}
+
+/// Whether `b` starts with `p` (`b` is longer): a word at a time, without a call to `memcmp`
+/// for the few words of an origin.
+#[inline(always)]
+fn same_start(b: &[u8], p: &[u8]) -> bool {
+    let word = |s: &[u8], i: usize| s.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()).map(u64::from_le_bytes);
+    if p.len() < 8 {
+        return b.get(..p.len()) == Some(p);
+    }
+    let mut i = 0;
+    while i + 8 < p.len() {
+        if word(b, i) != word(p, i) {
+            return false;
+        }
+        i += 8;
+    }
+    // The last word ends with `p` (it may overlap the one before).
+    let last = p.len() - 8;
+    word(b, last).is_some() && word(b, last) == word(p, last)
 }
 
 /// The scheme, host and port of the last `loc` [`Loc::scan_xml`] read: the next `loc` of a
@@ -514,7 +580,7 @@ fn is_dotted_decimal(host: &[u8]) -> bool {
 }
 
 /// Checks `rest[i]`, a byte after the host, moving `part` (0 path, 1 query, 2 fragment) on.
-#[inline]
+#[inline(always)]
 fn path_byte(rest: &[u8], i: usize, part: &mut u8) -> bool {
     let b = rest[i];
     let c = CLASS[b as usize];
@@ -782,6 +848,52 @@ mod tests {
     fn is_dot_segment(seg: &str) -> bool {
         let s = seg.to_ascii_lowercase().replace("%2e", ".");
         s == "." || s == ".."
+    }
+
+    /// The byte set of [`uncommon`], one byte at a time, and all of it plain after the host.
+    fn common(b: u8) -> bool {
+        b.is_ascii_alphanumeric() || matches!(b, b'-' | b'/' | b':' | b';')
+    }
+
+    fn first_uncommon(x: u64) -> usize {
+        let bad = uncommon(x);
+        if bad == 0 { 8 } else { (bad.trailing_zeros() / 8) as usize }
+    }
+
+    #[test]
+    fn word_test_finds_the_first_uncommon_byte() {
+        for b in 0..=255u8 {
+            if common(b) {
+                assert_ne!(CLASS[b as usize] & PLAIN_XML, 0, "{b:#x}");
+            }
+            // Every byte value at every place, after common bytes and before any bytes (those
+            // that carry or borrow into the bytes above them among them).
+            for at in 0..8 {
+                for (fill, after) in [(b'a', b'z'), (b'0', 0xff), (b'Z', b'.'), (b'-', 0x80), (b';', 0x00)] {
+                    let mut w = [after; 8];
+                    w[..at].fill(fill);
+                    w[at] = b;
+                    let want = w.iter().position(|&c| !common(c)).unwrap_or(8);
+                    assert_eq!(first_uncommon(u64::from_le_bytes(w)), want, "{w:?}");
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+        #[test]
+        fn word_test_agrees_with_the_byte_test(x in any::<u64>(), mask in any::<u64>()) {
+            // Mostly common bytes, with any bytes where the mask says.
+            let mut w = x.to_le_bytes();
+            for (k, c) in w.iter_mut().enumerate() {
+                if mask >> (8 * k) & 0x3 != 0 {
+                    *c = b"abcxyz0189-/:;ABZ"[usize::from(*c) % 17];
+                }
+            }
+            let want = w.iter().position(|&c| !common(c)).unwrap_or(8);
+            prop_assert_eq!(first_uncommon(u64::from_le_bytes(w)), want);
+        }
     }
 
     proptest! {

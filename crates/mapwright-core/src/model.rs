@@ -73,6 +73,7 @@ impl ChangeFreq {
     /// One of the seven words at the start of `b` followed by a `<` (the reader's hot path, in
     /// the XML: the `<` ends the text), and the word's length. The word and its `<` (at most
     /// eight bytes) are compared in one machine word.
+    #[inline(always)]
     pub(crate) fn scan_xml(b: &[u8]) -> Option<(Self, usize)> {
         let c = match *b.first()? {
             b'a' => ChangeFreq::Always,

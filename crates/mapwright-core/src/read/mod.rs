@@ -216,6 +216,32 @@ impl<'a> SitemapReader<'a> {
 
     /// The next entry, `Ok(None)` at the end; after an `Err` the reader is finished.
     pub fn next_entry(&mut self) -> Result<Option<Entry>, Error> {
+        // The usual step, an entry of an XML read that is not an OAI-PMH list (whose end of
+        // page leads on to the next page in the same call), returned as the XML reader built
+        // it, without looking at it (looked at, it was copied once more: ~200 bytes an entry).
+        // A step that gave no entry is seen at the next call, which then does what the
+        // general way did right after it: the read is over.
+        if !self.done && self.paging.answers <= 1 {
+            if let Inner::Xml(x) = &mut self.inner {
+                if x.format() != Format::OaiPmh {
+                    if x.stopped() {
+                        self.done = true;
+                        return Ok(None);
+                    }
+                    let mut sink = FindingSink {
+                        out: &mut self.findings,
+                        dropped: &mut self.dropped_findings,
+                        max: self.limits.max_findings,
+                    };
+                    return x.next_entry(&mut sink);
+                }
+            }
+        }
+        self.next_entry_general()
+    }
+
+    /// [`SitemapReader::next_entry`], every case.
+    fn next_entry_general(&mut self) -> Result<Option<Entry>, Error> {
         loop {
             if self.done {
                 return Ok(None);

@@ -20,6 +20,9 @@ use crate::date::W3cDateTime;
 use crate::loc::{LastOrigin, XmlLoc};
 use crate::read::input::Lines;
 
+mod template;
+mod usual;
+
 /// One field of a recognised entry: its start tag and its text, as indices into the scan.
 #[derive(Clone, Copy)]
 struct Span {
@@ -54,6 +57,10 @@ pub(super) struct Scanned {
     lastmod: Option<W3cDateTime>,
     changefreq: ChangeFreq,
     priority: f32,
+    /// The values of a usual entry (see [`usual`]).
+    usual: usual::Usual,
+    /// The layout of the last usual entry (see [`template`]).
+    template: template::Template,
 }
 
 impl Default for Scanned {
@@ -74,6 +81,8 @@ impl Default for Scanned {
             lastmod: None,
             changefreq: ChangeFreq::Never,
             priority: 0.0,
+            usual: Default::default(),
+            template: Default::default(),
         }
     }
 }
@@ -300,7 +309,7 @@ fn scan(b: &[u8], out: &mut Scanned, last: &mut LastOrigin) -> Result<(), Miss> 
 
 /// A priority `0.0` to `1.0` written with one decimal (`0.5`), ended by a `<` (see [`scan`]):
 /// what [`priority_tenths`] reads it as.
-#[inline]
+#[inline(always)]
 fn priority_xml(b: &[u8]) -> Option<f32> {
     match *b.get(..4)? {
         [b'0', b'.', d, b'<'] if d.is_ascii_digit() => Some(f32::from(d - b'0') / 10.0),
@@ -431,6 +440,42 @@ impl State {
             && self.ns.resolve("") == Ns::Sitemap
     }
 
+    /// The entry of a scan whose values need no repair (`self.scanned` its spans): what the
+    /// field code would have done, minus its findings (there are none): the entry kept from
+    /// its start for positions, its position at its `<loc>`, its bytes consumed.
+    #[inline(always)]
+    fn take_clean(&mut self, xr: &mut Reader<Tracked<'_>>, loc: Loc, c: Clean) -> Entry {
+        let s = &self.scanned;
+        // Offsets as quick-xml would give them (its offset 0 is at `origin`).
+        let from = self.origin + xr.buffer_position();
+        let t = xr.get_mut();
+        t.keep_from(from + s.url as u64);
+        // The position of its `<loc>` from the newlines the scan counted, when lines are
+        // counted up to the entry (after an entry read this way, they are); else counted
+        // here, then on to the entry's end, so the next entry is in step again.
+        let scanned = c.lines_exact.then(|| t.scanned_lines(from, (c.loc_tag, s.loc_lines), (s.end, s.lines)));
+        self.entry_pos = match scanned.flatten() {
+            Some(p) => p,
+            None => {
+                let p = t.position_at(from + c.loc_tag as u64);
+                t.position_at(from + s.end as u64);
+                p
+            }
+        };
+        std::io::BufRead::consume(t, s.end);
+        self.origin += s.end as u64;
+        #[cfg(test)]
+        {
+            self.clean_entries += 1;
+        }
+        Entry::Url(UrlEntry {
+            lastmod: c.lastmod,
+            changefreq: c.changefreq,
+            priority: c.priority,
+            ..UrlEntry::new(loc)
+        })
+    }
+
     /// Reads the next entry on the fast path (`Some(None)`: an entry without a usable `loc`,
     /// skipped with its findings), or returns `None` having changed nothing. An entry, not a
     /// `Step`, so that it is built where the reader returns it (one copy of ~200 bytes less).
@@ -441,6 +486,24 @@ impl State {
         sink: &mut FindingSink<'_>,
     ) -> Option<Option<Entry>> {
         let b = xr.get_ref().buffered();
+        let s = &mut self.scanned;
+        let limits = (self.max_loc, self.max_value);
+        // The usual entry first: what the general scan and `clean_fields` would give it.
+        let last = &mut self.last_origin;
+        if template::scan_template(b, s, last, limits) || usual::scan_usual(b, s, last, limits) {
+            if let Some(loc) = Loc::from_xml(&b[s.loc_at.1..], &s.loc) {
+                self.fast_backoff = 0;
+                let u = &s.usual;
+                let c = Clean {
+                    loc_tag: s.loc_at.0,
+                    lastmod: u.lastmod.map(Lastmod::W3c),
+                    changefreq: u.changefreq,
+                    priority: u.priority,
+                    lines_exact: true,
+                };
+                return Some(Some(self.take_clean(xr, loc, c)));
+            }
+        }
         let s = &mut self.scanned;
         match scan(b, s, &mut self.last_origin) {
             Ok(()) => {}
@@ -456,36 +519,8 @@ impl State {
         self.fast_backoff = 0;
         // Offsets as quick-xml would give them (its offset 0 is at `origin`).
         let at = xr.buffer_position();
-        if let Some((loc, c)) = clean_fields(b, s, (self.max_loc, self.max_value)) {
-            // What the field code would have done, minus its findings (there are none): the
-            // entry kept from its start for positions, its position at its `<loc>`.
-            let from = self.origin + at;
-            let t = xr.get_mut();
-            t.keep_from(from + s.url as u64);
-            // The position of its `<loc>` from the newlines the scan counted, when lines are
-            // counted up to the entry (after an entry read this way, they are); else counted
-            // here, then on to the entry's end, so the next entry is in step again.
-            let scanned = c.lines_exact.then(|| t.scanned_lines(from, (c.loc_tag, s.loc_lines), (s.end, s.lines)));
-            self.entry_pos = match scanned.flatten() {
-                Some(p) => p,
-                None => {
-                    let p = t.position_at(from + c.loc_tag as u64);
-                    t.position_at(from + s.end as u64);
-                    p
-                }
-            };
-            std::io::BufRead::consume(xr.get_mut(), s.end);
-            self.origin += s.end as u64;
-            #[cfg(test)]
-            {
-                self.clean_entries += 1;
-            }
-            return Some(Some(Entry::Url(UrlEntry {
-                lastmod: c.lastmod,
-                changefreq: c.changefreq,
-                priority: c.priority,
-                ..UrlEntry::new(loc)
-            })));
+        if let Some((loc, c)) = clean_fields(b, s, limits) {
+            return Some(Some(self.take_clean(xr, loc, c)));
         }
         // The scan's spans, out of the state the field code borrows (this way is rare).
         let (url, end, fields) = (s.url, s.end, s.fields);
@@ -539,7 +574,7 @@ impl State {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use crate::read::{ReadOptions, SitemapReader};
     use proptest::prelude::*;
 
@@ -621,6 +656,40 @@ mod tests {
         let at = bytes.iter().position(|&b| b == 0xc3).unwrap();
         bytes[at + 1] = b'('; // invalid UTF-8
         check(&bytes, Default::default());
+    }
+
+    /// After the end or an error every further call gives `Ok(None)` (the reader learns that
+    /// a step gave no entry at the next call), on both ways, however the file ends.
+    #[test]
+    fn after_the_end_or_an_error_every_call_gives_none() {
+        let head = "<?xml version=\"1.0\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n";
+        let e = "<url><loc>https://a.example/1</loc></url>\n";
+        for tail in [
+            "</urlset>\n",
+            "",
+            "<url><loc>https://a.example/2</loc>",
+            "<url><loc>https://a.example/2</loc><lastmod>2024",
+            "<url><loc>https://a.example/2</loc></lastmod></url></urlset>",
+            "</urlset><url><loc>https://a.example/3</loc></url>",
+        ] {
+            let doc = format!("{head}{e}{e}{tail}");
+            let calls = |fast: bool| {
+                let mut r = SitemapReader::new(doc.as_bytes(), ReadOptions::default()).unwrap();
+                r.set_fast_path(fast);
+                (0..8)
+                    .map(|_| match r.next_entry() {
+                        Ok(Some(_)) => 'e',
+                        Ok(None) => 'n',
+                        Err(_) => 'x',
+                    })
+                    .collect::<String>()
+            };
+            let got = calls(true);
+            assert_eq!(got, calls(false), "{tail:?}");
+            let rest = got.trim_start_matches('e');
+            let rest = rest.strip_prefix('x').unwrap_or(rest);
+            assert!(!rest.is_empty() && rest.chars().all(|c| c == 'n'), "{tail:?}: {got}");
+        }
     }
 
     #[test]
@@ -768,7 +837,7 @@ mod tests {
         }
     }
 
-    fn piece() -> impl Strategy<Value = String> {
+    pub(super) fn piece() -> impl Strategy<Value = String> {
         prop_oneof![
             Just("<url>".to_string()),
             Just("</url>".to_string()),
@@ -799,7 +868,7 @@ mod tests {
     }
 
     /// Entries as sitemaps write them, most of them clean, some with something to repair.
-    fn real_entry() -> impl Strategy<Value = String> {
+    pub(super) fn real_entry() -> impl Strategy<Value = String> {
         let loc = prop_oneof![
             Just("https://www.example.com/category-1/blue-red-1?id=1&amp;ref=x"),
             Just("https://www.example.com/kategorie-2/%C3%BCber-gr%C3%B6%C3%9Fe-3?id=3&amp;ref=x"),

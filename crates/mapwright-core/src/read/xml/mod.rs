@@ -180,6 +180,12 @@ struct State {
     after_tag: bool,
     /// Whether `fast.rs` is used (off only to test it against the event loop).
     fast: bool,
+    /// The last call of `next_entry` gave no entry (the end, an error): what the caller learns
+    /// without looking at the result (see `SitemapReader::next_entry`).
+    stopped: bool,
+    /// The last step was an entry of `fast.rs`, and no event has been read since: what
+    /// `fast_ready` looks at (the roles, the namespaces, the format) is as it was then.
+    fast_streak: bool,
     /// Entries read on the fast path without the field code (to test which reads take it).
     #[cfg(test)]
     clean_entries: u64,
@@ -240,6 +246,8 @@ impl<'a> XmlReader<'a> {
                 root_closed: false,
                 deferred: None,
                 after_tag: false,
+                stopped: false,
+                fast_streak: false,
                 fast: true,
                 #[cfg(test)]
                 clean_entries: 0,
@@ -286,6 +294,7 @@ impl<'a> XmlReader<'a> {
     #[cfg(test)]
     pub(crate) fn set_fast_path(&mut self, on: bool) {
         self.st.fast = on;
+        self.st.fast_streak = false;
     }
 
     /// Entries read on the fast path without the field code.
@@ -326,24 +335,35 @@ impl<'a> XmlReader<'a> {
         }
     }
 
+    /// Whether the last call of [`XmlReader::next_entry`] gave no entry.
+    pub(crate) fn stopped(&self) -> bool {
+        self.st.stopped
+    }
+
+    /// The next entry, `Ok(None)` at the end. Every way out that gives an entry clears
+    /// `stopped`, set on the way in.
     pub(crate) fn next_entry(&mut self, sink: &mut FindingSink<'_>) -> Result<Option<Entry>, Error> {
+        self.st.stopped = true;
         if let Some(e) = self.st.deferred.take() {
             return Err(e);
         }
         loop {
             let XmlReader { xr, buf, st } = self;
             // Looked at once per entry: after an end tag (or the root's start tag).
-            if std::mem::take(&mut st.after_tag) && st.fast_ready() {
+            if std::mem::take(&mut st.after_tag) && (st.fast_streak || st.fast_ready()) {
                 if st.fast_wait > 0 {
                     st.fast_wait -= 1;
                 } else if let Some(entry) = st.fast_entry(xr, sink) {
                     st.after_tag = true;
+                    st.fast_streak = entry.is_some();
                     if entry.is_some() {
+                        st.stopped = false;
                         return Ok(entry);
                     }
                     continue;
                 }
             }
+            st.fast_streak = false;
             buf.clear();
             let off = xr.buffer_position();
             let ev = match xr.read_event_into(buf) {
@@ -428,7 +448,10 @@ impl<'a> XmlReader<'a> {
             };
             match step {
                 Step::Continue => {}
-                Step::Entry(e) => return Ok(Some(e)),
+                Step::Entry(e) => {
+                    st.stopped = false;
+                    return Ok(Some(e));
+                }
                 Step::End => return Ok(None),
             }
         }
@@ -460,6 +483,7 @@ impl State {
         match self.finish_entry(xr, role, 0, sink) {
             Step::Entry(e) => {
                 self.deferred = Some(err);
+                self.stopped = false;
                 Ok(Some(e))
             }
             _ => Err(err),

@@ -1,0 +1,269 @@
+//! The layout of the last usual entry, to read the next one by: a sitemap's entries are
+//! written by one program, so the markup between their values (`</loc>`, the indentation,
+//! `<lastmod>`, ...) is the same bytes in every entry. [`Template::learn`] keeps those bytes
+//! (the separators) from an entry [`super::usual::scan_usual`] read, with the newlines in
+//! each; [`scan_template`] then reads an entry as the separators compared a machine word at
+//! a time and the values between them read by the same readers, instead of its white space
+//! and tags taken a byte at a time. Bytes equal to a separator are read by `scan_usual`
+//! exactly as they were when it was learnt (white space, then the same tags), so an entry
+//! this reads is the entry `scan_usual` reads; anything else (another layout, a value a
+//! reader refuses, a limit, the buffer's end) is `false`, and `scan_usual` reads it (and
+//! learns its layout).
+
+use super::usual::Usual;
+use super::{Field, Scanned, priority_xml};
+use crate::MAX_LOC_LEN;
+use crate::date::W3cDateTime;
+use crate::loc::{LastOrigin, Loc};
+use crate::model::ChangeFreq;
+use crate::read::input::Lines;
+
+/// The longest separator kept, four machine words (a longer one, deep indentation, is not
+/// learnt: such entries are read by `scan_usual`).
+const MAX_SEP: usize = 32;
+
+/// One separator: its bytes as four little-endian words (zero after its end), the bytes of
+/// each word that are the separator's (a mask: the rest is the value after it), its length,
+/// its newlines, and where its last line starts (after its last newline).
+#[derive(Clone, Copy, Default)]
+struct Sep {
+    words: [u64; 4],
+    masks: [u64; 4],
+    len: usize,
+    newlines: u32,
+    line_start: usize,
+}
+
+/// The separators of the last usual entry: before its `loc`'s text (white space, `<url>`,
+/// white space, `<loc>`), between each value and the next (an end tag, white space, a start
+/// tag), and after the last value (its end tag, white space, `</url>`); and its fields in order.
+#[derive(Default)]
+pub(super) struct Template {
+    seps: [Sep; 5],
+    fields: [Option<Field>; 4],
+    /// Fields (1 to 4, the `loc` first); 0 while there is no layout.
+    n: usize,
+    /// Where `<url>` is in the first separator.
+    url: usize,
+}
+
+impl Template {
+    /// Keeps the layout of the entry `scan_usual` read in `b`: `<url>` at `url`, the fields and
+    /// their texts (`loc` first), its end at `end`. A layout with a separator shorter than a
+    /// machine word or longer than [`MAX_SEP`] is not kept.
+    pub(super) fn learn(&mut self, b: &[u8], url: usize, texts: &[(Field, usize, usize)], end: usize) {
+        self.n = 0;
+        let mut from = 0;
+        for k in 0..=texts.len() {
+            let to = texts.get(k).map_or(end, |t| t.1);
+            let Some(bytes) = b.get(from..to) else { return };
+            let len = bytes.len();
+            if !(8..=MAX_SEP).contains(&len) {
+                return;
+            }
+            let mut padded = [0u8; MAX_SEP];
+            padded[..len].copy_from_slice(bytes);
+            let mut sep = Sep {
+                len,
+                newlines: bytecount::count(bytes, b'\n') as u32,
+                line_start: bytes.iter().rposition(|&c| c == b'\n').map_or(0, |p| p + 1),
+                ..Sep::default()
+            };
+            for (w, chunk) in padded.chunks_exact(8).enumerate() {
+                sep.words[w] = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+                let valid = len.saturating_sub(8 * w).min(8);
+                sep.masks[w] = if valid == 8 { u64::MAX } else { (1u64 << (8 * valid)) - 1 };
+            }
+            self.seps[k] = sep;
+            if let Some(t) = texts.get(k) {
+                self.fields[k] = Some(t.0);
+                from = t.2;
+            }
+        }
+        self.url = url;
+        self.n = texts.len();
+    }
+
+    /// Whether `b[pos..]` starts with separator `k`; if so, its newlines are counted into
+    /// `lines` and the position after it is returned. Four words compared under their masks,
+    /// without a loop (the bytes after the separator must be buffered: near the buffer's end
+    /// this is `None`, and `scan_usual` reads the entry).
+    #[inline(always)]
+    fn take(&self, b: &[u8], pos: usize, k: usize, lines: &mut Lines) -> Option<usize> {
+        let sep = &self.seps[k];
+        let have: &[u8; MAX_SEP] = b.get(pos..pos + MAX_SEP)?.try_into().ok()?;
+        let word = |w: usize| {
+            let bytes: [u8; 8] = have[8 * w..8 * w + 8].try_into().unwrap_or_default();
+            (u64::from_le_bytes(bytes) ^ sep.words[w]) & sep.masks[w]
+        };
+        if word(0) | word(1) | word(2) | word(3) != 0 {
+            return None;
+        }
+        if sep.newlines > 0 {
+            lines.n += sep.newlines;
+            lines.start = pos + sep.line_start;
+        }
+        Some(pos + sep.len)
+    }
+}
+
+/// Reads an entry laid out as the last usual one (see the module) at the start of `b` into
+/// `out`'s `url`, `loc_at`, `loc`, `loc_lines`, `end`, `lines` and `usual`, as
+/// [`super::usual::scan_usual`] would; `limits` are the `loc`'s and any value's byte limits.
+#[inline(always)]
+pub(super) fn scan_template(b: &[u8], out: &mut Scanned, last: &mut LastOrigin, limits: (usize, usize)) -> bool {
+    let t = &out.template;
+    if t.n == 0 {
+        return false;
+    }
+    let (max_loc, max_value) = limits;
+    let mut lines = Lines::default();
+    let Some(ts) = t.take(b, 0, 0, &mut lines) else {
+        return false;
+    };
+    let loc_lines = lines;
+    let Some(loc) = Loc::scan_xml(&b[ts..], last) else {
+        return false;
+    };
+    if loc.len > max_value || loc.len > max_loc || loc.len >= MAX_LOC_LEN {
+        return false;
+    }
+    let mut pos = ts + loc.len;
+    let mut u = Usual::default();
+    for k in 1..t.n {
+        let Some(at) = t.take(b, pos, k, &mut lines) else {
+            return false;
+        };
+        let text = &b[at..];
+        let n = match t.fields[k] {
+            Some(Field::Lastmod) => {
+                let Some((v, n)) = W3cDateTime::scan_xsd(text) else {
+                    return false;
+                };
+                u.lastmod = Some(v);
+                n
+            }
+            Some(Field::Changefreq) => {
+                let Some((c, n)) = ChangeFreq::scan_xml(text) else {
+                    return false;
+                };
+                u.changefreq = Some(c);
+                n
+            }
+            Some(Field::Priority) => {
+                let Some(p) = priority_xml(text) else {
+                    return false;
+                };
+                u.priority = Some(p);
+                3
+            }
+            _ => return false,
+        };
+        if n > max_value {
+            return false;
+        }
+        pos = at + n;
+    }
+    let Some(end) = t.take(b, pos, t.n, &mut lines) else {
+        return false;
+    };
+    out.url = t.url;
+    out.loc_at = (ts - 5, ts);
+    out.loc = loc;
+    out.loc_lines = loc_lines;
+    out.end = end;
+    out.lines = lines;
+    out.usual = u;
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Scanned;
+    use super::super::tests::real_entry;
+    use super::super::usual::scan_usual;
+    use super::scan_template;
+    use crate::loc::LastOrigin;
+    use proptest::prelude::*;
+
+    /// What a scan put in `s`, as text.
+    fn read(entry: &[u8], s: &Scanned) -> String {
+        let loc = crate::loc::Loc::from_xml(&entry[s.loc_at.1..], &s.loc);
+        let u = &s.usual;
+        let ends = (s.url, s.loc_at, s.loc_lines.n, s.loc_lines.start, s.end, s.lines.n, s.lines.start);
+        format!("{ends:?} {loc:?} {:?} {:?} {:?}", u.lastmod, u.changefreq, u.priority)
+    }
+
+    /// Reads `entries` one after another as the reader does (the layout of each usual entry
+    /// kept for the next), checking that what the template reads `scan_usual` reads the same;
+    /// the number of entries the template read.
+    fn read_all(entries: &[&[u8]], limits: (usize, usize)) -> Result<usize, TestCaseError> {
+        let mut s = Scanned::default();
+        let mut last = LastOrigin::default();
+        let mut by_template = 0;
+        for &e in entries {
+            let got = scan_template(e, &mut s, &mut last, limits).then(|| read(e, &s));
+            // The general way, on its own state but for the layout.
+            let mut g = Scanned::default();
+            let want = scan_usual(e, &mut g, &mut LastOrigin::default(), limits).then(|| read(e, &g));
+            if let Some(got) = got {
+                prop_assert_eq!(Some(got), want.clone(), "{:?}", String::from_utf8_lossy(e));
+                by_template += 1;
+            }
+            // As the reader does: the usual scan when the template does not read it.
+            if want.is_some() {
+                scan_usual(e, &mut s, &mut last, limits);
+            }
+        }
+        Ok(by_template)
+    }
+
+    #[test]
+    fn reads_entries_laid_out_alike() {
+        let entry = |i: usize, indent: &str, nl: &str| {
+            format!(
+                "{nl}<url>{nl}{indent}<loc>https://a.example/p-{i}?a=1&amp;b={i}</loc>{nl}{indent}<lastmod>2024-01-0{}</lastmod>{nl}\
+                 {indent}<priority>0.{}</priority>{nl}</url>{nl}<url><loc>https://a.example/next</loc></url>",
+                1 + i % 9,
+                i % 10
+            )
+        };
+        for (indent, nl) in [("  ", "\n"), ("", ""), ("\t", "\r\n"), ("    ", "\n")] {
+            let entries: Vec<String> = (0..20).map(|i| entry(i, indent, nl)).collect();
+            let bytes: Vec<&[u8]> = entries.iter().map(|e| e.as_bytes()).collect();
+            // All but the first, whose layout is learnt.
+            assert_eq!(read_all(&bytes, (65_536, 1 << 20)).unwrap(), 19, "{indent:?} {nl:?}");
+            // Limits are the usual scan's.
+            assert_eq!(read_all(&bytes, (20, 1 << 20)).unwrap(), 0);
+            assert_eq!(read_all(&bytes, (65_536, 30)).unwrap(), 0);
+        }
+        // Another layout, or the buffer's end: the usual scan reads it (and learns it).
+        let a = entry(1, "  ", "\n");
+        let b = entry(2, "   ", "\n");
+        let cut = &a[..a.find("</url>").unwrap() + 6];
+        let got =
+            read_all(&[a.as_bytes(), b.as_bytes(), cut.as_bytes(), b.as_bytes(), b.as_bytes()], (65_536, 1 << 20));
+        assert_eq!(got.unwrap(), 1);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+        /// Entries as sitemaps write them, in any mix and cut anywhere: what the template
+        /// reads, `scan_usual` reads the same.
+        #[test]
+        fn template_agrees_with_the_usual_scan(
+            entries in proptest::collection::vec((real_entry(), any::<u16>()), 1..12),
+            limits in prop_oneof![Just((65_536, 1 << 20)), Just((40, 1 << 20)), Just((65_536, 24))],
+        ) {
+            let texts: Vec<String> = entries.iter().map(|(e, _)| format!("{e}{e}")).collect();
+            let mut bytes: Vec<&[u8]> = Vec::new();
+            for (t, (_, cut)) in texts.iter().zip(&entries) {
+                bytes.push(t.as_bytes());
+                bytes.push(t.as_bytes());
+                bytes.push(&t.as_bytes()[..usize::from(*cut) % (t.len() + 1)]);
+            }
+            read_all(&bytes, limits)?;
+        }
+    }
+}
