@@ -3,7 +3,7 @@
 //! documented by `openapi.yaml`).
 //!
 //! [`app`] takes the state and returns the router, so tests drive it in process and the
-//! binary serves it. The layers, top to bottom (ARCHITECTURE.md draws them; `tests/layers.rs`
+//! binary serves it. The layers, top to bottom (the crate's ARCHITECTURE.md draws them; `tests/layers.rs`
 //! holds the code to them): this file; the faces ([`api`], [`console`], the ping, [`indexnow`]);
 //! the use cases both faces call ([`service`]); background work ([`jobs`]); the base (errors,
 //! auth, [`verify`], [`domains`]' DNS look-up, the status words, ...); the store.

@@ -1,5 +1,5 @@
-//! The server's layers (ARCHITECTURE.md, "The server's layers"), held by reading `src/` as text:
-//! top to bottom `lib.rs`; the faces (`api/`, `console/`, `ping.rs`, `indexnow.rs`); `service/`;
+//! The server's layers (the crate's ARCHITECTURE.md, "The layers"), held by reading `src/` as text: top
+//! to bottom `lib.rs`; the faces (`api/`, `console/`, `ping.rs`, `indexnow.rs`); `service/`;
 //! `jobs/`; the base (every other module). An import may point down or within its own face or
 //! job, never up, never from one face to another, and a job never reaches another job's module
 //! (what jobs share is `jobs/mod.rs`). The crate root's items (`AppState`, `AppError`, `now`)
