@@ -332,3 +332,35 @@ fn no_huge_page_is_taken_at_start_up() {
     let huge = rollup.lines().find(|l| l.starts_with("AnonHugePages:")).unwrap_or("AnonHugePages: (none)");
     assert!(huge.split_whitespace().nth(1) == Some("0"), "huge pages at start-up: {huge}");
 }
+
+/// The binary's relative relocations are packed (DT_RELR, `build.rs`) where the C library reads
+/// them: the loader's part of every start-up halves. Looked up in the binary's dynamic section.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn the_binary_packs_its_relative_relocations() {
+    let out = std::process::Command::new("getconf").arg("GNU_LIBC_VERSION").output().unwrap();
+    let answer = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let version: Vec<u32> = answer.trim_start_matches("glibc ").split('.').filter_map(|p| p.parse().ok()).collect();
+    if version.as_slice() < [2, 36].as_slice() {
+        eprintln!("{answer}: no DT_RELR before glibc 2.36, the binary is linked as before");
+        return;
+    }
+    let elf = std::fs::read(env!("CARGO_BIN_EXE_mapwright")).unwrap();
+    const DT_RELR: u64 = 0x24;
+    assert!(dynamic_tags(&elf).contains(&DT_RELR), "no DT_RELR in the binary, on {answer}");
+}
+
+/// The tags of an ELF64 little-endian file's dynamic section (PT_DYNAMIC).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn dynamic_tags(elf: &[u8]) -> Vec<u64> {
+    let word = |at: usize, n: usize| elf[at..at + n].iter().rev().fold(0_u64, |v, b| v << 8 | u64::from(*b));
+    assert_eq!((&elf[..4], elf[4], elf[5]), (&b"\x7fELF"[..], 2, 1), "not an ELF64 little-endian file");
+    let (phoff, phentsize, phnum) = (word(0x20, 8) as usize, word(0x36, 2) as usize, word(0x38, 2) as usize);
+    for ph in (0..phnum).map(|i| phoff + i * phentsize) {
+        if word(ph, 4) == 2 {
+            let (off, size) = (word(ph + 8, 8) as usize, word(ph + 32, 8) as usize);
+            return (off..off + size).step_by(16).map(|entry| word(entry, 8)).collect();
+        }
+    }
+    Vec::new()
+}
