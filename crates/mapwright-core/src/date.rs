@@ -4,6 +4,7 @@
 //! Hand-written because no crate both keeps the written precision (`2005`, `2005-01`) and
 //! parses in tens of nanoseconds; chrono's RFC 3339 parser rejects the short forms.
 
+use crate::word::word;
 use std::fmt;
 
 /// How much of a date was given; the XSD accepts only `Day`, `Second` and `Fraction`.
@@ -393,12 +394,6 @@ pub fn lastmod_from_text(s: &str) -> Option<Lastmod> {
         LastmodParse::Repaired(value, _) => Some(Lastmod::Text { text: s.into(), value }),
         LastmodParse::Invalid => None,
     }
-}
-
-/// The eight bytes of `b` from `i`, the first in the lowest byte.
-#[inline(always)]
-fn word(b: &[u8], i: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(i..i + 8)?.try_into().ok()?))
 }
 
 /// The bytes of `w` as digit values, when the bytes under `mask` are ASCII digits and the

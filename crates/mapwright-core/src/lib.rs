@@ -12,6 +12,7 @@ pub mod read;
 pub mod rule;
 pub mod scope;
 pub mod validate;
+mod word;
 pub mod write;
 
 pub use date::{DateText, Lastmod, Precision, Tz, W3cDateTime};

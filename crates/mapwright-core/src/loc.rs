@@ -8,6 +8,7 @@
 //! as it is; anything else goes through `Url::parse`. A property test checks that whatever
 //! the fast path accepts, `Url::parse` gives back byte for byte.
 
+use crate::word::word;
 use std::fmt;
 use url::Url;
 
@@ -452,9 +453,9 @@ fn scan_path<const XML: bool>(rest: &[u8], amps: &mut Amps) -> Option<usize> {
         // for the eight (`uncommon`). That byte is then looked up in the table: another plain
         // byte (`=`, `_`, ...) is passed, anything else looked at, and the next word starts
         // after it.
-        let at = match rest.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
-            Some(word) => {
-                let bad = uncommon(u64::from_le_bytes(word));
+        let at = match word(rest, i) {
+            Some(w) => {
+                let bad = uncommon(w);
                 if bad == 0 {
                     i += 8;
                     continue;
@@ -519,7 +520,6 @@ fn uncommon(x: u64) -> u64 {
 /// for the few words of an origin.
 #[inline(always)]
 fn same_start(b: &[u8], p: &[u8]) -> bool {
-    let word = |s: &[u8], i: usize| s.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()).map(u64::from_le_bytes);
     if p.len() < 8 {
         return b.get(..p.len()) == Some(p);
     }
@@ -532,7 +532,7 @@ fn same_start(b: &[u8], p: &[u8]) -> bool {
     }
     // The last word ends with `p` (it may overlap the one before).
     let last = p.len() - 8;
-    word(b, last).is_some() && word(b, last) == word(p, last)
+    word(b, last).is_some_and(|w| Some(w) == word(p, last))
 }
 
 /// The scheme, host and port of the last `loc` [`Loc::scan_xml`] read: the next `loc` of a

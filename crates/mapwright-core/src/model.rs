@@ -85,7 +85,7 @@ impl ChangeFreq {
             b'n' => ChangeFreq::Never,
             _ => return None,
         };
-        let w = u64::from_le_bytes(b.get(..8)?.try_into().ok()?);
+        let w = crate::word::word(b, 0)?;
         let n = c.as_str().len();
         let mask = u64::MAX >> (8 * (7 - n));
         (w & mask == XML_WORDS[c as usize]).then_some((c, n))

@@ -19,6 +19,7 @@ use super::*;
 use crate::date::W3cDateTime;
 use crate::loc::{LastOrigin, XmlLoc};
 use crate::read::input::Lines;
+use crate::word::word;
 
 mod template;
 mod usual;
@@ -193,8 +194,7 @@ fn lt_or_amp(b: &[u8]) -> Option<usize> {
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
     let mut i = 0;
-    while let Some(word) = b.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
-        let x = u64::from_le_bytes(word);
+    while let Some(x) = word(b, i) {
         let (lt, amp) = (x ^ (LO * u64::from(b'<')), x ^ (LO * u64::from(b'&')));
         let hit = ((lt.wrapping_sub(LO) & !lt) | (amp.wrapping_sub(LO) & !amp)) & HI;
         if hit != 0 {
