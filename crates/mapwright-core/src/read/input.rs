@@ -208,6 +208,7 @@ impl<'a> Tracked<'a> {
         if offset >= self.counted {
             let from = (self.counted.max(lo) - lo) as usize;
             let to = (offset - lo) as usize;
+            // Borrows `buf` alone: `line` moves while the chunk is read.
             let chunk = &self.buf[self.head + from..self.head + to];
             let n = bytecount::count(chunk, b'\n');
             if n > 0 {
@@ -221,12 +222,12 @@ impl<'a> Tracked<'a> {
         // Behind the counted point: count back, within what the buffer still holds.
         let from = (offset.max(lo) - lo) as usize;
         let to = (self.counted - lo) as usize;
-        let back = &self.buf[self.head + from..self.head + to];
+        let back = self.span(from, to);
         let n = bytecount::count(back, b'\n') as u32;
         if n == 0 {
             return Position { line: self.line, column: (offset.saturating_sub(self.line_start)) as u32 + 1, offset };
         }
-        let column = match memchr::memrchr(b'\n', &self.buf[self.head..self.head + from]) {
+        let column = match memchr::memrchr(b'\n', self.span(0, from)) {
             Some(nl) => (from - nl) as u32,
             None => (offset - lo) as u32 + 1,
         };
@@ -256,7 +257,7 @@ impl<'a> Tracked<'a> {
     /// a reader that looks ahead here never sees an I/O error or a limit it would have to report.
     #[inline]
     pub(crate) fn buffered(&self) -> &[u8] {
-        if self.pos < self.end { &self.buf[self.head + self.pos..self.head + self.end] } else { &[] }
+        if self.pos < self.end { self.span(self.pos, self.end) } else { &[] }
     }
 
     /// Line and column of the next unread byte.
@@ -296,7 +297,7 @@ impl BufRead for Tracked<'_> {
     #[inline]
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
         if self.pos < self.end {
-            return Ok(&self.buf[self.head + self.pos..self.head + self.end]);
+            return Ok(self.span(self.pos, self.end));
         }
         self.refill()
     }
@@ -328,7 +329,7 @@ impl Tracked<'_> {
                 self.eof = true;
             }
             if let Some(max) = self.max_run {
-                let new = &self.buf[self.head + self.filled..self.head + self.filled + n];
+                let new = self.span(self.filled, self.filled + n);
                 match memchr::memrchr(b'<', new) {
                     Some(i) => self.last_lt = self.base + (self.filled + i) as u64,
                     None if (self.base + (self.filled + n) as u64).saturating_sub(self.last_lt) > max as u64 => {
@@ -346,7 +347,13 @@ impl Tracked<'_> {
         }
         let allowed = ((self.max - start) as usize).min(self.filled - self.pos);
         self.end = self.pos + allowed;
-        Ok(&self.buf[self.head + self.pos..self.head + self.end])
+        Ok(self.span(self.pos, self.end))
+    }
+
+    /// The bytes from `from` to `to`, counted from where they start in the buffer (`head`).
+    #[inline(always)]
+    fn span(&self, from: usize, to: usize) -> &[u8] {
+        &self.buf[self.head + from..self.head + to]
     }
 
     /// Drops the bytes before `keep_at` and moves the rest to the buffer's start, with room
