@@ -17,23 +17,72 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Read a sitemap in any format (XML, index, text, RSS, Atom, gzip) and print its entries.
-    Read(ReadArgs),
+    Read(Deferred<ReadArgs>),
     /// Find a site's sitemaps (robots.txt, usual paths, indexes) and list every URL they give.
-    Discover(DiscoverArgs),
+    Discover(Deferred<DiscoverArgs>),
     /// Announce a sitemap: ping an endpoint, or post its URLs by IndexNow.
-    Submit(SubmitArgs),
+    Submit(Deferred<SubmitArgs>),
     /// Check sitemaps against every rule of the catalogue; exit 0 (valid), 1 (errors), 2 (could not run).
-    Validate(ValidateArgs),
+    Validate(Deferred<ValidateArgs>),
     /// Generate a sitemap set from a list of URLs, a static web root or access logs.
-    Generate(Box<crate::generate::GenerateArgs>),
+    Generate(Deferred<Box<crate::generate::GenerateArgs>>),
     /// Run the sitemap service: the JSON API and the public ping, on SQLite or PostgreSQL.
-    Serve(Box<crate::serve::ServeArgs>),
+    Serve(Deferred<Box<crate::serve::ServeArgs>>),
     /// Print shell completions.
     #[command(after_help = "Example:\n  mapwright completions zsh > ~/.zfunc/_mapwright")]
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
     },
+}
+
+/// A command's arguments, added to its `clap::Command` only when that command is the one run
+/// (or its help, or the completions, asks for them): building every command's arguments was
+/// about a fifth of the page faults of a short `read` (110 of 603), each command paying for
+/// all the others'. clap applies the deferred part wherever it builds a command (parsing into
+/// it, help, suggestions, completions), so the grammar is the same.
+#[derive(Debug)]
+pub struct Deferred<T>(pub T);
+
+/// Set by [`completions`]: every command's arguments added when its `clap::Command` is made.
+static EAGER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+impl<T: clap::Args> clap::Args for Deferred<T> {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        defer(cmd, |cmd| keep_about(cmd, T::augment_args))
+    }
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        defer(cmd, |cmd| keep_about(cmd, T::augment_args_for_update))
+    }
+}
+
+fn defer(cmd: clap::Command, augment: fn(clap::Command) -> clap::Command) -> clap::Command {
+    if EAGER.load(std::sync::atomic::Ordering::Relaxed) { augment(cmd) } else { cmd.defer(augment) }
+}
+
+/// `augment` applied after the command's own description, which it must not replace: built
+/// eagerly, the arguments came first and the variant's doc comment after, so a flattened
+/// group's doc comment (`OaiArgs`') never became the command's `about`.
+fn keep_about(cmd: clap::Command, augment: fn(clap::Command) -> clap::Command) -> clap::Command {
+    use clap::builder::Resettable;
+    let text = |s: Option<&clap::builder::StyledStr>| s.cloned().map_or(Resettable::Reset, Resettable::Value);
+    let (about, long_about) = (text(cmd.get_about()), text(cmd.get_long_about()));
+    augment(cmd).about(about).long_about(long_about)
+}
+
+impl<T: clap::FromArgMatches> clap::FromArgMatches for Deferred<T> {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        T::from_arg_matches(matches).map(Deferred)
+    }
+    fn from_arg_matches_mut(matches: &mut clap::ArgMatches) -> Result<Self, clap::Error> {
+        T::from_arg_matches_mut(matches).map(Deferred)
+    }
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches(matches)
+    }
+    fn update_from_arg_matches_mut(&mut self, matches: &mut clap::ArgMatches) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches_mut(matches)
+    }
 }
 
 /// Output formats of `read`.
@@ -327,6 +376,39 @@ pub struct ValidateArgs {
 }
 
 pub fn completions(shell: clap_complete::Shell) {
+    // The completions cover `help COMMAND SUBCOMMAND` too, a tree clap copies from each
+    // command's subcommands when it builds the top one, before it builds them: so here every
+    // command's arguments and subcommands are added at once.
+    EAGER.store(true, std::sync::atomic::Ordering::Relaxed);
     let mut cmd = Cli::command();
     clap_complete::generate(shell, &mut cmd, "mapwright", &mut std::io::stdout());
+}
+
+#[cfg(test)]
+mod tests {
+    /// clap's own checks of the whole grammar, every deferred command's arguments built.
+    #[test]
+    fn the_grammar_passes_clap_s_checks() {
+        <super::Cli as clap::CommandFactory>::command().debug_assert();
+    }
+
+    /// Each command's description is its variant's doc comment once its deferred arguments are
+    /// built, not a flattened group's.
+    #[test]
+    fn building_a_command_keeps_its_description() {
+        let mut cmd = <super::Cli as clap::CommandFactory>::command();
+        let before: Vec<_> =
+            cmd.get_subcommands().map(|c| (c.get_name().to_string(), c.get_about().map(|a| a.to_string()))).collect();
+        cmd.build();
+        // Building adds clap's own `help` command; the others keep their descriptions.
+        let after: Vec<_> = cmd
+            .get_subcommands()
+            .filter(|c| c.get_name() != "help")
+            .map(|c| (c.get_name().to_string(), c.get_about().map(|a| a.to_string())))
+            .collect();
+        assert_eq!(before, after);
+        assert!(before.iter().all(|(_, about)| about.is_some()), "{before:?}");
+        let read = cmd.find_subcommand("read").expect("read");
+        assert!(read.get_arguments().any(|a| a.get_id() == "oai_max_pages"), "read's arguments were built");
+    }
 }

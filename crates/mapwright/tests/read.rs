@@ -176,7 +176,58 @@ fn broken_pipe_is_success() {
 fn completions() {
     let o = bin().args(["completions", "bash"]).output().unwrap();
     assert!(o.status.success());
-    assert!(String::from_utf8_lossy(&o.stdout).contains("mapwright"));
+    let script = String::from_utf8_lossy(&o.stdout);
+    assert!(script.contains("mapwright"));
+    // Each command's arguments are added to the grammar only when asked for (`cli::Deferred`):
+    // the completions still offer every command's own flags, down to generate's sources'.
+    for flag in [
+        "--max-bytes",
+        "--oai-max-pages",
+        "--hosts-in-flight",
+        "--indexnow",
+        "--list-rules",
+        "--data-dir",
+        "--base-url",
+    ] {
+        assert!(script.contains(flag), "the bash completions lack {flag}");
+    }
+    // `mapwright help generate <TAB>`: clap copies that tree from the built commands.
+    assert!(script.contains("help__subcmd__generate__subcmd__crawl"), "no completion of `help generate crawl`");
+}
+
+/// Every command's arguments reach its help, `help COMMAND`, and the suggestions of a
+/// mistyped flag, though the grammar adds them only to the command that runs (`cli::Deferred`).
+#[test]
+fn every_command_s_arguments_reach_its_help_and_its_errors() {
+    let top = bin().arg("--help").output().unwrap();
+    assert!(top.status.success());
+    let top = String::from_utf8_lossy(&top.stdout);
+    for (command, flag) in [
+        ("read", "--max-bytes"),
+        ("discover", "--hosts-in-flight"),
+        ("submit", "--indexnow"),
+        ("validate", "--list-rules"),
+        ("generate", "crawl"),
+        ("serve", "--data-dir"),
+    ] {
+        assert!(top.contains(command), "`mapwright --help` does not list {command}");
+        // The command's description (its line of the top-level help) heads its own help.
+        let about = top.lines().find_map(|l| l.trim_start().strip_prefix(command)).map(str::trim).unwrap();
+        for args in [vec![command, "--help"], vec!["help", command]] {
+            let o = bin().args(&args).output().unwrap();
+            let help = String::from_utf8_lossy(&o.stdout);
+            assert!(o.status.success() && help.contains(flag), "`mapwright {}` lacks {flag}:\n{help}", args.join(" "));
+            assert!(help.starts_with(about), "`mapwright {}` does not start with {about:?}:\n{help}", args.join(" "));
+        }
+    }
+    let read = bin().args(["read", "--help"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&read.stdout).contains("Exit status: 0 entries read"), "read's own after-help");
+    let o = bin().args(["read", "--formt", "text", "s.xml"]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--format"), "no suggestion for a mistyped flag: {err}");
+    let crawl = bin().args(["generate", "crawl", "--help"]).output().unwrap();
+    assert!(crawl.status.success() && String::from_utf8_lossy(&crawl.stdout).contains("--base-url"));
 }
 
 /// (stdout lines, stderr, exit code) of `read --format text` on `text`.
