@@ -10,11 +10,13 @@
 
 use crate::word::word;
 
-/// The bytes of `b[i..i + 16]` that are not letters (either case), digits or one of `-/:;`:
+/// The bytes of `b[i..i + 16]` that are not letters (either case), digits or one of `-/:;=`:
 /// the high bit of each such byte is set in two words (bytes `i..i + 8`, then the next eight,
 /// the first in the lowest byte), nothing else; `None` when fewer than 16 bytes are left. The
-/// set of the word test of `loc/path.rs` (`uncommon`), but every such byte is flagged exactly,
-/// not only the first, so all of them can be looked at without loading the bytes again.
+/// set of the word test of `loc/path.rs` (`uncommon`) and the `=` of a query's pairs (two
+/// compares more a block, two bytes fewer to look at in a usual query), with every such byte
+/// flagged exactly, not only the first: all of them can be looked at without loading the
+/// bytes again.
 #[inline(always)]
 pub(crate) fn uncommon16(b: &[u8], i: usize) -> Option<[u64; 2]> {
     const H: u64 = 0x8080_8080_8080_8080;
@@ -32,13 +34,13 @@ pub(crate) fn uncommon16(b: &[u8], i: usize) -> Option<[u64; 2]> {
     Some([word(&flags, 0)? & H, word(&flags, 8)? & H])
 }
 
-/// Whether `c` is a letter (either case), a digit or one of `-/:;`: two range tests and an
-/// equality, each one vector instruction or two for sixteen bytes.
+/// Whether `c` is a letter (either case), a digit or one of `-/:;=`: two range tests and two
+/// equalities, each one vector instruction or two for sixteen bytes.
 #[inline(always)]
 fn common(c: u8) -> bool {
     let punct = c.wrapping_sub(b'-') <= b';' - b'-' && c != b'.';
     let letter = (c | 0x20).wrapping_sub(b'a') <= b'z' - b'a';
-    punct | letter
+    punct | letter | (c == b'=')
 }
 
 #[cfg(test)]
@@ -48,7 +50,7 @@ mod tests {
 
     /// The set, one byte at a time, as `url`'s terms would name it.
     fn plain(c: u8) -> bool {
-        c.is_ascii_alphanumeric() || matches!(c, b'-' | b'/' | b':' | b';')
+        c.is_ascii_alphanumeric() || matches!(c, b'-' | b'/' | b':' | b';' | b'=')
     }
 
     fn by_bytes(b: &[u8]) -> [u64; 2] {

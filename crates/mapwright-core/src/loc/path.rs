@@ -16,8 +16,8 @@ pub(super) fn scan_path<const XML: bool>(rest: &[u8], amps: &mut Amps) -> Option
     let mut part = 0u8; // 0 path, 1 query, 2 fragment
     let mut i = 0;
     // Sixteen bytes at a time: every byte outside the common set of letters, digits and
-    // `-/:;` is flagged in one mask, and each flagged byte is looked at in turn without
-    // loading the bytes again (a URL has several: `?`, `=`, `&amp;`, `_`...). The `amp;` of a
+    // `-/:;=` is flagged in one mask, and each flagged byte is looked at in turn without
+    // loading the bytes again (a URL has several: `?`, `&amp;`, `_`, `%`...). The `amp;` of a
     // reference is common bytes, never flagged, whichever block it ends in.
     #[cfg(target_arch = "x86_64")]
     while let Some(halves) = crate::simd::uncommon16(rest, i) {
@@ -210,6 +210,16 @@ mod tests {
             }
             let want = w.iter().position(|&c| !common(c)).unwrap_or(8);
             prop_assert_eq!(first_uncommon(u64::from_le_bytes(w)), want);
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn block_test_passes_only_plain_bytes() {
+        for c in 0..=255u8 {
+            if crate::simd::uncommon16(&[c; 16], 0) == Some([0, 0]) {
+                assert_ne!(CLASS[c as usize] & PLAIN_XML, 0, "{c:#x}");
+            }
         }
     }
 
