@@ -11,6 +11,8 @@ pub mod model;
 pub mod read;
 pub mod rule;
 pub mod scope;
+#[cfg(target_arch = "x86_64")]
+mod simd;
 pub mod validate;
 mod word;
 pub mod write;

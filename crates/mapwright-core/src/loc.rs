@@ -8,7 +8,10 @@
 //! as it is; anything else goes through `Url::parse`. A property test checks that whatever
 //! the fast path accepts, `Url::parse` gives back byte for byte.
 
+mod path;
+
 use crate::word::word;
+use path::scan_path;
 use std::fmt;
 use url::Url;
 
@@ -435,87 +438,6 @@ impl Amps {
     }
 }
 
-/// The path, query and fragment `rest` (from the `/` after the authority) checked with one
-/// pass: every byte must be one `url` leaves alone somewhere after the host; the few
-/// structural bytes (`. % ? # '`) are looked at where they occur. With `XML`, `rest` is the
-/// text of a `<loc>` as the file holds it: it ends at the first `<` (`None` when the bytes end
-/// before one), and its one reference allowed is `&amp;`, recorded in `amps`. The length of
-/// the path (up to the `<`) is returned.
-#[inline(always)]
-fn scan_path<const XML: bool>(rest: &[u8], amps: &mut Amps) -> Option<usize> {
-    // In XML text a `&` starts a reference: looked at, not plain.
-    let plain = if XML { PLAIN_XML } else { PLAIN };
-    let mut part = 0u8; // 0 path, 1 query, 2 fragment
-    let mut i = 0;
-    loop {
-        // Eight bytes at a time in a machine word (most of a URL): the first byte outside the
-        // common set of letters, digits and `-/:;` is found with a few arithmetic operations
-        // for the eight (`uncommon`). That byte is then looked up in the table: another plain
-        // byte (`=`, `_`, ...) is passed, anything else looked at, and the next word starts
-        // after it.
-        let at = match word(rest, i) {
-            Some(w) => {
-                let bad = uncommon(w);
-                if bad == 0 {
-                    i += 8;
-                    continue;
-                }
-                i + (bad.trailing_zeros() / 8) as usize
-            }
-            None => match rest[i..].iter().position(|&b| CLASS[b as usize] & plain == 0) {
-                Some(k) => i + k,
-                None if XML => return None,
-                None => return Some(rest.len()),
-            },
-        };
-        let c = rest[at];
-        if CLASS[c as usize] & plain != 0 {
-            i = at + 1;
-            continue;
-        }
-        if XML {
-            match c {
-                b'<' => return Some(at),
-                b'&' => {
-                    if rest.get(at + 1..at + 5) != Some(b"amp;") || !amps.push(at) {
-                        return None;
-                    }
-                    i = at + 5;
-                    continue;
-                }
-                _ => {}
-            }
-        }
-        // The query's `?` (one a URL, usually), without `path_byte`'s match.
-        if c == b'?' && part == 0 {
-            part = 1;
-        } else if !path_byte(rest, at, &mut part) {
-            return None;
-        }
-        i = at + 1;
-    }
-}
-
-/// The bytes of `x` (eight bytes of a URL, the first in the low byte) that are not letters
-/// (either case), digits or one of `-/:;`: the high bit of each such byte is set, and of
-/// others above the first one maybe (a carry out of a byte of 0x80 or more, a borrow out of a
-/// `.`), never below it, so the lowest set bit is the first such byte. Every byte of the set
-/// is plain after the host ([`CLASS`]), in XML text too.
-#[inline(always)]
-fn uncommon(x: u64) -> u64 {
-    const L: u64 = 0x0101_0101_0101_0101;
-    const H: u64 = 0x8080_8080_8080_8080;
-    // A byte of 0x7f or less plus `0x80 - lo` has its high bit set when it is `lo` or more;
-    // plus `0x7f - hi`, when it is more than `hi`; neither sum carries out of the byte.
-    let range = |v: u64, lo: u64, hi: u64| v.wrapping_add((0x80 - lo) * L) & !v.wrapping_add((0x7f - hi) * L);
-    // `-./0-9:;`, then `.` taken out; letters with the case bit set.
-    let punct = range(x, 0x2d, 0x3b);
-    let letter = range(x | (0x20 * L), 0x61, 0x7a);
-    let d = x ^ (u64::from(b'.') * L);
-    let dot = d.wrapping_sub(L) & !d;
-    (!(punct | letter) | x | dot) & H
-}
-
 /// Whether `b` starts with `p` (`b` is longer): a word at a time, without a call to `memcmp`
 /// for the few words of an origin.
 #[inline(always)]
@@ -577,44 +499,6 @@ fn is_dotted_decimal(host: &[u8]) -> bool {
         }
     }
     parts == 4
-}
-
-/// Checks `rest[i]`, a byte after the host, moving `part` (0 path, 1 query, 2 fragment) on.
-#[inline(always)]
-fn path_byte(rest: &[u8], i: usize, part: &mut u8) -> bool {
-    let b = rest[i];
-    let c = CLASS[b as usize];
-    if c & ANY == 0 {
-        return false;
-    }
-    if c & SPECIAL == 0 {
-        return true;
-    }
-    match (b, *part) {
-        (b'?', 0) => *part = 1,
-        (b'#', 0 | 1) => *part = 2,
-        (b'#', _) => return false,
-        (b'\'', 1) => return false, // url encodes ' in special-scheme queries
-        // Dot segments: "/." followed by '.', '/', the end of the path, or an escape (".%2e"
-        // is "..": left in place it would let "/shop/.%2e/admin" pass for a URL under /shop/).
-        (b'.', 0)
-            // (A `<` ends the text of a `<loc>` read in the XML, and is refused anywhere else.)
-            if rest[i - 1] == b'/'
-                && matches!(rest.get(i + 1), None | Some(b'<' | b'.' | b'/' | b'?' | b'#' | b'%')) =>
-        {
-            return false;
-        }
-        // "/%2e" may be a dot segment too.
-        (b'%', 0)
-            if rest[i - 1] == b'/'
-                && rest.get(i + 1) == Some(&b'2')
-                && matches!(rest.get(i + 2), Some(b'e' | b'E')) =>
-        {
-            return false;
-        }
-        _ => {}
-    }
-    true
 }
 
 fn slow_path(s: &str) -> Result<(Loc, LocRepairs), LocError> {
@@ -848,52 +732,6 @@ mod tests {
     fn is_dot_segment(seg: &str) -> bool {
         let s = seg.to_ascii_lowercase().replace("%2e", ".");
         s == "." || s == ".."
-    }
-
-    /// The byte set of [`uncommon`], one byte at a time, and all of it plain after the host.
-    fn common(b: u8) -> bool {
-        b.is_ascii_alphanumeric() || matches!(b, b'-' | b'/' | b':' | b';')
-    }
-
-    fn first_uncommon(x: u64) -> usize {
-        let bad = uncommon(x);
-        if bad == 0 { 8 } else { (bad.trailing_zeros() / 8) as usize }
-    }
-
-    #[test]
-    fn word_test_finds_the_first_uncommon_byte() {
-        for b in 0..=255u8 {
-            if common(b) {
-                assert_ne!(CLASS[b as usize] & PLAIN_XML, 0, "{b:#x}");
-            }
-            // Every byte value at every place, after common bytes and before any bytes (those
-            // that carry or borrow into the bytes above them among them).
-            for at in 0..8 {
-                for (fill, after) in [(b'a', b'z'), (b'0', 0xff), (b'Z', b'.'), (b'-', 0x80), (b';', 0x00)] {
-                    let mut w = [after; 8];
-                    w[..at].fill(fill);
-                    w[at] = b;
-                    let want = w.iter().position(|&c| !common(c)).unwrap_or(8);
-                    assert_eq!(first_uncommon(u64::from_le_bytes(w)), want, "{w:?}");
-                }
-            }
-        }
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(20_000))]
-        #[test]
-        fn word_test_agrees_with_the_byte_test(x in any::<u64>(), mask in any::<u64>()) {
-            // Mostly common bytes, with any bytes where the mask says.
-            let mut w = x.to_le_bytes();
-            for (k, c) in w.iter_mut().enumerate() {
-                if mask >> (8 * k) & 0x3 != 0 {
-                    *c = b"abcxyz0189-/:;ABZ"[usize::from(*c) % 17];
-                }
-            }
-            let want = w.iter().position(|&c| !common(c)).unwrap_or(8);
-            prop_assert_eq!(first_uncommon(u64::from_le_bytes(w)), want);
-        }
     }
 
     proptest! {
