@@ -64,7 +64,7 @@ pub fn spawn(input: Opened, options: ReadOptions, url: Option<String>, scope: Op
 }
 
 fn produce(input: Opened, options: ReadOptions, url: Option<String>, scope: Option<StrictScope>, tx: SyncSender<Msg>) {
-    let mut reader = match SitemapReader::paged(input.input, options, input.pager) {
+    let mut reader = match SitemapReader::paged_owned(input.input, options, input.pager) {
         Ok(r) => r,
         Err(e) => {
             let _ = tx.send(Msg::End { error: Some(Failure::from_core(e)), dropped: 0, format: None });

@@ -106,7 +106,7 @@ pub fn run(mut args: ReadArgs) -> anyhow::Result<ExitCode> {
         }
         print_finding(err, &name, f)
     };
-    let mut reader = match SitemapReader::paged(input, options, pager) {
+    let mut reader = match SitemapReader::paged_owned(input, options, pager) {
         Ok(r) => r,
         Err(e) => {
             out.finish()?;

@@ -384,6 +384,71 @@ fn no_huge_page_is_taken_at_start_up() {
     assert!(huge.split_whitespace().nth(1) == Some("0"), "huge pages at start-up: {huge}");
 }
 
+/// A `.gz` large enough to inflate on the worker thread: its worker runs on another CPU than
+/// the reader's (`read/gunzip.rs`), where the process may use two or more. Seen on a read
+/// blocked writing to a full pipe, its worker waiting for a buffer back.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_inflate_worker_runs_off_the_reader_s_cpu() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    // Paths that compress poorly, so the compressed file is past the size inflated inline.
+    let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    let mut body = String::new();
+    for i in 0..60_000 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        body.push_str(&format!("<url><loc>https://example.com/{i}/{seed:x}</loc></url>\n"));
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(urlset(&body).as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    assert!(gz.len() > 256 * 1024, "{} bytes compressed", gz.len());
+    let path = dir.path().join("big.xml.gz");
+    std::fs::write(&path, gz).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mapwright"))
+        .args(["read", "--format", "text"])
+        .arg(&path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let proc = format!("/proc/{}", child.id());
+    let cpus = |status: &str| -> usize {
+        let list = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).unwrap().trim().to_owned();
+        list.split(',')
+            .map(|r| match r.split_once('-') {
+                Some((a, b)) => b.parse::<usize>().unwrap() - a.parse::<usize>().unwrap() + 1,
+                None => 1,
+            })
+            .sum()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let worker = loop {
+        let found = std::fs::read_dir(format!("{proc}/task"))
+            .unwrap()
+            .flatten()
+            .find(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with("mapwright-gunz")));
+        if let Some(t) = found {
+            break t.path();
+        }
+        assert!(std::time::Instant::now() < deadline, "no inflate worker seen");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    let reader = cpus(&std::fs::read_to_string(format!("{proc}/status")).unwrap());
+    // The worker sets its CPUs first thing; its status is read after a moment.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let of_worker = cpus(&std::fs::read_to_string(worker.join("status")).unwrap());
+    drop(child.stdout.take());
+    let _ = child.wait();
+    if reader < 2 {
+        assert_eq!(of_worker, reader, "one CPU: the worker is left where the scheduler puts it");
+    } else {
+        assert_eq!(of_worker, reader - 1, "the worker may run on every CPU but the reader's");
+    }
+}
+
 /// The binary's relative relocations are packed (DT_RELR, `build.rs`) where the C library reads
 /// them: the loader's part of every start-up halves. Looked up in the binary's dynamic section.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]

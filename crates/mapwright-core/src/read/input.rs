@@ -420,8 +420,16 @@ impl Tracked<'_> {
 }
 
 /// The input while gzip layers are peeled: as given, or the last layer's (limited) reader.
+/// The input a reader is given: borrowed, or its own, which it may hand to a thread
+/// ([`read_ahead`](crate::read::gunzip::read_ahead)).
+pub(crate) enum Input<'a> {
+    Borrowed(Box<dyn BufRead + Send + 'a>),
+    Owned(Box<dyn BufRead + Send>),
+}
+
 enum Stream<'a> {
     Raw(Box<dyn BufRead + Send + 'a>),
+    Owned(Box<dyn BufRead + Send>),
     Gz(Tracked<'a>),
 }
 
@@ -429,6 +437,7 @@ impl<'a> Stream<'a> {
     fn as_buf_read(&mut self) -> &mut (dyn BufRead + Send + 'a) {
         match self {
             Stream::Raw(r) => r.as_mut(),
+            Stream::Owned(r) => r.as_mut(),
             Stream::Gz(t) => t,
         }
     }
@@ -436,6 +445,7 @@ impl<'a> Stream<'a> {
     fn boxed(self) -> Box<dyn BufRead + Send + 'a> {
         match self {
             Stream::Raw(r) => r,
+            Stream::Owned(r) => r,
             Stream::Gz(t) => Box::new(t),
         }
     }
@@ -455,11 +465,14 @@ fn peek<'b>(r: &'b mut (dyn BufRead + Send + '_), produced: impl Fn() -> u64) ->
 /// Removes gzip layers, skips a BOM and leading white space, transcodes a declared legacy
 /// encoding, and says whether the content looks like XML.
 pub(crate) fn prepare<'a>(
-    input: Box<dyn BufRead + Send + 'a>,
+    input: Input<'a>,
     limits: &Limits,
     findings: &mut Vec<Finding>,
 ) -> Result<Prepared<'a>, Error> {
-    let mut stream = Stream::Raw(input);
+    let mut stream = match input {
+        Input::Borrowed(r) => Stream::Raw(r),
+        Input::Owned(r) => Stream::Owned(r),
+    };
     let mut layers = 0;
     loop {
         let head = peek(stream.as_buf_read(), || 0)?;
@@ -476,6 +489,7 @@ pub(crate) fn prepare<'a>(
             // here.
             let gz = match stream {
                 Stream::Raw(raw) => crate::read::gunzip::outer_layer(raw),
+                Stream::Owned(raw) => crate::read::gunzip::outer_layer(raw),
                 inner => Source::Read(Box::new(Gunzip::new(MultiGzDecoder::new(inner.boxed())))),
             };
             stream = Stream::Gz(Tracked::from_source(gz, limits.max_bytes, false));
@@ -519,6 +533,10 @@ pub(crate) fn prepare<'a>(
         // tracking one: its buffer already holds the first bytes, which another reader would
         // copy, and it counts the same offsets against the same limit.
         (None, Stream::Gz(t)) if t.offset() == 0 => t.tracking(),
+        // An owned input that is not gzip: read on a thread of its own when it is large.
+        (None, Stream::Owned(raw)) => {
+            Tracked::from_source(crate::read::gunzip::read_ahead(raw), limits.max_bytes, true)
+        }
         (Some(enc), stream) => {
             let source = Transcode {
                 inner: stream.boxed(),

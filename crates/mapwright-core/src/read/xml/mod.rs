@@ -308,7 +308,14 @@ impl<'a> XmlReader<'a> {
     }
 
     fn map_err(xr: &mut Reader<Tracked<'a>>, origin: u64, e: quick_xml::Error) -> Error {
-        let pos = Self::pos_at(xr, origin, xr.error_position());
+        let mut pos = Self::pos_at(xr, origin, xr.error_position());
+        // The byte limit is reached at the limit's own offset, whatever the buffers' bounds
+        // (quick-xml's position is the start of what it was reading, which depends on them).
+        if let quick_xml::Error::Io(io) = &e {
+            if let Some(l) = io.get_ref().and_then(|i| i.downcast_ref::<crate::read::input::LimitReached>()) {
+                pos = xr.get_mut().position_at(l.0);
+            }
+        }
         match e {
             quick_xml::Error::Io(io) => {
                 let io = std::sync::Arc::try_unwrap(io).unwrap_or_else(|arc| {
