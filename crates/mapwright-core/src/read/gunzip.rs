@@ -2,7 +2,7 @@
 //! sitemap costs about a third of reading it, and on a machine with a second core that third
 //! need not wait for the parser (nor the parser for it).
 //!
-//! The input stays on the caller's thread (it may borrow, so it cannot move to another one):
+//! An input that may borrow cannot move to another thread, so it stays on the caller's:
 //! this thread reads the compressed bytes into recycled buffers and hands them to the worker,
 //! which inflates into other recycled buffers and hands those back. The reader that tracks
 //! positions (`Tracked`) takes an inflated buffer as its own, without copying its bytes: it
@@ -27,9 +27,10 @@
 //! can wait for the other in a circle; that channel holds every buffer in circulation, so the
 //! worker never blocks on it.
 //!
-//! An input that is not gzip goes the same way when the reader owns it ([`read_ahead`]): the
-//! worker then reads it into the buffers, so that the copy out of the page cache overlaps
-//! with parsing too.
+//! An input the reader owns goes to the worker whole: it reads the compressed bytes itself
+//! ([`outer_layer_owned`]), or, for an input that is not gzip, reads the bytes as they are into
+//! the buffers ([`read_ahead`]), so that the copy out of the page cache overlaps with parsing
+//! too.
 //!
 //! The gzip decoder itself (`Gunzip`, whose faults say they come from gzip) lives here too, so
 //! the input layer (`input.rs`) calls this module and nothing here calls back into it.
@@ -464,6 +465,24 @@ pub(crate) fn outer_layer<'a>(mut input: Box<dyn BufRead + Send + 'a>) -> Source
     Source::Swap(Box::new(t))
 }
 
+/// The outer gzip layer of an input the reader owns (`SitemapReader::paged_owned`): the worker
+/// reads the compressed bytes itself, so this thread neither reads them nor passes them on
+/// ([`outer_layer`] does, for an input that may borrow). Small streams are inflated here, as
+/// there.
+pub(crate) fn outer_layer_owned(mut input: Box<dyn BufRead + Send>) -> Source<'static> {
+    let (head, fault, ended) = read_head(&mut input, SMALL);
+    if ended || fault.is_some() {
+        let head: Box<dyn BufRead + Send> = Box::new(Head { head: io::Cursor::new(head), fault });
+        return Source::Read(Box::new(Gunzip::new(MultiGzDecoder::new(head))));
+    }
+    let rest: Box<dyn BufRead + Send> = Box::new(io::Cursor::new(head).chain(input));
+    let dec = Gunzip::new(MultiGzDecoder::new(rest));
+    match Worker::spawn() {
+        Some(worker) => Source::Swap(Box::new(worker.start(Box::new(dec), None))),
+        None => Source::Read(Box::new(dec)),
+    }
+}
+
 /// The bytes of an input that is not gzip and that the reader owns (`SitemapReader::
 /// paged_owned`), read on a worker thread when they go past one buffer ([`OUT_CHUNK`]), else
 /// here. The worker reads into the same circulating buffers as the inflating one, which the
@@ -689,7 +708,23 @@ mod tests {
             .into_iter()
             .chain(String::from_utf8(document(400)).unwrap().encode_utf16().flat_map(u16::to_le_bytes))
             .collect();
-        for (name, doc) in [("big", big.clone()), ("small", document(3)), ("text", text), ("utf-16", utf16)] {
+        let gzip = |doc: &[u8]| {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(doc).unwrap();
+            e.finish().unwrap()
+        };
+        let big_gz = gzip(&big);
+        assert!(big_gz.len() > 4 * super::SMALL, "inflated on the worker: {} bytes", big_gz.len());
+        let cases = [
+            ("big", big.clone()),
+            ("small", document(3)),
+            ("text", text),
+            ("utf-16", utf16),
+            ("gzip", big_gz.clone()),
+            ("small gzip", gzip(&document(3))),
+            ("gzip in gzip", gzip(&big_gz)),
+        ];
+        for (name, doc) in cases {
             for max_bytes in [ReadOptions::default().limits.max_bytes, 300_000, 1_000] {
                 let mut options = ReadOptions::default();
                 options.limits.max_bytes = max_bytes;
@@ -705,12 +740,12 @@ mod tests {
                 assert_eq!(owned, borrowed, "{name}, at most {max_bytes} bytes");
             }
         }
-        for at in [100, 200_000, 700_000] {
-            let failing = || BufReader::new(Failing { data: std::io::Cursor::new(big.clone()), at });
+        for (doc, at) in [(&big, 100), (&big, 200_000), (&big, 700_000), (&big_gz, 100), (&big_gz, 150_000)] {
+            let failing = || BufReader::new(Failing { data: std::io::Cursor::new(doc.clone()), at });
             let borrowed = drain(crate::SitemapReader::new(failing(), ReadOptions::default()));
             let owned = drain(crate::SitemapReader::paged_owned(Box::new(failing()), ReadOptions::default(), None));
             assert!(borrowed.2.as_deref().is_some_and(|e| e.contains("the disk went away")), "{:?}", borrowed.2);
-            assert_eq!(owned, borrowed, "a fault after {at} bytes");
+            assert_eq!(owned, borrowed, "a fault after {at} bytes of {} bytes", doc.len());
         }
     }
 }

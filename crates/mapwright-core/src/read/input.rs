@@ -489,7 +489,7 @@ pub(crate) fn prepare<'a>(
             // here.
             let gz = match stream {
                 Stream::Raw(raw) => crate::read::gunzip::outer_layer(raw),
-                Stream::Owned(raw) => crate::read::gunzip::outer_layer(raw),
+                Stream::Owned(raw) => crate::read::gunzip::outer_layer_owned(raw),
                 inner => Source::Read(Box::new(Gunzip::new(MultiGzDecoder::new(inner.boxed())))),
             };
             stream = Stream::Gz(Tracked::from_source(gz, limits.max_bytes, false));
