@@ -45,6 +45,12 @@ pub(super) struct Template {
     n: usize,
     /// Where `<url>` is in the first separator.
     url: usize,
+    /// The newlines before the `loc`'s text (the first separator's, which starts the entry).
+    loc_lines: Lines,
+    /// All the separators' newlines, and the last separator with any (`None`: none has):
+    /// counted once when learnt, not at each separator of each entry read.
+    newlines: u32,
+    last_nl: Option<usize>,
 }
 
 impl Template {
@@ -82,14 +88,19 @@ impl Template {
         }
         self.url = url;
         self.n = texts.len();
+        let seps = &self.seps[..=self.n];
+        self.newlines = seps.iter().map(|s| s.newlines).sum();
+        self.last_nl = seps.iter().rposition(|s| s.newlines > 0);
+        self.loc_lines =
+            Lines { n: seps[0].newlines, start: if seps[0].newlines > 0 { seps[0].line_start } else { 0 } };
     }
 
-    /// Whether `b[pos..]` starts with separator `k`; if so, its newlines are counted into
-    /// `lines` and the position after it is returned. Four words compared under their masks,
-    /// without a loop (the bytes after the separator must be buffered: near the buffer's end
-    /// this is `None`, and `scan_usual` reads the entry).
+    /// Whether `b[pos..]` starts with separator `k`; if so, the position after it is returned
+    /// (its newlines are the template's, counted when it was learnt). Four words compared
+    /// under their masks, without a loop (the bytes after the separator must be buffered: near
+    /// the buffer's end this is `None`, and `scan_usual` reads the entry).
     #[inline(always)]
-    fn take(&self, b: &[u8], pos: usize, k: usize, lines: &mut Lines) -> Option<usize> {
+    fn take(&self, b: &[u8], pos: usize, k: usize) -> Option<usize> {
         let sep = &self.seps[k];
         let have: &[u8; MAX_SEP] = b.get(pos..pos + MAX_SEP)?.try_into().ok()?;
         let word = |w: usize| {
@@ -98,10 +109,6 @@ impl Template {
         };
         if word(0) | word(1) | word(2) | word(3) != 0 {
             return None;
-        }
-        if sep.newlines > 0 {
-            lines.n += sep.newlines;
-            lines.start = pos + sep.line_start;
         }
         Some(pos + sep.len)
     }
@@ -117,11 +124,11 @@ pub(super) fn scan_template(b: &[u8], out: &mut Scanned, last: &mut LastOrigin, 
         return false;
     }
     let (max_loc, max_value) = limits;
-    let mut lines = Lines::default();
-    let Some(ts) = t.take(b, 0, 0, &mut lines) else {
+    let Some(ts) = t.take(b, 0, 0) else {
         return false;
     };
-    let loc_lines = lines;
+    // Where each separator starts, for the line after the last newline.
+    let mut at_sep = [0usize; 5];
     let Some(loc) = Loc::scan_xml(&b[ts..], last) else {
         return false;
     };
@@ -131,7 +138,8 @@ pub(super) fn scan_template(b: &[u8], out: &mut Scanned, last: &mut LastOrigin, 
     let mut pos = ts + loc.len;
     let mut u = Usual::default();
     for k in 1..t.n {
-        let Some(at) = t.take(b, pos, k, &mut lines) else {
+        at_sep[k] = pos;
+        let Some(at) = t.take(b, pos, k) else {
             return false;
         };
         let text = &b[at..];
@@ -164,13 +172,18 @@ pub(super) fn scan_template(b: &[u8], out: &mut Scanned, last: &mut LastOrigin, 
         }
         pos = at + n;
     }
-    let Some(end) = t.take(b, pos, t.n, &mut lines) else {
+    at_sep[t.n] = pos;
+    let Some(end) = t.take(b, pos, t.n) else {
         return false;
+    };
+    let lines = match t.last_nl {
+        Some(k) => Lines { n: t.newlines, start: at_sep[k] + t.seps[k].line_start },
+        None => Lines::default(),
     };
     out.url = t.url;
     out.loc_at = (ts - 5, ts);
     out.loc = loc;
-    out.loc_lines = loc_lines;
+    out.loc_lines = t.loc_lines;
     out.end = end;
     out.lines = lines;
     out.usual = u;
