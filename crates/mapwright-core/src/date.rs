@@ -128,10 +128,25 @@ impl W3cDateTime {
             return None;
         }
         v.precision = Precision::Second;
-        let mut i = 19;
-        if b.get(i) == Some(&b'.') {
-            i = v.fraction(b, i + 1)?;
+        if b.get(19) == Some(&b'.') {
+            return Self::scan_fraction(v, b);
         }
+        Self::scan_zone(v, b, 19)
+    }
+
+    /// [`W3cDateTime::scan_xsd`] of a time with a fraction of a second (its `.` at 19). Apart
+    /// and never inlined, so that the usual forms' scan keeps its value in registers: taken by
+    /// `fraction`'s `&mut self`, the value lived on the stack and was copied out field by
+    /// field, and the scan saved and restored six registers for the call.
+    #[inline(never)]
+    fn scan_fraction(mut v: Self, b: &[u8]) -> Option<(Self, usize)> {
+        let i = v.fraction(b, 20)?;
+        Self::scan_zone(v, b, i)
+    }
+
+    /// The zone at `b[i]` of [`W3cDateTime::scan_xsd`]: `Z` or `±hh:mm`, required.
+    #[inline(always)]
+    fn scan_zone(mut v: Self, b: &[u8], i: usize) -> Option<(Self, usize)> {
         match *b.get(i)? {
             b'Z' => {
                 v.tz = Some(Tz::Utc);
