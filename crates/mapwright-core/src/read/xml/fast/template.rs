@@ -136,22 +136,25 @@ pub(super) fn scan_template(b: &[u8], out: &mut Scanned, last: &mut LastOrigin, 
         return false;
     }
     let mut pos = ts + loc.len;
-    let mut u = Usual::default();
+    // The values are read into `out` as they come (an entry the template does not read is
+    // read again by `scan_usual`, which sets them all).
+    let u = &mut out.usual;
+    *u = Usual::default();
     // The layout of most sitemaps (all four fields in the protocol's order) without the loop
     // and the look at each field's kind.
     const ALL: [Option<Field>; 4] =
         [Some(Field::Loc), Some(Field::Lastmod), Some(Field::Changefreq), Some(Field::Priority)];
     if t.n == 4 && t.fields == ALL {
-        let Some(p) = value(t, b, (1, ALL[1]), pos, &mut at_sep, &mut u, max_value)
-            .and_then(|p| value(t, b, (2, ALL[2]), p, &mut at_sep, &mut u, max_value))
-            .and_then(|p| value(t, b, (3, ALL[3]), p, &mut at_sep, &mut u, max_value))
+        let Some(p) = value(t, b, (1, ALL[1]), pos, &mut at_sep, u, max_value)
+            .and_then(|p| value(t, b, (2, ALL[2]), p, &mut at_sep, u, max_value))
+            .and_then(|p| value(t, b, (3, ALL[3]), p, &mut at_sep, u, max_value))
         else {
             return false;
         };
         pos = p;
     } else {
         for k in 1..t.n {
-            let Some(p) = value(t, b, (k, t.fields[k]), pos, &mut at_sep, &mut u, max_value) else {
+            let Some(p) = value(t, b, (k, t.fields[k]), pos, &mut at_sep, u, max_value) else {
                 return false;
             };
             pos = p;
@@ -171,7 +174,6 @@ pub(super) fn scan_template(b: &[u8], out: &mut Scanned, last: &mut LastOrigin, 
     out.loc_lines = t.loc_lines;
     out.end = end;
     out.lines = lines;
-    out.usual = u;
     true
 }
 
