@@ -22,6 +22,10 @@ use crate::read::input::Lines;
 /// learnt: such entries are read by `scan_usual`).
 const MAX_SEP: usize = 32;
 
+/// The fields of most sitemaps' entries, in the protocol's order.
+const ALL: [Option<Field>; 4] =
+    [Some(Field::Loc), Some(Field::Lastmod), Some(Field::Changefreq), Some(Field::Priority)];
+
 /// One separator: its bytes as four little-endian words (zero after its end), the bytes of
 /// each word that are the separator's (a mask: the rest is the value after it), its length,
 /// its newlines, and where its last line starts (after its last newline).
@@ -51,6 +55,8 @@ pub(super) struct Template {
     /// counted once when learnt, not at each separator of each entry read.
     newlines: u32,
     last_nl: Option<usize>,
+    /// All four fields in the protocol's order (see [`scan_template`]).
+    all: bool,
 }
 
 impl Template {
@@ -90,6 +96,7 @@ impl Template {
         self.n = texts.len();
         let seps = &self.seps[..=self.n];
         self.newlines = seps.iter().map(|s| s.newlines).sum();
+        self.all = self.n == 4 && self.fields == ALL;
         self.last_nl = seps.iter().rposition(|s| s.newlines > 0);
         self.loc_lines =
             Lines { n: seps[0].newlines, start: if seps[0].newlines > 0 { seps[0].line_start } else { 0 } };
@@ -142,9 +149,7 @@ pub(super) fn scan_template(b: &[u8], out: &mut Scanned, last: &mut LastOrigin, 
     *u = Usual::default();
     // The layout of most sitemaps (all four fields in the protocol's order) without the loop
     // and the look at each field's kind.
-    const ALL: [Option<Field>; 4] =
-        [Some(Field::Loc), Some(Field::Lastmod), Some(Field::Changefreq), Some(Field::Priority)];
-    if t.n == 4 && t.fields == ALL {
+    if t.all {
         let Some(p) = value(t, b, (1, ALL[1]), pos, &mut at_sep, u, max_value)
             .and_then(|p| value(t, b, (2, ALL[2]), p, &mut at_sep, u, max_value))
             .and_then(|p| value(t, b, (3, ALL[3]), p, &mut at_sep, u, max_value))
