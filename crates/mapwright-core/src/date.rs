@@ -116,22 +116,41 @@ impl W3cDateTime {
         let d = digits(word(b, 0)?, DATE_DIGITS, 0x2d00_002d_0000_0000)?;
         let year = u16::from(d[0]) * 1000 + u16::from(d[1]) * 100 + u16::from(d[2]) * 10 + u16::from(d[3]);
         let (month, day) = (d[5] * 10 + d[6], d2(b, 8)?);
-        let mut v = W3cDateTime::from_ymd(year, month, day)?;
+        if !valid_date(year, month, day) {
+            return None;
+        }
+        // Each way out builds its value where it returns it (no value changed on the way and
+        // copied out at the end, field by field).
         if b.get(10) != Some(&b'T') {
-            return Some((v, 10));
+            return Some((Self::start_of(year, month, day, Precision::Day), 10));
         }
         // `hh:mm:ss` in one word: a time without seconds is no XSD form.
         const TIME_DIGITS: u64 = 0xffff_00ff_ff00_ffff;
         let t = digits(word(b, 11)?, TIME_DIGITS, 0x0000_3a00_003a_0000)?;
-        (v.hour, v.minute, v.second) = (t[0] * 10 + t[1], t[3] * 10 + t[4], t[6] * 10 + t[7]);
-        if v.hour > 23 || v.minute > 59 || v.second > 60 {
+        let (hour, minute, second) = (t[0] * 10 + t[1], t[3] * 10 + t[4], t[6] * 10 + t[7]);
+        if hour > 23 || minute > 59 || second > 60 {
             return None;
         }
-        v.precision = Precision::Second;
-        let mut i = 19;
-        if b.get(i) == Some(&b'.') {
-            i = v.fraction(b, i + 1)?;
+        let v = W3cDateTime { hour, minute, second, ..Self::start_of(year, month, day, Precision::Second) };
+        if b.get(19) == Some(&b'.') {
+            return Self::scan_fraction(v, b);
         }
+        Self::scan_zone(v, b, 19)
+    }
+
+    /// [`W3cDateTime::scan_xsd`] of a time with a fraction of a second (its `.` at 19). Apart
+    /// and never inlined, so that the usual forms' scan keeps its value in registers: taken by
+    /// `fraction`'s `&mut self`, the value lived on the stack and was copied out field by
+    /// field, and the scan saved and restored six registers for the call.
+    #[inline(never)]
+    fn scan_fraction(mut v: Self, b: &[u8]) -> Option<(Self, usize)> {
+        let i = v.fraction(b, 20)?;
+        Self::scan_zone(v, b, i)
+    }
+
+    /// The zone at `b[i]` of [`W3cDateTime::scan_xsd`]: `Z` or `±hh:mm`, required.
+    #[inline(always)]
+    fn scan_zone(mut v: Self, b: &[u8], i: usize) -> Option<(Self, usize)> {
         match *b.get(i)? {
             b'Z' => {
                 v.tz = Some(Tz::Utc);

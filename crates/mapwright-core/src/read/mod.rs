@@ -257,7 +257,9 @@ impl<'a> SitemapReader<'a> {
         self.next_entry_general()
     }
 
-    /// [`SitemapReader::next_entry`], every case.
+    /// [`SitemapReader::next_entry`], every case. Never inlined: its stack frame (kilobytes,
+    /// probed page by page on every call) would otherwise be set up for the usual step too.
+    #[inline(never)]
     fn next_entry_general(&mut self) -> Result<Option<Entry>, Error> {
         loop {
             if self.done {

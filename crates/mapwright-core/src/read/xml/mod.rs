@@ -360,6 +360,11 @@ impl<'a> XmlReader<'a> {
             if std::mem::take(&mut st.after_tag) && (st.fast_streak || st.fast_ready()) {
                 if st.fast_wait > 0 {
                     st.fast_wait -= 1;
+                } else if let Some((loc, c)) = st.fast_usual(xr) {
+                    st.after_tag = true;
+                    st.fast_streak = true;
+                    st.stopped = false;
+                    return Ok(Some(st.take_clean(xr, loc, c)));
                 } else if let Some(entry) = st.fast_entry(xr, sink) {
                     st.after_tag = true;
                     st.fast_streak = entry.is_some();

@@ -22,6 +22,10 @@ use crate::read::input::Lines;
 /// learnt: such entries are read by `scan_usual`).
 const MAX_SEP: usize = 32;
 
+/// The fields of most sitemaps' entries, in the protocol's order.
+const ALL: [Option<Field>; 4] =
+    [Some(Field::Loc), Some(Field::Lastmod), Some(Field::Changefreq), Some(Field::Priority)];
+
 /// One separator: its bytes as four little-endian words (zero after its end), the bytes of
 /// each word that are the separator's (a mask: the rest is the value after it), its length,
 /// its newlines, and where its last line starts (after its last newline).
@@ -45,6 +49,14 @@ pub(super) struct Template {
     n: usize,
     /// Where `<url>` is in the first separator.
     url: usize,
+    /// The newlines before the `loc`'s text (the first separator's, which starts the entry).
+    loc_lines: Lines,
+    /// All the separators' newlines, and the last separator with any (`None`: none has):
+    /// counted once when learnt, not at each separator of each entry read.
+    newlines: u32,
+    last_nl: Option<usize>,
+    /// All four fields in the protocol's order (see [`scan_template`]).
+    all: bool,
 }
 
 impl Template {
@@ -82,14 +94,20 @@ impl Template {
         }
         self.url = url;
         self.n = texts.len();
+        let seps = &self.seps[..=self.n];
+        self.newlines = seps.iter().map(|s| s.newlines).sum();
+        self.all = self.n == 4 && self.fields == ALL;
+        self.last_nl = seps.iter().rposition(|s| s.newlines > 0);
+        self.loc_lines =
+            Lines { n: seps[0].newlines, start: if seps[0].newlines > 0 { seps[0].line_start } else { 0 } };
     }
 
-    /// Whether `b[pos..]` starts with separator `k`; if so, its newlines are counted into
-    /// `lines` and the position after it is returned. Four words compared under their masks,
-    /// without a loop (the bytes after the separator must be buffered: near the buffer's end
-    /// this is `None`, and `scan_usual` reads the entry).
+    /// Whether `b[pos..]` starts with separator `k`; if so, the position after it is returned
+    /// (its newlines are the template's, counted when it was learnt). Four words compared
+    /// under their masks, without a loop (the bytes after the separator must be buffered: near
+    /// the buffer's end this is `None`, and `scan_usual` reads the entry).
     #[inline(always)]
-    fn take(&self, b: &[u8], pos: usize, k: usize, lines: &mut Lines) -> Option<usize> {
+    fn take(&self, b: &[u8], pos: usize, k: usize) -> Option<usize> {
         let sep = &self.seps[k];
         let have: &[u8; MAX_SEP] = b.get(pos..pos + MAX_SEP)?.try_into().ok()?;
         let word = |w: usize| {
@@ -98,10 +116,6 @@ impl Template {
         };
         if word(0) | word(1) | word(2) | word(3) != 0 {
             return None;
-        }
-        if sep.newlines > 0 {
-            lines.n += sep.newlines;
-            lines.start = pos + sep.line_start;
         }
         Some(pos + sep.len)
     }
@@ -117,11 +131,11 @@ pub(super) fn scan_template(b: &[u8], out: &mut Scanned, last: &mut LastOrigin, 
         return false;
     }
     let (max_loc, max_value) = limits;
-    let mut lines = Lines::default();
-    let Some(ts) = t.take(b, 0, 0, &mut lines) else {
+    let Some(ts) = t.take(b, 0, 0) else {
         return false;
     };
-    let loc_lines = lines;
+    // Where each separator starts, for the line after the last newline.
+    let mut at_sep = [0usize; 5];
     let Some(loc) = Loc::scan_xml(&b[ts..], last) else {
         return false;
     };
@@ -129,52 +143,78 @@ pub(super) fn scan_template(b: &[u8], out: &mut Scanned, last: &mut LastOrigin, 
         return false;
     }
     let mut pos = ts + loc.len;
-    let mut u = Usual::default();
-    for k in 1..t.n {
-        let Some(at) = t.take(b, pos, k, &mut lines) else {
+    // The values are read into `out` as they come (an entry the template does not read is
+    // read again by `scan_usual`, which sets them all).
+    let u = &mut out.usual;
+    *u = Usual::default();
+    // The layout of most sitemaps (all four fields in the protocol's order) without the loop
+    // and the look at each field's kind.
+    if t.all {
+        let Some(p) = value(t, b, (1, ALL[1]), pos, &mut at_sep, u, max_value)
+            .and_then(|p| value(t, b, (2, ALL[2]), p, &mut at_sep, u, max_value))
+            .and_then(|p| value(t, b, (3, ALL[3]), p, &mut at_sep, u, max_value))
+        else {
             return false;
         };
-        let text = &b[at..];
-        let n = match t.fields[k] {
-            Some(Field::Lastmod) => {
-                let Some((v, n)) = W3cDateTime::scan_xsd(text) else {
-                    return false;
-                };
-                u.lastmod = Some(v);
-                n
-            }
-            Some(Field::Changefreq) => {
-                let Some((c, n)) = ChangeFreq::scan_xml(text) else {
-                    return false;
-                };
-                u.changefreq = Some(c);
-                n
-            }
-            Some(Field::Priority) => {
-                let Some(p) = priority_xml(text) else {
-                    return false;
-                };
-                u.priority = Some(p);
-                3
-            }
-            _ => return false,
-        };
-        if n > max_value {
-            return false;
+        pos = p;
+    } else {
+        for k in 1..t.n {
+            let Some(p) = value(t, b, (k, t.fields[k]), pos, &mut at_sep, u, max_value) else {
+                return false;
+            };
+            pos = p;
         }
-        pos = at + n;
     }
-    let Some(end) = t.take(b, pos, t.n, &mut lines) else {
+    at_sep[t.n] = pos;
+    let Some(end) = t.take(b, pos, t.n) else {
         return false;
+    };
+    let lines = match t.last_nl {
+        Some(k) => Lines { n: t.newlines, start: at_sep[k] + t.seps[k].line_start },
+        None => Lines::default(),
     };
     out.url = t.url;
     out.loc_at = (ts - 5, ts);
     out.loc = loc;
-    out.loc_lines = loc_lines;
+    out.loc_lines = t.loc_lines;
     out.end = end;
     out.lines = lines;
-    out.usual = u;
     true
+}
+
+/// The value after separator `k` (of the template `t`, at `pos` in `b`) read as `field` into
+/// `u`, and where it ends; where the separator starts is kept in `at_sep`.
+#[inline(always)]
+fn value(
+    t: &Template,
+    b: &[u8],
+    (k, field): (usize, Option<Field>),
+    pos: usize,
+    at_sep: &mut [usize; 5],
+    u: &mut Usual,
+    max_value: usize,
+) -> Option<usize> {
+    at_sep[k] = pos;
+    let at = t.take(b, pos, k)?;
+    let text = &b[at..];
+    let n = match field {
+        Some(Field::Lastmod) => {
+            let (v, n) = W3cDateTime::scan_xsd(text)?;
+            u.lastmod = Some(v);
+            n
+        }
+        Some(Field::Changefreq) => {
+            let (c, n) = ChangeFreq::scan_xml(text)?;
+            u.changefreq = Some(c);
+            n
+        }
+        Some(Field::Priority) => {
+            u.priority = Some(priority_xml(text)?);
+            3
+        }
+        _ => return None,
+    };
+    (n <= max_value).then_some(at + n)
 }
 
 #[cfg(test)]
@@ -220,14 +260,23 @@ mod tests {
 
     #[test]
     fn reads_entries_laid_out_alike() {
-        let entry = |i: usize, indent: &str, nl: &str| {
-            format!(
-                "{nl}<url>{nl}{indent}<loc>https://a.example/p-{i}?a=1&amp;b={i}</loc>{nl}{indent}<lastmod>2024-01-0{}</lastmod>{nl}\
-                 {indent}<priority>0.{}</priority>{nl}</url>{nl}<url><loc>https://a.example/next</loc></url>",
-                1 + i % 9,
-                i % 10
-            )
-        };
+        // Without a changefreq, and with it (all four fields: the layout read without the loop).
+        for cf in ["", "<changefreq>daily</changefreq>"] {
+            laid_out_alike(|i: usize, indent: &str, nl: &str| {
+                let cf = if cf.is_empty() { String::new() } else { format!("{indent}{cf}{nl}") };
+                format!(
+                    "{nl}<url>{nl}{indent}<loc>https://a.example/p-{i}?a=1&amp;b={i}</loc>{nl}{indent}<lastmod>2024-01-0{}</lastmod>{nl}\
+                     {cf}{indent}<priority>0.{}</priority>{nl}</url>{nl}<url><loc>https://a.example/next</loc></url>",
+                    1 + i % 9,
+                    i % 10
+                )
+            });
+        }
+    }
+
+    /// Entries made by `entry(i, indent, newline)` in four layouts: each read by the template but
+    /// the first, within the limits only; another layout or a cut one left to the usual scan.
+    fn laid_out_alike(entry: impl Fn(usize, &str, &str) -> String) {
         for (indent, nl) in [("  ", "\n"), ("", ""), ("\t", "\r\n"), ("    ", "\n")] {
             let entries: Vec<String> = (0..20).map(|i| entry(i, indent, nl)).collect();
             let bytes: Vec<&[u8]> = entries.iter().map(|e| e.as_bytes()).collect();
