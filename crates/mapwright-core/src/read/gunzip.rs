@@ -446,8 +446,7 @@ pub(crate) fn outer_layer<'a>(mut input: Box<dyn BufRead + Send + 'a>) -> Source
     // Read ahead to tell a small stream from a large one.
     let (head, fault, ended) = read_head(&mut input, SMALL);
     if ended || fault.is_some() {
-        let head: Box<dyn BufRead + Send> = Box::new(Head { head: io::Cursor::new(head), fault });
-        return Source::Read(Box::new(Gunzip::new(MultiGzDecoder::new(head))));
+        return small_gzip(head, fault);
     }
     // The thread first, so that the bytes read ahead are still here should it not start.
     let Some(worker) = Worker::spawn() else {
@@ -472,14 +471,24 @@ pub(crate) fn outer_layer<'a>(mut input: Box<dyn BufRead + Send + 'a>) -> Source
 pub(crate) fn outer_layer_owned(mut input: Box<dyn BufRead + Send>) -> Source<'static> {
     let (head, fault, ended) = read_head(&mut input, SMALL);
     if ended || fault.is_some() {
-        let head: Box<dyn BufRead + Send> = Box::new(Head { head: io::Cursor::new(head), fault });
-        return Source::Read(Box::new(Gunzip::new(MultiGzDecoder::new(head))));
+        return small_gzip(head, fault);
     }
     let rest: Box<dyn BufRead + Send> = Box::new(io::Cursor::new(head).chain(input));
-    let dec = Gunzip::new(MultiGzDecoder::new(rest));
+    on_worker(Box::new(Gunzip::new(MultiGzDecoder::new(rest))))
+}
+
+/// A gzip stream read whole within its first bytes (`head`, then `fault` if its input failed):
+/// inflated here, no thread for it.
+fn small_gzip(head: Vec<u8>, fault: Option<io::Error>) -> Source<'static> {
+    let head: Box<dyn BufRead + Send> = Box::new(Head { head: io::Cursor::new(head), fault });
+    Source::Read(Box::new(Gunzip::new(MultiGzDecoder::new(head))))
+}
+
+/// `src` read into the circulating buffers by a worker, or here when no thread can be had.
+fn on_worker(src: Box<dyn Read + Send>) -> Source<'static> {
     match Worker::spawn() {
-        Some(worker) => Source::Swap(Box::new(worker.start(Box::new(dec), None))),
-        None => Source::Read(Box::new(dec)),
+        Some(worker) => Source::Swap(Box::new(worker.start(src, None))),
+        None => Source::Read(src),
     }
 }
 
@@ -494,11 +503,7 @@ pub(crate) fn read_ahead(mut input: Box<dyn BufRead + Send>) -> Source<'static> 
     if ended || fault.is_some() {
         return Source::Read(Box::new(Head { head: io::Cursor::new(head), fault }));
     }
-    let rest = io::Cursor::new(head).chain(input);
-    match Worker::spawn() {
-        Some(worker) => Source::Swap(Box::new(worker.start(Box::new(rest), None))),
-        None => Source::Read(Box::new(rest)),
-    }
+    on_worker(Box::new(io::Cursor::new(head).chain(input)))
 }
 
 /// Up to `n` bytes of `input`: the bytes, the fault that stopped them if one did, and whether

@@ -185,9 +185,10 @@ impl<'a> SitemapReader<'a> {
 
     /// Like [`SitemapReader::paged`], for an input the reader owns and may hand to a thread of
     /// its own: a plain (not gzip) input past its first 128 KiB is then read on a second
-    /// thread, overlapped with parsing, as a gzip input's inflating is. On a 10 MB file that
-    /// copy out of the page cache was about a sixth of the read on the parsing thread. What a
-    /// caller that owns its input uses (the CLI's `read` and `validate`, the Python package).
+    /// thread, overlapped with parsing, as a gzip input's inflating is (the compressed bytes
+    /// read on that thread too). On a 10 MB file that copy out of the page cache was about a
+    /// sixth of the read on the parsing thread. What a caller that owns its input uses (the
+    /// CLI's `read`, the Python package).
     pub fn paged_owned(
         input: Box<dyn BufRead + Send>,
         options: ReadOptions,
