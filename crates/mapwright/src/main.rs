@@ -53,13 +53,18 @@ fn no_huge_pages() {
 /// arena and its first page, two 2 MiB pages the kernel zeroed in every process (about 0.8 ms
 /// of a 4.5 ms `read` of a one-URL file, the start-up every short command pays).
 extern "C" fn before_main() {
-    #[allow(unsafe_code)]
-    // SAFETY: sets integer options of the allocator; callable at any time, from any thread.
-    unsafe {
-        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0);
-        libmimalloc_sys::mi_option_set(MI_OPTION_ARENA_RESERVE, ARENA_RESERVE_KIB);
-    };
+    allocator_option(MI_OPTION_PURGE_DELAY, 0);
+    allocator_option(MI_OPTION_ARENA_RESERVE, ARENA_RESERVE_KIB);
     no_huge_pages();
+}
+
+/// Sets one of mimalloc's integer options.
+fn allocator_option(option: libmimalloc_sys::mi_option_t, value: std::ffi::c_long) {
+    #[allow(unsafe_code)]
+    // SAFETY: sets one integer option of the allocator; callable at any time, from any thread.
+    unsafe {
+        libmimalloc_sys::mi_option_set(option, value)
+    };
 }
 
 /// Once the command's work is done, nothing is given back to the OS any more: what is freed
@@ -67,11 +72,7 @@ extern "C" fn before_main() {
 /// With the purge delay at 0, those frees were one `madvise` each, 28 of them after a `read`
 /// of 50,000 URLs, each a system call and a TLB flush for memory about to be unmapped anyway.
 fn done_with_memory() {
-    #[allow(unsafe_code)]
-    // SAFETY: sets one integer option of the allocator; callable at any time, from any thread.
-    unsafe {
-        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1)
-    };
+    allocator_option(MI_OPTION_PURGE_DELAY, -1);
 }
 
 /// [`before_main`] as a constructor: the loader runs `.init_array` after libc's set-up and

@@ -271,10 +271,9 @@ fn work(mut src: Box<dyn Read + Send>, free: Receiver<Box<[u8]>>, back: SyncSend
 /// The outer gzip layer, inflated on a worker thread: its buffers are taken whole
 /// ([`Threaded::next_filled`]) and given back ([`Threaded::give_back`]).
 pub(crate) struct Threaded<'a> {
-    /// The compressed input, read here and sent to the worker (`None`: the worker reads its
-    /// input itself).
+    /// The compressed input, read here and sent to the worker; `None` once it has ended or
+    /// failed, or from the start when the worker reads its input itself.
     input: Option<Box<dyn BufRead + Send + 'a>>,
-    input_done: bool,
     to_worker: Option<SyncSender<In>>,
     free: Option<SyncSender<Box<[u8]>>>,
     from_worker: Receiver<Out>,
@@ -294,7 +293,7 @@ impl Threaded<'_> {
     /// whose buffer is empty (a file's, after the bytes read ahead) reads them straight in,
     /// not through its own buffer and a copy on this thread.
     fn feed(&mut self, mut buf: Vec<u8>) {
-        let Some(input) = self.input.as_mut().filter(|_| !self.input_done) else {
+        let Some(input) = self.input.as_mut() else {
             return;
         };
         // A no-op but after a short read: the buffer comes back as long as it was sent.
@@ -317,13 +316,13 @@ impl Threaded<'_> {
                 }
             }
             Some(fault) => {
-                self.input_done = true;
+                self.input = None;
                 if let Some(tx) = self.to_worker.take() {
                     let _ = tx.send(fault);
                 }
             }
             None => {
-                self.input_done = true;
+                self.input = None;
                 self.to_worker = None;
             }
         }
@@ -579,7 +578,6 @@ impl Worker {
         let _ = self.start.send((src, free_rx, self.back));
         let (input, to_worker) = feed.unzip();
         Threaded {
-            input_done: input.is_none(),
             input,
             to_worker,
             free: Some(free),
