@@ -7,9 +7,8 @@ use std::io::Write;
 fn main() {
     let path = std::env::args().nth(1).expect("usage: read_text FILE");
     let file = std::io::BufReader::with_capacity(64 * 1024, std::fs::File::open(path).expect("open"));
-    let mut r =
-        mapwright_core::SitemapReader::paged_owned(Box::new(file), mapwright_core::ReadOptions::default(), None)
-            .expect("sitemap");
+    let input = mapwright_core::read::Input::owned(Box::new(file));
+    let mut r = mapwright_core::SitemapReader::new(input, mapwright_core::ReadOptions::default()).expect("sitemap");
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(64 * 1024, stdout.lock());
     while let Some(e) = r.next_entry().expect("read") {

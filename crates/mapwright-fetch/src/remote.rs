@@ -9,6 +9,7 @@
 
 use crate::check::{CheckConfig, UrlToCheck, check_urls};
 use crate::{BodyReader, Error, Fetched, Fetcher, RobotsCache};
+use mapwright_core::read::Input;
 use mapwright_core::validate::{Opened, Resolver};
 use mapwright_core::{Entry, Finding, Limits, Loc, Position, ReadOptions, Rule, Scope, SitemapReader, Voucher};
 use std::io::{self, BufRead, Read};
@@ -140,7 +141,7 @@ impl Resolver for RemoteResolver {
         match self.opener.open(url.as_str()) {
             Ok(r) => {
                 self.opened.push(url.to_string());
-                Ok(Opened::Source { name: url.to_string(), input: Box::new(r) })
+                Ok(Opened::Source { name: url.to_string(), input: Input::owned(Box::new(r)) })
             }
             Err(e) => Err(io::Error::other(e.to_string())),
         }

@@ -4,6 +4,7 @@
 use crate::convert::{PyEntry, PyFinding};
 use crate::errors;
 use crate::input::{self, Opened};
+use mapwright_core::read::Input;
 use mapwright_core::{Entry, Finding, Limits, Loc, ReadOptions, SitemapReader, Voucher};
 use mapwright_fetch::StrictScope;
 use pyo3::exceptions::PyValueError;
@@ -64,7 +65,7 @@ pub fn spawn(input: Opened, options: ReadOptions, url: Option<String>, scope: Op
 }
 
 fn produce(input: Opened, options: ReadOptions, url: Option<String>, scope: Option<StrictScope>, tx: SyncSender<Msg>) {
-    let mut reader = match SitemapReader::paged_owned(input.input, options, input.pager) {
+    let mut reader = match SitemapReader::paged(Input::owned(input.input), options, input.pager) {
         Ok(r) => r,
         Err(e) => {
             let _ = tx.send(Msg::End { error: Some(Failure::from_core(e)), dropped: 0, format: None });

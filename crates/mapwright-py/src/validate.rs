@@ -3,6 +3,7 @@
 
 use crate::convert::{PyFinding, json_to_py};
 use crate::input::{self, Opened};
+use mapwright_core::read::Input;
 use mapwright_core::validate::{Config, Report, Resolver, Validator, validate_tree};
 use mapwright_core::{Limits, Loc, ReadOptions, Voucher};
 use mapwright_fetch::RemoteResolver;
@@ -111,8 +112,13 @@ pub fn validate_source(
     };
     let (report, failed) = py.detach(move || {
         let mut report = Report::new();
-        let failed =
-            validate_tree(&validator, &name, input, resolver.as_mut().map(|r| r as &mut dyn Resolver), &mut report);
+        let failed = validate_tree(
+            &validator,
+            &name,
+            Input::owned(input),
+            resolver.as_mut().map(|r| r as &mut dyn Resolver),
+            &mut report,
+        );
         (report, failed)
     });
     let failed = failed.into_iter().map(|(n, e)| (n, e.to_string())).collect();

@@ -3,6 +3,7 @@
 use crate::cli::{EntryFormat, ReadArgs};
 use crate::output::{EntryWriter, NEEDS_OUT, parquet_out, print_finding};
 use anyhow::Context;
+use mapwright_core::read::Input;
 use mapwright_core::{Finding, Limits, Loc, ReadOptions, Rule, Severity, SitemapReader, Voucher};
 use mapwright_fetch::StrictScope;
 use mapwright_fetch::rows::{Columns, ParquetRows};
@@ -106,7 +107,7 @@ pub fn run(mut args: ReadArgs) -> anyhow::Result<ExitCode> {
         }
         print_finding(err, &name, f)
     };
-    let mut reader = match SitemapReader::paged_owned(input, options, pager) {
+    let mut reader = match SitemapReader::paged(Input::owned(input), options, pager) {
         Ok(r) => r,
         Err(e) => {
             out.finish()?;

@@ -9,6 +9,7 @@ mod text;
 mod xml;
 
 pub use gunzip::read_buffered;
+pub use input::Input;
 
 use crate::error::{Error, OaiFault, OaiStop};
 use crate::model::{Entry, Format};
@@ -156,24 +157,21 @@ enum Inner<'a> {
 
 impl<'a> SitemapReader<'a> {
     /// Detects the format (reading up to the root element) and prepares to stream entries.
-    pub fn new(input: impl BufRead + Send + 'a, options: ReadOptions) -> Result<Self, Error> {
+    pub fn new(input: impl Into<Input<'a>>, options: ReadOptions) -> Result<Self, Error> {
         Self::paged(input, options, None)
     }
 
     /// Like [`SitemapReader::new`], with the way to the next pages of an OAI-PMH answer (the
-    /// caller that fetched `input` gives it; other formats never use it).
+    /// caller that fetched `input` gives it; other formats never use it). An input the reader
+    /// owns ([`Input::owned`]) is read on a thread of its own when there is work to overlap.
     pub fn paged(
-        input: impl BufRead + Send + 'a,
+        input: impl Into<Input<'a>>,
         options: ReadOptions,
         pager: Option<Arc<dyn Pager>>,
     ) -> Result<Self, Error> {
-        Self::open(input::Input::Borrowed(Box::new(input)), options, pager)
-    }
-
-    fn open(input: input::Input<'a>, options: ReadOptions, pager: Option<Arc<dyn Pager>>) -> Result<Self, Error> {
         let limits = options.limits;
         let mut findings = Vec::new();
-        let prepared = input::prepare(input, &limits, &mut findings)?;
+        let prepared = input::prepare(input.into(), &limits, &mut findings)?;
         let inner = if prepared.looks_like_xml {
             Inner::Xml(Box::new(xml::XmlReader::new(prepared, &limits, &mut findings)?))
         } else {
@@ -181,20 +179,6 @@ impl<'a> SitemapReader<'a> {
         };
         let paging = Paging { pager, answers: 1, page: 1, request: None, bytes_before: 0, tokens: Default::default() };
         Ok(SitemapReader { inner, findings, dropped_findings: 0, limits, done: false, paging })
-    }
-
-    /// Like [`SitemapReader::paged`], for an input the reader owns and may hand to a thread of
-    /// its own: a plain (not gzip) input past its first 128 KiB is then read on a second
-    /// thread, overlapped with parsing, as a gzip input's inflating is (the compressed bytes
-    /// read on that thread too). On a 10 MB file that copy out of the page cache was about a
-    /// sixth of the read on the parsing thread. What a caller that owns its input uses (the
-    /// CLI's `read`, the Python package).
-    pub fn paged_owned(
-        input: Box<dyn BufRead + Send>,
-        options: ReadOptions,
-        pager: Option<Arc<dyn Pager>>,
-    ) -> Result<SitemapReader<'static>, Error> {
-        SitemapReader::open(input::Input::Owned(input), options, pager)
     }
 
     /// Tells the reader the URL the document was served at (after redirects): an Atom feed's

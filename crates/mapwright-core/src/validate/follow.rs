@@ -5,9 +5,10 @@
 use super::{FileReport, Report, Validator};
 use crate::loc::Loc;
 use crate::model::Format;
+use crate::read::Input;
 use crate::rule::{Finding, Position, Rule};
 use std::collections::HashSet;
-use std::io::{self, BufRead};
+use std::io;
 
 /// A child sitemap listed by an index, with where its `<loc>` is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,8 +25,9 @@ pub enum Opened<'a> {
     Source {
         /// Name in reports.
         name: String,
-        /// The child's bytes (compressed or not: the reader detects it).
-        input: Box<dyn BufRead + Send + 'a>,
+        /// The child's bytes (compressed or not: the reader detects it); a resolver that hands
+        /// them over ([`Input::owned`]) lets the reader read them on a thread of its own.
+        input: Input<'a>,
     },
     /// This resolver cannot reach the child (a remote URL while only local files are known, a
     /// URL outside the folder that maps onto the disk): why, for a note.
@@ -46,10 +48,10 @@ pub trait Resolver {
 ///
 /// Returns the inputs that could not be read, each with its I/O error; everything else is in
 /// `report`.
-pub fn validate_tree(
+pub fn validate_tree<'a>(
     validator: &Validator,
     name: &str,
-    input: impl BufRead + Send,
+    input: impl Into<Input<'a>>,
     resolver: Option<&mut dyn Resolver>,
     report: &mut Report,
 ) -> Vec<(String, io::Error)> {

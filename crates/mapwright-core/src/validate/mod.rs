@@ -21,12 +21,11 @@ pub use sarif::sarif;
 use crate::error::Error;
 use crate::loc::Loc;
 use crate::model::{Entry, Format};
-use crate::read::{Pager, ReadOptions, SitemapReader};
+use crate::read::{Input, Pager, ReadOptions, SitemapReader};
 use crate::rule::{Finding, Position, Rule, Severity};
 use crate::scope::{OutOfScope, Scope, Voucher};
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
-use std::io::BufRead;
 
 /// Findings kept per rule and file by default: enough to fix a pattern, few enough to read.
 pub const MAX_FINDINGS_PER_RULE: usize = 100;
@@ -157,7 +156,8 @@ impl Validator {
     }
 
     /// Validates one file, keeping up to [`Config::max_findings_per_rule`] findings of each rule.
-    pub fn validate(&self, file: impl Into<String>, input: impl BufRead + Send) -> FileReport {
+    /// An input given as the reader's own ([`Input::owned`]) is read ahead on a thread of its own.
+    pub fn validate<'a>(&self, file: impl Into<String>, input: impl Into<Input<'a>>) -> FileReport {
         let mut report = FileReport { file: file.into(), ..FileReport::default() };
         let max = self.config.max_findings_per_rule as u64;
         let mut kept = Vec::new();
@@ -183,15 +183,15 @@ impl Validator {
 
     /// Validates one file, handing every finding to `sink` as soon as it is known (in file
     /// order, except the whole-file findings that can only come at the end).
-    pub fn run(&self, input: impl BufRead + Send, sink: &mut dyn FnMut(Finding)) -> Outcome {
+    pub fn run<'a>(&self, input: impl Into<Input<'a>>, sink: &mut dyn FnMut(Finding)) -> Outcome {
         self.run_with_entries(input, sink, &mut |_| {})
     }
 
     /// Like [`Validator::run`], and hands every entry read to `entries` too: the service stores
     /// a sitemap's URLs in the same streaming pass that validates it.
-    pub fn run_with_entries(
+    pub fn run_with_entries<'a>(
         &self,
-        input: impl BufRead + Send,
+        input: impl Into<Input<'a>>,
         sink: &mut dyn FnMut(Finding),
         entries: &mut dyn FnMut(&Entry),
     ) -> Outcome {

@@ -448,7 +448,7 @@ struct MapResolver(Vec<(&'static str, String)>);
 impl Resolver for MapResolver {
     fn open(&mut self, url: &Loc) -> std::io::Result<Opened<'_>> {
         match self.0.iter().find(|(u, _)| *u == url.as_str()) {
-            Some((u, body)) => Ok(Opened::Source { name: u.to_string(), input: Box::new(body.as_bytes()) }),
+            Some((u, body)) => Ok(Opened::Source { name: u.to_string(), input: body.as_bytes().into() }),
             None if url.as_str().contains("missing") => Err(std::io::ErrorKind::NotFound.into()),
             None => Ok(Opened::Unreachable("remote".into())),
         }
@@ -498,4 +498,44 @@ fn loc_hash_spreads_near_identical_urls() {
     // Every output bit depends on the input: one changed byte flips about half of them.
     let flips = (loc_hash("https://example.com/abc") ^ loc_hash("https://example.com/abd")).count_ones();
     assert!((16..=48).contains(&flips), "{flips}");
+}
+
+/// A file the validator owns is read ahead (plain) or inflated (gzip) on a thread of its own:
+/// the report is the one a borrowed input gives, findings far past the first buffers included,
+/// with the same positions; under a byte limit too, and a child opened by a resolver as the
+/// reader's own is validated the same way.
+#[test]
+fn an_owned_input_gives_the_report_a_borrowed_one_does() {
+    let body: String = (0..8_000)
+        .map(|i| match i % 1_000 {
+            // A finding now and then, all through the file.
+            999 => url("https://example.com/a b"),
+            500 => format!("<url><loc>https://example.com/p/{i}</loc><priority>2.0</priority></url>"),
+            _ => format!("<url><loc>https://example.com/p/{i}</loc><lastmod>2024-01-02</lastmod></url>\n"),
+        })
+        .collect();
+    let plain = urlset(&body);
+    assert!(plain.len() > 400_000, "past what is read inline: {} bytes", plain.len());
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(plain.as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    let shape = |r: &FileReport| {
+        let findings: Vec<_> = r.findings.iter().map(|f| (f.rule, f.position, f.message.clone())).collect();
+        (findings, r.entries, r.counts, r.format, r.io_error.as_ref().map(|e| e.to_string()))
+    };
+    for (name, doc) in [("plain", plain.as_bytes().to_vec()), ("gzip", gz)] {
+        for max_bytes in [None, Some(200_000)] {
+            let mut config = config();
+            if let Some(m) = max_bytes {
+                config.read.limits.max_bytes = m;
+            }
+            let v = Validator::new(config);
+            let borrowed = v.validate("t.xml", &doc[..]);
+            let owned = v.validate("t.xml", Input::owned(Box::new(std::io::Cursor::new(doc.clone()))));
+            assert!(borrowed.entries > 0, "{name}: nothing read");
+            let late = |f: &Finding| f.position.is_some_and(|p| p.line > 7_000);
+            assert_eq!(borrowed.findings.iter().any(late), max_bytes.is_none(), "{name}: a finding late in the file");
+            assert_eq!(shape(&owned), shape(&borrowed), "{name}, at most {max_bytes:?} bytes");
+        }
+    }
 }

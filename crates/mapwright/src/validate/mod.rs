@@ -10,6 +10,7 @@ mod text;
 
 use crate::cli::{ValidateArgs, ValidateFormat};
 use anyhow::bail;
+use mapwright_core::read::Input;
 use mapwright_core::validate::{self, Config, Report, Resolver, Validator, validate_tree};
 use mapwright_core::{Limits, Loc, ReadOptions, Rule, Voucher};
 use std::fs::File;
@@ -143,7 +144,7 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<ExitCode> {
             (None, Some(r)) => Some(r as &mut dyn Resolver),
             _ => None,
         };
-        failed.extend(validate_tree(&validator, &name, input, r, &mut report));
+        failed.extend(validate_tree(&validator, &name, Input::owned(input), r, &mut report));
         if !src.is_stdin() && !src.is_remote() {
             texts.register(&name, &src.path);
         }

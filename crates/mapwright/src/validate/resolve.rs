@@ -2,6 +2,7 @@
 //! at `<index folder URL>/a/b.xml` is the file `<index folder>/a/b.xml`.
 
 use super::progress::Progress;
+use mapwright_core::read::Input;
 use mapwright_core::validate::{Opened, Resolver};
 use mapwright_core::{Loc, Scope};
 use std::fs::File;
@@ -62,7 +63,7 @@ impl Resolver for LocalResolver {
         let len = file.metadata().ok().map(|m| m.len());
         let input = self.progress.track(&name, len, Box::new(BufReader::with_capacity(64 * 1024, file)));
         self.opened.push((name.clone(), path));
-        Ok(Opened::Source { name, input })
+        Ok(Opened::Source { name, input: Input::owned(input) })
     }
 }
 

@@ -1,6 +1,7 @@
 //! `mapwright validate` end to end: exit statuses, the three output formats, --follow,
 //! --explain and --list-rules, and memory on a 50 MiB stream.
 
+mod ahead;
 mod memory;
 mod output;
 
