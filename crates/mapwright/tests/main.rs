@@ -11,18 +11,23 @@ mod validate;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
-/// Runs `mapwright ARGS` with `stdin` and returns its output.
-pub fn mapwright(args: &[&str], stdin: &[u8], cwd: &Path) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mapwright"))
+/// Starts `mapwright ARGS` in `cwd` with its standard streams piped.
+pub fn spawn(args: &[&str], cwd: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_mapwright"))
         .args(args)
         .current_dir(cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// Runs `mapwright ARGS` with `stdin` and returns its output.
+pub fn mapwright(args: &[&str], stdin: &[u8], cwd: &Path) -> Output {
+    let mut child = spawn(args, cwd);
     let mut input = child.stdin.take().unwrap();
     let data = stdin.to_vec();
     let feeder = std::thread::spawn(move || {

@@ -225,10 +225,11 @@ impl Validator {
             for f in reader.drain_findings() {
                 sink(f);
             }
+            // Looked at where the reader returned it (moved out, it was copied once more).
             match next {
-                Ok(Some(entry)) => {
-                    pass.entry(&entry, reader.entry_position(), &mut sink);
-                    entries(&entry);
+                Ok(Some(ref entry)) => {
+                    pass.entry(entry, reader.entry_position(), &mut sink);
+                    entries(entry);
                 }
                 Ok(None) => break,
                 Err(e) => {

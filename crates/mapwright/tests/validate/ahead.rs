@@ -2,9 +2,8 @@
 //! does: seen as the worker thread of the process while the input is still coming, and the
 //! report is whole once it has come.
 
-use super::{NS, bin, stdout};
+use super::{NS, stdout};
 use std::io::Write;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 #[test]
@@ -20,13 +19,7 @@ fn validate_reads_its_input_ahead_on_a_thread_of_its_own() {
         "{}<url><loc>https://example.com/last</loc><priority>2.0</priority></url>\n</urlset>\n",
         entries(20_000, 24_000)
     );
-    let mut child = bin()
-        .args(["validate", "--format", "json", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = crate::spawn(&["validate", "--format", "json", "-"], std::path::Path::new("."));
     let mut input = child.stdin.take().unwrap();
     input.write_all(first.as_bytes()).unwrap();
     input.flush().unwrap();
