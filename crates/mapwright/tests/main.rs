@@ -25,6 +25,25 @@ pub fn spawn(args: &[&str], cwd: &Path) -> Child {
         .unwrap()
 }
 
+/// The folder in `/proc` of the reader's worker thread (`mapwright-gunzip`: it inflates, or
+/// reads ahead) of the process `pid`, once it is there; `what` names it in the failure after
+/// 20 seconds without it.
+#[cfg(target_os = "linux")]
+pub fn worker_thread(pid: u32, what: &str) -> PathBuf {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let found = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .unwrap()
+            .flatten()
+            .find(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with("mapwright-gunz")));
+        if let Some(t) = found {
+            return t.path();
+        }
+        assert!(std::time::Instant::now() < deadline, "no {what} seen");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
 /// Runs `mapwright ARGS` with `stdin` and returns its output.
 pub fn mapwright(args: &[&str], stdin: &[u8], cwd: &Path) -> Output {
     let mut child = spawn(args, cwd);

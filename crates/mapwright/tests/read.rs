@@ -424,18 +424,7 @@ fn the_inflate_worker_runs_off_the_reader_s_cpu() {
             })
             .sum()
     };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    let worker = loop {
-        let found = std::fs::read_dir(format!("{proc}/task"))
-            .unwrap()
-            .flatten()
-            .find(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with("mapwright-gunz")));
-        if let Some(t) = found {
-            break t.path();
-        }
-        assert!(std::time::Instant::now() < deadline, "no inflate worker seen");
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    };
+    let worker = crate::worker_thread(child.id(), "inflate worker");
     let reader = cpus(&std::fs::read_to_string(format!("{proc}/status")).unwrap());
     // The worker sets its CPUs first thing; its status is read after a moment.
     std::thread::sleep(std::time::Duration::from_millis(50));

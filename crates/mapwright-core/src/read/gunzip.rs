@@ -463,10 +463,9 @@ pub(crate) fn outer_layer<'a>(mut input: Box<dyn BufRead + Send + 'a>) -> Source
     Source::Swap(Box::new(t))
 }
 
-/// The outer gzip layer of an input the reader owns (`Input::owned`): the worker
-/// reads the compressed bytes itself, so this thread neither reads them nor passes them on
-/// ([`outer_layer`] does, for an input that may borrow). Small streams are inflated here, as
-/// there.
+/// The outer gzip layer of an input the reader owns (`Input::owned`): the worker reads the
+/// compressed bytes itself, so this thread neither reads them nor passes them on ([`outer_layer`]
+/// does, for an input that may borrow). Small streams are inflated here, as there.
 pub(crate) fn outer_layer_owned(mut input: Box<dyn BufRead + Send>) -> Source<'static> {
     let (head, fault, ended) = read_head(&mut input, SMALL);
     if ended || fault.is_some() {
@@ -491,8 +490,9 @@ fn on_worker(src: Box<dyn Read + Send>) -> Source<'static> {
     }
 }
 
-/// The bytes of an input that is not gzip and that the reader owns ([`Input::owned`](crate::read::Input::owned)), read on a worker thread when they go past one buffer ([`OUT_CHUNK`]), else
-/// here. The worker reads into the same circulating buffers as the inflating one, which the
+/// The bytes of an input that is not gzip and that the reader owns
+/// ([`Input::owned`](crate::read::Input::owned)), read on a worker thread when they go past one
+/// buffer ([`OUT_CHUNK`]), else here. The worker reads into the same circulating buffers as the inflating one, which the
 /// tracking reader takes whole: the copy out of the page cache (or the pipe), about a sixth of
 /// a plain file's read on this thread, is done on the other one, overlapped with parsing. A
 /// smaller input would not repay the thread.
@@ -696,10 +696,10 @@ mod tests {
         }
     }
 
-    /// An owned input (`Input::owned`), read ahead on the worker when it is
-    /// large, reads what the same bytes borrowed do: the same entries, findings at the same
-    /// positions, the byte limit and an input's fault at the same place, and a small, a text
-    /// and a transcoded (UTF-16, so not read ahead) input alike.
+    /// An owned input (`Input::owned`), read ahead on the worker when it is large, reads what
+    /// the same bytes borrowed do: the same entries, findings at the same positions, the byte
+    /// limit and an input's fault at the same place, and a small, a text and a transcoded
+    /// (UTF-16, so not read ahead) input alike.
     #[test]
     fn an_owned_input_reads_what_a_borrowed_one_does() {
         use std::io::BufReader;
@@ -732,7 +732,7 @@ mod tests {
                 options.limits.max_bytes = max_bytes;
                 let borrowed = drain(crate::SitemapReader::new(BufReader::new(&doc[..]), options.clone()));
                 let input = Box::new(BufReader::new(std::io::Cursor::new(doc.clone())));
-                let owned = drain(crate::SitemapReader::paged(crate::read::Input::owned(input), options, None));
+                let owned = drain(crate::SitemapReader::new(crate::read::Input::owned(input), options));
                 assert!(!borrowed.0.is_empty() || borrowed.2.is_some(), "{name}: nothing read");
                 assert_eq!(
                     (owned.0.len(), owned.1.len(), &owned.2),
@@ -745,10 +745,9 @@ mod tests {
         for (doc, at) in [(&big, 100), (&big, 200_000), (&big, 700_000), (&big_gz, 100), (&big_gz, 150_000)] {
             let failing = || BufReader::new(Failing { data: std::io::Cursor::new(doc.clone()), at });
             let borrowed = drain(crate::SitemapReader::new(failing(), ReadOptions::default()));
-            let owned = drain(crate::SitemapReader::paged(
+            let owned = drain(crate::SitemapReader::new(
                 crate::read::Input::owned(Box::new(failing())),
                 ReadOptions::default(),
-                None,
             ));
             assert!(borrowed.2.as_deref().is_some_and(|e| e.contains("the disk went away")), "{:?}", borrowed.2);
             assert_eq!(owned, borrowed, "a fault after {at} bytes of {} bytes", doc.len());

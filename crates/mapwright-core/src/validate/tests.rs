@@ -502,8 +502,7 @@ fn loc_hash_spreads_near_identical_urls() {
 
 /// A file the validator owns is read ahead (plain) or inflated (gzip) on a thread of its own:
 /// the report is the one a borrowed input gives, findings far past the first buffers included,
-/// with the same positions; under a byte limit too, and a child opened by a resolver as the
-/// reader's own is validated the same way.
+/// with the same positions; under a byte limit too.
 #[test]
 fn an_owned_input_gives_the_report_a_borrowed_one_does() {
     let body: String = (0..8_000)

@@ -1,5 +1,5 @@
 //! `mapwright validate` end to end: exit statuses, the three output formats, --follow,
-//! --explain and --list-rules, and memory on a 50 MiB stream.
+//! --explain and --list-rules, memory on a 50 MiB stream, and the input read ahead.
 
 mod ahead;
 mod memory;
