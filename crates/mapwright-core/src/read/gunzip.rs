@@ -22,6 +22,10 @@
 //! shared one CPU in about half of the runs on a 2-CPU virtual machine, the other CPU idle,
 //! and each then waited for the other.
 //!
+//! While the reader has a filled buffer waiting, the worker also reads the usual entries of
+//! the buffer it just filled, which the parser then takes instead of reading them (`ahead.rs`):
+//! the worker's spare time turned into parsing.
+//!
 //! One channel carries everything the worker says (an inflated buffer, a compressed buffer
 //! it is done with, the end, a fault), so this thread waits on one thing only and neither side
 //! can wait for the other in a circle; that channel holds every buffer in circulation, so the
@@ -35,8 +39,11 @@
 //! The gzip decoder itself (`Gunzip`, whose faults say they come from gzip) lives here too, so
 //! the input layer (`input.rs`) calls this module and nothing here calls back into it.
 
+use crate::read::ahead::{Ahead, MAX_MADE, Made, MakeScan};
 use flate2::bufread::MultiGzDecoder;
+use std::collections::VecDeque;
 use std::io::{self, BufRead, Read};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
@@ -181,8 +188,9 @@ enum In {
 
 /// What the worker sends this thread.
 enum Out {
-    /// Inflated bytes: the buffer and how many bytes it holds from [`HEAD`] on.
-    Data(Box<[u8]>, usize),
+    /// Inflated bytes: the buffer, how many bytes it holds from [`HEAD`] on, and the entries
+    /// read ahead in them (`ahead.rs`; most often none).
+    Data(Box<[u8]>, usize, VecDeque<Made>),
     /// A compressed buffer consumed: fill it again.
     Spent(Vec<u8>),
     /// The gzip stream ended.
@@ -234,9 +242,46 @@ impl BufRead for Feed {
     }
 }
 
+/// The worker's side of reading ahead (`ahead.rs`).
+struct AheadWork {
+    ahead: Ahead,
+    /// Queues of made entries the reader is done with, to fill again.
+    spent: Receiver<VecDeque<Made>>,
+    /// Buffers read ahead in a row without an entry made.
+    dry: u8,
+}
+
+impl AheadWork {
+    /// The usual entries of `bytes` (a buffer just filled), read only while the reader has a
+    /// buffer of its own to read waiting (`queued`: it then has a whole buffer's parse to get
+    /// on with, longer than this takes, and need not wait for it), still wants them, and they
+    /// were found lately. Test builds read ahead whatever the reader is doing, so that every
+    /// test of a threaded read goes through it (the entries are the same either way).
+    fn read(&mut self, bytes: &[u8], queued: &AtomicUsize) -> VecDeque<Made> {
+        let busy = cfg!(test) || queued.load(Ordering::Acquire) > 0;
+        if self.dry >= 2 || !busy || !self.ahead.wanted.load(Ordering::Relaxed) {
+            return VecDeque::new();
+        }
+        let mut made = self.spent.try_recv().unwrap_or_default();
+        made.clear();
+        (self.ahead.scan)(bytes, &mut made);
+        debug_assert!(made.len() <= MAX_MADE);
+        self.dry = if made.is_empty() { self.dry + 1 } else { 0 };
+        made
+    }
+}
+
 /// Fills the buffers it is given (from [`HEAD`] on) from `src` (inflating, or reading an owned
-/// input) until the stream ends, fails, or this thread is gone.
-fn work(mut src: Box<dyn Read + Send>, free: Receiver<Box<[u8]>>, back: SyncSender<Out>) {
+/// input) until the stream ends, fails, or this thread is gone; reads entries ahead in them
+/// when it has time (`ahead`). `queued` counts the buffers sent without entries read ahead and
+/// not yet taken.
+fn work(
+    mut src: Box<dyn Read + Send>,
+    free: Receiver<Box<[u8]>>,
+    back: SyncSender<Out>,
+    queued: Arc<AtomicUsize>,
+    mut ahead: Option<AheadWork>,
+) {
     while let Ok(mut buf) = free.recv() {
         let mut filled = HEAD;
         let fault = loop {
@@ -251,8 +296,14 @@ fn work(mut src: Box<dyn Read + Send>, free: Receiver<Box<[u8]>>, back: SyncSend
             }
         };
         let ended = filled < buf.len();
-        if filled > HEAD && back.send(Out::Data(buf, filled - HEAD)).is_err() {
-            return;
+        if filled > HEAD {
+            let made = ahead.as_mut().map(|a| a.read(&buf[HEAD..filled], &queued)).unwrap_or_default();
+            if made.is_empty() {
+                queued.fetch_add(1, Ordering::Release);
+            }
+            if back.send(Out::Data(buf, filled - HEAD, made)).is_err() {
+                return;
+            }
         }
         match fault {
             Some(e) => {
@@ -283,6 +334,11 @@ pub(crate) struct Threaded<'a> {
     finished: bool,
     fault: Option<io::Error>,
     handle: Option<JoinHandle<()>>,
+    /// Reading ahead (`ahead.rs`): buffers sent without entries read ahead and not yet taken,
+    /// whether the reader wants entries read ahead, and where spent queues of them go back.
+    queued: Arc<AtomicUsize>,
+    wanted: Option<Arc<std::sync::atomic::AtomicBool>>,
+    spent: SyncSender<VecDeque<Made>>,
     /// Counted until the worker is joined (`Drop`, which runs before the fields' drops).
     _in_flight: InFlight,
 }
@@ -329,11 +385,20 @@ impl Threaded<'_> {
     }
 }
 
+/// A buffer the worker filled: the bytes it holds from [`HEAD`] on, and the entries read ahead
+/// in them.
+pub(crate) struct Filled {
+    pub buf: Box<[u8]>,
+    pub len: usize,
+    pub made: VecDeque<Made>,
+}
+
 impl Threaded<'_> {
-    /// The next buffer of inflated bytes and how many it holds from [`HEAD`] on; `None` at
-    /// the end. The buffer is the caller's until it gives it back: every buffer must come back
-    /// (or one of [`OUT_CHUNK`] bytes in its place), or the worker runs out of them.
-    pub(crate) fn next_filled(&mut self) -> io::Result<Option<(Box<[u8]>, usize)>> {
+    /// The next buffer of inflated bytes, how many it holds from [`HEAD`] on, and the entries
+    /// read ahead in them; `None` at the end. The buffer is the caller's until it gives it
+    /// back: every buffer must come back (or one of [`OUT_CHUNK`] bytes in its place), or the
+    /// worker runs out of them.
+    pub(crate) fn next_filled(&mut self) -> io::Result<Option<Filled>> {
         loop {
             if self.finished {
                 return match self.fault.take() {
@@ -350,7 +415,12 @@ impl Threaded<'_> {
                 }
             };
             match msg {
-                Ok(Out::Data(b, len)) => return Ok(Some((b, len))),
+                Ok(Out::Data(b, len, made)) => {
+                    if made.is_empty() {
+                        self.queued.fetch_sub(1, Ordering::Release);
+                    }
+                    return Ok(Some(Filled { buf: b, len, made }));
+                }
                 Ok(Out::Spent(b)) => self.feed(b),
                 Ok(Out::End) => self.finished = true,
                 Ok(Out::Fault(e)) => {
@@ -372,6 +442,22 @@ impl Threaded<'_> {
         self.spare.push(buf);
         if self.spare.len() >= GIVE_BACK {
             self.flush_spare();
+        }
+    }
+
+    /// A queue of entries read ahead, spent: the worker fills it again (dropped when it has
+    /// enough of them).
+    pub(crate) fn give_back_made(&mut self, mut made: VecDeque<Made>) {
+        if made.capacity() > 0 {
+            made.clear();
+            let _ = self.spent.try_send(made);
+        }
+    }
+
+    /// Tells the worker to read no more entries ahead: they go unused.
+    pub(crate) fn stop_ahead(&mut self) {
+        if let Some(w) = self.wanted.take() {
+            w.store(false, Ordering::Relaxed);
         }
     }
 
@@ -441,7 +527,7 @@ pub(crate) enum Source<'a> {
 
 /// The inflated bytes of the gzip stream `input` (its magic bytes already seen): on a worker
 /// thread when the stream is larger than [`SMALL`], else here.
-pub(crate) fn outer_layer<'a>(mut input: Box<dyn BufRead + Send + 'a>) -> Source<'a> {
+pub(crate) fn outer_layer<'a>(mut input: Box<dyn BufRead + Send + 'a>, ahead: Option<MakeScan>) -> Source<'a> {
     // Read ahead to tell a small stream from a large one.
     let (head, fault, ended) = read_head(&mut input, SMALL);
     if ended || fault.is_some() {
@@ -456,7 +542,7 @@ pub(crate) fn outer_layer<'a>(mut input: Box<dyn BufRead + Send + 'a>) -> Source
     let (to_worker, rx) = sync_channel::<In>(IN_BUFS);
     let feed = Feed { rx, back: worker.back.clone(), cur: head, pos: 0, ended: false };
     let dec = Gunzip::new(MultiGzDecoder::new(Box::new(feed) as Box<dyn BufRead + Send>));
-    let mut t = worker.start(Box::new(dec), Some((input, to_worker)));
+    let mut t = worker.start(Box::new(dec), Some((input, to_worker)), ahead);
     for _ in 1..IN_BUFS {
         t.feed(Vec::with_capacity(IN_CHUNK));
     }
@@ -466,13 +552,13 @@ pub(crate) fn outer_layer<'a>(mut input: Box<dyn BufRead + Send + 'a>) -> Source
 /// The outer gzip layer of an input the reader owns (`Input::owned`): the worker reads the
 /// compressed bytes itself, so this thread neither reads them nor passes them on ([`outer_layer`]
 /// does, for an input that may borrow). Small streams are inflated here, as there.
-pub(crate) fn outer_layer_owned(mut input: Box<dyn BufRead + Send>) -> Source<'static> {
+pub(crate) fn outer_layer_owned(mut input: Box<dyn BufRead + Send>, ahead: Option<MakeScan>) -> Source<'static> {
     let (head, fault, ended) = read_head(&mut input, SMALL);
     if ended || fault.is_some() {
         return small_gzip(head, fault);
     }
     let rest: Box<dyn BufRead + Send> = Box::new(io::Cursor::new(head).chain(input));
-    on_worker(Box::new(Gunzip::new(MultiGzDecoder::new(rest))))
+    on_worker(Box::new(Gunzip::new(MultiGzDecoder::new(rest))), ahead)
 }
 
 /// A gzip stream read whole within its first bytes (`head`, then `fault` if its input failed):
@@ -483,9 +569,9 @@ fn small_gzip(head: Vec<u8>, fault: Option<io::Error>) -> Source<'static> {
 }
 
 /// `src` read into the circulating buffers by a worker, or here when no thread can be had.
-fn on_worker(src: Box<dyn Read + Send>) -> Source<'static> {
+fn on_worker(src: Box<dyn Read + Send>, ahead: Option<MakeScan>) -> Source<'static> {
     match Worker::spawn() {
-        Some(worker) => Source::Swap(Box::new(worker.start(src, None))),
+        Some(worker) => Source::Swap(Box::new(worker.start(src, None, ahead))),
         None => Source::Read(src),
     }
 }
@@ -496,12 +582,12 @@ fn on_worker(src: Box<dyn Read + Send>) -> Source<'static> {
 /// tracking reader takes whole: the copy out of the page cache (or the pipe), about a sixth of
 /// a plain file's read on this thread, is done on the other one, overlapped with parsing. A
 /// smaller input would not repay the thread.
-pub(crate) fn read_ahead(mut input: Box<dyn BufRead + Send>) -> Source<'static> {
+pub(crate) fn read_ahead(mut input: Box<dyn BufRead + Send>, ahead: Option<MakeScan>) -> Source<'static> {
     let (head, fault, ended) = read_head(&mut input, OUT_CHUNK);
     if ended || fault.is_some() {
         return Source::Read(Box::new(Head { head: io::Cursor::new(head), fault }));
     }
-    on_worker(Box::new(io::Cursor::new(head).chain(input)))
+    on_worker(Box::new(io::Cursor::new(head).chain(input)), ahead)
 }
 
 /// Up to `n` bytes of `input`: the bytes, the fault that stopped them if one did, and whether
@@ -525,7 +611,7 @@ fn read_head(input: &mut (dyn BufRead + Send + '_), n: usize) -> (Vec<u8>, Optio
 
 /// What the worker is started with: the bytes it reads (inflated or as they are), the buffers
 /// it fills, and where it sends them.
-type Start = (Box<dyn Read + Send>, Receiver<Box<[u8]>>, SyncSender<Out>);
+type Start = (Box<dyn Read + Send>, Receiver<Box<[u8]>>, SyncSender<Out>, Arc<AtomicUsize>, Option<AheadWork>);
 
 /// A worker thread started, waiting for its [`Start`].
 struct Worker {
@@ -551,8 +637,8 @@ impl Worker {
                     // Best effort: where it fails, the scheduler places the thread as before.
                     let _ = rustix::thread::sched_setaffinity(None, &cpus);
                 }
-                if let Ok((src, free, back)) = started.recv() {
-                    work(src, free, back);
+                if let Ok((src, free, back, queued, ahead)) = started.recv() {
+                    work(src, free, back, queued, ahead);
                 }
             })
             .ok()?;
@@ -568,13 +654,20 @@ impl Worker {
         self,
         src: Box<dyn Read + Send>,
         feed: Option<(Box<dyn BufRead + Send + 'a>, SyncSender<In>)>,
+        ahead: Option<MakeScan>,
     ) -> Threaded<'a> {
         let (free, free_rx) = sync_channel::<Box<[u8]>>(OUT_BUFS + 1);
         for _ in 0..OUT_BUFS {
             // Zeroed once: the worker fills them as they are, each time.
             let _ = free.send(vec![0; OUT_CHUNK].into_boxed_slice());
         }
-        let _ = self.start.send((src, free_rx, self.back));
+        let queued = Arc::new(AtomicUsize::new(0));
+        // Every queue of made entries is with a buffer, the reader or in here: OUT_BUFS + 1.
+        let (spent, spent_rx) = sync_channel::<VecDeque<Made>>(OUT_BUFS + 1);
+        let ahead = ahead.map(|m| Ahead::new(m.make()));
+        let wanted = ahead.as_ref().map(|a| a.wanted.clone());
+        let ahead = ahead.map(|ahead| AheadWork { ahead, spent: spent_rx, dry: 0 });
+        let _ = self.start.send((src, free_rx, self.back, queued.clone(), ahead));
         let (input, to_worker) = feed.unzip();
         Threaded {
             input,
@@ -585,6 +678,9 @@ impl Worker {
             finished: false,
             fault: None,
             handle: Some(self.handle),
+            queued,
+            wanted,
+            spent,
             _in_flight: self.in_flight,
         }
     }

@@ -4,9 +4,12 @@
 
 use crate::error::Error;
 use crate::read::Limits;
-use crate::read::gunzip::{Gunzip, GzipFault, HEAD, OUT_CHUNK, Source, read_buffered};
+pub(crate) use crate::read::ahead::Lines;
+use crate::read::ahead::{Made, MakeScan};
+use crate::read::gunzip::{Filled, Gunzip, GzipFault, HEAD, OUT_CHUNK, Source, read_buffered};
 use crate::rule::{Finding, Position, Rule};
 use flate2::bufread::MultiGzDecoder;
+use std::collections::VecDeque;
 use std::io::{self, BufRead, Read};
 use std::sync::Mutex;
 
@@ -112,14 +115,6 @@ impl Read for Transcode<'_> {
     }
 }
 
-/// Newlines a scan saw in bytes starting at some stream offset: how many, and where the line
-/// after the last one starts (an index into those bytes; meaningless while `n` is 0).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Lines {
-    pub n: u32,
-    pub start: usize,
-}
-
 /// The prepared stream: a buffered reader that enforces the byte limit and knows, for any
 /// recent offset, its line and column.
 pub(crate) struct Tracked<'a> {
@@ -148,6 +143,15 @@ pub(crate) struct Tracked<'a> {
     /// `buf[..end]` may be handed out (the byte limit applied), so the common `fill_buf` is a
     /// comparison and a slice: the parser calls it several times per event.
     end: usize,
+    /// The entries the worker read ahead in the bytes its buffer brought (`ahead.rs`), at
+    /// stream offsets; the stream offset where those bytes end (an entry is taken only while
+    /// the parser sees them end there too); whether one was taken.
+    made: VecDeque<Made>,
+    made_end: u64,
+    made_used: bool,
+    /// Entries read ahead that the parser took (to test that reads go that way).
+    #[cfg(test)]
+    pub(crate) made_taken: u64,
 }
 
 impl<'a> Tracked<'a> {
@@ -173,7 +177,36 @@ impl<'a> Tracked<'a> {
             max_run: None,
             last_lt: 0,
             end: 0,
+            made: VecDeque::new(),
+            made_end: 0,
+            made_used: false,
+            #[cfg(test)]
+            made_taken: 0,
         }
+    }
+
+    /// The entry the worker read ahead at the read point (`ahead.rs`), if it read one there
+    /// seeing the bytes the parser sees, up to the same end; those it read before the read
+    /// point are dropped (the parser went another way).
+    #[inline]
+    pub(crate) fn take_made(&mut self) -> Option<Made> {
+        let first = self.made.front()?;
+        let here = self.offset();
+        if first.at > here || self.base + self.end as u64 != self.made_end {
+            return None;
+        }
+        while self.made.front().is_some_and(|m| m.at <= here) {
+            let m = self.made.pop_front()?;
+            if m.at == here {
+                self.made_used = true;
+                #[cfg(test)]
+                {
+                    self.made_taken += 1;
+                }
+                return Some(m);
+            }
+        }
+        None
     }
 
     /// This (untracked) reader, nothing read from it yet, now counting lines from its start.
@@ -393,7 +426,16 @@ impl Tracked<'_> {
     /// case where the new bytes are copied (into this buffer, after the kept ones).
     fn swap_more(&mut self, keep_at: usize) -> io::Result<usize> {
         let Source::Swap(worker) = &mut self.inner else { unreachable!("swap_more of the worker") };
-        let (mut new, n) = match worker.next_filled() {
+        // Where the new bytes start in the stream: after those held.
+        let first = self.base + self.filled as u64;
+        // The last buffer's entries read ahead: when none was taken, the parser is not reading
+        // that way, and the worker stops reading ahead.
+        let spent = std::mem::take(&mut self.made);
+        if !spent.is_empty() && !std::mem::take(&mut self.made_used) {
+            worker.stop_ahead();
+        }
+        worker.give_back_made(spent);
+        let Filled { buf: mut new, len: n, mut made } = match worker.next_filled() {
             Ok(Some(next)) => next,
             // The end or a fault: nothing came, the kept bytes stay.
             end => {
@@ -401,6 +443,17 @@ impl Tracked<'_> {
                 return end.map(|_| 0);
             }
         };
+        if !made.is_empty() {
+            // (Taken only by the XML reader's own: an inner layer's, whose bytes are
+            // transcoded before they are parsed, are spent unused, and reading ahead stops.)
+            for m in &mut made {
+                m.at += first;
+            }
+            self.made = made;
+            self.made_end = first + n as u64;
+            self.made_used = false;
+        }
+        let Source::Swap(worker) = &mut self.inner else { unreachable!("swap_more of the worker") };
         let kept = self.filled - keep_at;
         let tail = self.head + keep_at..self.head + self.filled;
         if kept <= HEAD {
@@ -487,10 +540,12 @@ fn peek<'b>(r: &'b mut (dyn BufRead + Send + '_), produced: impl Fn() -> u64) ->
 
 /// Removes gzip layers, skips a BOM and leading white space, transcodes a declared legacy
 /// encoding, and says whether the content looks like XML.
+/// `ahead` reads entries ahead on the worker thread, when there is one (`ahead.rs`).
 pub(crate) fn prepare<'a>(
     input: Input<'a>,
     limits: &Limits,
     findings: &mut Vec<Finding>,
+    mut ahead: Option<MakeScan>,
 ) -> Result<Prepared<'a>, Error> {
     let mut stream = match input {
         Input::Borrowed(r) => Stream::Raw(r),
@@ -511,8 +566,8 @@ pub(crate) fn prepare<'a>(
             // The outer layer inflates on a thread of its own (`gunzip.rs`); inner ones, rare,
             // here.
             let gz = match stream {
-                Stream::Raw(raw) => crate::read::gunzip::outer_layer(raw),
-                Stream::Owned(raw) => crate::read::gunzip::outer_layer_owned(raw),
+                Stream::Raw(raw) => crate::read::gunzip::outer_layer(raw, ahead.take()),
+                Stream::Owned(raw) => crate::read::gunzip::outer_layer_owned(raw, ahead.take()),
                 inner => Source::Read(Box::new(Gunzip::new(MultiGzDecoder::new(inner.boxed())))),
             };
             stream = Stream::Gz(Tracked::from_source(gz, limits.max_bytes, false));
@@ -558,7 +613,7 @@ pub(crate) fn prepare<'a>(
         (None, Stream::Gz(t)) if t.offset() == 0 => t.tracking(),
         // An owned input that is not gzip: read on a thread of its own when it is large.
         (None, Stream::Owned(raw)) => {
-            Tracked::from_source(crate::read::gunzip::read_ahead(raw), limits.max_bytes, true)
+            Tracked::from_source(crate::read::gunzip::read_ahead(raw, ahead.take()), limits.max_bytes, true)
         }
         (Some(enc), stream) => {
             let source = Transcode {

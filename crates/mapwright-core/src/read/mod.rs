@@ -3,6 +3,7 @@
 //! Detection is on content only: gzip magic bytes (decompressed while streaming, then
 //! detected again), then the XML root element, else plain text.
 
+mod ahead;
 mod gunzip;
 mod input;
 mod text;
@@ -152,7 +153,7 @@ struct Paging {
 
 enum Inner<'a> {
     Xml(Box<xml::XmlReader<'a>>),
-    Text(text::TextReader<'a>),
+    Text(Box<text::TextReader<'a>>),
 }
 
 impl<'a> SitemapReader<'a> {
@@ -171,11 +172,16 @@ impl<'a> SitemapReader<'a> {
     ) -> Result<Self, Error> {
         let limits = options.limits;
         let mut findings = Vec::new();
-        let prepared = input::prepare(input.into(), &limits, &mut findings)?;
+        let prepared = input::prepare(
+            input.into(),
+            &limits,
+            &mut findings,
+            Some(xml::scan_ahead(limits.max_loc_bytes, limits.max_value_bytes)),
+        )?;
         let inner = if prepared.looks_like_xml {
             Inner::Xml(Box::new(xml::XmlReader::new(prepared, &limits, &mut findings)?))
         } else {
-            Inner::Text(text::TextReader::new(prepared, &limits))
+            Inner::Text(Box::new(text::TextReader::new(prepared, &limits)))
         };
         let paging = Paging { pager, answers: 1, page: 1, request: None, bytes_before: 0, tokens: Default::default() };
         Ok(SitemapReader { inner, findings, dropped_findings: 0, limits, done: false, paging })
@@ -340,7 +346,7 @@ impl<'a> SitemapReader<'a> {
         let mut limits = self.limits.clone();
         limits.max_bytes -= used;
         let mut first = Vec::new();
-        let read = input::prepare(input::Input::Borrowed(input), &limits, &mut first).and_then(|p| {
+        let read = input::prepare(input::Input::Borrowed(input), &limits, &mut first, None).and_then(|p| {
             if p.looks_like_xml {
                 xml::XmlReader::new(p, &limits, &mut first)
             } else {
@@ -399,6 +405,15 @@ impl<'a> SitemapReader<'a> {
     pub(crate) fn clean_entries(&self) -> u64 {
         match &self.inner {
             Inner::Xml(x) => x.clean_entries(),
+            Inner::Text(_) => 0,
+        }
+    }
+
+    /// Entries the worker read ahead that the XML reader took (`ahead.rs`).
+    #[cfg(test)]
+    pub(crate) fn made_taken(&self) -> u64 {
+        match &self.inner {
+            Inner::Xml(x) => x.made_taken(),
             Inner::Text(_) => 0,
         }
     }

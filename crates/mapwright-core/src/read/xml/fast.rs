@@ -21,8 +21,12 @@ use crate::loc::{LastOrigin, XmlLoc};
 use crate::read::input::Lines;
 use crate::word::word;
 
+mod ahead;
 mod template;
 mod usual;
+
+pub(crate) use ahead::scan_ahead;
+use ahead::usual_at;
 
 /// One field of a recognised entry: its start tag and its text, as indices into the scan.
 #[derive(Clone, Copy)]
@@ -481,16 +485,16 @@ impl State {
     /// [`State::take_clean`]. Nothing is consumed; `None` leaves the entry to
     /// [`State::fast_entry`]. Apart from it so that the reader builds the usual entry straight
     /// in its return value, not in a temporary copied there (~200 bytes).
+    /// The entry may have been read already, by the worker thread (`read/ahead.rs`): it is
+    /// then taken as it is.
     #[inline(always)]
-    pub(super) fn fast_usual(&mut self, xr: &Reader<Tracked<'_>>) -> Option<(Loc, Clean)> {
+    pub(super) fn fast_usual(&mut self, xr: &mut Reader<Tracked<'_>>) -> Option<(Loc, Clean)> {
+        if let Some(m) = xr.get_mut().take_made() {
+            return Some(self.made(m));
+        }
         let b = xr.get_ref().buffered();
         let s = &mut self.scanned;
-        let limits = (self.max_loc, self.max_value);
-        let last = &mut self.last_origin;
-        if !(template::scan_template(b, s, last, limits) || usual::scan_usual(b, s, last, limits)) {
-            return None;
-        }
-        let loc = Loc::from_xml(&b[s.loc_at.1..], &s.loc)?;
+        let loc = usual_at(b, s, &mut self.last_origin, (self.max_loc, self.max_value))?;
         self.fast_backoff = 0;
         let u = &s.usual;
         let c = Clean {

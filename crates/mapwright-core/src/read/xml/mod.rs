@@ -26,6 +26,7 @@ mod oai;
 mod root;
 
 use ext::{ImageField, NewsField, VideoField};
+pub(crate) use fast::scan_ahead;
 use feed::FeedField;
 use fields::Field;
 use ns::{Ns, NsStack, split_name};
@@ -301,6 +302,12 @@ impl<'a> XmlReader<'a> {
     #[cfg(test)]
     pub(crate) fn clean_entries(&self) -> u64 {
         self.st.clean_entries
+    }
+
+    /// Entries the worker read ahead that were taken (`read/ahead.rs`).
+    #[cfg(test)]
+    pub(crate) fn made_taken(&self) -> u64 {
+        self.xr.get_ref().made_taken
     }
 
     fn pos_at(xr: &mut Reader<Tracked<'a>>, origin: u64, off: u64) -> Position {
