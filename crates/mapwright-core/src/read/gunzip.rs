@@ -662,8 +662,9 @@ impl Worker {
             let _ = free.send(vec![0; OUT_CHUNK].into_boxed_slice());
         }
         let queued = Arc::new(AtomicUsize::new(0));
-        // Every queue of made entries is with a buffer, the reader or in here: OUT_BUFS + 1.
-        let (spent, spent_rx) = sync_channel::<VecDeque<Made>>(OUT_BUFS + 1);
+        // Spent queues of made entries kept for the worker to fill again; more are dropped
+        // (each holds up to `MAX_MADE` entries' room).
+        let (spent, spent_rx) = sync_channel::<VecDeque<Made>>(2);
         let ahead = ahead.map(|m| Ahead::new(m.make()));
         let wanted = ahead.as_ref().map(|a| a.wanted.clone());
         let ahead = ahead.map(|ahead| AheadWork { ahead, spent: spent_rx, dry: 0 });
