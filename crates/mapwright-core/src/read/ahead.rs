@@ -28,7 +28,7 @@ use crate::loc::Loc;
 use crate::model::ChangeFreq;
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Newlines a scan saw in bytes starting at some stream offset: how many, and where the line
 /// after the last one starts (an index into those bytes; meaningless while `n` is 0).
@@ -62,8 +62,23 @@ pub(crate) struct Made {
 pub(crate) const MAX_MADE: usize = 1024;
 
 /// Reads usual entries ahead in a buffer's bytes (those it brought, from its room's end), into
-/// the queue given (empty).
-pub(crate) type Scan = Box<dyn FnMut(&[u8], &mut VecDeque<Made>) + Send>;
+/// the queue given (empty), while the reader is [`Busy`].
+pub(crate) type Scan = Box<dyn FnMut(&[u8], &mut VecDeque<Made>, Busy<'_>) + Send>;
+
+/// Whether the reader has a buffer of its own to read waiting (the buffers sent without
+/// entries read ahead and not yet taken): while it has, it need not wait for the worker, which
+/// may read ahead. Looked at again every few entries, so the worker stops as soon as the reader
+/// would wait. Test builds are always busy, so that every threaded read in a test reads ahead
+/// (the entries are the same either way).
+#[derive(Clone, Copy)]
+pub(crate) struct Busy<'a>(pub &'a AtomicUsize);
+
+impl Busy<'_> {
+    #[inline]
+    pub(crate) fn now(self) -> bool {
+        cfg!(test) || self.0.load(Ordering::Acquire) > 0
+    }
+}
 
 /// How to make a read's [`Scan`] (from its `loc` and value byte limits), made only when a
 /// worker starts: most reads (small files, borrowed plain input) have none.

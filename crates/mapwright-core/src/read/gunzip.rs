@@ -39,7 +39,7 @@
 //! The gzip decoder itself (`Gunzip`, whose faults say they come from gzip) lives here too, so
 //! the input layer (`input.rs`) calls this module and nothing here calls back into it.
 
-use crate::read::ahead::{Ahead, MAX_MADE, Made, MakeScan};
+use crate::read::ahead::{Ahead, Busy, MAX_MADE, Made, MakeScan};
 use flate2::bufread::MultiGzDecoder;
 use std::collections::VecDeque;
 use std::io::{self, BufRead, Read};
@@ -252,19 +252,15 @@ struct AheadWork {
 }
 
 impl AheadWork {
-    /// The usual entries of `bytes` (a buffer just filled), read only while the reader has a
-    /// buffer of its own to read waiting (`queued`: it then has a whole buffer's parse to get
-    /// on with, longer than this takes, and need not wait for it), still wants them, and they
-    /// were found lately. Test builds read ahead whatever the reader is doing, so that every
-    /// test of a threaded read goes through it (the entries are the same either way).
-    fn read(&mut self, bytes: &[u8], queued: &AtomicUsize) -> VecDeque<Made> {
-        let busy = cfg!(test) || queued.load(Ordering::Acquire) > 0;
-        if self.dry >= 2 || !busy || !self.ahead.wanted.load(Ordering::Relaxed) {
+    /// The usual entries of `bytes` (a buffer just filled), read while the reader is busy
+    /// ([`Busy`]), still wants them, and they were found lately.
+    fn read(&mut self, bytes: &[u8], busy: Busy<'_>) -> VecDeque<Made> {
+        if self.dry >= 2 || !busy.now() || !self.ahead.wanted.load(Ordering::Relaxed) {
             return VecDeque::new();
         }
         let mut made = self.spent.try_recv().unwrap_or_default();
         made.clear();
-        (self.ahead.scan)(bytes, &mut made);
+        (self.ahead.scan)(bytes, &mut made, busy);
         debug_assert!(made.len() <= MAX_MADE);
         self.dry = if made.is_empty() { self.dry + 1 } else { 0 };
         made
@@ -297,7 +293,7 @@ fn work(
         };
         let ended = filled < buf.len();
         if filled > HEAD {
-            let made = ahead.as_mut().map(|a| a.read(&buf[HEAD..filled], &queued)).unwrap_or_default();
+            let made = ahead.as_mut().map(|a| a.read(&buf[HEAD..filled], Busy(&queued))).unwrap_or_default();
             if made.is_empty() {
                 queued.fetch_add(1, Ordering::Release);
             }

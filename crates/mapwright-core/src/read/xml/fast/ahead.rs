@@ -6,8 +6,12 @@
 use super::{Clean, Scanned, State, template, usual};
 use crate::date::Lastmod;
 use crate::loc::{LastOrigin, Loc};
-use crate::read::ahead::{MAX_MADE, Made, MakeScan, Scan};
+use crate::read::ahead::{Busy, MAX_MADE, Made, MakeScan, Scan};
 use std::collections::VecDeque;
+
+/// Entries read ahead between two looks at whether the reader is still busy (an atomic load:
+/// about a hundredth of an entry's scan).
+const LOOK: usize = 16;
 
 /// How a read with these `loc` and value byte limits makes its [`scan`].
 pub(crate) fn scan_ahead(max_loc: usize, max_value: usize) -> MakeScan {
@@ -16,19 +20,20 @@ pub(crate) fn scan_ahead(max_loc: usize, max_value: usize) -> MakeScan {
 
 /// The reader's scan for the usual entry, run after each `</url>` in the bytes it is given:
 /// entry after entry while they are usual, and after an entry that is not (the parser reads
-/// it itself), again from the next `</url>`; up to [`MAX_MADE`] entries. It keeps its own
-/// state (the last entry's layout, the last origin) from buffer to buffer, as the parser does.
+/// it itself), again from the next `</url>`; up to [`MAX_MADE`] entries, and while the reader
+/// is busy (looked at every [`LOOK`] entries). It keeps its own state (the last entry's layout,
+/// the last origin) from buffer to buffer, as the parser does.
 fn scan(max_loc: usize, max_value: usize) -> Scan {
     let limits = (max_loc, max_value);
     let mut s = Box::<Scanned>::default();
     let mut last = LastOrigin::default();
     let end_tag = memchr::memmem::Finder::new(b"</url>");
-    Box::new(move |b: &[u8], out: &mut VecDeque<Made>| {
+    Box::new(move |b: &[u8], out: &mut VecDeque<Made>, busy: Busy<'_>| {
         let mut from = 0;
         while let Some(i) = end_tag.find(&b[from..]) {
             let mut at = from + i + b"</url>".len();
             while let Some(loc) = usual_at(&b[at..], &mut s, &mut last, limits) {
-                if s.end == 0 || out.len() == MAX_MADE {
+                if s.end == 0 || out.len() == MAX_MADE || (out.len() % LOOK == 0 && !busy.now()) {
                     return;
                 }
                 let u = &s.usual;
