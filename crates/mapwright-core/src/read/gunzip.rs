@@ -24,7 +24,8 @@
 //!
 //! While the reader has a filled buffer waiting, the worker also reads the usual entries of
 //! the buffer it just filled, which the parser then takes instead of reading them (`ahead.rs`):
-//! the worker's spare time turned into parsing.
+//! the worker's spare time turned into parsing. Their queues travel with the buffers and are
+//! bounded as they are (`MAX_MADE` entries a queue).
 //!
 //! One channel carries everything the worker says (an inflated buffer, a compressed buffer
 //! it is done with, the end, a fault), so this thread waits on one thing only and neither side

@@ -4,8 +4,7 @@
 
 use crate::error::Error;
 use crate::read::Limits;
-pub(crate) use crate::read::ahead::Lines;
-use crate::read::ahead::{Made, MakeScan};
+use crate::read::ahead::{Lines, Made, MakeScan};
 use crate::read::gunzip::{Filled, Gunzip, GzipFault, HEAD, OUT_CHUNK, Source, read_buffered};
 use crate::rule::{Finding, Position, Rule};
 use flate2::bufread::MultiGzDecoder;

@@ -18,7 +18,7 @@ use super::fields::parse_priority;
 use super::*;
 use crate::date::W3cDateTime;
 use crate::loc::{LastOrigin, XmlLoc};
-use crate::read::input::Lines;
+use crate::read::ahead::Lines;
 use crate::word::word;
 
 mod ahead;

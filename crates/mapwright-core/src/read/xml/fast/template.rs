@@ -16,7 +16,7 @@ use crate::MAX_LOC_LEN;
 use crate::date::W3cDateTime;
 use crate::loc::{LastOrigin, Loc};
 use crate::model::ChangeFreq;
-use crate::read::input::Lines;
+use crate::read::ahead::Lines;
 
 /// The longest separator kept, four machine words (a longer one, deep indentation, is not
 /// learnt: such entries are read by `scan_usual`).

@@ -12,7 +12,7 @@ use crate::MAX_LOC_LEN;
 use crate::date::W3cDateTime;
 use crate::loc::{LastOrigin, Loc};
 use crate::model::ChangeFreq;
-use crate::read::input::Lines;
+use crate::read::ahead::Lines;
 
 /// What a usual entry holds besides the fields [`Scanned`] keeps for every scan.
 #[derive(Default)]
