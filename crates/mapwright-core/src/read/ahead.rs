@@ -18,7 +18,7 @@
 //! offset the parser never stands at (the first `</url>` was in a comment, the entries before
 //! were not usual) is dropped unused. So the worker's guess can be wrong without the read
 //! being different, only slower; the worker stops guessing when a whole buffer's entries went
-//! unused ([`Ahead::wanted`]), or when it made none in two buffers running.
+//! unused (`gunzip.rs`: `stop_ahead`), or when it made none in two buffers running.
 //!
 //! A leaf: the worker's module and the input layer carry these without knowing XML, and the
 //! XML reader makes and takes them.
@@ -27,8 +27,7 @@ use crate::date::W3cDateTime;
 use crate::loc::Loc;
 use crate::model::ChangeFreq;
 use std::collections::VecDeque;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Newlines a scan saw in bytes starting at some stream offset: how many, and where the line
 /// after the last one starts (an index into those bytes; meaningless while `n` is 0).
@@ -95,24 +94,11 @@ impl MakeScan {
     }
 }
 
-/// What the worker reads ahead with, and whether the parser still wants it (cleared by the
-/// parser when a buffer's made entries all went unused: it is not reading that way).
-pub(crate) struct Ahead {
-    pub scan: Scan,
-    pub wanted: Arc<AtomicBool>,
-}
-
-impl Ahead {
-    pub(crate) fn new(scan: Scan) -> Self {
-        Ahead { scan, wanted: Arc::new(AtomicBool::new(true)) }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use crate::read::Input;
+    use crate::read::gunzip::tests::{gzip, read_through};
     use crate::{Entry, Position, ReadOptions, Rule, SitemapReader};
-    use std::io::Write;
 
     /// A urlset of `n` entries, most of them usual (what the worker reads ahead) in two layouts,
     /// among entries and markup that must stop it or send it astray: an image (not usual), a
@@ -160,22 +146,8 @@ mod tests {
             Err(e) => return (Vec::new(), Vec::new(), Some(e.to_string()), 0),
         };
         reader.set_fast_path(fast);
-        let mut entries = Vec::new();
-        let error = loop {
-            match reader.next_entry() {
-                Ok(Some(e)) => entries.push(e),
-                Ok(None) => break None,
-                Err(e) => break Some(e.to_string()),
-            }
-        };
-        let findings = reader.drain_findings().map(|f| (f.rule, f.position)).collect();
+        let (entries, findings, error) = read_through(&mut reader);
         (entries, findings, error, reader.made_taken())
-    }
-
-    fn gzip(doc: &[u8]) -> Vec<u8> {
-        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        e.write_all(doc).unwrap();
-        e.finish().unwrap()
     }
 
     /// [`super::MAX_MADE`]'s memory bound counts 120 bytes an entry read ahead.

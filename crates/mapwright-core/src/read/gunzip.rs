@@ -40,12 +40,12 @@
 //! The gzip decoder itself (`Gunzip`, whose faults say they come from gzip) lives here too, so
 //! the input layer (`input.rs`) calls this module and nothing here calls back into it.
 
-use crate::read::ahead::{Ahead, Busy, MAX_MADE, Made, MakeScan};
+use crate::read::ahead::{Busy, MAX_MADE, Made, MakeScan, Scan};
 use flate2::bufread::MultiGzDecoder;
 use std::collections::VecDeque;
 use std::io::{self, BufRead, Read};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
@@ -245,7 +245,10 @@ impl BufRead for Feed {
 
 /// The worker's side of reading ahead (`ahead.rs`).
 struct AheadWork {
-    ahead: Ahead,
+    scan: Scan,
+    /// Whether the reader still wants entries read ahead (cleared by [`Threaded::stop_ahead`]
+    /// when a buffer's all went unused: it is not reading that way).
+    wanted: Arc<AtomicBool>,
     /// Queues of made entries the reader is done with, to fill again.
     spent: Receiver<VecDeque<Made>>,
     /// Buffers read ahead in a row without an entry made.
@@ -256,12 +259,12 @@ impl AheadWork {
     /// The usual entries of `bytes` (a buffer just filled), read while the reader is busy
     /// ([`Busy`]), still wants them, and they were found lately.
     fn read(&mut self, bytes: &[u8], busy: Busy<'_>) -> VecDeque<Made> {
-        if self.dry >= 2 || !busy.now() || !self.ahead.wanted.load(Ordering::Relaxed) {
+        if self.dry >= 2 || !busy.now() || !self.wanted.load(Ordering::Relaxed) {
             return VecDeque::new();
         }
         let mut made = self.spent.try_recv().unwrap_or_default();
         made.clear();
-        (self.ahead.scan)(bytes, &mut made, busy);
+        (self.scan)(bytes, &mut made, busy);
         debug_assert!(made.len() <= MAX_MADE);
         self.dry = if made.is_empty() { self.dry + 1 } else { 0 };
         made
@@ -334,7 +337,7 @@ pub(crate) struct Threaded<'a> {
     /// Reading ahead (`ahead.rs`): buffers sent without entries read ahead and not yet taken,
     /// whether the reader wants entries read ahead, and where spent queues of them go back.
     queued: Arc<AtomicUsize>,
-    wanted: Option<Arc<std::sync::atomic::AtomicBool>>,
+    wanted: Option<Arc<AtomicBool>>,
     spent: SyncSender<VecDeque<Made>>,
     /// Counted until the worker is joined (`Drop`, which runs before the fields' drops).
     _in_flight: InFlight,
@@ -662,9 +665,9 @@ impl Worker {
         // Spent queues of made entries kept for the worker to fill again; more are dropped
         // (each holds up to `MAX_MADE` entries' room).
         let (spent, spent_rx) = sync_channel::<VecDeque<Made>>(2);
-        let ahead = ahead.map(|m| Ahead::new(m.make()));
-        let wanted = ahead.as_ref().map(|a| a.wanted.clone());
-        let ahead = ahead.map(|ahead| AheadWork { ahead, spent: spent_rx, dry: 0 });
+        let wanted = ahead.map(|_| Arc::new(AtomicBool::new(true)));
+        let ahead =
+            ahead.zip(wanted.clone()).map(|(m, wanted)| AheadWork { scan: m.make(), wanted, spent: spent_rx, dry: 0 });
         let _ = self.start.send((src, free_rx, self.back, queued.clone(), ahead));
         let (input, to_worker) = feed.unzip();
         Threaded {
@@ -685,7 +688,7 @@ impl Worker {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     /// The worker's CPUs: the reader's allowed ones but its own, or none chosen when that
     /// leaves nothing (one CPU) or the reader's CPU is not among them.
     #[cfg(target_os = "linux")]
@@ -736,12 +739,17 @@ mod tests {
         doc.into_bytes()
     }
 
+    /// `doc` gzipped (fast: the tests' documents are large).
+    pub(in crate::read) fn gzip(doc: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(doc).unwrap();
+        e.finish().unwrap()
+    }
+
     #[test]
     fn the_worker_reads_what_a_plain_read_does() {
         let plain = document(6000);
-        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        e.write_all(&plain).unwrap();
-        let gz = e.finish().unwrap();
+        let gz = gzip(&plain);
         assert!(gz.len() > 4 * super::SMALL, "the worker inflates it: {} bytes", gz.len());
         let (entries, findings, error) = read_all(&plain[..], ReadOptions::default());
         assert!(error.is_none(), "{error:?}");
@@ -755,13 +763,17 @@ mod tests {
     }
 
     /// Entries, findings (rule and position) and the error, as text, of a reader.
-    type Read = (Vec<crate::Entry>, Vec<(crate::Rule, Option<crate::Position>)>, Option<String>);
+    pub(in crate::read) type Read = (Vec<crate::Entry>, Vec<(crate::Rule, Option<crate::Position>)>, Option<String>);
 
     fn drain(reader: Result<crate::SitemapReader<'_>, crate::Error>) -> Read {
-        let mut reader = match reader {
-            Ok(r) => r,
-            Err(e) => return (Vec::new(), Vec::new(), Some(e.to_string())),
-        };
+        match reader {
+            Ok(mut r) => read_through(&mut r),
+            Err(e) => (Vec::new(), Vec::new(), Some(e.to_string())),
+        }
+    }
+
+    /// What [`drain`] gives of a reader made, which the caller keeps (to ask it more after).
+    pub(in crate::read) fn read_through(reader: &mut crate::SitemapReader<'_>) -> Read {
         let mut entries = Vec::new();
         let error = loop {
             match reader.next_entry() {
@@ -804,11 +816,6 @@ mod tests {
             .into_iter()
             .chain(String::from_utf8(document(400)).unwrap().encode_utf16().flat_map(u16::to_le_bytes))
             .collect();
-        let gzip = |doc: &[u8]| {
-            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-            e.write_all(doc).unwrap();
-            e.finish().unwrap()
-        };
         let big_gz = gzip(&big);
         assert!(big_gz.len() > 4 * super::SMALL, "inflated on the worker: {} bytes", big_gz.len());
         let cases = [

@@ -430,7 +430,8 @@ impl Tracked<'_> {
         // The last buffer's entries read ahead: when none was taken, the parser is not reading
         // that way, and the worker stops reading ahead.
         let spent = std::mem::take(&mut self.made);
-        if !spent.is_empty() && !std::mem::take(&mut self.made_used) {
+        let used = std::mem::take(&mut self.made_used);
+        if !spent.is_empty() && !used {
             worker.stop_ahead();
         }
         worker.give_back_made(spent);
@@ -450,9 +451,7 @@ impl Tracked<'_> {
             }
             self.made = made;
             self.made_end = first + n as u64;
-            self.made_used = false;
         }
-        let Source::Swap(worker) = &mut self.inner else { unreachable!("swap_more of the worker") };
         let kept = self.filled - keep_at;
         let tail = self.head + keep_at..self.head + self.filled;
         if kept <= HEAD {
