@@ -4,8 +4,8 @@
 //!
 //! The worker fills buffers (inflating, or copying a plain file out of the page cache) faster
 //! than the parser reads them: a plain file's copy is about a tenth of its parse, a `.xml.gz`'s
-//! inflate about two thirds. When the parser has a filled buffer waiting, the worker runs the
-//! XML fast path's scan for the usual `<url>` (the very function the parser would call,
+//! inflate about two thirds. While the parser will not need it yet ([`Busy`]), the worker runs
+//! the XML fast path's scan for the usual `<url>` (the very function the parser would call,
 //! `xml::fast`'s `usual_at`) over the buffer it just filled, from the first `</url>` in it,
 //! entry after entry, and sends what it made with the buffer ([`Made`]).
 //!
@@ -27,7 +27,7 @@ use crate::date::W3cDateTime;
 use crate::loc::Loc;
 use crate::model::ChangeFreq;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Newlines a scan saw in bytes starting at some stream offset: how many, and where the line
 /// after the last one starts (an index into those bytes; meaningless while `n` is 0).
@@ -64,18 +64,33 @@ pub(crate) const MAX_MADE: usize = 1024;
 /// the queue given (empty), while the reader is [`Busy`].
 pub(crate) type Scan = Box<dyn FnMut(&[u8], &mut VecDeque<Made>, Busy<'_>) + Send>;
 
-/// Whether the reader has a buffer of its own to read waiting (the buffers sent without
-/// entries read ahead and not yet taken): while it has, it need not wait for the worker, which
-/// may read ahead. Looked at again every few entries, so the worker stops as soon as the reader
-/// would wait. Test builds are always busy, so that every threaded read in a test reads ahead
-/// (the entries are the same either way).
+/// Whether the reader will not need the buffer being read ahead before the worker can look
+/// again (every few entries): the worker reads ahead only then, so that the reader never waits
+/// for it. Two measures, by what the worker does besides:
+/// - it inflates (`asking` is `None`): the reader has a buffer waiting, taken or not. The next
+///   inflate is as urgent as the reader's parse, so the worker reads ahead only while it is
+///   ahead of the reader.
+/// - it copies a plain input (`asking` is `Some`): the reader has not asked for a buffer. The
+///   copy is a tenth of the parse, so the worker is ahead as a rule and would otherwise wait
+///   for buffers to fill; it keeps the one it filled, reading ahead in it, until the reader
+///   asks for it.
+///
+/// Test builds are always busy, so that every threaded read in a test reads ahead (the entries
+/// are the same either way).
 #[derive(Clone, Copy)]
-pub(crate) struct Busy<'a>(pub &'a AtomicUsize);
+pub(crate) struct Busy<'a> {
+    pub queued: &'a AtomicUsize,
+    pub asking: Option<&'a AtomicBool>,
+}
 
 impl Busy<'_> {
     #[inline]
     pub(crate) fn now(self) -> bool {
-        cfg!(test) || self.0.load(Ordering::Acquire) > 0
+        cfg!(test)
+            || match self.asking {
+                Some(asking) => !asking.load(Ordering::Acquire),
+                None => self.queued.load(Ordering::Acquire) > 0,
+            }
     }
 }
 

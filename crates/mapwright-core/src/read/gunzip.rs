@@ -17,15 +17,16 @@
 //! inflated here, with no thread: a discovery that opens thousands of small sitemaps a second
 //! does not start a thread for each.
 //!
-//! When it is the only such read in the process, the worker runs on another CPU than the one
-//! the reader was on when it started ([`away_from_here`]): left to the scheduler, the two threads
-//! shared one CPU in about half of the runs on a 2-CPU virtual machine, the other CPU idle,
-//! and each then waited for the other.
+//! When it is the only such read in the process, the reader and the worker run on CPUs of
+//! their own (`place.rs`), and the reader spins a little before it sleeps waiting for a buffer
+//! ([`SPIN`]).
 //!
-//! While the reader has a filled buffer waiting, the worker also reads the usual entries of
-//! the buffer it just filled, which the parser then takes instead of reading them (`ahead.rs`):
-//! the worker's spare time turned into parsing. Their queues travel with the buffers and are
-//! bounded as they are (`MAX_MADE` entries a queue).
+//! The worker also reads the usual entries of the buffer it just filled, which the parser then
+//! takes instead of reading them (`ahead.rs`): the worker's spare time turned into parsing. An
+//! inflating worker does so while the reader has a buffer waiting; one that copies a plain
+//! input keeps its buffer, reading ahead in it, until the reader asks for it, and fills the
+//! next one first. Their queues travel with the buffers and are bounded as they are
+//! (`MAX_MADE` entries a queue).
 //!
 //! One channel carries everything the worker says (an inflated buffer, a compressed buffer
 //! it is done with, the end, a fault), so this thread waits on one thing only and neither side
@@ -41,13 +42,15 @@
 //! the input layer (`input.rs`) calls this module and nothing here calls back into it.
 
 use crate::read::ahead::{Busy, MAX_MADE, Made, MakeScan, Scan};
+use crate::read::place::Placement;
 use flate2::bufread::MultiGzDecoder;
 use std::collections::VecDeque;
 use std::io::{self, BufRead, Read};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, RecvError, SyncSender, TryRecvError, sync_channel};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// Marker payload of an `io::Error` raised by a gzip layer.
 #[derive(Debug)]
@@ -128,55 +131,22 @@ const OUT_BUFS: usize = 4;
 const GIVE_BACK: usize = 3;
 /// A gzip stream whose compressed bytes end within this many is inflated on this thread.
 const SMALL: usize = 64 * 1024;
+/// How long the reader spins waiting for a buffer before it sleeps: a worker that keeps its
+/// buffer until asked (`ahead.rs`: [`Busy`]) looks every few entries (about 3 us) and copies a
+/// buffer in about 20, an inflating one fills a buffer in about 80, where a wake-up from sleep
+/// costs tens of microseconds on a virtual machine (s50k.xml.gz read in 9.34 ms spinning,
+/// 9.71 sleeping, medians of 31 alternating runs). Only while the read is the process's one
+/// threaded read, its threads on CPUs of their own (`place.rs`): with more reads, the CPU spun
+/// is another read's, and with the threads on one CPU, the worker's.
+const SPIN: Duration = Duration::from_micros(100);
 
-/// Threaded gzip reads in flight in this process: the worker is placed on a CPU of its own
-/// only when its read is the only one. With many reads at once (`discover --sites`, the
-/// service), there are more threads than CPUs, and the scheduler's balancing is left free.
-static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
-
-/// One threaded read counted in [`IN_FLIGHT`] while this lives.
-struct InFlight {
-    alone: bool,
-}
-
-impl InFlight {
-    fn start() -> Self {
-        InFlight { alone: IN_FLIGHT.fetch_add(1, Ordering::Relaxed) == 0 }
-    }
-}
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        IN_FLIGHT.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-/// The CPUs the worker may run on: every CPU this thread may run on but the one it is on, or
-/// `None` (the scheduler decides) when that leaves none.
-///
-/// Why: each time one thread wakes the other (a buffer ready, a buffer given back), Linux may
-/// move the woken one to the waker's CPU, and on a virtual machine, whose idle CPU looks busy
-/// to it, it often does. s50k.xml.gz (10 MB inflated) then read in 12-16 ms instead of 8-9 in
-/// half of 16 runs, the two threads taking turns on one CPU (`perf sched timehist`), the
-/// reader waiting 3-5 ms for the worker in all. With the worker kept off the reader's CPU, 16
-/// runs out of 16 read in 8.1-9.1 ms (medians 8.5-9.0 ms against 12.0-12.7), the reader
-/// waiting at most 0.6 ms. The reader itself is not pinned: its thread is the caller's.
-/// Spinning before a wait, instead, was no better (the two threads spun on one CPU).
-#[cfg(target_os = "linux")]
-fn away_from_here() -> Option<rustix::thread::CpuSet> {
-    let here = rustix::thread::sched_getcpu();
-    let allowed = rustix::thread::sched_getaffinity(None).ok()?;
-    away(here, allowed)
-}
-
-/// `allowed` without `here`, when `here` is in it and others are.
-#[cfg(target_os = "linux")]
-fn away(here: usize, mut allowed: rustix::thread::CpuSet) -> Option<rustix::thread::CpuSet> {
-    if here >= rustix::thread::CpuSet::MAX_CPU || !allowed.is_set(here) || allowed.count() < 2 {
-        return None;
-    }
-    allowed.unset(here);
-    Some(allowed)
+/// What the reader and its worker tell each other about reading ahead ([`Busy`]).
+#[derive(Default)]
+struct Pace {
+    /// Buffers the worker sent that the reader has not taken yet.
+    queued: AtomicUsize,
+    /// The reader waits for the next buffer (heeded by a worker that keeps it until then).
+    asking: AtomicBool,
 }
 
 /// What this thread sends the worker.
@@ -253,12 +223,16 @@ struct AheadWork {
     spent: Receiver<VecDeque<Made>>,
     /// Buffers read ahead in a row without an entry made.
     dry: u8,
+    /// The worker copies a plain input: it keeps the buffer it filled, reading ahead in it,
+    /// until the reader asks for it ([`Busy`]).
+    keep: bool,
 }
 
 impl AheadWork {
     /// The usual entries of `bytes` (a buffer just filled), read while the reader is busy
     /// ([`Busy`]), still wants them, and they were found lately.
-    fn read(&mut self, bytes: &[u8], busy: Busy<'_>) -> VecDeque<Made> {
+    fn read(&mut self, bytes: &[u8], pace: &Pace) -> VecDeque<Made> {
+        let busy = Busy { queued: &pace.queued, asking: self.keep.then_some(&pace.asking) };
         if self.dry >= 2 || !busy.now() || !self.wanted.load(Ordering::Relaxed) {
             return VecDeque::new();
         }
@@ -271,18 +245,18 @@ impl AheadWork {
     }
 }
 
-/// Fills the buffers it is given (from [`HEAD`] on) from `src` (inflating, or reading an owned
-/// input) until the stream ends, fails, or this thread is gone; reads entries ahead in them
-/// when it has time (`ahead`). `queued` counts the buffers sent without entries read ahead and
-/// not yet taken.
-fn work(
-    mut src: Box<dyn Read + Send>,
-    free: Receiver<Box<[u8]>>,
-    back: SyncSender<Out>,
-    queued: Arc<AtomicUsize>,
-    mut ahead: Option<AheadWork>,
-) {
-    while let Ok(mut buf) = free.recv() {
+/// A buffer the worker filled (from [`HEAD`] to `filled`), and how its filling stopped.
+struct Fill {
+    buf: Box<[u8]>,
+    filled: usize,
+    fault: Option<io::Error>,
+    /// The stream ended within it.
+    ended: bool,
+}
+
+impl Fill {
+    /// `buf` filled from `src`, as far as it goes.
+    fn from(src: &mut dyn Read, mut buf: Box<[u8]>) -> Fill {
         let mut filled = HEAD;
         let fault = loop {
             if filled == buf.len() {
@@ -296,11 +270,39 @@ fn work(
             }
         };
         let ended = filled < buf.len();
+        Fill { buf, filled, fault, ended }
+    }
+}
+
+/// Fills the buffers it is given (from [`HEAD`] on) from `src` (inflating, or reading an owned
+/// input) until the stream ends, fails, or this thread is gone; reads entries ahead in them
+/// when it has time (`ahead`, paced by `pace`). A worker that keeps its buffer until the
+/// reader asks for it ([`Busy`]) fills the next one first, when one is free, so that the one
+/// after the buffer asked for is ready too when the reader asks again.
+fn work(
+    mut src: Box<dyn Read + Send>,
+    free: Receiver<Box<[u8]>>,
+    back: SyncSender<Out>,
+    pace: Arc<Pace>,
+    mut ahead: Option<AheadWork>,
+) {
+    let keep = ahead.as_ref().is_some_and(|a| a.keep);
+    let mut ready: Option<Fill> = None;
+    loop {
+        let fill = match ready.take() {
+            Some(f) => f,
+            None => match free.recv() {
+                Ok(buf) => Fill::from(&mut *src, buf),
+                Err(_) => return,
+            },
+        };
+        if keep && fill.fault.is_none() && !fill.ended {
+            ready = free.try_recv().ok().map(|buf| Fill::from(&mut *src, buf));
+        }
+        let Fill { buf, filled, fault, ended } = fill;
         if filled > HEAD {
-            let made = ahead.as_mut().map(|a| a.read(&buf[HEAD..filled], Busy(&queued))).unwrap_or_default();
-            if made.is_empty() {
-                queued.fetch_add(1, Ordering::Release);
-            }
+            let made = ahead.as_mut().map(|a| a.read(&buf[HEAD..filled], &pace)).unwrap_or_default();
+            pace.queued.fetch_add(1, Ordering::Release);
             if back.send(Out::Data(buf, filled - HEAD, made)).is_err() {
                 return;
             }
@@ -334,13 +336,15 @@ pub(crate) struct Threaded<'a> {
     finished: bool,
     fault: Option<io::Error>,
     handle: Option<JoinHandle<()>>,
-    /// Reading ahead (`ahead.rs`): buffers sent without entries read ahead and not yet taken,
+    /// Reading ahead (`ahead.rs`): its pace, whether the worker keeps a buffer until asked,
     /// whether the reader wants entries read ahead, and where spent queues of them go back.
-    queued: Arc<AtomicUsize>,
+    pace: Arc<Pace>,
+    keep: bool,
     wanted: Option<Arc<AtomicBool>>,
     spent: SyncSender<VecDeque<Made>>,
-    /// Counted until the worker is joined (`Drop`, which runs before the fields' drops).
-    _in_flight: InFlight,
+    /// Counted, and the reader's CPUs kept, until the worker is joined (`Drop`, which runs
+    /// before the fields' drops).
+    placement: Placement,
 }
 
 impl Threaded<'_> {
@@ -411,14 +415,12 @@ impl Threaded<'_> {
                 Err(_) => {
                     // About to wait: the worker gets every buffer held back first.
                     self.flush_spare();
-                    self.from_worker.recv()
+                    self.wait()
                 }
             };
             match msg {
                 Ok(Out::Data(b, len, made)) => {
-                    if made.is_empty() {
-                        self.queued.fetch_sub(1, Ordering::Release);
-                    }
+                    self.pace.queued.fetch_sub(1, Ordering::Release);
                     return Ok(Some(Filled { buf: b, len, made }));
                 }
                 Ok(Out::Spent(b)) => self.feed(b),
@@ -435,12 +437,47 @@ impl Threaded<'_> {
         }
     }
 
+    /// The worker's next message, waited for. A worker that keeps its buffer until asked is
+    /// asked first ([`Busy`]), and, while this is the process's one threaded read, this thread
+    /// spins for up to [`SPIN`] before it sleeps.
+    fn wait(&mut self) -> Result<Out, RecvError> {
+        let ask = self.keep && self.wanted.is_some();
+        if ask {
+            self.pace.asking.store(true, Ordering::Release);
+        }
+        let spun = if self.placement.placed() { self.spin() } else { None };
+        let msg = spun.map_or_else(|| self.from_worker.recv(), Ok);
+        if ask {
+            self.pace.asking.store(false, Ordering::Release);
+        }
+        msg
+    }
+
+    /// The worker's next message if it comes within [`SPIN`].
+    fn spin(&self) -> Option<Out> {
+        let start = Instant::now();
+        loop {
+            for _ in 0..64 {
+                match self.from_worker.try_recv() {
+                    Ok(m) => return Some(m),
+                    Err(TryRecvError::Disconnected) => return None,
+                    Err(TryRecvError::Empty) => std::hint::spin_loop(),
+                }
+            }
+            if start.elapsed() >= SPIN {
+                return None;
+            }
+        }
+    }
+
     /// A buffer for the worker to inflate into again (sent with others, [`GIVE_BACK`]): one
     /// that had grown is replaced by one of the usual size, so memory stays what it was.
     pub(crate) fn give_back(&mut self, buf: Box<[u8]>) {
         let buf = if buf.len() == OUT_CHUNK { buf } else { vec![0; OUT_CHUNK].into_boxed_slice() };
         self.spare.push(buf);
-        if self.spare.len() >= GIVE_BACK {
+        // A worker that keeps its buffer until asked has the next one to fill at once: else
+        // the reader, asking, would wait for its copy.
+        if self.keep || self.spare.len() >= GIVE_BACK {
             self.flush_spare();
         }
     }
@@ -542,7 +579,7 @@ pub(crate) fn outer_layer<'a>(mut input: Box<dyn BufRead + Send + 'a>, ahead: Op
     let (to_worker, rx) = sync_channel::<In>(IN_BUFS);
     let feed = Feed { rx, back: worker.back.clone(), cur: head, pos: 0, ended: false };
     let dec = Gunzip::new(MultiGzDecoder::new(Box::new(feed) as Box<dyn BufRead + Send>));
-    let mut t = worker.start(Box::new(dec), Some((input, to_worker)), ahead);
+    let mut t = worker.start(Box::new(dec), Some((input, to_worker)), ahead, false);
     for _ in 1..IN_BUFS {
         t.feed(Vec::with_capacity(IN_CHUNK));
     }
@@ -558,7 +595,7 @@ pub(crate) fn outer_layer_owned(mut input: Box<dyn BufRead + Send>, ahead: Optio
         return small_gzip(head, fault);
     }
     let rest: Box<dyn BufRead + Send> = Box::new(io::Cursor::new(head).chain(input));
-    on_worker(Box::new(Gunzip::new(MultiGzDecoder::new(rest))), ahead)
+    on_worker(Box::new(Gunzip::new(MultiGzDecoder::new(rest))), ahead, false)
 }
 
 /// A gzip stream read whole within its first bytes (`head`, then `fault` if its input failed):
@@ -568,10 +605,11 @@ fn small_gzip(head: Vec<u8>, fault: Option<io::Error>) -> Source<'static> {
     Source::Read(Box::new(Gunzip::new(MultiGzDecoder::new(head))))
 }
 
-/// `src` read into the circulating buffers by a worker, or here when no thread can be had.
-fn on_worker(src: Box<dyn Read + Send>, ahead: Option<MakeScan>) -> Source<'static> {
+/// `src` read into the circulating buffers by a worker, or here when no thread can be had;
+/// `keep`: it copies (a plain input), and keeps a buffer until asked for it ([`Busy`]).
+fn on_worker(src: Box<dyn Read + Send>, ahead: Option<MakeScan>, keep: bool) -> Source<'static> {
     match Worker::spawn() {
-        Some(worker) => Source::Swap(Box::new(worker.start(src, None, ahead))),
+        Some(worker) => Source::Swap(Box::new(worker.start(src, None, ahead, keep))),
         None => Source::Read(src),
     }
 }
@@ -587,7 +625,7 @@ pub(crate) fn read_ahead(mut input: Box<dyn BufRead + Send>, ahead: Option<MakeS
     if ended || fault.is_some() {
         return Source::Read(Box::new(Head { head: io::Cursor::new(head), fault }));
     }
-    on_worker(Box::new(io::Cursor::new(head).chain(input)), ahead)
+    on_worker(Box::new(io::Cursor::new(head).chain(input)), ahead, true)
 }
 
 /// Up to `n` bytes of `input`: the bytes, the fault that stopped them if one did, and whether
@@ -611,7 +649,7 @@ fn read_head(input: &mut (dyn BufRead + Send + '_), n: usize) -> (Vec<u8>, Optio
 
 /// What the worker is started with: the bytes it reads (inflated or as they are), the buffers
 /// it fills, and where it sends them.
-type Start = (Box<dyn Read + Send>, Receiver<Box<[u8]>>, SyncSender<Out>, Arc<AtomicUsize>, Option<AheadWork>);
+type Start = (Box<dyn Read + Send>, Receiver<Box<[u8]>>, SyncSender<Out>, Arc<Pace>, Option<AheadWork>);
 
 /// A worker thread started, waiting for its [`Start`].
 struct Worker {
@@ -619,33 +657,28 @@ struct Worker {
     back: SyncSender<Out>,
     from_worker: Receiver<Out>,
     handle: JoinHandle<()>,
-    in_flight: InFlight,
+    placement: Placement,
 }
 
 impl Worker {
     /// The thread, or `None` when none can be had.
     fn spawn() -> Option<Worker> {
         let (start, started) = sync_channel::<Start>(1);
-        let in_flight = InFlight::start();
-        #[cfg(target_os = "linux")]
-        let away = if in_flight.alone { away_from_here() } else { None };
+        let placement = Placement::start();
+        let place_worker = placement.worker();
         let handle = std::thread::Builder::new()
             .name("mapwright-gunzip".into())
             .spawn(move || {
-                #[cfg(target_os = "linux")]
-                if let Some(cpus) = away {
-                    // Best effort: where it fails, the scheduler places the thread as before.
-                    let _ = rustix::thread::sched_setaffinity(None, &cpus);
-                }
-                if let Ok((src, free, back, queued, ahead)) = started.recv() {
-                    work(src, free, back, queued, ahead);
+                place_worker();
+                if let Ok((src, free, back, pace, ahead)) = started.recv() {
+                    work(src, free, back, pace, ahead);
                 }
             })
             .ok()?;
         // The reader's own buffer joins the circulation at its first swap: OUT_BUFS + 1 in
         // all, each either in `free`, with the worker, in `back` or the reader's.
         let (back, from_worker) = sync_channel::<Out>(IN_BUFS + OUT_BUFS + 2);
-        Some(Worker { start, back, from_worker, handle, in_flight })
+        Some(Worker { start, back, from_worker, handle, placement })
     }
 
     /// Sets the worker to fill buffers from `src`; `feed`, the input this thread reads and
@@ -655,20 +688,26 @@ impl Worker {
         src: Box<dyn Read + Send>,
         feed: Option<(Box<dyn BufRead + Send + 'a>, SyncSender<In>)>,
         ahead: Option<MakeScan>,
+        keep: bool,
     ) -> Threaded<'a> {
         let (free, free_rx) = sync_channel::<Box<[u8]>>(OUT_BUFS + 1);
         for _ in 0..OUT_BUFS {
             // Zeroed once: the worker fills them as they are, each time.
             let _ = free.send(vec![0; OUT_CHUNK].into_boxed_slice());
         }
-        let queued = Arc::new(AtomicUsize::new(0));
+        let pace = Arc::new(Pace::default());
         // Spent queues of made entries kept for the worker to fill again; more are dropped
         // (each holds up to `MAX_MADE` entries' room).
         let (spent, spent_rx) = sync_channel::<VecDeque<Made>>(2);
         let wanted = ahead.map(|_| Arc::new(AtomicBool::new(true)));
-        let ahead =
-            ahead.zip(wanted.clone()).map(|(m, wanted)| AheadWork { scan: m.make(), wanted, spent: spent_rx, dry: 0 });
-        let _ = self.start.send((src, free_rx, self.back, queued.clone(), ahead));
+        let ahead = ahead.zip(wanted.clone()).map(|(m, wanted)| AheadWork {
+            scan: m.make(),
+            wanted,
+            spent: spent_rx,
+            dry: 0,
+            keep,
+        });
+        let _ = self.start.send((src, free_rx, self.back, pace.clone(), ahead));
         let (input, to_worker) = feed.unzip();
         Threaded {
             input,
@@ -679,37 +718,17 @@ impl Worker {
             finished: false,
             fault: None,
             handle: Some(self.handle),
-            queued,
+            pace,
+            keep,
             wanted,
             spent,
-            _in_flight: self.in_flight,
+            placement: self.placement,
         }
     }
 }
 
 #[cfg(test)]
 pub(super) mod tests {
-    /// The worker's CPUs: the reader's allowed ones but its own, or none chosen when that
-    /// leaves nothing (one CPU) or the reader's CPU is not among them.
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn the_worker_s_cpus_leave_out_the_reader_s() {
-        use rustix::thread::CpuSet;
-        let set = |cpus: &[usize]| {
-            let mut s = CpuSet::new();
-            for &c in cpus {
-                s.set(c);
-            }
-            s
-        };
-        let list = |s: Option<CpuSet>| s.map(|s| (0..64).filter(|&c| s.is_set(c)).collect::<Vec<_>>());
-        assert_eq!(list(super::away(1, set(&[0, 1, 2]))), Some(vec![0, 2]));
-        assert_eq!(list(super::away(0, set(&[0, 1]))), Some(vec![1]));
-        assert_eq!(list(super::away(0, set(&[0]))), None);
-        assert_eq!(list(super::away(3, set(&[0, 1]))), None);
-        assert_eq!(list(super::away(CpuSet::MAX_CPU, set(&[0, 1]))), None);
-    }
-
     use crate::ReadOptions;
     use crate::read::read_all;
     use std::io::Write;
@@ -760,6 +779,34 @@ pub(super) mod tests {
         assert_eq!(gz_entries, entries);
         let at = |f: &[crate::Finding]| f.iter().map(|f| (f.rule, f.position)).collect::<Vec<_>>();
         assert_eq!(at(&gz_findings), at(&findings));
+    }
+
+    /// A threaded read, plain or gzip, pins the caller's thread to one CPU at most while it
+    /// lives (`place.rs`) and gives it its CPUs back when it ends, its entries those of the
+    /// read with no thread.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_threaded_read_gives_the_caller_its_cpus_back() {
+        use crate::read::Input;
+        use crate::read::place::tests::mine;
+        let plain = document(6000);
+        let (entries, _, _) = read_all(&plain[..], ReadOptions::default());
+        assert_eq!(entries.len(), 6000);
+        let before = mine();
+        for bytes in [plain.clone(), gzip(&plain)] {
+            let input = Input::owned(Box::new(std::io::Cursor::new(bytes)));
+            let mut reader = crate::SitemapReader::paged(input, ReadOptions::default(), None).expect("a urlset");
+            let first = reader.next_entry().expect("an entry").expect("an entry");
+            let during = mine();
+            assert!(during == before || during.len() == 1, "{before:?} -> {during:?}");
+            let (rest, _, error) = read_through(&mut reader);
+            assert!(error.is_none(), "{error:?}");
+            assert_eq!(first, entries[0]);
+            assert_eq!(rest, entries[1..]);
+            assert_eq!(mine(), during, "still placed until the read ends");
+            drop(reader);
+            assert_eq!(mine(), before, "the CPUs came back");
+        }
     }
 
     /// Entries, findings (rule and position) and the error, as text, of a reader.

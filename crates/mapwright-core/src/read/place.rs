@@ -1,0 +1,168 @@
+//! Where a threaded read's two threads run (`gunzip.rs`): each on CPUs of its own, when the
+//! read is the process's only threaded one.
+//!
+//! Why: each time one thread wakes the other (a buffer ready, a buffer given back), Linux may
+//! move the woken one to the waker's CPU, and on a virtual machine, whose idle CPU looks busy
+//! to it, it often does. s50k.xml.gz (10 MB inflated) then read in 12-16 ms instead of 8-9 in
+//! half of 16 runs, the two threads taking turns on one CPU (`perf sched timehist`), the
+//! reader waiting 3-5 ms for the worker in all. With the worker kept off the reader's CPU, 16
+//! runs out of 16 read in 8.1-9.1 ms (medians 8.5-9.0 ms against 12.0-12.7), the reader
+//! waiting at most 0.6 ms.
+//!
+//! The worker alone kept off the reader's first CPU was not enough: the reader, woken, may
+//! move onto the worker's CPU, and stays there. s50k.xml.gz then read in 16-17 ms instead of
+//! 11 in most of 14 runs in a shell loop, and a plain file in 14-15 ms instead of 9-10 in half
+//! (2026-11-29, bench/read/RESULTS.md). So the reader is pinned too, to the CPU it is on, for
+//! the read's duration: the caller's thread gets its CPUs back when the read ends.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Threaded reads in flight in this process: the threads are placed only when their read is
+/// the only one. With many reads at once (`discover --sites`, the service), there are more
+/// threads than CPUs, and the scheduler's balancing is left free.
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+
+/// A threaded read, counted in [`IN_FLIGHT`] while this lives, and its threads' placement.
+/// Made on the reader's thread: while the read is the process's only threaded one, the reader
+/// is pinned to the CPU it is on and the worker gets every other CPU the reader may use
+/// ([`Placement::worker`]); else nothing is placed. Best effort: where a call fails, the
+/// scheduler places the threads as before. The reader's CPUs are restored on drop, on
+/// whichever thread drops it (the reader may have been moved to another).
+pub(crate) struct Placement {
+    /// The reader's thread and its CPUs before it was pinned.
+    #[cfg(target_os = "linux")]
+    before: Option<(rustix::thread::Pid, rustix::thread::CpuSet)>,
+    #[cfg(target_os = "linux")]
+    worker: Option<rustix::thread::CpuSet>,
+}
+
+impl Placement {
+    pub(crate) fn start() -> Self {
+        let alone = IN_FLIGHT.fetch_add(1, Ordering::Relaxed) == 0;
+        #[cfg(target_os = "linux")]
+        {
+            use rustix::thread::{CpuSet, gettid, sched_getaffinity, sched_getcpu, sched_setaffinity};
+            let none = Placement { before: None, worker: None };
+            if !alone {
+                return none;
+            }
+            let Ok(allowed) = sched_getaffinity(None) else { return none };
+            let here = sched_getcpu();
+            let Some(worker) = away(here, allowed) else { return none };
+            let mut mine = CpuSet::new();
+            mine.set(here);
+            if sched_setaffinity(None, &mine).is_err() {
+                return none;
+            }
+            Placement { before: Some((gettid(), allowed)), worker: Some(worker) }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = alone;
+            Placement {}
+        }
+    }
+
+    /// Whether the reader and the worker are on CPUs of their own.
+    pub(crate) fn placed(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        return self.before.is_some();
+        #[cfg(not(target_os = "linux"))]
+        false
+    }
+
+    /// Places the calling thread, the worker, on its CPUs.
+    pub(crate) fn worker(&self) -> impl FnOnce() + Send + 'static {
+        #[cfg(target_os = "linux")]
+        let cpus = self.worker;
+        move || {
+            #[cfg(target_os = "linux")]
+            if let Some(cpus) = cpus {
+                let _ = rustix::thread::sched_setaffinity(None, &cpus);
+            }
+        }
+    }
+}
+
+impl Drop for Placement {
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        if let Some((reader, before)) = self.before.take() {
+            let _ = rustix::thread::sched_setaffinity(Some(reader), &before);
+        }
+        IN_FLIGHT.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// `allowed` without `here`, when `here` is in it and others are.
+#[cfg(target_os = "linux")]
+fn away(here: usize, mut allowed: rustix::thread::CpuSet) -> Option<rustix::thread::CpuSet> {
+    if here >= rustix::thread::CpuSet::MAX_CPU || !allowed.is_set(here) || allowed.count() < 2 {
+        return None;
+    }
+    allowed.unset(here);
+    Some(allowed)
+}
+
+#[cfg(all(test, target_os = "linux"))]
+pub(super) mod tests {
+    use rustix::thread::{CpuSet, sched_getaffinity};
+
+    /// The CPUs of a set, in order.
+    pub(in crate::read) fn cpus(s: &CpuSet) -> Vec<usize> {
+        (0..CpuSet::MAX_CPU).filter(|&c| s.is_set(c)).collect()
+    }
+
+    /// The calling thread's CPUs.
+    pub(in crate::read) fn mine() -> Vec<usize> {
+        cpus(&sched_getaffinity(None).expect("sched_getaffinity"))
+    }
+
+    /// The worker's CPUs: the reader's allowed ones but its own, or none chosen when that
+    /// leaves nothing (one CPU) or the reader's CPU is not among them.
+    #[test]
+    fn the_worker_s_cpus_leave_out_the_reader_s() {
+        let set = |cpus: &[usize]| {
+            let mut s = CpuSet::new();
+            for &c in cpus {
+                s.set(c);
+            }
+            s
+        };
+        let list = |s: Option<CpuSet>| s.map(|s| cpus(&s));
+        assert_eq!(list(super::away(1, set(&[0, 1, 2]))), Some(vec![0, 2]));
+        assert_eq!(list(super::away(0, set(&[0, 1]))), Some(vec![1]));
+        assert_eq!(list(super::away(0, set(&[0]))), None);
+        assert_eq!(list(super::away(3, set(&[0, 1]))), None);
+        assert_eq!(list(super::away(CpuSet::MAX_CPU, set(&[0, 1]))), None);
+    }
+
+    /// A placed reader is pinned to one CPU while the read lives, and its thread gets its CPUs
+    /// back when the read ends, even when it ends on another thread (a reader moved away).
+    #[test]
+    fn the_reader_s_cpus_come_back_wherever_the_read_ends() {
+        use std::sync::mpsc::channel;
+        let (give, take) = channel();
+        let (dropped, wait) = channel::<()>();
+        let reader = std::thread::spawn(move || {
+            let before = mine();
+            let placement = super::Placement::start();
+            let during = mine();
+            give.send(placement).expect("the test's thread waits");
+            wait.recv().expect("the test's thread drops it");
+            (before, during, mine())
+        });
+        let placement = take.recv().expect("the reader's thread sends it");
+        let placed = placement.placed();
+        drop(placement);
+        dropped.send(()).expect("the reader's thread waits");
+        let (before, during, after) = reader.join().expect("no panic");
+        if placed {
+            assert_eq!(during.len(), 1, "pinned while the read lives: {during:?}");
+            assert!(before.len() > 1 && before.contains(&during[0]), "{before:?} -> {during:?}");
+        } else {
+            assert_eq!(during, before);
+        }
+        assert_eq!(after, before, "the CPUs came back");
+    }
+}
