@@ -89,6 +89,10 @@ fn main() -> ExitCode {
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     before_main();
     let cli = cli::Cli::parse();
+    if matches!(cli.command, cli::Command::Read(_) | cli::Command::Validate(_)) {
+        // One file (or one tree) read at a time, nothing else running while it waits.
+        mapwright_core::read::nothing_else_runs();
+    }
     let result = match cli.command {
         cli::Command::Read(args) => read::run(args.0),
         cli::Command::Discover(args) => discover::run(args.0),

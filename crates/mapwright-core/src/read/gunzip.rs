@@ -136,8 +136,8 @@ const SMALL: usize = 64 * 1024;
 /// buffer in about 20, an inflating one fills a buffer in about 80, where a wake-up from sleep
 /// costs tens of microseconds on a virtual machine (s50k.xml.gz read in 9.34 ms spinning,
 /// 9.71 sleeping, medians of 31 alternating runs). Only while the read is the process's one
-/// threaded read, its threads on CPUs of their own (`place.rs`): with more reads, the CPU spun
-/// is another read's, and with the threads on one CPU, the worker's.
+/// threaded read, its threads on CPUs of their own, and nothing else in the process needs a
+/// CPU (`place.rs`): else the CPU spun is another thread's, or the worker's.
 const SPIN: Duration = Duration::from_micros(100);
 
 /// What the reader and its worker tell each other about reading ahead ([`Busy`]).
@@ -445,7 +445,7 @@ impl Threaded<'_> {
         if ask {
             self.pace.asking.store(true, Ordering::Release);
         }
-        let spun = if self.placement.placed() { self.spin() } else { None };
+        let spun = if self.placement.may_spin() { self.spin() } else { None };
         let msg = spun.map_or_else(|| self.from_worker.recv(), Ok);
         if ask {
             self.pace.asking.store(false, Ordering::Release);

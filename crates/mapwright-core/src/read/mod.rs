@@ -12,6 +12,7 @@ mod xml;
 
 pub use gunzip::read_buffered;
 pub use input::Input;
+pub use place::nothing_else_runs;
 
 use crate::error::{Error, OaiFault, OaiStop};
 use crate::model::{Entry, Format};
