@@ -565,7 +565,7 @@ pub(crate) fn prepare<'a>(
             // here.
             let gz = match stream {
                 Stream::Raw(raw) => crate::read::gunzip::outer_layer(raw, ahead.take()),
-                Stream::Owned(raw) => crate::read::gunzip::outer_layer_owned(raw, ahead.take()),
+                Stream::Owned(raw) => crate::read::gunzip::outer_layer(raw, ahead.take()),
                 inner => Source::Read(Box::new(Gunzip::new(MultiGzDecoder::new(inner.boxed())))),
             };
             stream = Stream::Gz(Tracked::from_source(gz, limits.max_bytes, false));
