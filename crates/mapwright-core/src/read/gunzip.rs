@@ -143,8 +143,10 @@ const SMALL: usize = 64 * 1024;
 const SPIN: Duration = Duration::from_micros(100);
 
 /// What the reader and its worker tell each other about reading ahead ([`Busy`]).
-#[derive(Default)]
 struct Pace {
+    /// The worker copies a plain input: it keeps the buffer it filled, reading ahead in it,
+    /// until the reader asks for it, and it gets spent buffers back at once.
+    keep: bool,
     /// Buffers the worker sent that the reader has not taken yet.
     queued: AtomicUsize,
     /// The reader waits for the next buffer (heeded by a worker that keeps it until then).
@@ -225,16 +227,13 @@ struct AheadWork {
     spent: Receiver<VecDeque<Made>>,
     /// Buffers read ahead in a row without an entry made.
     dry: u8,
-    /// The worker copies a plain input: it keeps the buffer it filled, reading ahead in it,
-    /// until the reader asks for it ([`Busy`]).
-    keep: bool,
 }
 
 impl AheadWork {
     /// The usual entries of `bytes` (a buffer just filled), read while the reader is busy
     /// ([`Busy`]), still wants them, and they were found lately.
     fn read(&mut self, bytes: &[u8], pace: &Pace) -> VecDeque<Made> {
-        let busy = Busy { queued: &pace.queued, asking: self.keep.then_some(&pace.asking) };
+        let busy = Busy { queued: &pace.queued, asking: pace.keep.then_some(&pace.asking) };
         if self.dry >= 2 || !busy.now() || !self.wanted.load(Ordering::Relaxed) {
             return VecDeque::new();
         }
@@ -288,7 +287,7 @@ fn work(
     pace: Arc<Pace>,
     mut ahead: Option<AheadWork>,
 ) {
-    let keep = ahead.as_ref().is_some_and(|a| a.keep);
+    let keep = pace.keep && ahead.is_some();
     let mut ready: Option<Fill> = None;
     loop {
         let fill = match ready.take() {
@@ -338,10 +337,9 @@ pub(crate) struct Threaded<'a> {
     finished: bool,
     fault: Option<io::Error>,
     handle: Option<JoinHandle<()>>,
-    /// Reading ahead (`ahead.rs`): its pace, whether the worker keeps a buffer until asked,
-    /// whether the reader wants entries read ahead, and where spent queues of them go back.
+    /// Reading ahead (`ahead.rs`): its pace, whether the reader wants entries read ahead, and
+    /// where spent queues of them go back.
     pace: Arc<Pace>,
-    keep: bool,
     wanted: Option<Arc<AtomicBool>>,
     spent: SyncSender<VecDeque<Made>>,
     /// Counted, and the reader's CPUs kept, until the worker is joined (`Drop`, which runs
@@ -443,7 +441,7 @@ impl Threaded<'_> {
     /// asked first ([`Busy`]), and, while this is the process's one threaded read, this thread
     /// spins for up to [`SPIN`] before it sleeps.
     fn wait(&mut self) -> Result<Out, RecvError> {
-        let ask = self.keep && self.wanted.is_some();
+        let ask = self.pace.keep && self.wanted.is_some();
         if ask {
             self.pace.asking.store(true, Ordering::Release);
         }
@@ -479,7 +477,7 @@ impl Threaded<'_> {
         self.spare.push(buf);
         // A worker that keeps its buffer until asked has the next one to fill at once: else
         // the reader, asking, would wait for its copy.
-        if self.keep || self.spare.len() >= GIVE_BACK {
+        if self.pace.keep || self.spare.len() >= GIVE_BACK {
             self.flush_spare();
         }
     }
@@ -681,18 +679,13 @@ impl Worker {
             // Zeroed once: the worker fills them as they are, each time.
             let _ = free.send(vec![0; OUT_CHUNK].into_boxed_slice());
         }
-        let pace = Arc::new(Pace::default());
+        let pace = Arc::new(Pace { keep, queued: AtomicUsize::new(0), asking: AtomicBool::new(false) });
         // Spent queues of made entries kept for the worker to fill again; more are dropped
         // (each holds up to `MAX_MADE` entries' room).
         let (spent, spent_rx) = sync_channel::<VecDeque<Made>>(2);
         let wanted = ahead.map(|_| Arc::new(AtomicBool::new(true)));
-        let ahead = ahead.zip(wanted.clone()).map(|(m, wanted)| AheadWork {
-            scan: m.make(),
-            wanted,
-            spent: spent_rx,
-            dry: 0,
-            keep,
-        });
+        let ahead =
+            ahead.zip(wanted.clone()).map(|(m, wanted)| AheadWork { scan: m.make(), wanted, spent: spent_rx, dry: 0 });
         let _ = self.start.send((src, free_rx, self.back, pace.clone(), ahead));
         let (input, to_worker) = feed.unzip();
         Threaded {
@@ -705,7 +698,6 @@ impl Worker {
             fault: None,
             handle: Some(self.handle),
             pace,
-            keep,
             wanted,
             spent,
             placement: self.placement,

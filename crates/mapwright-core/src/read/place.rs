@@ -42,11 +42,9 @@ static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
 /// scheduler places the threads as before. The reader's CPUs are restored on drop, on
 /// whichever thread drops it (the reader may have been moved to another).
 pub(crate) struct Placement {
-    /// The reader's thread and its CPUs before it was pinned.
+    /// When placed: the reader's thread, its CPUs before it was pinned, and the worker's CPUs.
     #[cfg(target_os = "linux")]
-    before: Option<(rustix::thread::Pid, rustix::thread::CpuSet)>,
-    #[cfg(target_os = "linux")]
-    worker: Option<rustix::thread::CpuSet>,
+    placed: Option<(rustix::thread::Pid, rustix::thread::CpuSet, rustix::thread::CpuSet)>,
 }
 
 impl Placement {
@@ -55,7 +53,7 @@ impl Placement {
         #[cfg(target_os = "linux")]
         {
             use rustix::thread::{CpuSet, gettid, sched_getaffinity, sched_getcpu, sched_setaffinity};
-            let none = Placement { before: None, worker: None };
+            let none = Placement { placed: None };
             if !alone {
                 return none;
             }
@@ -67,7 +65,7 @@ impl Placement {
             if sched_setaffinity(None, &mine).is_err() {
                 return none;
             }
-            Placement { before: Some((gettid(), allowed)), worker: Some(worker) }
+            Placement { placed: Some((gettid(), allowed, worker)) }
         }
         #[cfg(not(target_os = "linux"))]
         {
@@ -85,7 +83,7 @@ impl Placement {
     /// Whether the reader and the worker are on CPUs of their own.
     pub(crate) fn placed(&self) -> bool {
         #[cfg(target_os = "linux")]
-        return self.before.is_some();
+        return self.placed.is_some();
         #[cfg(not(target_os = "linux"))]
         false
     }
@@ -93,7 +91,7 @@ impl Placement {
     /// Places the calling thread, the worker, on its CPUs.
     pub(crate) fn worker(&self) -> impl FnOnce() + Send + 'static {
         #[cfg(target_os = "linux")]
-        let cpus = self.worker;
+        let cpus = self.placed.map(|(_, _, worker)| worker);
         move || {
             #[cfg(target_os = "linux")]
             if let Some(cpus) = cpus {
@@ -106,7 +104,7 @@ impl Placement {
 impl Drop for Placement {
     fn drop(&mut self) {
         #[cfg(target_os = "linux")]
-        if let Some((reader, before)) = self.before.take() {
+        if let Some((reader, before, _)) = self.placed.take() {
             let _ = rustix::thread::sched_setaffinity(Some(reader), &before);
         }
         IN_FLIGHT.fetch_sub(1, Ordering::Relaxed);
