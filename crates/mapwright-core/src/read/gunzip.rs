@@ -40,12 +40,18 @@
 //! to the worker whole, which reads the bytes as they are into the buffers ([`read_ahead`]),
 //! so that the copy out of the page cache overlaps with parsing too.
 //!
-//! The gzip decoder itself (`Gunzip`, whose faults say they come from gzip) lives here too, so
-//! the input layer (`input.rs`) calls this module and nothing here calls back into it.
+//! The worker inflates each gzip member without its checksum (`members.rs`): it computes a
+//! buffer's CRC-32 itself, unless this thread is waiting for that buffer, which then computes
+//! it as it takes the buffer, in time it would have spent waiting; this thread checks each
+//! member's trailer as it ends ([`MemberCheck`]). So the checksum lands on whichever thread
+//! has the time, as reading ahead does.
+//!
+//! The input layer (`input.rs`) calls this module and nothing here calls back into it.
 
 use crate::read::ahead::{Busy, MAX_MADE, Made, MakeScan, Scan};
+use crate::read::members::{MemberCheck, Members, Trailer, crc_of};
 use crate::read::place::Placement;
-use flate2::bufread::MultiGzDecoder;
+use flate2::Crc;
 use std::collections::VecDeque;
 use std::io::{self, BufRead, Read};
 use std::sync::Arc;
@@ -53,51 +59,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvError, SyncSender, TryRecvError, sync_channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-
-/// Marker payload of an `io::Error` raised by a gzip layer.
-#[derive(Debug)]
-pub(crate) struct GzipFault {
-    pub produced: u64,
-    pub message: String,
-}
-impl std::fmt::Display for GzipFault {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-impl std::error::Error for GzipFault {}
-
-/// A gzip decoder whose errors say they come from gzip.
-pub(crate) struct Gunzip<'a> {
-    dec: MultiGzDecoder<Box<dyn BufRead + Send + 'a>>,
-    produced: u64,
-}
-
-impl<'a> Gunzip<'a> {
-    pub(crate) fn new(dec: MultiGzDecoder<Box<dyn BufRead + Send + 'a>>) -> Self {
-        Gunzip { dec, produced: 0 }
-    }
-}
-
-impl Read for Gunzip<'_> {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        match self.dec.read(out) {
-            Ok(n) => {
-                self.produced += n as u64;
-                Ok(n)
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(e),
-            Err(e) => {
-                let message = if e.kind() == io::ErrorKind::UnexpectedEof {
-                    "the gzip stream ends early (truncated file)".to_string()
-                } else {
-                    e.to_string()
-                };
-                Err(io::Error::other(GzipFault { produced: self.produced, message }))
-            }
-        }
-    }
-}
 
 /// `Read::read` of a reader whose `BufRead` does the work: a copy out of `fill_buf`, so the bytes
 /// and errors of `read` and of `fill_buf` are the same by construction. Public for the other
@@ -149,7 +110,8 @@ struct Pace {
     keep: bool,
     /// Buffers the worker sent that the reader has not taken yet.
     queued: AtomicUsize,
-    /// The reader waits for the next buffer (heeded by a worker that keeps it until then).
+    /// The reader waits for the next buffer: a worker that keeps its buffer until then hands
+    /// it over, and one that inflates leaves the buffer's checksum to the reader.
     asking: AtomicBool,
 }
 
@@ -163,14 +125,14 @@ enum In {
 
 /// What the worker sends this thread.
 enum Out {
-    /// Inflated bytes: the buffer, how many bytes it holds from [`HEAD`] on, and the entries
-    /// read ahead in them (`ahead.rs`; most often none).
-    Data(Box<[u8]>, usize, VecDeque<Made>),
+    /// Inflated bytes, and of a gzip stream's bytes, their CRC-32 when the worker computed it
+    /// and the trailer of the member they end.
+    Data(Filled, Option<Crc>, Option<Trailer>),
     /// A compressed buffer consumed: fill it again.
     Spent(Vec<u8>),
     /// The gzip stream ended.
     End,
-    /// The gzip stream failed (already a `GzipFault` from [`Gunzip`]).
+    /// The gzip stream failed (already a `GzipFault` from [`Members`]).
     Fault(io::Error),
 }
 
@@ -246,6 +208,15 @@ impl AheadWork {
     }
 }
 
+/// What the worker fills its buffers from.
+enum Src {
+    /// An owned input that is not gzip, copied as it is.
+    Plain(Box<dyn Read + Send>),
+    /// The compressed bytes this thread sends it, inflated, each member's checksum left to
+    /// the worker's loop or to this thread.
+    Gzip(Box<Members<Feed>>),
+}
+
 /// A buffer the worker filled (from [`HEAD`] to `filled`), and how its filling stopped.
 struct Fill {
     buf: Box<[u8]>,
@@ -253,26 +224,46 @@ struct Fill {
     fault: Option<io::Error>,
     /// The stream ended within it.
     ended: bool,
+    /// A gzip member ended with it (the buffer stops there): its trailer.
+    trailer: Option<Trailer>,
 }
 
 impl Fill {
-    /// `buf` filled from `src`, as far as it goes.
-    fn from(src: &mut dyn Read, mut buf: Box<[u8]>) -> Fill {
+    /// `buf` filled from `src`, as far as it goes, or to the end of a gzip member.
+    fn from(src: &mut Src, mut buf: Box<[u8]>) -> Fill {
         let mut filled = HEAD;
+        let mut trailer = None;
         let fault = loop {
             if filled == buf.len() {
                 break None;
             }
-            match src.read(&mut buf[filled..]) {
-                Ok(0) => break None,
-                Ok(n) => filled += n,
+            let got = match src {
+                Src::Plain(r) => r.read(&mut buf[filled..]).map(|n| (n, None)),
+                Src::Gzip(m) => m.inflate(&mut buf[filled..]).map(|i| (i.n, i.trailer)),
+            };
+            match got {
+                Ok((0, None)) => break None,
+                Ok((n, None)) => filled += n,
+                Ok((n, ended)) => {
+                    filled += n;
+                    trailer = ended;
+                    break None;
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => break Some(e),
             }
         };
-        let ended = filled < buf.len();
-        Fill { buf, filled, fault, ended }
+        let ended = filled < buf.len() && trailer.is_none();
+        Fill { buf, filled, fault, ended, trailer }
     }
+}
+
+/// Whether the worker computes the CRC-32 of the gzip bytes it just inflated (the `nth` buffer):
+/// unless this thread is waiting for them, in which case it computes it itself, in time it
+/// would spend waiting, and the worker goes on to the next buffer that much sooner. Test builds
+/// alternate, so that both ways are taken in every threaded test.
+fn worker_sums(pace: &Pace, nth: usize) -> bool {
+    if cfg!(test) { nth % 2 == 0 } else { !pace.asking.load(Ordering::Acquire) }
 }
 
 /// Fills the buffers it is given (from [`HEAD`] on) from `src` (inflating, or reading an owned
@@ -280,31 +271,27 @@ impl Fill {
 /// when it has time (`ahead`, paced by `pace`). A worker that keeps its buffer until the
 /// reader asks for it ([`Busy`]) fills the next one first, when one is free, so that the one
 /// after the buffer asked for is ready too when the reader asks again.
-fn work(
-    mut src: Box<dyn Read + Send>,
-    free: Receiver<Box<[u8]>>,
-    back: SyncSender<Out>,
-    pace: Arc<Pace>,
-    mut ahead: Option<AheadWork>,
-) {
+fn work(mut src: Src, free: Receiver<Box<[u8]>>, back: SyncSender<Out>, pace: Arc<Pace>, mut ahead: Option<AheadWork>) {
     let keep = pace.keep && ahead.is_some();
+    let gzip = matches!(src, Src::Gzip(_));
     let mut ready: Option<Fill> = None;
-    loop {
+    for nth in 0.. {
         let fill = match ready.take() {
             Some(f) => f,
             None => match free.recv() {
-                Ok(buf) => Fill::from(&mut *src, buf),
+                Ok(buf) => Fill::from(&mut src, buf),
                 Err(_) => return,
             },
         };
         if keep && fill.fault.is_none() && !fill.ended {
-            ready = free.try_recv().ok().map(|buf| Fill::from(&mut *src, buf));
+            ready = free.try_recv().ok().map(|buf| Fill::from(&mut src, buf));
         }
-        let Fill { buf, filled, fault, ended } = fill;
-        if filled > HEAD {
+        let Fill { buf, filled, fault, ended, trailer } = fill;
+        if filled > HEAD || trailer.is_some() {
+            let crc = (gzip && worker_sums(&pace, nth)).then(|| crc_of(&buf[HEAD..filled]));
             let made = ahead.as_mut().map(|a| a.read(&buf[HEAD..filled], &pace)).unwrap_or_default();
             pace.queued.fetch_add(1, Ordering::Release);
-            if back.send(Out::Data(buf, filled - HEAD, made)).is_err() {
+            if back.send(Out::Data(Filled { buf, len: filled - HEAD, made }, crc, trailer)).is_err() {
                 return;
             }
         }
@@ -345,6 +332,9 @@ pub(crate) struct Threaded<'a> {
     /// Counted, and the reader's CPUs kept, until the worker is joined (`Drop`, which runs
     /// before the fields' drops).
     placement: Placement,
+    /// A gzip stream's running checksum, and its inflated bytes taken so far.
+    check: Option<MemberCheck>,
+    produced: u64,
 }
 
 impl Threaded<'_> {
@@ -419,9 +409,21 @@ impl Threaded<'_> {
                 }
             };
             match msg {
-                Ok(Out::Data(b, len, made)) => {
+                Ok(Out::Data(filled, crc, trailer)) => {
                     self.pace.queued.fetch_sub(1, Ordering::Release);
-                    return Ok(Some(Filled { buf: b, len, made }));
+                    if let Some(check) = &mut self.check {
+                        self.produced += filled.len as u64;
+                        let bytes = &filled.buf[HEAD..HEAD + filled.len];
+                        if let Err(e) = check.take(bytes, crc, trailer, self.produced) {
+                            self.finished = true;
+                            return Err(e);
+                        }
+                    }
+                    if filled.len > 0 {
+                        return Ok(Some(filled));
+                    }
+                    // An empty gzip member's trailer alone.
+                    self.give_back(filled.buf);
                 }
                 Ok(Out::Spent(b)) => self.feed(b),
                 Ok(Out::End) => self.finished = true,
@@ -437,19 +439,15 @@ impl Threaded<'_> {
         }
     }
 
-    /// The worker's next message, waited for. A worker that keeps its buffer until asked is
-    /// asked first ([`Busy`]), and, while this is the process's one threaded read, this thread
-    /// spins for up to [`SPIN`] before it sleeps.
+    /// The worker's next message, waited for. The worker is told ([`Pace::asking`]: one that
+    /// keeps its buffer until asked hands it over, [`Busy`]; one that inflates leaves the next
+    /// buffer's checksum to this thread), and, while this is the process's one threaded read,
+    /// this thread spins for up to [`SPIN`] before it sleeps.
     fn wait(&mut self) -> Result<Out, RecvError> {
-        let ask = self.pace.keep && self.wanted.is_some();
-        if ask {
-            self.pace.asking.store(true, Ordering::Release);
-        }
+        self.pace.asking.store(true, Ordering::Release);
         let spun = if self.placement.may_spin() { self.spin() } else { None };
         let msg = spun.map_or_else(|| self.from_worker.recv(), Ok);
-        if ask {
-            self.pace.asking.store(false, Ordering::Release);
-        }
+        self.pace.asking.store(false, Ordering::Release);
         msg
     }
 
@@ -573,13 +571,12 @@ pub(crate) fn outer_layer<'a>(mut input: Box<dyn BufRead + Send + 'a>, ahead: Op
     // The thread first, so that the bytes read ahead are still here should it not start.
     let Some(worker) = Worker::spawn() else {
         // No thread to be had: inflated here, the bytes read ahead then the rest.
-        let rest: Box<dyn BufRead + Send + 'a> = Box::new(io::Cursor::new(head).chain(input));
-        return Source::Read(Box::new(Gunzip::new(MultiGzDecoder::new(rest))));
+        let rest = io::Cursor::new(head).chain(input);
+        return Source::Read(Box::new(Members::checked(rest)));
     };
     let (to_worker, rx) = sync_channel::<In>(IN_BUFS);
     let feed = Feed { rx, back: worker.back.clone(), cur: head, pos: 0, ended: false };
-    let dec = Gunzip::new(MultiGzDecoder::new(Box::new(feed) as Box<dyn BufRead + Send>));
-    let mut t = worker.start(Box::new(dec), Some((input, to_worker)), ahead, false);
+    let mut t = worker.start(Src::Gzip(Box::new(Members::unchecked(feed))), Some((input, to_worker)), ahead, false);
     for _ in 1..IN_BUFS {
         t.feed(Vec::with_capacity(IN_CHUNK));
     }
@@ -589,8 +586,7 @@ pub(crate) fn outer_layer<'a>(mut input: Box<dyn BufRead + Send + 'a>, ahead: Op
 /// A gzip stream read whole within its first bytes (`head`, then `fault` if its input failed):
 /// inflated here, no thread for it.
 fn small_gzip(head: Vec<u8>, fault: Option<io::Error>) -> Source<'static> {
-    let head: Box<dyn BufRead + Send> = Box::new(Head { head: io::Cursor::new(head), fault });
-    Source::Read(Box::new(Gunzip::new(MultiGzDecoder::new(head))))
+    Source::Read(Box::new(Members::checked(Head { head: io::Cursor::new(head), fault })))
 }
 
 /// The bytes of an input that is not gzip and that the reader owns
@@ -607,7 +603,7 @@ pub(crate) fn read_ahead(mut input: Box<dyn BufRead + Send>, ahead: Option<MakeS
     let src: Box<dyn Read + Send> = Box::new(io::Cursor::new(head).chain(input));
     match Worker::spawn() {
         // The copy is a tenth of the parse: the worker keeps each buffer until asked ([`Busy`]).
-        Some(worker) => Source::Swap(Box::new(worker.start(src, None, ahead, true))),
+        Some(worker) => Source::Swap(Box::new(worker.start(Src::Plain(src), None, ahead, true))),
         None => Source::Read(src),
     }
 }
@@ -633,7 +629,7 @@ fn read_head(input: &mut (dyn BufRead + Send + '_), n: usize) -> (Vec<u8>, Optio
 
 /// What the worker is started with: the bytes it reads (inflated or as they are), the buffers
 /// it fills, and where it sends them.
-type Start = (Box<dyn Read + Send>, Receiver<Box<[u8]>>, SyncSender<Out>, Arc<Pace>, Option<AheadWork>);
+type Start = (Src, Receiver<Box<[u8]>>, SyncSender<Out>, Arc<Pace>, Option<AheadWork>);
 
 /// A worker thread started, waiting for its [`Start`].
 struct Worker {
@@ -669,7 +665,7 @@ impl Worker {
     /// sends it (compressed bytes), when `src` reads from a [`Feed`].
     fn start<'a>(
         self,
-        src: Box<dyn Read + Send>,
+        src: Src,
         feed: Option<(Box<dyn BufRead + Send + 'a>, SyncSender<In>)>,
         ahead: Option<MakeScan>,
         keep: bool,
@@ -686,6 +682,7 @@ impl Worker {
         let wanted = ahead.map(|_| Arc::new(AtomicBool::new(true)));
         let ahead =
             ahead.zip(wanted.clone()).map(|(m, wanted)| AheadWork { scan: m.make(), wanted, spent: spent_rx, dry: 0 });
+        let gzip = matches!(src, Src::Gzip(_));
         let _ = self.start.send((src, free_rx, self.back, pace.clone(), ahead));
         let (input, to_worker) = feed.unzip();
         Threaded {
@@ -701,6 +698,8 @@ impl Worker {
             wanted,
             spent,
             placement: self.placement,
+            check: gzip.then(MemberCheck::default),
+            produced: 0,
         }
     }
 }
@@ -808,6 +807,31 @@ pub(super) mod tests {
                 }
             }
         }
+    }
+
+    /// A stream of several members, each past one buffer, inflated on the worker: the members'
+    /// ends fall inside buffers, whose checksums are computed on either thread, and the read is
+    /// the plain one's; a damaged checksum in the first member is a fault at its end.
+    #[test]
+    fn members_inflated_on_the_worker_read_as_one_stream() {
+        let plain = document(6000);
+        let (a, b) = plain.split_at(plain.len() / 3 + 17);
+        let (b, c) = b.split_at(b.len() / 2 + 5);
+        let first = gzip(a);
+        let stream = [first.clone(), gzip(b), gzip(&[]), gzip(c)].concat();
+        assert!(first.len() > 4 * super::SMALL, "inflated on the worker: {} bytes", first.len());
+        let (entries, _, error) = read_all(&plain[..], ReadOptions::default());
+        assert!(error.is_none(), "{error:?}");
+        let (got, _, error) = read_all(&stream[..], ReadOptions::default());
+        assert!(error.is_none(), "{error:?}");
+        assert_eq!(got, entries);
+        let mut bad = stream.clone();
+        bad[first.len() - 8] ^= 1;
+        let (got, _, error) = read_all(&bad[..], ReadOptions::default());
+        let error = error.expect("a fault").to_string();
+        assert!(error.contains(&format!("after {} uncompressed bytes", a.len())), "{error}");
+        assert!(error.contains("checksum"), "{error}");
+        assert!(got.len() < entries.len() / 3 + 1, "{} entries read", got.len());
     }
 
     /// Entries, findings (rule and position) and the error, as text, of a reader.

@@ -5,9 +5,9 @@
 use crate::error::Error;
 use crate::read::Limits;
 use crate::read::ahead::{Lines, Made, MakeScan};
-use crate::read::gunzip::{Filled, Gunzip, GzipFault, HEAD, OUT_CHUNK, Source, read_buffered};
+use crate::read::gunzip::{Filled, HEAD, OUT_CHUNK, Source, read_buffered};
+use crate::read::members::{GzipFault, Members};
 use crate::rule::{Finding, Position, Rule};
-use flate2::bufread::MultiGzDecoder;
 use std::collections::VecDeque;
 use std::io::{self, BufRead, Read};
 use std::sync::Mutex;
@@ -566,7 +566,7 @@ pub(crate) fn prepare<'a>(
             let gz = match stream {
                 Stream::Raw(raw) => crate::read::gunzip::outer_layer(raw, ahead.take()),
                 Stream::Owned(raw) => crate::read::gunzip::outer_layer(raw, ahead.take()),
-                inner => Source::Read(Box::new(Gunzip::new(MultiGzDecoder::new(inner.boxed())))),
+                inner => Source::Read(Box::new(Members::checked(inner.boxed()))),
             };
             stream = Stream::Gz(Tracked::from_source(gz, limits.max_bytes, false));
             continue;

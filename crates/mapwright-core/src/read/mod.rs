@@ -6,6 +6,7 @@
 mod ahead;
 mod gunzip;
 mod input;
+mod members;
 mod place;
 mod text;
 mod xml;

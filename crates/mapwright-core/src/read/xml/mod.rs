@@ -331,8 +331,8 @@ impl<'a> XmlReader<'a> {
                         if let Some(l) = inner.downcast_ref::<crate::read::input::LimitReached>() {
                             return std::io::Error::other(crate::read::input::LimitReached(l.0));
                         }
-                        if let Some(g) = inner.downcast_ref::<crate::read::gunzip::GzipFault>() {
-                            return std::io::Error::other(crate::read::gunzip::GzipFault {
+                        if let Some(g) = inner.downcast_ref::<crate::read::members::GzipFault>() {
+                            return std::io::Error::other(crate::read::members::GzipFault {
                                 produced: g.produced,
                                 message: g.message.clone(),
                             });
