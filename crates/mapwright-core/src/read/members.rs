@@ -205,8 +205,11 @@ impl<R: BufRead> Members<R> {
         Ok(())
     }
 
-    /// Skips a zero-terminated field, its bytes (and the zero) fed to the header's CRC.
+    /// Skips a zero-terminated field, its bytes (and the zero) fed to the header's CRC. One
+    /// longer than [`MAX_FIELD`] is a fault: a stream that never gets past its header would
+    /// otherwise be read to its end for nothing.
     fn skip_to_nul(&mut self, crc: &mut Option<Crc>) -> io::Result<()> {
+        let mut seen = 0;
         loop {
             let avail = avail(&mut self.input, self.produced)?;
             if avail.is_empty() {
@@ -216,6 +219,10 @@ impl<R: BufRead> Members<R> {
                 Some(i) => (i + 1, true),
                 None => (avail.len(), false),
             };
+            seen += k - usize::from(done);
+            if seen > MAX_FIELD {
+                return Err(self.fault(FIELD_TOO_LONG));
+            }
             if let Some(c) = crc {
                 c.update(&avail[..k]);
             }
@@ -281,6 +288,10 @@ fn avail<R: BufRead>(input: &mut R, produced: u64) -> io::Result<&[u8]> {
     input.fill_buf()
 }
 
+/// The longest name or comment a header may hold, as flate2's decoder allowed.
+const MAX_FIELD: usize = 65_535;
+/// The message of a name or a comment longer than that.
+const FIELD_TOO_LONG: &str = "gzip header field too long";
 /// The message of a stream that ends inside a member.
 const TRUNCATED: &str = "the gzip stream ends early (truncated file)";
 /// The message of a member whose header is not gzip's.
@@ -393,6 +404,21 @@ mod tests {
         assert_eq!(read_checked(&with).unwrap(), data);
         with[end] ^= 1;
         assert_eq!(read_checked(&with).unwrap_err(), (BAD_HEADER.to_string(), 0));
+    }
+
+    #[test]
+    fn a_name_past_the_longest_a_header_holds_is_a_fault() {
+        let data = b"<urlset/>";
+        let at_most = "n".repeat(MAX_FIELD);
+        assert_eq!(read_checked(&gz(data, GzBuilder::new().filename(at_most.as_str()))).unwrap(), data);
+        let longer = format!("{at_most}n");
+        let err = read_checked(&gz(data, GzBuilder::new().comment(longer.as_str()))).unwrap_err();
+        assert_eq!(err, (FIELD_TOO_LONG.to_string(), 0));
+        // Never terminated: the fault comes at the limit, not at the input's end.
+        let mut endless = gz(data, GzBuilder::new().filename("x"));
+        endless.truncate(10);
+        endless.extend(std::iter::repeat_n(b'n', 4 * MAX_FIELD));
+        assert_eq!(read_checked(&endless).unwrap_err(), (FIELD_TOO_LONG.to_string(), 0));
     }
 
     #[test]
