@@ -63,6 +63,8 @@ enum At {
     Header,
     Body,
     End,
+    /// A fault was returned: every later call returns it again, never a quiet end.
+    Failed,
 }
 
 /// The members of a gzip stream, inflated (see the module's documentation).
@@ -76,12 +78,22 @@ pub(crate) struct Members<R> {
     members: u64,
     /// The running checksum of a decoder that checks its members itself.
     check: Option<MemberCheck>,
+    /// The message of the fault returned, once one was.
+    failed: String,
 }
 
 impl<R: BufRead> Members<R> {
     /// A decoder that leaves each member's checksum to its caller ([`Inflated::trailer`]).
     pub(crate) fn unchecked(input: R) -> Self {
-        Members { input, inflate: Decompress::new(false), at: At::Header, produced: 0, members: 0, check: None }
+        Members {
+            input,
+            inflate: Decompress::new(false),
+            at: At::Header,
+            produced: 0,
+            members: 0,
+            check: None,
+            failed: String::new(),
+        }
     }
 
     /// A decoder that checks each member's trailer itself: a `Read` of the stream's bytes.
@@ -92,9 +104,19 @@ impl<R: BufRead> Members<R> {
     /// The next inflated bytes, into `out`: at most the rest of one member, so a member's
     /// trailer comes with the call that gives its last bytes.
     pub(crate) fn inflate(&mut self, out: &mut [u8]) -> io::Result<Inflated> {
+        if self.at == At::Failed {
+            return Err(self.fault(self.failed.clone()));
+        }
+        self.next(out).inspect_err(|e| {
+            self.failed = e.to_string();
+            self.at = At::Failed;
+        })
+    }
+
+    fn next(&mut self, out: &mut [u8]) -> io::Result<Inflated> {
         loop {
             match self.at {
-                At::End => return Ok(Inflated { n: 0, trailer: None }),
+                At::End | At::Failed => return Ok(Inflated { n: 0, trailer: None }),
                 At::Header => {
                     // After a member, the end of the input is the stream's end.
                     if self.members > 0 && avail(&mut self.input, self.produced)?.is_empty() {
@@ -404,6 +426,22 @@ mod tests {
         assert_eq!(read_checked(&with).unwrap(), data);
         with[end] ^= 1;
         assert_eq!(read_checked(&with).unwrap_err(), (BAD_HEADER.to_string(), 0));
+    }
+
+    #[test]
+    fn a_fault_stays_a_fault_when_asked_again() {
+        let data = b"0123456789".repeat(1000);
+        let mut bad = gz(&data, GzBuilder::new());
+        let n = bad.len();
+        bad[n - 8] ^= 1;
+        let mut members = Members::checked(&bad[..]);
+        let mut out = Vec::new();
+        let first = members.read_to_end(&mut out).unwrap_err().to_string();
+        assert!(first.contains("checksum"), "{first}");
+        for _ in 0..2 {
+            let again = members.read(&mut [0; 64]).unwrap_err().to_string();
+            assert_eq!(again, first);
+        }
     }
 
     #[test]
