@@ -15,6 +15,14 @@ pub use gunzip::read_buffered;
 pub use input::Input;
 pub use place::nothing_else_runs;
 
+/// The bytes of a gzip stream (every member, each checked), inflated on the caller's thread by
+/// the reader's own decoder: for a caller that reads a sitemap's bytes again (the CLI's source
+/// excerpts) and must see exactly what the reader saw. Its faults are `io::Error`s whose
+/// message says what is wrong with the stream.
+pub fn gunzip<R: BufRead + Send>(input: R) -> impl std::io::Read + Send {
+    members::Members::checked(input)
+}
+
 use crate::error::{Error, OaiFault, OaiStop};
 use crate::model::{Entry, Format};
 use crate::rule::{Finding, Position};

@@ -126,7 +126,7 @@ fn fill(path: &Path, windows: &mut [Window]) -> io::Result<()> {
     let n = file.read(&mut magic)?;
     let head = io::Cursor::new(magic[..n].to_vec()).chain(file);
     let mut input: Box<dyn Read> =
-        if magic == [0x1f, 0x8b] { Box::new(flate2::read::MultiGzDecoder::new(head)) } else { Box::new(head) };
+        if magic == [0x1f, 0x8b] { Box::new(mapwright_core::read::gunzip(head)) } else { Box::new(head) };
     let mut buf = vec![0u8; 64 * 1024];
     let (mut at, mut line) = (0u64, 1u64);
     let mut next = 0; // first window whose line has not started yet
