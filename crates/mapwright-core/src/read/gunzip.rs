@@ -106,7 +106,8 @@ const SPIN: Duration = Duration::from_micros(100);
 /// What the reader and its worker tell each other about reading ahead ([`Busy`]).
 struct Pace {
     /// The worker copies a plain input: it keeps the buffer it filled, reading ahead in it,
-    /// until the reader asks for it, and it gets spent buffers back at once.
+    /// until the reader asks for it, and it gets spent buffers back at once. Else it inflates
+    /// a gzip stream, whose checksums travel with its buffers.
     keep: bool,
     /// Buffers the worker sent that the reader has not taken yet.
     queued: AtomicUsize,
@@ -273,7 +274,7 @@ fn worker_sums(pace: &Pace, nth: usize) -> bool {
 /// after the buffer asked for is ready too when the reader asks again.
 fn work(mut src: Src, free: Receiver<Box<[u8]>>, back: SyncSender<Out>, pace: Arc<Pace>, mut ahead: Option<AheadWork>) {
     let keep = pace.keep && ahead.is_some();
-    let gzip = matches!(src, Src::Gzip(_));
+    let gzip = !pace.keep;
     let mut ready: Option<Fill> = None;
     for nth in 0.. {
         let fill = match ready.take() {
@@ -576,7 +577,7 @@ pub(crate) fn outer_layer<'a>(mut input: Box<dyn BufRead + Send + 'a>, ahead: Op
     };
     let (to_worker, rx) = sync_channel::<In>(IN_BUFS);
     let feed = Feed { rx, back: worker.back.clone(), cur: head, pos: 0, ended: false };
-    let mut t = worker.start(Src::Gzip(Box::new(Members::unchecked(feed))), Some((input, to_worker)), ahead, false);
+    let mut t = worker.start(Src::Gzip(Box::new(Members::unchecked(feed))), Some((input, to_worker)), ahead);
     for _ in 1..IN_BUFS {
         t.feed(Vec::with_capacity(IN_CHUNK));
     }
@@ -603,7 +604,7 @@ pub(crate) fn read_ahead(mut input: Box<dyn BufRead + Send>, ahead: Option<MakeS
     let src: Box<dyn Read + Send> = Box::new(io::Cursor::new(head).chain(input));
     match Worker::spawn() {
         // The copy is a tenth of the parse: the worker keeps each buffer until asked ([`Busy`]).
-        Some(worker) => Source::Swap(Box::new(worker.start(Src::Plain(src), None, ahead, true))),
+        Some(worker) => Source::Swap(Box::new(worker.start(Src::Plain(src), None, ahead))),
         None => Source::Read(src),
     }
 }
@@ -662,14 +663,15 @@ impl Worker {
     }
 
     /// Sets the worker to fill buffers from `src`; `feed`, the input this thread reads and
-    /// sends it (compressed bytes), when `src` reads from a [`Feed`].
+    /// sends it (compressed bytes), when `src` reads from a [`Feed`]. A worker that copies a
+    /// plain input keeps its buffer until asked ([`Pace::keep`]).
     fn start<'a>(
         self,
         src: Src,
         feed: Option<(Box<dyn BufRead + Send + 'a>, SyncSender<In>)>,
         ahead: Option<MakeScan>,
-        keep: bool,
     ) -> Threaded<'a> {
+        let keep = matches!(src, Src::Plain(_));
         let (free, free_rx) = sync_channel::<Box<[u8]>>(OUT_BUFS + 1);
         for _ in 0..OUT_BUFS {
             // Zeroed once: the worker fills them as they are, each time.
@@ -682,7 +684,6 @@ impl Worker {
         let wanted = ahead.map(|_| Arc::new(AtomicBool::new(true)));
         let ahead =
             ahead.zip(wanted.clone()).map(|(m, wanted)| AheadWork { scan: m.make(), wanted, spent: spent_rx, dry: 0 });
-        let gzip = matches!(src, Src::Gzip(_));
         let _ = self.start.send((src, free_rx, self.back, pace.clone(), ahead));
         let (input, to_worker) = feed.unzip();
         Threaded {
@@ -698,7 +699,7 @@ impl Worker {
             wanted,
             spent,
             placement: self.placement,
-            check: gzip.then(MemberCheck::default),
+            check: (!keep).then(MemberCheck::default),
             produced: 0,
         }
     }

@@ -564,8 +564,9 @@ pub(crate) fn prepare<'a>(
             // The outer layer inflates on a thread of its own (`gunzip.rs`); inner ones, rare,
             // here.
             let gz = match stream {
-                Stream::Raw(raw) => crate::read::gunzip::outer_layer(raw, ahead.take()),
-                Stream::Owned(raw) => crate::read::gunzip::outer_layer(raw, ahead.take()),
+                outer @ (Stream::Raw(_) | Stream::Owned(_)) => {
+                    crate::read::gunzip::outer_layer(outer.boxed(), ahead.take())
+                }
                 inner => Source::Read(Box::new(Members::checked(inner.boxed()))),
             };
             stream = Stream::Gz(Tracked::from_source(gz, limits.max_bytes, false));

@@ -202,10 +202,7 @@ impl<R: BufRead> Members<R> {
             feed(&mut crc, &len);
             let mut left = usize::from(u16::from_le_bytes(len));
             while left > 0 {
-                let avail = avail(&mut self.input, self.produced)?;
-                if avail.is_empty() {
-                    return Err(self.fault(TRUNCATED));
-                }
+                let avail = more(&mut self.input, self.produced)?;
                 let k = avail.len().min(left);
                 feed(&mut crc, &avail[..k]);
                 self.input.consume(k);
@@ -233,10 +230,7 @@ impl<R: BufRead> Members<R> {
     fn skip_to_nul(&mut self, crc: &mut Option<Crc>) -> io::Result<()> {
         let mut seen = 0;
         loop {
-            let avail = avail(&mut self.input, self.produced)?;
-            if avail.is_empty() {
-                return Err(self.fault(TRUNCATED));
-            }
+            let avail = more(&mut self.input, self.produced)?;
             let (k, done) = match memchr::memchr(0, avail) {
                 Some(i) => (i + 1, true),
                 None => (avail.len(), false),
@@ -267,10 +261,7 @@ impl<R: BufRead> Members<R> {
     fn exact(&mut self, out: &mut [u8]) -> io::Result<()> {
         let mut got = 0;
         while got < out.len() {
-            let avail = avail(&mut self.input, self.produced)?;
-            if avail.is_empty() {
-                return Err(self.fault(TRUNCATED));
-            }
+            let avail = more(&mut self.input, self.produced)?;
             let k = avail.len().min(out.len() - got);
             out[got..got + k].copy_from_slice(&avail[..k]);
             self.input.consume(k);
@@ -308,6 +299,14 @@ fn avail<R: BufRead>(input: &mut R, produced: u64) -> io::Result<&[u8]> {
         }
     }
     input.fill_buf()
+}
+
+/// The input's next bytes inside a member: some, or the stream ends early.
+fn more<R: BufRead>(input: &mut R, produced: u64) -> io::Result<&[u8]> {
+    match avail(input, produced)? {
+        [] => Err(fault_at(produced, TRUNCATED)),
+        bytes => Ok(bytes),
+    }
 }
 
 /// The longest name or comment a header may hold, as flate2's decoder allowed.
