@@ -23,12 +23,14 @@ fn entries(n: u64, extensions: bool) -> Vec<UrlEntry> {
             e.changefreq = Some(ChangeFreq::ALL[(i % 7) as usize]);
             e.priority = Some((1 + i % 10) as f32 / 10.0);
             if extensions {
-                e.images.push(Image {
+                e.ext_mut().images.push(Image {
                     loc: format!("https://img.example.com/{i}.jpg"),
                     caption: Some("A <b> & c".into()),
                     ..Image::default()
                 });
-                e.alternates.push(Alternate { hreflang: "de".into(), href: format!("https://www.example.com/de/{i}") });
+                e.ext_mut()
+                    .alternates
+                    .push(Alternate { hreflang: "de".into(), href: format!("https://www.example.com/de/{i}") });
             }
             e
         })

@@ -21,8 +21,8 @@ pub use date::{DateText, Lastmod, Precision, Tz, W3cDateTime};
 pub use error::{Error, OaiFault, OaiStop};
 pub use loc::{Loc, LocError};
 pub use model::{
-    Alternate, ChangeFreq, DataObject, Entry, Format, Geo, Image, News, PageMapAttribute, SitemapEntry, UrlEntry,
-    Video, VideoPrice,
+    Alternate, ChangeFreq, DataObject, Entry, Extensions, Format, Geo, Image, News, PageMapAttribute, SitemapEntry,
+    UrlEntry, Video, VideoPrice,
 };
 pub use read::{Limits, PageRequest, Pager, ReadOptions, SitemapReader};
 pub use rule::{Finding, Position, Rule, Severity};

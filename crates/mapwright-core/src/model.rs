@@ -324,7 +324,12 @@ pub struct Alternate {
 }
 
 /// A page listed by a sitemap (`<url>`, a text line, a feed item).
-#[derive(Clone, Debug, PartialEq)]
+///
+/// Its extensions sit behind one pointer, [`UrlEntry::ext`]: nearly every entry has none, and
+/// the entry is moved, queued and dropped once per URL on every read. Held inline, their six
+/// fields made it 192 bytes (three out-of-line `Vec` drops an entry); behind one `Option<Box>`
+/// it is 88.
+#[derive(Clone, Debug)]
 pub struct UrlEntry {
     /// The page.
     pub loc: Loc,
@@ -334,45 +339,84 @@ pub struct UrlEntry {
     pub changefreq: Option<ChangeFreq>,
     /// Relative priority, 0.0 to 1.0.
     pub priority: Option<f32>,
+    /// The extensions, `None` when there are none (read them with [`UrlEntry::ext`], add
+    /// with [`UrlEntry::ext_mut`]). `Some` with every field empty is allowed and means the
+    /// same: equality and [`UrlEntry::has_extensions`] look at the contents.
+    pub extensions: Option<Box<Extensions>>,
+}
+
+/// The extension elements of a `<url>` (image, video, news, hreflang alternates, geo,
+/// PageMap): the part of an entry most sitemaps never use (see [`UrlEntry`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Extensions {
     /// Image extension entries.
     pub images: Vec<Image>,
     /// Video extension entries.
     pub videos: Vec<Video>,
-    /// News extension entry (boxed: rare, and large enough to double every entry's size).
+    /// News extension entry.
     pub news: Option<Box<News>>,
     /// hreflang alternates.
     pub alternates: Vec<Alternate>,
-    /// Geo extension entry (boxed: rare).
+    /// Geo extension entry.
     pub geo: Option<Box<Geo>>,
     /// PageMap data objects.
     pub pagemap: Vec<DataObject>,
 }
 
+impl Extensions {
+    /// No extension: what [`UrlEntry::ext`] shows for an entry without any.
+    pub const NONE: Extensions = Extensions {
+        images: Vec::new(),
+        videos: Vec::new(),
+        news: None,
+        alternates: Vec::new(),
+        geo: None,
+        pagemap: Vec::new(),
+    };
+
+    /// Whether any extension is present.
+    pub fn is_empty(&self) -> bool {
+        self.images.is_empty()
+            && self.videos.is_empty()
+            && self.news.is_none()
+            && self.alternates.is_empty()
+            && self.geo.is_none()
+            && self.pagemap.is_empty()
+    }
+}
+
+/// What [`UrlEntry::ext`] borrows for an entry without extensions.
+static NO_EXTENSIONS: Extensions = Extensions::NONE;
+
 impl UrlEntry {
     /// An entry with only a location.
     pub fn new(loc: Loc) -> Self {
-        UrlEntry {
-            loc,
-            lastmod: None,
-            changefreq: None,
-            priority: None,
-            images: Vec::new(),
-            videos: Vec::new(),
-            news: None,
-            alternates: Vec::new(),
-            geo: None,
-            pagemap: Vec::new(),
-        }
+        UrlEntry { loc, lastmod: None, changefreq: None, priority: None, extensions: None }
+    }
+
+    /// The entry's extensions, empty ones when it has none.
+    pub fn ext(&self) -> &Extensions {
+        self.extensions.as_deref().unwrap_or(&NO_EXTENSIONS)
+    }
+
+    /// The entry's extensions to add to (made empty on first use).
+    pub fn ext_mut(&mut self) -> &mut Extensions {
+        self.extensions.get_or_insert_with(Box::default)
     }
 
     /// Whether any extension (image, video, news, alternates, geo, PageMap) is present.
     pub fn has_extensions(&self) -> bool {
-        !self.images.is_empty()
-            || !self.videos.is_empty()
-            || self.news.is_some()
-            || !self.alternates.is_empty()
-            || self.geo.is_some()
-            || !self.pagemap.is_empty()
+        self.extensions.as_deref().is_some_and(|e| !e.is_empty())
+    }
+}
+
+impl PartialEq for UrlEntry {
+    fn eq(&self, other: &Self) -> bool {
+        self.loc == other.loc
+            && self.lastmod == other.lastmod
+            && self.changefreq == other.changefreq
+            && self.priority == other.priority
+            && self.ext() == other.ext()
     }
 }
 
@@ -450,5 +494,40 @@ impl Format {
 impl fmt::Display for Format {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_is_small_and_its_extensions_are_behind_one_pointer() {
+        // Moved and dropped once per URL on every read: the reason `extensions` is boxed.
+        assert!(std::mem::size_of::<UrlEntry>() <= 88, "{}", std::mem::size_of::<UrlEntry>());
+        assert!(std::mem::size_of::<Entry>() <= 88, "{}", std::mem::size_of::<Entry>());
+    }
+
+    #[test]
+    fn empty_extensions_are_no_extensions() {
+        let loc = Loc::parse("https://example.com/a").unwrap();
+        let none = UrlEntry::new(loc.clone());
+        let mut empty = UrlEntry::new(loc.clone());
+        empty.ext_mut();
+        assert!(empty.extensions.is_some());
+        assert!(!empty.has_extensions() && !none.has_extensions());
+        assert_eq!(empty, none);
+        assert_eq!(none.ext(), &Extensions::NONE);
+
+        let mut with = UrlEntry::new(loc);
+        with.ext_mut().alternates.push(Alternate { hreflang: "de".into(), href: "https://example.com/de".into() });
+        assert!(with.has_extensions());
+        assert_ne!(with, none);
+        assert_ne!(none, with);
+        with.ext_mut().alternates.clear();
+        assert_eq!(with, none);
+        with.ext_mut().geo = Some(Box::default());
+        assert!(with.has_extensions());
+        assert_ne!(with, none);
     }
 }

@@ -302,11 +302,11 @@ fn check_url(peer: &str, got: &UrlEntry, exp: &Value, served: Option<&Loc>) -> R
                     return Err(format!("valid/in-scope {in_scope} != {v} for {}", got.loc));
                 }
             }
-            "images" => compare_list(v, &serde_json::to_value(&got.images).unwrap(), image_key)?,
-            "videos" => compare_list(v, &serde_json::to_value(&got.videos).unwrap(), video_key)?,
-            "links" => compare_list(v, &serde_json::to_value(&got.alternates).unwrap(), link_key)?,
+            "images" => compare_list(v, &serde_json::to_value(&got.ext().images).unwrap(), image_key)?,
+            "videos" => compare_list(v, &serde_json::to_value(&got.ext().videos).unwrap(), video_key)?,
+            "links" => compare_list(v, &serde_json::to_value(&got.ext().alternates).unwrap(), link_key)?,
             "news" => {
-                let ours = serde_json::to_value(&got.news).unwrap();
+                let ours = serde_json::to_value(&got.ext().news).unwrap();
                 match (v.is_null(), ours.is_null()) {
                     (true, true) => {}
                     (true, false) | (false, true) => return Err(format!("news {ours} vs {v}")),

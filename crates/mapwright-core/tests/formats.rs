@@ -248,10 +248,10 @@ fn extensions() {
     );
     assert!(r.findings.is_empty(), "{:?}", r.findings);
     let u = url(&r.entries[0]);
-    assert_eq!(u.images.len(), 1);
-    assert_eq!(u.images[0].title.as_deref(), Some("T"));
-    assert_eq!(u.images[0].license.as_deref(), Some("https://example.com/l"));
-    let v = &u.videos[0];
+    assert_eq!(u.ext().images.len(), 1);
+    assert_eq!(u.ext().images[0].title.as_deref(), Some("T"));
+    assert_eq!(u.ext().images[0].license.as_deref(), Some("https://example.com/l"));
+    let v = &u.ext().videos[0];
     assert_eq!(v.description.as_deref(), Some("a <b> & c"));
     assert_eq!(v.player_loc_allow_embed.as_deref(), Some("yes"));
     assert_eq!(v.player_loc_autoplay.as_deref(), Some("ap=1"));
@@ -262,13 +262,13 @@ fn extensions() {
     assert_eq!(v.tags, ["a", "b"]);
     assert_eq!(v.restriction.as_deref(), Some("IE GB"));
     assert_eq!(v.restriction_relationship.as_deref(), Some("allow"));
-    let n = u.news.as_deref().unwrap();
+    let n = u.ext().news.as_deref().unwrap();
     assert_eq!(
         (n.publication_name.as_deref(), n.language.as_deref(), n.title.as_deref()),
         (Some("P"), Some("en"), Some("N"))
     );
-    assert_eq!(u.alternates.len(), 1);
-    assert_eq!(u.alternates[0].hreflang, "de");
+    assert_eq!(u.ext().alternates.len(), 1);
+    assert_eq!(u.ext().alternates[0].hreflang, "de");
 }
 
 /// Google's geo extension and PageMap: every data object with its type, id and attributes (a
@@ -287,11 +287,12 @@ fn geo_and_pagemap() {
         </urlset>"#,
     );
     assert!(r.findings.is_empty(), "{:?}", r.findings);
-    assert_eq!(url(&r.entries[0]).geo.as_deref().and_then(|g| g.format.as_deref()), Some("kml"));
-    assert!(url(&r.entries[0]).pagemap.is_empty());
+    assert_eq!(url(&r.entries[0]).ext().geo.as_deref().and_then(|g| g.format.as_deref()), Some("kml"));
+    assert!(url(&r.entries[0]).ext().pagemap.is_empty());
     let u = url(&r.entries[1]);
-    assert!(u.geo.is_none() && u.has_extensions());
+    assert!(u.ext().geo.is_none() && u.has_extensions());
     let objects: Vec<_> = u
+        .ext()
         .pagemap
         .iter()
         .map(|o| {
@@ -309,7 +310,7 @@ fn geo_and_pagemap() {
     let undeclared = read_bytes(
         br#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>https://example.com/g</loc><geo:geo><geo:format>georss</geo:format></geo:geo></url></urlset>"#,
     );
-    assert_eq!(url(&undeclared.entries[0]).geo.as_deref().and_then(|g| g.format.as_deref()), Some("georss"));
+    assert_eq!(url(&undeclared.entries[0]).ext().geo.as_deref().and_then(|g| g.format.as_deref()), Some("georss"));
 }
 
 /// Each repair: the entry is still read, and a finding names the rule at the right place.

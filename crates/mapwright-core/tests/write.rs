@@ -6,8 +6,8 @@ use mapwright_core::write::{
     IndexWriter, Namespaces, SetConfig, SetFormat, SitemapSetWriter, TextWriter, UrlsetWriter,
 };
 use mapwright_core::{
-    Alternate, ChangeFreq, DataObject, Entry, Geo, Image, Lastmod, Loc, News, PageMapAttribute, ReadOptions,
-    SitemapEntry, UrlEntry, Video, VideoPrice, W3cDateTime,
+    Alternate, ChangeFreq, DataObject, Entry, Extensions, Geo, Image, Lastmod, Loc, News, PageMapAttribute,
+    ReadOptions, SitemapEntry, UrlEntry, Video, VideoPrice, W3cDateTime,
 };
 use proptest::prelude::*;
 use std::io::BufReader;
@@ -149,12 +149,16 @@ fn entry(extensions: bool) -> impl Strategy<Value = UrlEntry> {
             lastmod,
             changefreq,
             priority,
-            images,
-            videos,
-            news: news.map(Box::new),
-            alternates: alts.into_iter().map(|(hreflang, href)| Alternate { hreflang, href }).collect(),
-            geo: geo.map(|format| Box::new(Geo { format })),
-            pagemap,
+            // Always `Some`, empty or not: read back, an entry without extensions has `None`,
+            // and the two must compare equal.
+            extensions: Some(Box::new(Extensions {
+                images,
+                videos,
+                news: news.map(Box::new),
+                alternates: alts.into_iter().map(|(hreflang, href)| Alternate { hreflang, href }).collect(),
+                geo: geo.map(|format| Box::new(Geo { format })),
+                pagemap,
+            })),
         })
 }
 
@@ -303,7 +307,7 @@ fn escaping_and_lastmod_forms() {
 #[test]
 fn undeclared_extension_is_refused() {
     let mut e = UrlEntry::new(Loc::parse("https://example.com/").unwrap());
-    e.alternates.push(Alternate { hreflang: "de".into(), href: "https://example.com/de/".into() });
+    e.ext_mut().alternates.push(Alternate { hreflang: "de".into(), href: "https://example.com/de/".into() });
     let mut w = UrlsetWriter::new(Vec::new(), Namespaces::NONE).unwrap();
     assert!(matches!(w.write(&e), Err(mapwright_core::Error::UndeclaredExtension { .. })));
     let out = w.finish().unwrap();
@@ -423,7 +427,7 @@ fn namespaces_are_declared_from_the_part_that_needs_them() {
     for i in 0..5 {
         let mut e = UrlEntry::new(Loc::parse(&format!("https://example.com/{i}")).unwrap());
         if i == 2 {
-            e.alternates.push(Alternate { hreflang: "de".into(), href: "https://example.com/de/".into() });
+            e.ext_mut().alternates.push(Alternate { hreflang: "de".into(), href: "https://example.com/de/".into() });
         }
         w.write(&e).unwrap();
     }

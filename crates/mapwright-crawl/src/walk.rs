@@ -223,7 +223,7 @@ impl Walker {
         if self.cfg.alternates {
             for (lang, href) in head.alternates {
                 if let Some(h) = page_url.join(&href).ok().and_then(|u| Loc::from_url(&u).ok()) {
-                    e.alternates.push(Alternate { hreflang: lang, href: h.to_string() });
+                    e.ext_mut().alternates.push(Alternate { hreflang: lang, href: h.to_string() });
                 }
             }
         }

@@ -51,7 +51,7 @@ fn pages_and_what_is_left_out() {
             ("https://example.com/private.html".to_string(), Skip::Robots),
         ]
     );
-    assert!(pages.iter().all(|p| p.alternates.is_empty()), "alternates only when asked");
+    assert!(pages.iter().all(|p| p.ext().alternates.is_empty()), "alternates only when asked");
     assert!(pages.iter().all(|p| p.lastmod.as_ref().is_some_and(|l| l.value().precision == Precision::Second)));
 }
 
@@ -87,7 +87,8 @@ fn hreflang_alternates_are_resolved() {
     cfg.lastmod = LastmodSource::None;
     let (pages, _) = walk(cfg);
     let home = pages.iter().find(|p| p.loc.as_str() == "https://example.com/").unwrap();
-    let alts: Vec<(&str, &str)> = home.alternates.iter().map(|a| (a.hreflang.as_str(), a.href.as_str())).collect();
+    let alts: Vec<(&str, &str)> =
+        home.ext().alternates.iter().map(|a| (a.hreflang.as_str(), a.href.as_str())).collect();
     assert_eq!(alts, [("de", "https://example.com/%C3%BCber/"), ("x-default", "https://example.com/")]);
     assert!(home.lastmod.is_none());
 }

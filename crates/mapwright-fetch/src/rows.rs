@@ -436,16 +436,17 @@ impl RowBuilder {
         self.common(&u.loc, u.lastmod.as_ref());
         self.changefreq.append_option(u.changefreq.map(|c| c.as_str()));
         self.priority.append_option(u.priority);
-        self.images.push(Some(u.images.as_slice()));
-        self.videos.push(Some(u.videos.as_slice()));
-        self.news.push(u.news.as_deref().cloned());
-        self.alternates.push(Some(u.alternates.as_slice()));
-        self.geo.push(u.geo.as_deref().cloned());
-        self.pagemap.push(Some(u.pagemap.as_slice()));
-        if u.has_extensions() {
+        let x = u.ext();
+        self.images.push(Some(x.images.as_slice()));
+        self.videos.push(Some(x.videos.as_slice()));
+        self.news.push(x.news.as_deref().cloned());
+        self.alternates.push(Some(x.alternates.as_slice()));
+        self.geo.push(x.geo.as_deref().cloned());
+        self.pagemap.push(Some(x.pagemap.as_slice()));
+        if !x.is_empty() {
             // Rough, but proportional: the extensions are text.
-            let objects: usize = u.pagemap.iter().map(|o| 1 + o.attributes.len()).sum();
-            self.bytes += 256 * (u.images.len() + 4 * u.videos.len() + u.alternates.len() + objects);
+            let objects: usize = x.pagemap.iter().map(|o| 1 + o.attributes.len()).sum();
+            self.bytes += 256 * (x.images.len() + 4 * x.videos.len() + x.alternates.len() + objects);
         }
     }
 

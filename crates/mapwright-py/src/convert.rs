@@ -176,7 +176,7 @@ impl PyEntry {
     #[getter]
     fn images<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         match &self.inner {
-            Entry::Url(u) => serde_to_py(py, &u.images),
+            Entry::Url(u) => serde_to_py(py, &u.ext().images),
             Entry::Sitemap(_) => Ok(PyList::empty(py).into_any()),
         }
     }
@@ -185,7 +185,7 @@ impl PyEntry {
     #[getter]
     fn videos<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         match &self.inner {
-            Entry::Url(u) => serde_to_py(py, &u.videos),
+            Entry::Url(u) => serde_to_py(py, &u.ext().videos),
             Entry::Sitemap(_) => Ok(PyList::empty(py).into_any()),
         }
     }
@@ -194,7 +194,7 @@ impl PyEntry {
     #[getter]
     fn news<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         match &self.inner {
-            Entry::Url(u) => serde_to_py(py, &u.news),
+            Entry::Url(u) => serde_to_py(py, &u.ext().news),
             Entry::Sitemap(_) => Ok(py.None().into_bound(py)),
         }
     }
@@ -203,7 +203,7 @@ impl PyEntry {
     #[getter]
     fn alternates<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         match &self.inner {
-            Entry::Url(u) => serde_to_py(py, &u.alternates),
+            Entry::Url(u) => serde_to_py(py, &u.ext().alternates),
             Entry::Sitemap(_) => Ok(PyList::empty(py).into_any()),
         }
     }
@@ -212,7 +212,7 @@ impl PyEntry {
     #[getter]
     fn geo<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         match &self.inner {
-            Entry::Url(u) => serde_to_py(py, &u.geo),
+            Entry::Url(u) => serde_to_py(py, &u.ext().geo),
             Entry::Sitemap(_) => Ok(py.None().into_bound(py)),
         }
     }
@@ -221,7 +221,7 @@ impl PyEntry {
     #[getter]
     fn pagemap<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         match &self.inner {
-            Entry::Url(u) => serde_to_py(py, &u.pagemap),
+            Entry::Url(u) => serde_to_py(py, &u.ext().pagemap),
             Entry::Sitemap(_) => Ok(PyList::empty(py).into_any()),
         }
     }
@@ -246,10 +246,10 @@ impl PyEntry {
             d.set_item("news", self.news(py)?)?;
             d.set_item("alternates", self.alternates(py)?)?;
             // As the CLI's row: only when there.
-            if u.geo.is_some() {
+            if u.ext().geo.is_some() {
                 d.set_item("geo", self.geo(py)?)?;
             }
-            if !u.pagemap.is_empty() {
+            if !u.ext().pagemap.is_empty() {
                 d.set_item("pagemap", self.pagemap(py)?)?;
             }
         }

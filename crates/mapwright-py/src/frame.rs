@@ -151,17 +151,18 @@ const ALL_IMAGES: usize = 36;
 /// same name: a field of the images (of the videos) is the last image's (video's) that has
 /// it, a repeated `video:tag` or `video:price` the last one.
 fn push_text(cols: &mut [TextCol], u: &UrlEntry) {
+    let x = u.ext();
     {
         let mut c = cols.iter_mut();
         let mut next = |v: Option<String>| c.next().expect("one column per value").push(v);
-        let image = |f: fn(&Image) -> Option<&String>| u.images.iter().rev().find_map(f).cloned();
+        let image = |f: fn(&Image) -> Option<&String>| x.images.iter().rev().find_map(f).cloned();
         next(image(|i| Some(&i.loc)));
         next(image(|i| i.title.as_ref()));
         next(image(|i| i.caption.as_ref()));
         next(image(|i| i.geo_location.as_ref()));
         next(image(|i| i.license.as_ref()));
-        let video = |f: fn(&Video) -> Option<&String>| u.videos.iter().rev().find_map(f).cloned();
-        let number = |f: fn(&Video) -> Option<String>| u.videos.iter().rev().find_map(f);
+        let video = |f: fn(&Video) -> Option<&String>| x.videos.iter().rev().find_map(f).cloned();
+        let number = |f: fn(&Video) -> Option<String>| x.videos.iter().rev().find_map(f);
         next(video(|v| v.thumbnail_loc.as_ref()));
         next(video(|v| v.title.as_ref()));
         next(video(|v| v.description.as_ref()));
@@ -183,7 +184,7 @@ fn push_text(cols: &mut [TextCol], u: &UrlEntry) {
         next(video(|v| v.category.as_ref()));
         next(video(|v| v.gallery_loc.as_ref()));
         next(video(|v| v.id.as_ref()));
-        let n = u.news.as_deref();
+        let n = x.news.as_deref();
         let news = |f: fn(&News) -> Option<&String>| n.and_then(f).cloned();
         next(news(|n| n.publication_name.as_ref()));
         next(news(|n| n.language.as_ref()));
@@ -193,12 +194,12 @@ fn push_text(cols: &mut [TextCol], u: &UrlEntry) {
         next(news(|n| n.genres.as_ref()));
         next(news(|n| n.stock_tickers.as_ref()));
         next(news(|n| n.access.as_ref()));
-        next(u.geo.as_ref().and_then(|g| g.format.clone()));
-        next(u.pagemap.iter().rev().find_map(|o| o.attributes.last()).map(|a| a.value.clone()));
+        next(x.geo.as_ref().and_then(|g| g.format.clone()));
+        next(x.pagemap.iter().rev().find_map(|o| o.attributes.last()).map(|a| a.value.clone()));
     }
     let rest = &mut cols[ALL_IMAGES..];
-    let several = u.images.len() > 1;
-    let all = |f: fn(&Image) -> Option<&str>| u.images.iter().map(f).collect::<Vec<_>>();
+    let several = x.images.len() > 1;
+    let all = |f: fn(&Image) -> Option<&str>| x.images.iter().map(f).collect::<Vec<_>>();
     for (col, values) in rest.iter_mut().zip([
         all(|i| Some(i.loc.as_str())),
         all(|i| i.title.as_deref()),
@@ -208,10 +209,10 @@ fn push_text(cols: &mut [TextCol], u: &UrlEntry) {
     ]) {
         if several { col.push_joined(values.into_iter()) } else { col.push(None) }
     }
-    rest[5].push_joined(u.alternates.iter().map(|a| Some(a.hreflang.as_str())));
-    rest[6].push_joined(u.alternates.iter().map(|a| Some(a.href.as_str())));
+    rest[5].push_joined(x.alternates.iter().map(|a| Some(a.hreflang.as_str())));
+    rest[6].push_joined(x.alternates.iter().map(|a| Some(a.href.as_str())));
     // Plain data: its JSON cannot fail.
-    rest[7].push((!u.pagemap.is_empty()).then(|| serde_json::to_string(&u.pagemap).unwrap_or_default()));
+    rest[7].push((!x.pagemap.is_empty()).then(|| serde_json::to_string(&x.pagemap).unwrap_or_default()));
 }
 
 /// The `loc` column: an Arrow `large_string` array's offsets and bytes, or a list of `str`.

@@ -54,7 +54,7 @@ fn from_dict(n: u64, d: &Bound<'_, PyDict>) -> PyResult<UrlEntry> {
     if let Some(images) = d.get_item("images")?.filter(|v| !v.is_none()) {
         for img in images.try_iter()? {
             let img = img?;
-            u.images.push(if let Ok(s) = img.extract::<String>() {
+            u.ext_mut().images.push(if let Ok(s) = img.extract::<String>() {
                 Image { loc: s, ..Image::default() }
             } else {
                 let img = img.cast::<PyDict>().map_err(|_| value_error(n, "an image is a URL or a dict"))?;
@@ -71,7 +71,7 @@ fn from_dict(n: u64, d: &Bound<'_, PyDict>) -> PyResult<UrlEntry> {
     if let Some(alts) = d.get_item("alternates")?.filter(|v| !v.is_none()) {
         for a in alts.try_iter()? {
             let a = a?;
-            u.alternates.push(if let Ok((hreflang, href)) = a.extract::<(String, String)>() {
+            u.ext_mut().alternates.push(if let Ok((hreflang, href)) = a.extract::<(String, String)>() {
                 Alternate { hreflang, href }
             } else {
                 let a = a

@@ -41,12 +41,13 @@ impl Namespaces {
 
     /// The namespaces `e` needs.
     pub fn of(e: &UrlEntry) -> Self {
+        let x = e.ext();
         Namespaces {
-            image: !e.images.is_empty(),
-            video: !e.videos.is_empty(),
-            news: e.news.is_some(),
-            xhtml: !e.alternates.is_empty(),
-            geo: e.geo.is_some(),
+            image: !x.images.is_empty(),
+            video: !x.videos.is_empty(),
+            news: x.news.is_some(),
+            xhtml: !x.alternates.is_empty(),
+            geo: x.geo.is_some(),
         }
     }
 

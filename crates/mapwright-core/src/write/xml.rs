@@ -133,29 +133,30 @@ pub fn url(out: &mut Vec<u8>, e: &UrlEntry) {
         escape::decimal(out, p.clamp(0.0, 1.0));
         out.extend_from_slice(b"</priority>");
     }
-    for i in &e.images {
+    let x = e.ext();
+    for i in &x.images {
         image(out, i);
     }
-    for v in &e.videos {
+    for v in &x.videos {
         video(out, v);
     }
-    if let Some(n) = &e.news {
+    if let Some(n) = &x.news {
         news(out, n);
     }
-    for a in &e.alternates {
+    for a in &x.alternates {
         out.extend_from_slice(b"<xhtml:link rel=\"alternate\" hreflang=\"");
         escape::attr(out, &a.hreflang);
         out.extend_from_slice(b"\" href=\"");
         escape::attr(out, &a.href);
         out.extend_from_slice(b"\"/>");
     }
-    if let Some(g) = &e.geo {
+    if let Some(g) = &x.geo {
         out.extend_from_slice(b"<geo:geo>");
         opt(out, b"geo:format", &g.format);
         out.extend_from_slice(b"</geo:geo>");
     }
-    if !e.pagemap.is_empty() {
-        pagemap(out, &e.pagemap);
+    if !x.pagemap.is_empty() {
+        pagemap(out, &x.pagemap);
     }
     out.extend_from_slice(b"</url>\n");
 }

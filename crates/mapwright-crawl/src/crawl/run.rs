@@ -386,11 +386,11 @@ impl<S: FnMut(UrlEntry) -> std::io::Result<()>> Run<'_, S> {
         let Ok(loc) = Loc::parse(&page.final_url) else { return Ok(()) };
         let mut e = UrlEntry::new(loc);
         e.lastmod = page.lastmod.as_deref().and_then(parse_lastmod);
-        if self.cfg.images {
-            e.images = page.images.iter().map(|i| Image { loc: i.clone(), ..Image::default() }).collect();
+        if self.cfg.images && !page.images.is_empty() {
+            e.ext_mut().images = page.images.iter().map(|i| Image { loc: i.clone(), ..Image::default() }).collect();
         }
-        if self.cfg.alternates {
-            e.alternates =
+        if self.cfg.alternates && !page.alternates.is_empty() {
+            e.ext_mut().alternates =
                 page.alternates.iter().map(|(l, h)| Alternate { hreflang: l.clone(), href: h.clone() }).collect();
         }
         self.report.listed += 1;

@@ -107,19 +107,22 @@ impl<W: Write> EntryWriter<W> {
             }
             EntryFormat::Jsonl => {
                 let j = match e {
-                    Entry::Url(u) => JsonEntry {
-                        kind: "url",
-                        loc: shown(&u.loc, self.normalized),
-                        lastmod: u.lastmod.as_ref().map(|l| l.to_string()),
-                        changefreq: u.changefreq.map(|c| c.as_str()),
-                        priority: u.priority,
-                        images: Some(&u.images),
-                        videos: Some(&u.videos),
-                        news: Some(u.news.as_deref()),
-                        alternates: Some(&u.alternates),
-                        geo: u.geo.as_deref(),
-                        pagemap: Some(u.pagemap.as_slice()).filter(|p| !p.is_empty()),
-                    },
+                    Entry::Url(u) => {
+                        let x = u.ext();
+                        JsonEntry {
+                            kind: "url",
+                            loc: shown(&u.loc, self.normalized),
+                            lastmod: u.lastmod.as_ref().map(|l| l.to_string()),
+                            changefreq: u.changefreq.map(|c| c.as_str()),
+                            priority: u.priority,
+                            images: Some(&x.images),
+                            videos: Some(&x.videos),
+                            news: Some(x.news.as_deref()),
+                            alternates: Some(&x.alternates),
+                            geo: x.geo.as_deref(),
+                            pagemap: Some(x.pagemap.as_slice()).filter(|p| !p.is_empty()),
+                        }
+                    }
                     Entry::Sitemap(s) => JsonEntry {
                         kind: "sitemap",
                         loc: shown(&s.loc, self.normalized),

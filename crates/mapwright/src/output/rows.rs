@@ -39,17 +39,18 @@ impl<'a> JsonUrl<'a> {
     /// The row of `u`, found in `sitemap` (of `site`, under `--sites`); `loc` as written, or
     /// in its normal form when `normalized`.
     fn of(u: &'a UrlEntry, sitemap: &'a str, site: Option<&'a str>, normalized: bool) -> Self {
+        let x = u.ext();
         JsonUrl {
             loc: shown(&u.loc, normalized),
             lastmod: u.lastmod.as_ref().map(|l| l.to_string()),
             changefreq: u.changefreq.map(|c| c.as_str()),
             priority: u.priority,
-            images: &u.images,
-            videos: &u.videos,
-            news: u.news.as_deref(),
-            alternates: &u.alternates,
-            geo: u.geo.as_deref(),
-            pagemap: &u.pagemap,
+            images: &x.images,
+            videos: &x.videos,
+            news: x.news.as_deref(),
+            alternates: &x.alternates,
+            geo: x.geo.as_deref(),
+            pagemap: &x.pagemap,
             sitemap,
             site,
         }

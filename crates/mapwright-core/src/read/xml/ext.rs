@@ -83,6 +83,7 @@ impl State {
         if let (Some(rel), Some(hreflang), Some(href)) = (rel, hreflang, href) {
             if rel.trim().eq_ignore_ascii_case("alternate") {
                 self.build
+                    .ext
                     .alternates
                     .push(Alternate { hreflang: hreflang.trim().to_string(), href: href.trim().to_string() });
             }
@@ -163,7 +164,7 @@ impl State {
     pub(super) fn extension_start(&mut self, ns: Ns, local: &str) -> Role {
         match (ns, local) {
             (Ns::Geo, "geo") => {
-                self.build.geo = Some(Box::default());
+                self.build.ext.geo = Some(Box::default());
                 Role::Geo
             }
             (Ns::PageMap, "PageMap") => Role::PageMap,
@@ -177,11 +178,15 @@ impl State {
         if parent == Role::PageMap {
             let [kind, id] = attributes(e, ["type", "id"]);
             let kind = kind.map(|k| k.trim().to_string()).unwrap_or_default();
-            self.build.pagemap.push(DataObject { kind, id: id.map(|i| i.trim().to_string()), attributes: Vec::new() });
+            self.build.ext.pagemap.push(DataObject {
+                kind,
+                id: id.map(|i| i.trim().to_string()),
+                attributes: Vec::new(),
+            });
             return Role::DataObject;
         }
         let [name, value] = attributes(e, ["name", "value"]);
-        match (name, self.build.pagemap.last_mut()) {
+        match (name, self.build.ext.pagemap.last_mut()) {
             (Some(name), Some(object)) => {
                 let (name, value) = (name.trim().to_string(), value.unwrap_or_default().trim().to_string());
                 object.attributes.push(PageMapAttribute { name, value });
@@ -284,7 +289,7 @@ impl State {
             Role::Image => {
                 let img = std::mem::take(&mut self.image);
                 if !img.loc.is_empty() {
-                    self.build.images.push(img);
+                    self.build.ext.images.push(img);
                 }
             }
             Role::VideoField(f) => {
@@ -292,7 +297,7 @@ impl State {
             }
             Role::Video => {
                 let v = std::mem::take(&mut self.video);
-                self.build.videos.push(v);
+                self.build.ext.videos.push(v);
             }
             Role::NewsField(f) => {
                 let v = Some(self.take_text()).filter(|s| !s.is_empty());
@@ -309,17 +314,17 @@ impl State {
                 }
             }
             Role::News => {
-                self.build.news = Some(Box::new(std::mem::take(&mut self.news)));
+                self.build.ext.news = Some(Box::new(std::mem::take(&mut self.news)));
             }
             Role::GeoFormat => {
                 let v = Some(self.take_text()).filter(|s| !s.is_empty());
-                if let Some(geo) = self.build.geo.as_mut() {
+                if let Some(geo) = self.build.ext.geo.as_mut() {
                     geo.format = v;
                 }
             }
             Role::PageMapAttribute => {
                 let t = self.take_text();
-                let attribute = self.build.pagemap.last_mut().and_then(|o| o.attributes.last_mut());
+                let attribute = self.build.ext.pagemap.last_mut().and_then(|o| o.attributes.last_mut());
                 if let (false, Some(a)) = (t.is_empty(), attribute) {
                     a.value = t;
                 }

@@ -6,8 +6,8 @@ use crate::date::{Lastmod, LastmodParse, parse_lastmod, parse_rfc822};
 use crate::error::Error;
 use crate::loc::{Loc, LocError};
 use crate::model::{
-    Alternate, ChangeFreq, DataObject, Entry, Format, Geo, Image, News, PageMapAttribute, SitemapEntry, UrlEntry,
-    Video, VideoPrice,
+    Alternate, ChangeFreq, DataObject, Entry, Extensions, Format, Image, News, PageMapAttribute, SitemapEntry,
+    UrlEntry, Video, VideoPrice,
 };
 use crate::read::input::{Prepared, Tracked, map_io};
 use crate::read::text::shorten;
@@ -122,14 +122,8 @@ struct Build {
     changefreq_seen: bool,
     priority: Option<f32>,
     priority_seen: bool,
-    // Alike on purpose: mapwright-fetch's rows.rs has a column per part of an entry in this order;
-    // here the entry being read, there the Parquet columns.
-    images: Vec<Image>,
-    videos: Vec<Video>,
-    news: Option<Box<News>>,
-    alternates: Vec<Alternate>,
-    geo: Option<Box<Geo>>,
-    pagemap: Vec<DataObject>,
+    /// The entry's extensions as they are read (given to it only when there are any).
+    ext: Extensions,
     /// Atom links: without rel, and rel="alternate".
     link_norel: Option<String>,
     link_alt: Option<String>,
@@ -900,20 +894,10 @@ impl State {
                 lastmod: b.lastmod.take(),
                 changefreq: b.changefreq.take(),
                 priority: b.priority.take(),
-                images: std::mem::take(&mut b.images),
-                videos: std::mem::take(&mut b.videos),
-                news: b.news.take(),
-                alternates: std::mem::take(&mut b.alternates),
-                geo: b.geo.take(),
-                pagemap: std::mem::take(&mut b.pagemap),
+                extensions: (!b.ext.is_empty()).then(|| Box::new(std::mem::take(&mut b.ext))),
             })
         } else {
-            b.images.clear();
-            b.videos.clear();
-            b.news = None;
-            b.alternates.clear();
-            b.geo = None;
-            b.pagemap.clear();
+            b.ext = Extensions::NONE;
             Entry::Sitemap(SitemapEntry { loc, lastmod: b.lastmod.take() })
         };
         Step::Entry(entry)

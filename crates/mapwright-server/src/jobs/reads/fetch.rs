@@ -580,10 +580,11 @@ impl Pass {
                     return;
                 }
                 self.contents.web += 1;
-                self.contents.image += i64::from(!u.images.is_empty());
-                self.contents.video += i64::from(!u.videos.is_empty());
-                self.contents.news += i64::from(u.news.is_some());
-                self.hreflang |= !u.alternates.is_empty();
+                let x = u.ext();
+                self.contents.image += i64::from(!x.images.is_empty());
+                self.contents.video += i64::from(!x.videos.is_empty());
+                self.contents.news += i64::from(x.news.is_some());
+                self.hreflang |= !x.alternates.is_empty();
                 self.lastmod.add(u.lastmod.as_ref());
                 let loc = self.spelling(&u.loc);
                 self.batch.push(UrlRecord {
