@@ -25,7 +25,7 @@
 # Where the first ingest's time goes: SERVE_LOG=PREFIX keeps serve's log (PREFIX.sqlite, ...); run
 # with RUST_LOG=mapwright_server::jobs=debug and read it with bench/serve/timeline.py LOG START
 # (START: the "submitted at" line). PERF=PREFIX samples serve's CPU during the first ingest
-# (`perf report -i PREFIX.sqlite`).
+# (`perf report -i PREFIX.sqlite`), and each refetch (PREFIX.sqlite.refetch22, ...).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
@@ -162,10 +162,18 @@ phase_end() {
 # its CPU as a share of the first ingest's, and the statuses of the refetch's 11 downloads.
 refetch() {
   sleep 1.2
+  # PERF=PREFIX: each refetch sampled too, into PREFIX.BACKEND.refetchN (N: its expected downloads).
+  local perf_pid=
+  if [ -n "${PERF:-}" ]; then
+    perf record -q -F 999 -g -o "$PERF.$BACKEND_NOW.refetch$2" -p "$SERVER" 2>/dev/null &
+    perf_pid=$!
+    sleep 0.5
+  fi
   phase_start
   curl -fsS -X POST -H "authorization: Bearer $token" "$base/api/v1/sitemaps/$index/resubmit" >/dev/null
   wait_for "$2"
   phase_end
+  if [ -n "$perf_pid" ]; then kill -INT "$perf_pid" && wait "$perf_pid" 2>/dev/null || true; fi
   echo "refetch, $1: $WALL s; CPU $CPU s (serve $CPU_SERVE s, database $CPU_DB s): **$(awk -v a="$CPU" -v b="$first_cpu" 'BEGIN {printf "%.1f", 100 * a / b}') % of the first ingest's CPU**; load $(load)"
   echo "statuses of the refetch: $("${SQL[@]}" "SELECT status || ' ' || COUNT(*) FROM downloads WHERE id > (SELECT MAX(id) - 11 FROM downloads) GROUP BY status" | tr '\n' ' ')"
 }

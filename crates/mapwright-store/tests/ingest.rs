@@ -542,6 +542,21 @@ async fn an_index_rolls_up_its_childrens_distinct_urls_as_they_merge() {
         let done = mapwright_store::DownloadRecord { downloaded_at: T0 + 5, status: "ok".into(), ..Default::default() };
         store.complete("w", b, &done, T0 + 10_000).await.unwrap();
         assert_eq!((rollup(b).await, rollup(index).await), (11, 13));
+        // A resubmit of the live tree changes no URL set: the counts stand (not recounted).
+        store.resubmit_sitemap(ann, index, T0 + 6).await.unwrap();
+        assert_eq!((rollup(a).await, rollup(b).await, rollup(index).await), (6, 11, 13));
+        store.resubmit_sitemap(ann, b, T0 + 7).await.unwrap();
+        assert_eq!((rollup(b).await, rollup(index).await), (11, 13));
+        // Removed, b counts nothing; resubmitted, it is back in the tree (its URLs forgotten
+        // with the removal) and counts again from its next read.
+        store.remove_sitemap(ann, b, T0 + 8).await.unwrap();
+        assert_eq!((rollup(b).await, rollup(index).await), (0, 6));
+        store.resubmit_sitemap(ann, b, T0 + 9).await.unwrap();
+        assert_eq!((rollup(b).await, rollup(index).await), (0, 6));
+        let leased = store.lease_due_sitemaps("w", T0 + 10, 10, 60).await.unwrap();
+        assert!(leased.iter().any(|l| l.id == b), "b is due again");
+        read(&*store, "w", site, b, &more, 4, merge(true, T0 + 11)).await;
+        assert_eq!((rollup(b).await, rollup(index).await), (11, 13));
     })
     .await;
 }
