@@ -14,7 +14,10 @@ macro_rules! sitemap_methods {
                 // A removed one comes back submitted now (and pending: removal forgot its verdict),
                 // and as the user's own: submitted, no index's child any more (an index that lost
                 // it would remove it again at its next read). A live one keeps how it came.
-                let id: i64 = sqlx::query_scalar(concat!(
+                // New or back, its `submitted_at` is now and the tree's URLs are counted; a live one
+                // added again changed no URL set, and its tree is not recounted (see
+                // `resubmit_sitemap_impl`).
+                let (id, counts): (i64, bool) = sqlx::query_as(concat!(
                     "INSERT INTO sitemaps (site_id, url, source, submitted_at, next_fetch_at, last_submitted_at, \
                      owner_id, site_verified) VALUES ($1, $2, $3, $4, $4, $4, ", site_state!("$1"), ") \
                      ON CONFLICT (site_id, url) DO UPDATE SET \
@@ -25,7 +28,7 @@ macro_rules! sitemap_methods {
                      submitted_at = CASE WHEN sitemaps.removed_at IS NULL THEN sitemaps.submitted_at \
                      ELSE excluded.submitted_at END, \
                      next_fetch_at = CASE WHEN sitemaps.next_fetch_at < excluded.next_fetch_at \
-                     THEN sitemaps.next_fetch_at ELSE excluded.next_fetch_at END RETURNING id",
+                     THEN sitemaps.next_fetch_at ELSE excluded.next_fetch_at END RETURNING id, submitted_at = $4",
                 ))
                 .bind(site_id)
                 .bind(url)
@@ -33,7 +36,7 @@ macro_rules! sitemap_methods {
                 .bind(now)
                 .fetch_one(&mut *tx)
                 .await?;
-                refresh_rollups!(tx, id);
+                refresh_rollups!(tx, id, recount = counts);
                 tx.commit().await?;
                 self.sitemap(actor, id).await
             }

@@ -557,6 +557,12 @@ async fn an_index_rolls_up_its_childrens_distinct_urls_as_they_merge() {
         assert!(leased.iter().any(|l| l.id == b), "b is due again");
         read(&*store, "w", site, b, &more, 4, merge(true, T0 + 11)).await;
         assert_eq!((rollup(b).await, rollup(index).await), (11, 13));
+        // Added again while live (the index, a child): nothing moves.
+        for url in ["https://ann.example/i.xml", "https://ann.example/b.xml"] {
+            let again = store.add_sitemap(ann, site, url, Source::Api, T0 + 12).await.unwrap();
+            assert!(again.id == index || again.id == b);
+        }
+        assert_eq!((rollup(a).await, rollup(b).await, rollup(index).await), (6, 11, 13));
     })
     .await;
 }
