@@ -63,8 +63,6 @@ enum At {
     Header,
     Body,
     End,
-    /// A fault was returned: every later call returns it again, never a quiet end.
-    Failed,
 }
 
 /// The members of a gzip stream, inflated (see the module's documentation).
@@ -78,8 +76,9 @@ pub(crate) struct Members<R> {
     members: u64,
     /// The running checksum of a decoder that checks its members itself.
     check: Option<MemberCheck>,
-    /// The message of the fault returned, once one was.
-    failed: String,
+    /// The message of the fault returned, once one was: every later call returns it again,
+    /// never a quiet end.
+    failed: Option<String>,
 }
 
 impl<R: BufRead> Members<R> {
@@ -92,7 +91,7 @@ impl<R: BufRead> Members<R> {
             produced: 0,
             members: 0,
             check: None,
-            failed: String::new(),
+            failed: None,
         }
     }
 
@@ -104,19 +103,16 @@ impl<R: BufRead> Members<R> {
     /// The next inflated bytes, into `out`: at most the rest of one member, so a member's
     /// trailer comes with the call that gives its last bytes.
     pub(crate) fn inflate(&mut self, out: &mut [u8]) -> io::Result<Inflated> {
-        if self.at == At::Failed {
-            return Err(self.fault(self.failed.clone()));
+        if let Some(message) = &self.failed {
+            return Err(self.fault(message.clone()));
         }
-        self.next(out).inspect_err(|e| {
-            self.failed = e.to_string();
-            self.at = At::Failed;
-        })
+        self.next(out).inspect_err(|e| self.failed = Some(e.to_string()))
     }
 
     fn next(&mut self, out: &mut [u8]) -> io::Result<Inflated> {
         loop {
             match self.at {
-                At::End | At::Failed => return Ok(Inflated { n: 0, trailer: None }),
+                At::End => return Ok(Inflated { n: 0, trailer: None }),
                 At::Header => {
                     // After a member, the end of the input is the stream's end.
                     if self.members > 0 && avail(&mut self.input, self.produced)?.is_empty() {
