@@ -160,20 +160,30 @@ phase_end() {
 # and first_cpu it reads): resubmits the index once the minimum interval between two downloads
 # of one sitemap has passed, waits for DOWNLOADS downloads in all, and says the phase's times,
 # its CPU as a share of the first ingest's, and the statuses of the refetch's 11 downloads.
+# PERF=PREFIX: perf samples serve into PREFIX.BACKEND[.NAME] from perf_start NAME [ARGS...]
+# (ARGS: perf record's own, e.g. -g) to perf_stop; without PERF both do nothing.
+PERF_PID=
+perf_start() {
+  [ -n "${PERF:-}" ] || return 0
+  local out=$PERF.$BACKEND_NOW${1:+.$1}
+  perf record -q -F 999 "${@:2}" -o "$out" -p "$SERVER" 2>/dev/null &
+  PERF_PID=$!
+  sleep 0.5
+}
+perf_stop() {
+  if [ -n "$PERF_PID" ]; then kill -INT "$PERF_PID" && wait "$PERF_PID" 2>/dev/null || true; fi
+  PERF_PID=
+}
+
 refetch() {
   sleep 1.2
-  # PERF=PREFIX: each refetch sampled too, into PREFIX.BACKEND.refetchN (N: its expected downloads).
-  local perf_pid=
-  if [ -n "${PERF:-}" ]; then
-    perf record -q -F 999 -g -o "$PERF.$BACKEND_NOW.refetch$2" -p "$SERVER" 2>/dev/null &
-    perf_pid=$!
-    sleep 0.5
-  fi
+  # Each refetch sampled too, into PREFIX.BACKEND.refetchN (N: its expected downloads).
+  perf_start "refetch$2" -g
   phase_start
   curl -fsS -X POST -H "authorization: Bearer $token" "$base/api/v1/sitemaps/$index/resubmit" >/dev/null
   wait_for "$2"
   phase_end
-  if [ -n "$perf_pid" ]; then kill -INT "$perf_pid" && wait "$perf_pid" 2>/dev/null || true; fi
+  perf_stop
   echo "refetch, $1: $WALL s; CPU $CPU s (serve $CPU_SERVE s, database $CPU_DB s): **$(awk -v a="$CPU" -v b="$first_cpu" 'BEGIN {printf "%.1f", 100 * a / b}') % of the first ingest's CPU**; load $(load)"
   echo "statuses of the refetch: $("${SQL[@]}" "SELECT status || ' ' || COUNT(*) FROM downloads WHERE id > (SELECT MAX(id) - 11 FROM downloads) GROUP BY status" | tr '\n' ' ')"
 }
@@ -197,19 +207,14 @@ bench_backend() {
   "${SQL[@]}" "UPDATE sites SET verified_at = 1 WHERE id = $site" >/dev/null
   sleep 1
 
-  # PERF=PREFIX: perf samples serve's first ingest into PREFIX.BACKEND (`perf report -i` it).
-  local perf_pid=
-  if [ -n "${PERF:-}" ]; then
-    perf record -q -F 999 -o "$PERF.$BACKEND_NOW" -p "$SERVER" 2>/dev/null &
-    perf_pid=$!
-    sleep 0.5
-  fi
+  # The first ingest sampled into PREFIX.BACKEND (`perf report -i` it).
+  perf_start ""
   phase_start
   index=$(curl -fsS -H "authorization: Bearer $token" -H 'content-type: application/json' \
     -d "{\"url\":\"http://127.0.0.1:$PORT/index.xml\"}" "$base/api/v1/sites/$site/sitemaps" | jq -r .id)
   wait_for 11
   phase_end
-  if [ -n "$perf_pid" ]; then kill -INT "$perf_pid" && wait "$perf_pid" 2>/dev/null || true; fi
+  perf_stop
   local urls first_cpu
   urls=$("${SQL[@]}" "SELECT rollup_urls FROM sitemaps WHERE id = $index")
   first_cpu=$CPU
