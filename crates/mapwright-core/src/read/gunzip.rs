@@ -645,7 +645,7 @@ impl Worker {
     /// The thread, or `None` when none can be had.
     fn spawn() -> Option<Worker> {
         let (start, started) = sync_channel::<Start>(1);
-        let placement = Placement::start();
+        let mut placement = Placement::plan();
         let place_worker = placement.worker();
         let handle = std::thread::Builder::new()
             .name("mapwright-gunzip".into())
@@ -656,6 +656,7 @@ impl Worker {
                 }
             })
             .ok()?;
+        placement.pin_reader();
         // The reader's own buffer joins the circulation at its first swap: OUT_BUFS + 1 in
         // all, each either in `free`, with the worker, in `back` or the reader's.
         let (back, from_worker) = sync_channel::<Out>(IN_BUFS + OUT_BUFS + 2);
