@@ -1,7 +1,7 @@
 //! The binary's relative relocations packed (`-z pack-relative-relocs`, DT_RELR): the loader
 //! applied 68,108 of them, listed in 1.6 MB of `.rela.dyn`, at every start, about 0.9 M cycles
 //! of a one-URL `read`; packed, the list is 19 KB and the loader's time halves (about 0.5 ms a
-//! process, bench/read/RESULTS.md). Only where the C library the binary is built against reads
+//! process, bench/read/HISTORY.md). Only where the C library the binary is built against reads
 //! DT_RELR (glibc 2.36 and later): an older loader would leave the packed relocations
 //! unapplied. A cross build, another C library or an unknown version links as before.
 
