@@ -91,6 +91,11 @@ fn main() -> ExitCode {
     // Where no constructor runs (other targets), the settings come first in `main`.
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     before_main();
+    // `read` names itself first (there are no global options): its worker starts now, while
+    // the rest of the command line is parsed and the file opened (`start_worker_early`).
+    if std::env::args_os().nth(1).is_some_and(|a| a == "read") {
+        mapwright_core::read::start_worker_early();
+    }
     let cli = cli::Cli::parse();
     if matches!(cli.command, cli::Command::Read(_) | cli::Command::Validate(_)) {
         // One file (or one tree) read at a time, nothing else running while it waits.

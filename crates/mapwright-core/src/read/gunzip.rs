@@ -54,10 +54,10 @@ use crate::read::place::Placement;
 use flate2::Crc;
 use std::collections::VecDeque;
 use std::io::{self, BufRead, Read};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvError, SyncSender, TryRecvError, sync_channel};
-use std::thread::JoinHandle;
+use std::sync::{Arc, Mutex};
+use std::thread::{JoinHandle, ThreadId};
 use std::time::{Duration, Instant};
 
 /// `Read::read` of a reader whose `BufRead` does the work: a copy out of `fill_buf`, so the bytes
@@ -639,13 +639,41 @@ struct Worker {
     from_worker: Receiver<Out>,
     handle: JoinHandle<()>,
     placement: Placement,
+    /// The thread that spawned it, whose read it is planned for.
+    owner: ThreadId,
+}
+
+/// A worker started ahead of its read ([`start_worker_early`]), for the next threaded read on
+/// the thread that started it.
+static EARLY: Mutex<Option<Worker>> = Mutex::new(None);
+
+/// Starts the worker of this thread's next threaded read now. A command that will read one file
+/// (the CLI's `read`) calls it before it parses its command line: the thread's start (its
+/// stacks, its placement), about 0.24 ms between spawn and work on an AMD EPYC VM
+/// (bench/read/RESULTS.md), then overlaps that parse and the file's opening instead of
+/// delaying the first inflated buffer. Nothing is pinned until a read takes it; unused, the
+/// thread waits for one until the process ends.
+pub fn start_worker_early() {
+    if let (Some(w), Ok(mut early)) = (Worker::spawn_unpinned(), EARLY.lock()) {
+        *early = Some(w);
+    }
 }
 
 impl Worker {
-    /// The thread, or `None` when none can be had.
+    /// The thread, or `None` when none can be had: the one started early on this thread if
+    /// there is one, else a new one; the reader pinned.
     fn spawn() -> Option<Worker> {
+        let here = std::thread::current().id();
+        let early = EARLY.lock().ok().and_then(|mut e| e.take_if(|w| w.owner == here));
+        let mut worker = early.or_else(Worker::spawn_unpinned)?;
+        worker.placement.pin_reader();
+        Some(worker)
+    }
+
+    /// A new thread, placed but for the reader ([`Placement::pin_reader`]).
+    fn spawn_unpinned() -> Option<Worker> {
         let (start, started) = sync_channel::<Start>(1);
-        let mut placement = Placement::plan();
+        let placement = Placement::plan();
         let place_worker = placement.worker();
         let handle = std::thread::Builder::new()
             .name("mapwright-gunzip".into())
@@ -656,11 +684,10 @@ impl Worker {
                 }
             })
             .ok()?;
-        placement.pin_reader();
         // The reader's own buffer joins the circulation at its first swap: OUT_BUFS + 1 in
         // all, each either in `free`, with the worker, in `back` or the reader's.
         let (back, from_worker) = sync_channel::<Out>(IN_BUFS + OUT_BUFS + 2);
-        Some(Worker { start, back, from_worker, handle, placement })
+        Some(Worker { start, back, from_worker, handle, placement, owner: std::thread::current().id() })
     }
 
     /// Sets the worker to fill buffers from `src`; `feed`, the input this thread reads and
@@ -758,6 +785,36 @@ pub(super) mod tests {
         assert_eq!(gz_entries, entries);
         let at = |f: &[crate::Finding]| f.iter().map(|f| (f.rule, f.position)).collect::<Vec<_>>();
         assert_eq!(at(&gz_findings), at(&findings));
+    }
+
+    /// A worker started early serves the next threaded read on the thread that started it,
+    /// not another thread's, and the reads' entries are those of a read without it.
+    #[test]
+    fn a_worker_started_early_serves_its_own_thread_s_next_read() {
+        let plain = document(6000);
+        let gz = gzip(&plain);
+        let (entries, _, _) = read_all(&plain[..], ReadOptions::default());
+        let parked = || super::EARLY.lock().expect("not poisoned").is_some();
+        std::thread::spawn(move || {
+            super::start_worker_early();
+            assert!(parked(), "started");
+            let gz2 = gz.clone();
+            let elsewhere = std::thread::spawn(move || read_all(&gz2[..], ReadOptions::default()));
+            let (other, _, error) = elsewhere.join().expect("no panic");
+            assert!(error.is_none(), "{error:?}");
+            assert_eq!(other.len(), 6000);
+            assert!(parked(), "another thread's read does not take it");
+            let (mine, _, error) = read_all(&gz[..], ReadOptions::default());
+            assert!(error.is_none(), "{error:?}");
+            assert!(!parked(), "this thread's read took it");
+            (other, mine)
+        })
+        .join()
+        .map(|(other, mine)| {
+            assert_eq!(other, entries);
+            assert_eq!(mine, entries);
+        })
+        .expect("no panic");
     }
 
     /// A threaded read, plain or gzip, pins the caller's thread to one CPU at most while it

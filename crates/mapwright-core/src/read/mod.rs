@@ -11,7 +11,7 @@ mod place;
 mod text;
 mod xml;
 
-pub use gunzip::read_buffered;
+pub use gunzip::{read_buffered, start_worker_early};
 pub use input::Input;
 pub use place::nothing_else_runs;
 
