@@ -216,6 +216,7 @@ impl Loc {
 
     /// The normal form (`url::Url`'s serialization): what scope, deduplication and comparison
     /// use, and what a sitemap writer writes (it is always valid in a `<loc>`).
+    #[inline]
     pub fn as_str(&self) -> &str {
         &self.s[..self.norm_len as usize]
     }
@@ -224,6 +225,7 @@ impl Loc {
     /// reader): what `read`, `discover`, the Python package and the service show as `loc`. It
     /// is the normal form when the text was already in it, or when the `Loc` was made from a
     /// `url::Url` (a relative feed link resolved against its base).
+    #[inline]
     pub fn written(&self) -> &str {
         if self.s.len() == self.norm_len as usize { self.as_str() } else { &self.s[self.norm_len as usize..] }
     }
