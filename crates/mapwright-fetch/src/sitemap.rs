@@ -133,8 +133,11 @@ pub(crate) fn read_with<V: Visitor>(
     report.format = Some(reader.format());
     loop {
         let next = reader.next_entry();
-        for f in reader.drain_findings() {
-            visitor.finding(f);
+        // Looked at first (`drain_findings`).
+        if !reader.findings().is_empty() {
+            for f in reader.drain_findings() {
+                visitor.finding(f);
+            }
         }
         match next {
             Ok(Some(entry)) => {
