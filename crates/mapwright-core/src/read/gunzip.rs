@@ -41,10 +41,10 @@
 //! so that the copy out of the page cache overlaps with parsing too.
 //!
 //! The worker inflates each gzip member without its checksum (`members.rs`): it computes a
-//! buffer's CRC-32 itself, unless this thread is waiting for that buffer, which then computes
-//! it as it takes the buffer, in time it would have spent waiting; this thread checks each
-//! member's trailer as it ends ([`MemberCheck`]). So the checksum lands on whichever thread
-//! has the time, as reading ahead does.
+//! buffer's CRC-32 itself, unless this thread is waiting for that buffer or waited for the last
+//! one, which then computes it as it takes the buffer, in time it would have spent waiting;
+//! this thread checks each member's trailer as it ends ([`MemberCheck`]). So the checksum lands
+//! on whichever thread has the time, as reading ahead does.
 //!
 //! The input layer (`input.rs`) calls this module and nothing here calls back into it.
 
@@ -104,6 +104,7 @@ const SMALL: usize = 64 * 1024;
 const SPIN: Duration = Duration::from_micros(100);
 
 /// What the reader and its worker tell each other about reading ahead ([`Busy`]).
+#[derive(Default)]
 struct Pace {
     /// The worker copies a plain input: it keeps the buffer it filled, reading ahead in it,
     /// until the reader asks for it, and it gets spent buffers back at once. Else it inflates
@@ -114,6 +115,9 @@ struct Pace {
     /// The reader waits for the next buffer: a worker that keeps its buffer until then hands
     /// it over, and one that inflates leaves the buffer's checksum to the reader.
     asking: AtomicBool,
+    /// The reader waited for the last buffer it took: it has time to spare, and an inflating
+    /// worker leaves it the next buffer's checksum too (cleared as the worker reads it).
+    waited: AtomicBool,
 }
 
 /// What this thread sends the worker.
@@ -260,11 +264,14 @@ impl Fill {
 }
 
 /// Whether the worker computes the CRC-32 of the gzip bytes it just inflated (the `nth` buffer):
-/// unless this thread is waiting for them, in which case it computes it itself, in time it
-/// would spend waiting, and the worker goes on to the next buffer that much sooner. Test builds
-/// alternate, so that both ways are taken in every threaded test.
+/// not when this thread is waiting for them or waited for the last ones, as it then has the
+/// time; it computes it itself, and the worker goes on to the next buffer that much sooner.
+/// Waiting now alone left the reader idle between buffers while the worker summed 52 to 72 of
+/// a 10 MB read's 84 (bench/read/RESULTS.md). Test builds alternate, so that both ways are
+/// taken in every threaded test.
 fn worker_sums(pace: &Pace, nth: usize) -> bool {
-    if cfg!(test) { nth % 2 == 0 } else { !pace.asking.load(Ordering::Acquire) }
+    let spare = pace.waited.swap(false, Ordering::AcqRel) || pace.asking.load(Ordering::Acquire);
+    if cfg!(test) { nth % 2 == 0 } else { !spare }
 }
 
 /// Fills the buffers it is given (from [`HEAD`] on) from `src` (inflating, or reading an owned
@@ -449,6 +456,9 @@ impl Threaded<'_> {
         let spun = if self.placement.may_spin() { self.spin() } else { None };
         let msg = spun.map_or_else(|| self.from_worker.recv(), Ok);
         self.pace.asking.store(false, Ordering::Release);
+        if matches!(msg, Ok(Out::Data(..))) {
+            self.pace.waited.store(true, Ordering::Release);
+        }
         msg
     }
 
@@ -705,7 +715,7 @@ impl Worker {
             // Zeroed once: the worker fills them as they are, each time.
             let _ = free.send(vec![0; OUT_CHUNK].into_boxed_slice());
         }
-        let pace = Arc::new(Pace { keep, queued: AtomicUsize::new(0), asking: AtomicBool::new(false) });
+        let pace = Arc::new(Pace { keep, ..Pace::default() });
         // Spent queues of made entries kept for the worker to fill again; more are dropped
         // (each holds up to `MAX_MADE` entries' room).
         let (spent, spent_rx) = sync_channel::<VecDeque<Made>>(2);
