@@ -8,7 +8,7 @@ fn main() {
     while let Some(e) = r.next_entry().expect("read") {
         std::hint::black_box(&e);
         n += 1;
-        r.drain_findings().for_each(drop);
+        r.take_findings(drop);
     }
     println!("entries={n}");
 }

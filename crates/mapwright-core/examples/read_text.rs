@@ -12,7 +12,7 @@ fn main() {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(64 * 1024, stdout.lock());
     while let Some(e) = r.next_entry().expect("read") {
-        r.drain_findings().for_each(drop);
+        r.take_findings(drop);
         out.write_all(e.loc().written().as_bytes()).expect("write");
         out.write_all(b"\n").expect("write");
     }

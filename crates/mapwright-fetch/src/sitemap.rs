@@ -133,12 +133,7 @@ pub(crate) fn read_with<V: Visitor>(
     report.format = Some(reader.format());
     loop {
         let next = reader.next_entry();
-        // Looked at first (`drain_findings`).
-        if !reader.findings().is_empty() {
-            for f in reader.drain_findings() {
-                visitor.finding(f);
-            }
-        }
+        reader.take_findings(|f| visitor.finding(f));
         match next {
             Ok(Some(entry)) => {
                 report.entries += 1;

@@ -79,7 +79,7 @@ fn produce(input: Opened, options: ReadOptions, url: Option<String>, scope: Opti
     let mut findings: Vec<Finding> = scope.as_ref().and_then(StrictScope::waiver).into_iter().collect();
     let error = loop {
         let next = reader.next_entry();
-        findings.extend(reader.drain_findings());
+        reader.take_findings(|f| findings.push(f));
         match next {
             Ok(Some(entry)) => {
                 // The strict scope drop, as the CLI's `read --strict` (mapwright-fetch's remote module).

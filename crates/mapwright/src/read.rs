@@ -125,13 +125,14 @@ pub fn run(mut args: ReadArgs) -> anyhow::Result<ExitCode> {
     let (mut entries, mut skipped, mut dropped) = (0u64, 0u64, 0u64);
     let code = loop {
         let next = reader.next_entry();
-        // Most entries have no finding: looked at first (`drain_findings`).
-        if !reader.findings().is_empty() {
-            for f in reader.drain_findings() {
-                skipped += u64::from(f.rule.skips_entry());
-                report(&f, &mut err)?;
+        let mut reported = Ok(());
+        reader.take_findings(|f| {
+            skipped += u64::from(f.rule.skips_entry());
+            if reported.is_ok() {
+                reported = report(&f, &mut err);
             }
-        }
+        });
+        reported?;
         // Looked at where the reader returned it: moved out, the entry (~200 bytes) was copied
         // once more.
         match &next {

@@ -220,13 +220,9 @@ impl Validator {
         }
         loop {
             let next = reader.next_entry();
-            // Drained after every entry, so the reader's own finding limit is never reached and
-            // every finding is counted (looked at first: `drain_findings`).
-            if !reader.findings().is_empty() {
-                for f in reader.drain_findings() {
-                    sink(f);
-                }
-            }
+            // Taken after every entry, so the reader's own finding limit is never reached and
+            // every finding is counted.
+            reader.take_findings(&mut sink);
             // Looked at where the reader returned it (moved out, it was copied once more).
             match next {
                 Ok(Some(ref entry)) => {
