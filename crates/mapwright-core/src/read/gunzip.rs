@@ -266,7 +266,7 @@ impl Fill {
 /// Whether the worker computes the CRC-32 of the gzip bytes it just inflated (the `nth` buffer):
 /// not when this thread is waiting for them or waited for the last ones, as it then has the
 /// time; it computes it itself, and the worker goes on to the next buffer that much sooner.
-/// Waiting now alone left the reader idle between buffers while the worker summed 52 to 72 of
+/// Waiting now alone left the reader idle between buffers while the worker summed 63 to 72 of
 /// a 10 MB read's 84 (bench/read/RESULTS.md). Test builds alternate, so that both ways are
 /// taken in every threaded test.
 fn worker_sums(pace: &Pace, nth: usize) -> bool {
