@@ -215,9 +215,7 @@ impl Validator {
         }
         pass.outcome.format = Some(reader.format());
         pass.vouched(&mut sink);
-        for f in reader.drain_findings() {
-            sink(f);
-        }
+        reader.take_findings(&mut sink);
         loop {
             let next = reader.next_entry();
             // Taken after every entry, so the reader's own finding limit is never reached and
