@@ -197,7 +197,10 @@ pub struct Summary {
     pub bytes: u64,
     /// Wall time.
     pub elapsed: Duration,
-    /// Every sitemap seen, with whether it was read this run (for incremental change tracking).
+    /// Every sitemap seen, with whether it was read to its end this run (for incremental
+    /// change tracking: only a sitemap read to its end replaces its stored URLs). A sitemap
+    /// that failed part-way, was not followed (depth, count limit, stop) or was still being
+    /// read when the deadline passed is listed as not read.
     pub sitemaps: Vec<(String, bool)>,
     /// The discovery was cut by [`DiscoverConfig::site_deadline`]: the counts are of what was
     /// done before it; sitemaps still being read then are in none of them.
@@ -386,6 +389,8 @@ impl Discovery {
         let mut seen: HashSet<String> = HashSet::new();
         let mut set = JoinSet::new();
         let mut queued = 0usize;
+        // Every sitemap spawned: those the deadline cuts are recorded as not read.
+        let mut spawned: Vec<Arc<str>> = Vec::new();
         for s in seeds {
             let task = Task {
                 url: s.as_str().into(),
@@ -398,6 +403,7 @@ impl Discovery {
             };
             if seen.insert(normalise(&s)) {
                 queued += 1;
+                spawned.push(task.url.clone());
                 set.spawn(process(shared.clone(), task));
             }
         }
@@ -412,7 +418,8 @@ impl Discovery {
             let children = joined.map_err(|e| Error::Http { url: String::new(), message: e.to_string() })?;
             for child in children {
                 let key = normalise(&child.url);
-                let reason = if child.ancestors.iter().any(|a| normalise(a) == key) {
+                let cycle = child.ancestors.iter().any(|a| normalise(a) == key);
+                let reason = if cycle {
                     Some(format!(
                         "{} lists itself or an index above it (a cycle): not followed",
                         child.parent.as_deref().unwrap_or("")
@@ -431,11 +438,20 @@ impl Discovery {
                     Some(format!("stopped (URL limit reached or output closed): {} not followed", child.url))
                 } else {
                     queued += 1;
+                    spawned.push(child.url.clone());
                     set.spawn(process(shared.clone(), child));
                     continue;
                 };
                 if let Some(message) = reason {
-                    shared.totals.lock().expect("totals").not_followed += 1;
+                    {
+                        let mut totals = shared.totals.lock().expect("totals");
+                        totals.not_followed += 1;
+                        // A cycle's child is an index above it, recorded when it was read; any
+                        // other was listed but not read: what the state holds of it stays.
+                        if !cycle {
+                            totals.sitemaps.push((child.url.to_string(), false));
+                        }
+                    }
                     let _ = shared.events.send(Event::Notice { sitemap: child.parent.clone(), message }).await;
                 }
             }
@@ -456,6 +472,10 @@ impl Discovery {
         let mut summary = std::mem::take(&mut *shared.totals.lock().expect("totals"));
         summary.urls = shared.emitted.load(Ordering::Relaxed);
         if cut {
+            let done: HashSet<&str> = summary.sitemaps.iter().map(|(u, _)| u.as_str()).collect();
+            let cut_short: Vec<String> =
+                spawned.iter().filter(|u| !done.contains(&***u)).map(|u| u.to_string()).collect();
+            summary.sitemaps.extend(cut_short.into_iter().map(|u| (u, false)));
             return Ok(self.expired(summary, began, &shared.events).await);
         }
         summary.elapsed = began.elapsed();
@@ -641,8 +661,10 @@ async fn process(shared: Arc<Shared>, task: Task) -> Vec<Task> {
         Some(e) if report.entries == 0 => status.outcome = Outcome::Failed(e),
         e => status.error = e,
     }
-    let read_ok = !matches!(status.outcome, Outcome::Failed(_));
-    if let (Some(st), true) = (&shared.state, read_ok && status.error.is_none()) {
+    // Read to its end: only then does its URL list replace the stored one (`State::finish_run`);
+    // a read that failed part-way leaves the last complete list standing (all or nothing).
+    let complete = !matches!(status.outcome, Outcome::Failed(_)) && status.error.is_none();
+    if let (Some(st), true) = (&shared.state, complete) {
         let rec = SitemapState {
             etag: meta.validators.etag.clone(),
             last_modified: meta.validators.last_modified.clone(),
@@ -671,7 +693,7 @@ async fn process(shared: Arc<Shared>, task: Task) -> Vec<Task> {
             voucher: Some(voucher.clone()),
         })
         .collect();
-    finish(&shared, status, read_ok).await;
+    finish(&shared, status, complete).await;
     children
 }
 

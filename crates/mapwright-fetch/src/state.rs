@@ -145,9 +145,11 @@ impl State {
 
     /// Ends the run: reports each URL added or removed since the last run to `each`, then
     /// makes this run's set the reference. `sitemaps` lists every sitemap seen this run and
-    /// whether it was read: URLs of a sitemap read are replaced by what it lists now; URLs of
-    /// sitemaps seen but not read (304, skipped, failed) are kept; URLs of a sitemap that its
-    /// index, read this run, no longer lists are removed.
+    /// whether it was read to its end: URLs of a sitemap read are replaced by what it lists
+    /// now; URLs of sitemaps seen but not read (304, skipped, failed, even part-way) are kept,
+    /// and the URLs a part-way read staged that the state did not hold are not added (a read
+    /// is all or nothing: the next complete read says what changed); URLs of a sitemap that
+    /// its index, read this run, no longer lists are removed.
     pub async fn finish_run(
         &self,
         sitemaps: &[(String, bool)],
@@ -162,6 +164,15 @@ impl State {
                 .await
                 .map_err(|e| self.err(e))?;
         }
+        // A sitemap read part-way changes nothing: drop what it staged that is not stored
+        // already (what is stored stays staged, so no other sitemap's copy looks removed).
+        sqlx::query(
+            "DELETE FROM fetch_url_stage WHERE sitemap IN (SELECT url FROM fetch_run_sitemap WHERE was_read = 0) \
+             AND hash NOT IN (SELECT hash FROM fetch_url)",
+        )
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| self.err(e))?;
         const REPLACED: &str = "(sitemap IN (SELECT url FROM fetch_run_sitemap WHERE was_read = 1) \
              OR (sitemap NOT IN (SELECT url FROM fetch_run_sitemap) AND sitemap IN (SELECT url FROM fetch_sitemap \
              WHERE parent IN (SELECT url FROM fetch_run_sitemap WHERE was_read = 1))))";

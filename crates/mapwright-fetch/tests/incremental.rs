@@ -104,3 +104,70 @@ async fn second_run_is_conditional_and_only_changed_children_are_fetched() {
     let fifth = run(&s, &state).await;
     assert_eq!(fifth, vec![(Change::Removed, u("/5"))]);
 }
+
+/// An OAI-PMH answer holding `records` (URLs) and, when given, a resumption token.
+fn oai_page(records: &[String], token: Option<&str>) -> String {
+    let recs: String = records
+        .iter()
+        .enumerate()
+        .map(|(i, u)| {
+            format!(
+                "<record><header><identifier>oai:x:{i}</identifier><datestamp>2020-01-01</datestamp></header>\
+                 <metadata><oai_dc:dc xmlns:oai_dc=\"http://www.openarchives.org/OAI/2.0/oai_dc/\" \
+                 xmlns:dc=\"http://purl.org/dc/elements/1.1/\"><dc:identifier>{u}</dc:identifier></oai_dc:dc>\
+                 </metadata></record>"
+            )
+        })
+        .collect();
+    let token = token.map(|t| format!("<resumptionToken>{t}</resumptionToken>")).unwrap_or_default();
+    format!(
+        "<?xml version=\"1.0\"?><OAI-PMH xmlns=\"http://www.openarchives.org/OAI/2.0/\"><responseDate>2020-01-01T00:00:00Z\
+         </responseDate><request>x</request><ListRecords>{recs}{token}</ListRecords></OAI-PMH>"
+    )
+}
+
+/// Regression (audit: `discover --state --changes` over an OAI-PMH repository whose page 2
+/// answered badResumptionToken printed its items of page 2 as removed, then as added again):
+/// a sitemap read part-way leaves its stored URLs as they were, and what it read that was new
+/// is not added either; the next complete read says what changed.
+#[tokio::test]
+async fn a_sitemap_read_part_way_leaves_its_stored_urls_unchanged() {
+    let s = Server::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let state = State::open(&dir.path().join("state.db")).await.unwrap();
+    let u = |p: &str| s.url(p);
+    let first = "/oai?verb=ListRecords&metadataPrefix=oai_dc";
+    let second = "/oai?verb=ListRecords&resumptionToken=A";
+    s.page("/robots.txt", "text/plain", format!("Sitemap: {}\n", u(first)));
+    s.page(first, "text/xml", oai_page(&[u("/item/1"), u("/item/2")], Some("A")));
+    s.page(second, "text/xml", oai_page(&[u("/item/3"), u("/item/4")], None));
+    s.page("/c.xml", "application/xml", urlset(&[u("/1"), u("/2")]));
+
+    let all: BTreeSet<String> = ["/item/1", "/item/2", "/item/3", "/item/4"].iter().map(|p| u(p)).collect();
+    let run1 = run(&s, &state).await;
+    assert_eq!(run1.iter().map(|(_, l)| l.clone()).collect::<BTreeSet<_>>(), all);
+
+    // Page 2 is refused: the read fails part-way, with a new item on page 1.
+    s.page(first, "text/xml", oai_page(&[u("/item/1"), u("/item/5")], Some("A")));
+    s.page(second, "text/xml", oai_error("badResumptionToken"));
+    assert_eq!(run(&s, &state).await, vec![], "a partial read changed the stored set");
+
+    // Complete again, as in run 1: nothing changed since the last complete read.
+    s.page(first, "text/xml", oai_page(&[u("/item/1"), u("/item/2")], Some("A")));
+    s.page(second, "text/xml", oai_page(&[u("/item/3"), u("/item/4")], None));
+    assert_eq!(run(&s, &state).await, vec![]);
+
+    // A urlset cut by a truncation after its second entry: the same.
+    s.page("/robots.txt", "text/plain", format!("Sitemap: {}\n", u("/c.xml")));
+    assert_eq!(run(&s, &state).await, vec![(Change::Added, u("/1")), (Change::Added, u("/2"))]);
+    let cut = urlset(&[u("/1"), u("/7")]).replace("</urlset>", "<url><lo");
+    s.page("/c.xml", "application/xml", cut);
+    assert_eq!(run(&s, &state).await, vec![], "a truncated read changed the stored set");
+}
+
+fn oai_error(code: &str) -> String {
+    format!(
+        "<?xml version=\"1.0\"?><OAI-PMH xmlns=\"http://www.openarchives.org/OAI/2.0/\"><responseDate>2020-01-01T00:00:00Z\
+         </responseDate><request>x</request><error code=\"{code}\">no</error></OAI-PMH>"
+    )
+}
