@@ -91,6 +91,26 @@ pub enum Error {
         #[source]
         source: mapwright_core::Error,
     },
+    /// A sitemap a submission needs was read only part-way (a fault after some entries, an
+    /// OAI-PMH page refused): nothing is submitted, since the URLs before the fault would be
+    /// taken for the whole list.
+    #[error("{source} (read part-way: nothing submitted)")]
+    Incomplete {
+        /// The sitemap as listed.
+        url: String,
+        /// Why its read stopped.
+        #[source]
+        source: Box<Error>,
+    },
+    /// The sitemaps to submit gave no URL: the reason says why (none listed, every one out of
+    /// scope), so an empty submission is never taken for a done one.
+    #[error("{url}: no URL to submit: {reason}")]
+    NoUrl {
+        /// The sitemap given.
+        url: String,
+        /// Why none was left.
+        reason: String,
+    },
     /// The state database failed.
     #[error("state database {path}: {message}")]
     State {
@@ -154,6 +174,8 @@ impl Error {
                 },
                 _ => "malformed".into(),
             },
+            Error::Incomplete { source, .. } => format!("read part-way: {}", source.reason()),
+            Error::NoUrl { .. } => "no URL".into(),
             Error::State { .. } => "state".into(),
         }
     }

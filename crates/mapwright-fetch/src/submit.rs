@@ -1,7 +1,7 @@
 //! Announcing a sitemap: the classic ping (`ENDPOINT?sitemap=URL`) and IndexNow (POSTing
 //! URL lists in batches, one batch per host, per the IndexNow protocol).
 
-use crate::{Error, Fetcher};
+use crate::{DiscoverConfig, Discovery, Error, Event, Fetcher, Outcome, SiteSummary};
 use serde::Serialize;
 
 /// URLs per IndexNow request: the protocol's maximum.
@@ -95,4 +95,59 @@ pub async fn indexnow(
         }
     }
     Ok(out)
+}
+
+/// Every URL `sitemap` gives (following an index, scope judged as discovery judges it), only
+/// those with a lastmod at or after `since` (Unix seconds) when it is given: what `submit
+/// --indexnow` sends. All or nothing: a sitemap that could not be read, even part-way, is an
+/// error ([`Error::Incomplete`] for a fault after some entries), since an IndexNow list cut
+/// short would be taken for the whole; sitemaps that give no URL at all are
+/// [`Error::NoUrl`], with the reason discovery gives (none listed, all out of scope). An
+/// empty list is returned only when URLs were found but none is as new as `since`.
+pub async fn urls_to_submit(fetcher: &Fetcher, sitemap: &str, since: Option<i64>) -> Result<Vec<String>, Error> {
+    let d = Discovery::new(fetcher.clone(), DiscoverConfig::default());
+    let (tx, mut rx) = tokio::sync::mpsc::channel(16);
+    let seeds = vec![sitemap.to_string()];
+    let worker = tokio::spawn(async move { d.run_sitemaps(seeds, tx).await });
+    let mut urls = Vec::new();
+    let mut failed = None;
+    while let Some(ev) = rx.recv().await {
+        match ev {
+            Event::Urls { urls: batch, .. } => {
+                urls.extend(
+                    batch
+                        .into_iter()
+                        .filter(|u| match (since, &u.lastmod) {
+                            (None, _) => true,
+                            (Some(t), Some(l)) => l.value().unix_seconds() >= t,
+                            (Some(_), None) => false,
+                        })
+                        .map(|u| u.loc.to_string()),
+                );
+            }
+            Event::Sitemap(s) => {
+                let url = s.url.to_string();
+                failed = match (s.outcome, s.error) {
+                    (Outcome::Failed(e), _) => Some(e),
+                    (_, Some(e)) => Some(Error::Incomplete { url, source: Box::new(e) }),
+                    _ => continue,
+                };
+                break;
+            }
+            _ => {}
+        }
+    }
+    if let Some(e) = failed {
+        // The rest is not needed: stop fetching it.
+        worker.abort();
+        return Err(e);
+    }
+    let summary = worker.await.map_err(|e| Error::Http { url: sitemap.to_string(), message: e.to_string() })??;
+    if summary.urls == 0 {
+        let result = Ok(summary);
+        let verdict = SiteSummary::of(sitemap, &result, false);
+        let reason = verdict.error.unwrap_or_else(|| "the sitemaps list no URL".to_string());
+        return Err(Error::NoUrl { url: sitemap.to_string(), reason });
+    }
+    Ok(urls)
 }

@@ -48,3 +48,33 @@ async fn indexnow_refuses_a_malformed_key() {
     assert!(err.to_string().contains("must be 8 to 128 characters"), "{err}");
     assert!(s.take_log().is_empty());
 }
+
+/// What `submit --indexnow` sends: every URL of a sitemap read to its end, else an error.
+#[tokio::test]
+async fn urls_to_submit_is_all_or_nothing() {
+    use mapwright_fetch::Error;
+    use mapwright_fetch::submit::urls_to_submit;
+    let s = Server::start().await;
+    let urlset = |locs: &str| format!("<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">{locs}</urlset>");
+    let u = s.url("/1");
+    s.route(
+        "/ok.xml",
+        fixed(200, "application/xml", urlset(&format!("<url><loc>{u}</loc><lastmod>2024-01-01</lastmod></url>"))),
+    );
+    s.route(
+        "/cut.xml",
+        fixed(200, "application/xml", urlset(&format!("<url><loc>{u}</loc></url>")).replace("</urlset>", "<url><lo")),
+    );
+    s.route("/out.xml", fixed(200, "application/xml", urlset("<url><loc>http://elsewhere.invalid/x</loc></url>")));
+    s.route("/empty.xml", fixed(200, "application/xml", urlset("")));
+    let f = Fetcher::new(test_config()).unwrap();
+    assert_eq!(urls_to_submit(&f, &s.url("/ok.xml"), None).await.unwrap(), vec![u.clone()]);
+    // Found, but none as new as --since: an empty list, not an error.
+    assert!(urls_to_submit(&f, &s.url("/ok.xml"), Some(1_800_000_000)).await.unwrap().is_empty());
+    let err = urls_to_submit(&f, &s.url("/cut.xml"), None).await.unwrap_err();
+    assert!(matches!(err, Error::Incomplete { .. }), "{err}");
+    let err = urls_to_submit(&f, &s.url("/out.xml"), None).await.unwrap_err();
+    assert!(matches!(err, Error::NoUrl { .. }) && err.to_string().contains("1 dropped as out of scope"), "{err}");
+    let err = urls_to_submit(&f, &s.url("/empty.xml"), None).await.unwrap_err();
+    assert!(matches!(err, Error::NoUrl { .. }), "{err}");
+}

@@ -4,8 +4,8 @@ use crate::cli::SubmitArgs;
 use crate::http::runtime;
 use anyhow::Context;
 use mapwright_core::date::{LastmodParse, parse_lastmod};
-use mapwright_fetch::submit::{IndexNowKey, indexnow, ping};
-use mapwright_fetch::{DiscoverConfig, Discovery, Event, Fetcher};
+use mapwright_fetch::Fetcher;
+use mapwright_fetch::submit::{IndexNowKey, indexnow, ping, urls_to_submit};
 use std::process::ExitCode;
 
 pub fn run(args: SubmitArgs) -> anyhow::Result<ExitCode> {
@@ -35,10 +35,12 @@ async fn run_async(args: SubmitArgs) -> anyhow::Result<ExitCode> {
             },
             None => None,
         };
-        let urls = collect_urls(&fetcher, &args.sitemap, since).await?;
+        // All or nothing, and never an empty success: the fetch crate says why there is none.
+        let urls = urls_to_submit(&fetcher, &args.sitemap, since).await?;
         if urls.is_empty() {
-            eprintln!("mapwright: no URL to submit{}", if since.is_some() { " (none newer than --since)" } else { "" });
-            return Ok(ExitCode::SUCCESS);
+            // URLs were found, none as new as --since: nothing to do is the right answer.
+            eprintln!("mapwright: no URL to submit (none newer than --since)");
+            return Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) });
         }
         for b in indexnow(&fetcher, endpoint, &key, &urls).await? {
             let meaning = match b.status {
@@ -54,37 +56,4 @@ async fn run_async(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
-}
-
-/// Every URL of the sitemap (following an index), only those with a lastmod at or after `since`.
-async fn collect_urls(fetcher: &Fetcher, sitemap: &str, since: Option<i64>) -> anyhow::Result<Vec<String>> {
-    let d = Discovery::new(fetcher.clone(), DiscoverConfig::default());
-    let (tx, mut rx) = tokio::sync::mpsc::channel(16);
-    let seeds = vec![sitemap.to_string()];
-    let worker = tokio::spawn(async move { d.run_sitemaps(seeds, tx).await });
-    let mut urls = Vec::new();
-    while let Some(ev) = rx.recv().await {
-        match ev {
-            Event::Urls { urls: batch, .. } => {
-                for u in batch {
-                    let newer = match (since, &u.lastmod) {
-                        (None, _) => true,
-                        (Some(t), Some(l)) => l.value().unix_seconds() >= t,
-                        (Some(_), None) => false,
-                    };
-                    if newer {
-                        urls.push(u.loc.to_string());
-                    }
-                }
-            }
-            Event::Sitemap(s) => {
-                if let mapwright_fetch::Outcome::Failed(e) = &s.outcome {
-                    anyhow::bail!("{e}");
-                }
-            }
-            _ => {}
-        }
-    }
-    worker.await??;
-    Ok(urls)
 }

@@ -197,3 +197,41 @@ fn validate_follows_a_remote_index_and_judges_scope_on_its_url() {
     let f = findings(&out, &base);
     assert!(f.contains(&("loc-out-of-scope".into(), "/a.xml".into(), "http://elsewhere.invalid/x".into())), "{f:?}");
 }
+
+/// Regression (audit: `submit --indexnow` sent the URLs before a fault and exited 0; a sitemap
+/// whose every URL was out of scope gave "no URL to submit" and exit 0): a sitemap read
+/// part-way sends nothing and fails, and no URL at all fails with its reason.
+#[test]
+fn submit_indexnow_is_all_or_nothing() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let posts = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = posts.clone();
+    let base = serve_app(move |base| {
+        let cut = format!(
+            "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\"><url><loc>{base}/1</loc></url><url><lo"
+        );
+        let out = "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\
+                   <url><loc>http://elsewhere.invalid/x</loc></url></urlset>";
+        Router::new()
+            .route("/cut.xml", get(move || async move { cut }))
+            .route("/out.xml", get(move || async move { out }))
+            .route(
+                "/indexnow",
+                axum::routing::post(move || async move {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    StatusCode::OK
+                }),
+            )
+    });
+    let submit = |sitemap: &str| {
+        let endpoint = format!("{base}/indexnow");
+        mapwright(&["submit", &format!("{base}{sitemap}"), "--indexnow", &endpoint, "--key", "0123456789abcdef"])
+    };
+    let (code, out, err) = submit("/cut.xml");
+    assert_ne!(code, 0, "{out}{err}");
+    assert!(err.contains("read part-way: nothing submitted"), "{err}");
+    let (code, out, err) = submit("/out.xml");
+    assert_ne!(code, 0, "{out}{err}");
+    assert!(err.contains("no URL to submit") && err.contains("1 dropped as out of scope"), "{err}");
+    assert_eq!(posts.load(Ordering::SeqCst), 0, "something was submitted");
+}
