@@ -464,7 +464,8 @@ impl Discovery {
                 shared.expired.store(true, Ordering::Relaxed);
                 shared.stop.store(true, Ordering::Relaxed);
             }
-            let _ = shared.expire.send(true);
+            // Whether or not anyone listens now: a pager made later still sees it.
+            shared.expire.send_replace(true);
             // Dropping the tasks drops their requests and body streams; a reader blocked on
             // a body then sees it end (see `sitemap::read_response`).
             set.shutdown().await;

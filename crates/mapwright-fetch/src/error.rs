@@ -111,6 +111,13 @@ pub enum Error {
         /// Why none was left.
         reason: String,
     },
+    /// The request was not sent, or was dropped, because its caller stopped (a discovery past
+    /// its deadline stops the paging of an OAI-PMH repository it was reading).
+    #[error("{url}: not requested: the discovery was stopped (its deadline passed)")]
+    Cancelled {
+        /// The URL.
+        url: String,
+    },
     /// The state database failed.
     #[error("state database {path}: {message}")]
     State {
@@ -176,6 +183,7 @@ impl Error {
             },
             Error::Incomplete { source, .. } => format!("read part-way: {}", source.reason()),
             Error::NoUrl { .. } => "no URL".into(),
+            Error::Cancelled { .. } => "cancelled".into(),
             Error::State { .. } => "state".into(),
         }
     }

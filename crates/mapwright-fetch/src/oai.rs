@@ -4,12 +4,13 @@
 //! gets one from [`Response::pager`](crate::Response::pager), so an OAI-PMH base URL is
 //! accepted wherever a sitemap URL is.
 
-use crate::body::BodyStats;
+use crate::body::{BodyReader, BodyStats};
 use crate::{Error, Fetched, Fetcher};
 use mapwright_core::{PageRequest, Pager};
 use std::io::{self, BufRead};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
+use tokio::sync::{oneshot, watch};
 
 /// Asks one repository for the pages of its list of records, on the runtime that fetched the
 /// first page, through the same client (timeouts, retries of 503 with `Retry-After`, wire
@@ -28,9 +29,12 @@ pub struct OaiPager {
     deadline: Instant,
     limit: Duration,
     /// The body statistics of every page asked for, in order.
-    pages: Mutex<Vec<Arc<Mutex<BodyStats>>>>,
+    pages: Arc<Mutex<Vec<Arc<Mutex<BodyStats>>>>>,
     /// The first answer's URL asked a verb (`?verb=...`): not a bare base URL.
     asked_a_verb: bool,
+    /// Set by [`OaiPager::cancel_on`]: once it holds true, no page is asked for and a request
+    /// under way is dropped (a discovery past its deadline).
+    cancel: OnceLock<watch::Receiver<bool>>,
 }
 
 /// The pages an [`OaiPager`] fetched, together.
@@ -72,8 +76,17 @@ impl OaiPager {
         };
         let limit = fetcher.config().timeout;
         let asked_a_verb = url::Url::parse(final_url).is_ok_and(|u| u.query_pairs().any(|(k, _)| k == "verb"));
-        let pages = Mutex::new(Vec::new());
-        OaiPager { fetcher, handle, base, deadline: started + limit, limit, pages, asked_a_verb }
+        let pages = Arc::default();
+        let cancel = OnceLock::new();
+        OaiPager { fetcher, handle, base, deadline: started + limit, limit, pages, asked_a_verb, cancel }
+    }
+
+    /// Stops the paging once `cancel` holds true: the page asked for then, and every later
+    /// one, fails at once ([`Error::Cancelled`]) instead of being fetched, so a reader on its
+    /// blocking thread ends promptly (a discovery past its deadline gives its own flag). A
+    /// second call is ignored.
+    pub fn cancel_on(&self, cancel: watch::Receiver<bool>) {
+        let _ = self.cancel.set(cancel);
     }
 
     /// The pages fetched so far, together: call it once the reader is done.
@@ -94,8 +107,45 @@ impl OaiPager {
     pub fn url(&self, request: &PageRequest) -> String {
         format!("{}?{}", self.base, request.query())
     }
+}
 
-    async fn get(&self, url: String) -> Result<Box<dyn BufRead + Send>, Error> {
+/// What one page request needs, owned: it runs as a task of the runtime, not borrowed by the
+/// reader's thread (see [`OaiPager::open`]).
+struct PageGet {
+    fetcher: Fetcher,
+    url: String,
+    deadline: Instant,
+    limit: Duration,
+    pages: Arc<Mutex<Vec<Arc<Mutex<BodyStats>>>>>,
+    cancel: Option<watch::Receiver<bool>>,
+}
+
+impl PageGet {
+    /// The page, unless the cancel flag is raised first (checked before the pause, then
+    /// watched during the pause and the request).
+    async fn run(mut self) -> Result<Box<dyn BufRead + Send>, Error> {
+        let Some(mut cancel) = self.cancel.take() else { return Ok(Box::new(self.get().await?)) };
+        let cancelled = Error::Cancelled { url: self.url.clone() };
+        if *cancel.borrow_and_update() {
+            return Err(cancelled);
+        }
+        let body = tokio::select! {
+            biased;
+            _ = cancel.wait_for(|c| *c) => return Err(cancelled),
+            page = self.get() => page?,
+        };
+        // A page still arriving when the flag is raised stops too: its reader sees the body
+        // end at once. (When the flag's sender goes, its discovery is over, every page read.)
+        let stop = body.stopper();
+        tokio::spawn(async move {
+            let _ = cancel.wait_for(|c| *c).await;
+            drop(stop);
+        });
+        Ok(Box::new(body))
+    }
+
+    async fn get(&self) -> Result<BodyReader, Error> {
+        let url = &self.url;
         let left = self.deadline.saturating_duration_since(Instant::now());
         let timeout = || Error::Timeout { url: url.clone(), what: "OAI-PMH pages", limit: self.limit };
         let pause = self.fetcher.config().oai_page_pause;
@@ -103,24 +153,42 @@ impl OaiPager {
             return Err(timeout());
         }
         tokio::time::sleep(pause).await;
-        match tokio::time::timeout(left - pause, self.fetcher.get(&url, None)).await {
+        match tokio::time::timeout(left - pause, self.fetcher.get(url, None)).await {
             Err(_) => Err(timeout()),
             Ok(Err(e)) => Err(e),
             Ok(Ok(Fetched::NotModified(meta))) => Err(Error::Status { url: meta.final_url, status: 304 }),
             Ok(Ok(Fetched::Body(r))) => {
                 let body = r.into_reader();
                 self.pages.lock().expect("pages").push(body.stats_handle());
-                Ok(Box::new(body))
+                Ok(body)
             }
         }
     }
 }
 
 impl Pager for OaiPager {
-    /// Blocks on the runtime's handle: called by the reader on its blocking thread.
+    /// Called by the reader on its blocking thread: the request runs as a task of the runtime
+    /// and the thread waits for its answer. Not `Handle::block_on`: that panics when the
+    /// runtime is shutting down (a CLI run ending while the reader still pages); a task is
+    /// then dropped, and the read ends with an error.
     fn open(&self, request: &PageRequest) -> io::Result<Box<dyn BufRead + Send>> {
         let url = self.url(request);
-        self.handle.block_on(self.get(url)).map_err(io::Error::other)
+        let get = PageGet {
+            fetcher: self.fetcher.clone(),
+            url: url.clone(),
+            deadline: self.deadline,
+            limit: self.limit,
+            pages: Arc::clone(&self.pages),
+            cancel: self.cancel.get().cloned(),
+        };
+        let (tx, rx) = oneshot::channel();
+        self.handle.spawn(async move {
+            let _ = tx.send(get.run().await);
+        });
+        match rx.blocking_recv() {
+            Ok(page) => page.map_err(io::Error::other),
+            Err(_) => Err(io::Error::other(Error::Cancelled { url })),
+        }
     }
 
     fn asked_a_verb(&self) -> bool {

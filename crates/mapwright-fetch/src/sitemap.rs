@@ -73,8 +73,19 @@ pub async fn read_response<V: Visitor>(
     options: ReadOptions,
     visitor: V,
 ) -> Result<(ReadReport, V), Error> {
-    let meta = resp.meta.clone();
     let pager = resp.pager();
+    read_paged(resp, options, visitor, pager).await
+}
+
+/// [`read_response`] with the pager of its OAI-PMH pages given (discovery's, which its
+/// deadline cancels).
+pub(crate) async fn read_paged<V: Visitor>(
+    resp: Response,
+    options: ReadOptions,
+    visitor: V,
+    pager: Arc<crate::OaiPager>,
+) -> Result<(ReadReport, V), Error> {
+    let meta = resp.meta.clone();
     let body = resp.into_reader();
     let stats = body.stats_handle();
     // Should this future be dropped (a discovery past its deadline), the body stops and the

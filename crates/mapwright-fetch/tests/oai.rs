@@ -306,3 +306,33 @@ async fn every_request_asks_the_gate_and_a_held_one_is_not_sent() {
     assert_eq!(*gate.asked.lock().unwrap(), vec![s.url("/robots.txt")]);
     assert!(s.take_log().is_empty(), "nothing sent");
 }
+
+/// Regression (audit: `discover --site-deadline` over a repository whose page 2 was slow ran
+/// on past the deadline, then panicked at exit, "A Tokio 1.x context was found, but it is
+/// being shutdown", in `OaiPager::open`): past the deadline the pager asks for no page, the
+/// one under way is dropped, and the reader's blocking thread ends at once, so the runtime
+/// shuts down promptly and the summary says the deadline cut the site.
+#[test]
+fn the_site_deadline_stops_the_paging_of_a_repository() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let began = std::time::Instant::now();
+    let summary = rt.block_on(async {
+        let s = repository(&Server::start().await);
+        let slow = Route::Flaky {
+            fails: Arc::new(Mutex::new(3)),
+            status: 503,
+            retry_after: Some(20),
+            then: Box::new(fixed(200, "text/xml", page("listrecords-2.xml", &s.base()))),
+        };
+        s.route(SECOND, slow);
+        let cfg =
+            Config { timeout: Duration::from_secs(60), max_retry_after: Duration::from_secs(60), ..test_config() };
+        let config = DiscoverConfig { site_deadline: Some(Duration::from_secs(1)), ..DiscoverConfig::default() };
+        let d = Discovery::new(Fetcher::new(cfg).unwrap(), config);
+        discover_with(d, None, vec![s.url("/oai2")]).await.summary
+    });
+    assert!(summary.deadline, "{summary:?}");
+    // Dropping the runtime waits for its blocking threads: the reader's must be done.
+    drop(rt);
+    assert!(began.elapsed() < Duration::from_secs(6), "the reader paged on for {:?}", began.elapsed());
+}

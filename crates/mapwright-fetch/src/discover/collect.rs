@@ -5,7 +5,7 @@
 use super::{Event, Prehashed, Shared};
 use crate::Error;
 use crate::client::Response;
-use crate::sitemap::{ReadReport, Visitor, read_response, read_with};
+use crate::sitemap::{ReadReport, Visitor, read_paged, read_with};
 use mapwright_core::{Entry, Finding, Format, Loc, Position, ReadOptions, Rule, Scope, SitemapEntry, UrlEntry};
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
@@ -35,9 +35,12 @@ pub(super) async fn read_sitemap(
 ) -> Result<(ReadReport, Collector), Error> {
     let meta = resp.meta.clone();
     let pager = resp.pager();
+    // Past the deadline no page is asked for: the reader's thread ends at once, not after
+    // the pages' own time limit (nor on a runtime that is shutting down).
+    pager.cancel_on(visitor.shared.expire.subscribe());
     let body = match resp.read_whole(INLINE_BODY).await {
         Ok(body) => body,
-        Err(resp) => return read_response(resp, options, visitor).await,
+        Err(resp) => return read_paged(resp, options, visitor, pager).await,
     };
     let url = meta.final_url.clone();
     let stats = body.stats.clone();
