@@ -33,7 +33,9 @@ pub struct DiscoverConfig {
     pub per_host: usize,
     /// Deepest index nesting followed (seeds are depth 0). Default 4.
     pub max_depth: usize,
-    /// Sitemaps fetched at most. Default 10,000.
+    /// Sitemaps fetched at most, the starting ones (robots.txt's `Sitemap:` lines, the
+    /// sitemaps given) included; each one past it is reported (an [`Event::Notice`],
+    /// [`Summary::over_sitemap_limit`]). Default 10,000.
     pub max_sitemaps: usize,
     /// Distinct URLs output at most. Default 50,000,000.
     pub max_urls: u64,
@@ -191,7 +193,7 @@ pub struct Summary {
     pub over_limit: u64,
     /// Sitemaps not followed: cycles, depth, count limit, cross-site children.
     pub not_followed: u64,
-    /// Of those, sitemaps not followed because `max_sitemaps` was reached.
+    /// Of those, sitemaps not fetched because `max_sitemaps` was reached (starting ones too).
     pub over_sitemap_limit: u64,
     /// Bytes received for sitemaps.
     pub bytes: u64,
@@ -347,6 +349,52 @@ impl Discovery {
         self.run(seeds, false, "given", None, events, Instant::now()).await
     }
 
+    /// Reads the children an index lists when the index itself was read elsewhere (a local
+    /// file whose children the Python package's frames read), as a fetched index's children
+    /// are read: under the same [`DiscoverConfig::max_sitemaps`], and, with
+    /// [`DiscoverConfig::scope`], a child on another site than `index_url` is not followed
+    /// (`index-cross-site`, unless a robots.txt vouches for it: the index's host's robots.txt
+    /// naming the index, or the child's host's), the others vouched for as the index is.
+    /// Without the index's URL no site can be judged: each child is then a sitemap given
+    /// bare ([`Discovery::run_sitemaps`]).
+    pub async fn run_children(
+        &self,
+        index_url: Option<&str>,
+        children: Vec<String>,
+        events: mpsc::Sender<Event>,
+    ) -> Result<Summary, Error> {
+        let began = Instant::now();
+        let index = index_url.and_then(|u| Loc::parse(u).ok());
+        let (Some(index), true) = (index, self.config.scope) else {
+            return self.run(children, false, "given", None, events, began).await;
+        };
+        let voucher = robots_voucher(&self.fetcher, &self.robots, index.as_str(), index.as_str()).await;
+        let site = Scope::of_site(&index);
+        let (mut kept, mut dropped) = (Vec::new(), 0);
+        for child in children {
+            let followed = match Loc::parse(&child) {
+                Err(_) => true, // fetched, and its failure reported, as a bad seed is
+                Ok(loc) => {
+                    site.check(&loc).is_ok()
+                        || voucher.origin() == Some(loc.origin_str())
+                        || (self.config.cross_submission
+                            && self.robots.get(&self.fetcher, loc.as_str()).await.lists_sitemap(index.as_str()))
+                }
+            };
+            if followed {
+                kept.push(child);
+                continue;
+            }
+            dropped += 1;
+            let message = format!("{child} is on another site than the index at {index}: not followed");
+            let finding = Finding::new(mapwright_core::Rule::IndexCrossSite, None, message).with_loc(&child);
+            let _ = events.send(Event::Finding { sitemap: index.as_str().into(), finding }).await;
+        }
+        let mut summary = self.run(kept, false, "index", Some(voucher), events, began).await?;
+        summary.not_followed += dropped;
+        Ok(summary)
+    }
+
     /// The summary of a discovery its deadline cut, with a notice saying so.
     async fn expired(&self, mut summary: Summary, began: Instant, events: &mpsc::Sender<Event>) -> Summary {
         let limit = self.config.site_deadline.unwrap_or_default();
@@ -401,11 +449,26 @@ impl Discovery {
                 index_lastmod: None,
                 voucher: voucher.clone(),
             };
-            if seen.insert(normalise(&s)) {
-                queued += 1;
-                spawned.push(task.url.clone());
-                set.spawn(process(shared.clone(), task));
+            if !seen.insert(normalise(&s)) {
+                continue;
             }
+            // The cap counts every sitemap fetched, seeds too (a robots.txt may name
+            // thousands); the usual paths, a few probes most of which are not there, are
+            // always tried.
+            if queued >= shared.config.max_sitemaps && !optional {
+                let message = format!("more than {} sitemaps: {s} not fetched", shared.config.max_sitemaps);
+                {
+                    let mut totals = shared.totals.lock().expect("totals");
+                    totals.over_sitemap_limit += 1;
+                    totals.not_followed += 1;
+                    totals.sitemaps.push((s, false));
+                }
+                let _ = shared.events.send(Event::Notice { sitemap: None, message }).await;
+                continue;
+            }
+            queued += 1;
+            spawned.push(task.url.clone());
+            set.spawn(process(shared.clone(), task));
         }
         let mut cut = false;
         while let Some(joined) = match until(deadline, set.join_next()).await {

@@ -391,6 +391,67 @@ async fn url_and_sitemap_count_limits() {
     );
 }
 
+/// Regression (audit: a robots.txt naming 50 sitemaps was fetched whole under
+/// `--max-sitemaps 5`: the cap was applied to index children only): the cap counts the
+/// starting sitemaps too, and each one not fetched is reported.
+#[tokio::test]
+async fn the_sitemap_cap_counts_the_starting_sitemaps() {
+    let s = Server::start().await;
+    let named: String = (0..50).map(|i| format!("Sitemap: {}\n", s.url(&format!("/s{i}.xml")))).collect();
+    s.page("/robots.txt", "text/plain", named);
+    for i in 0..50 {
+        s.page(&format!("/s{i}.xml"), "application/xml", urlset(&urls(&s, &format!("s{i}"), 1)));
+    }
+    let cfg = DiscoverConfig { max_sitemaps: 5, ..DiscoverConfig::default() };
+    let d = Discovery::new(Fetcher::new(test_config()).unwrap(), cfg);
+    let run = discover_with(d, Some(&s.base()), Vec::new()).await;
+    let fetched: Vec<String> = s.take_paths().into_iter().filter(|p| p != "/robots.txt").collect();
+    assert_eq!(fetched.len(), 5, "{fetched:?}");
+    assert_eq!((run.summary.fetched, run.summary.over_sitemap_limit, run.urls.len()), (5, 45, 5));
+    let not_fetched = run.notes.iter().filter(|n| n.starts_with("notice: more than 5 sitemaps:")).count();
+    assert_eq!(not_fetched, 45, "{:?}", run.notes);
+    let result = Ok(run.summary);
+    let verdict = mapwright_fetch::SiteSummary::of("site", &result, false);
+    assert_eq!(verdict.ended, "sitemap-limit");
+}
+
+/// The children of an index read elsewhere (the Python package's frames of a local index
+/// file) meet the rules a fetched index's children meet: the cap, and with scope the
+/// `index-cross-site` rule against the index's URL.
+#[tokio::test]
+async fn an_index_s_children_read_elsewhere_meet_the_same_cap_and_scope() {
+    let s = Server::start().await;
+    for c in ["a", "b", "c"] {
+        s.page(&format!("/{c}.xml"), "application/xml", urlset(&urls(&s, c, 1)));
+    }
+    let children = vec![s.url("/a.xml"), format!("{}/b.xml", s.other_host()), s.url("/c.xml")];
+    let cfg = DiscoverConfig { max_sitemaps: 1, ..DiscoverConfig::default() };
+    let d = Discovery::new(Fetcher::new(test_config()).unwrap(), cfg);
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+    let summary = d.run_children(Some(&s.url("/index.xml")), children.clone(), tx).await.unwrap();
+    let mut rules = Vec::new();
+    while let Some(ev) = rx.recv().await {
+        if let mapwright_fetch::Event::Finding { finding, .. } = ev {
+            rules.push(finding.rule);
+        }
+    }
+    assert_eq!(rules, vec![mapwright_core::Rule::IndexCrossSite]);
+    assert_eq!((summary.fetched, summary.over_sitemap_limit, summary.urls), (1, 1, 1));
+    // Without scope every child is followed, on any host, still under the cap.
+    let cfg = DiscoverConfig { max_sitemaps: 2, scope: false, ..DiscoverConfig::default() };
+    let d = Discovery::new(Fetcher::new(test_config()).unwrap(), cfg);
+    let run = discover_with_children(d, &s.url("/index.xml"), children).await;
+    assert_eq!((run.fetched, run.over_sitemap_limit), (2, 1));
+}
+
+async fn discover_with_children(d: Discovery, index: &str, children: Vec<String>) -> mapwright_fetch::Summary {
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+    let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+    let summary = d.run_children(Some(index), children, tx).await.unwrap();
+    drain.await.unwrap();
+    summary
+}
+
 #[tokio::test]
 async fn robots_crawl_delay_spaces_the_requests_to_its_host() {
     let s = Server::start().await;

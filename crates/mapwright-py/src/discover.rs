@@ -309,15 +309,22 @@ enum Start {
     Robots,
     /// A sitemap or index.
     Sitemap,
+    /// The children of an index read elsewhere (a file), at this URL if known: followed as a
+    /// fetched index's are, under the same cap and scope.
+    Children(Option<String>),
 }
 
-/// Starts a discovery; `mode` is `site`, `robots`, `sitemap` or `auto` (see `names_robots`,
-/// `names_sitemap`). `dedupe` is `run` (each URL once: `discover`) or `sitemap` (once per
-/// sitemap, as advertools gives them: the frames). `seeds` are more sitemaps read beside `url`
-/// (the children of an index read from a file, for the frames), `name` what its exceptions
-/// call the start (by default `url`).
+/// Starts a discovery; `mode` is `site`, `robots`, `sitemap`, `auto` (see `names_robots`,
+/// `names_sitemap`) or `children`. `dedupe` is `run` (each URL once: `discover`) or `sitemap`
+/// (once per sitemap, as advertools gives them: the frames). `seeds` are more sitemaps read
+/// beside `url`; with `children`, `url` and `seeds` are the children of an index read from a
+/// file (for the frames), whose URL is `index` when known: they are read as a fetched index's
+/// children are (`Discovery::run_children`: the same cap, and with `scope` the same
+/// `index-cross-site` rule), not as sitemaps given bare. `name` is what its exceptions call
+/// the start (by default `url`).
 #[pyfunction]
-#[pyo3(signature = (url, options, mode="auto", dedupe="run", seeds=Vec::new(), name=None))]
+#[pyo3(signature = (url, options, mode="auto", dedupe="run", seeds=Vec::new(), name=None, index=None))]
+#[allow(clippy::too_many_arguments)]
 pub fn start_discovery(
     py: Python<'_>,
     url: String,
@@ -326,6 +333,7 @@ pub fn start_discovery(
     dedupe: &str,
     seeds: Vec<String>,
     name: Option<String>,
+    index: Option<String>,
 ) -> PyResult<Discovery> {
     let on_partial = options.on_partial()?;
     if !mapwright_fetch::remote::is_url(&url) {
@@ -335,12 +343,13 @@ pub fn start_discovery(
         "site" => Start::Site,
         "robots" => Start::Robots,
         "sitemap" => Start::Sitemap,
+        "children" => Start::Children(index),
         "auto" if names_robots(&url) => Start::Robots,
         "auto" if names_sitemap(&url) => Start::Sitemap,
         "auto" => Start::Site,
         other => {
             return Err(PyValueError::new_err(format!(
-                "mode must be 'site', 'robots', 'sitemap' or 'auto', not {other:?}"
+                "mode must be 'site', 'robots', 'sitemap', 'children' or 'auto', not {other:?}"
             )));
         }
     };
@@ -360,6 +369,9 @@ pub fn start_discovery(
             Start::Site => discovery.run_site(&url, tx).await,
             Start::Robots => discovery.run_robots(&url, tx).await,
             Start::Sitemap => discovery.run_sitemaps(std::iter::once(url).chain(seeds).collect(), tx).await,
+            Start::Children(index) => {
+                discovery.run_children(index.as_deref(), std::iter::once(url).chain(seeds).collect(), tx).await
+            }
         }
     })?;
     Ok(Discovery {

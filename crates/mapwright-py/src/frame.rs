@@ -450,9 +450,9 @@ pub fn columns<'py>(
                 return Err(err);
             }
         }
-        let name = r.name.clone();
+        let (name, url) = (r.name.clone(), r.url.clone());
         drop(r);
-        follow_children(py, b, children, &name, follow.as_ref())
+        follow_children(py, b, children, &name, url, follow.as_ref())
     } else if let Ok(disc) = source.cast::<Discovery>() {
         let b = Builder::new(py, arrow, normalized, false);
         let mut d = disc.borrow_mut();
@@ -474,17 +474,20 @@ pub fn columns<'py>(
                 Entry::Url(_) => b.push(&e.inner, e.sitemap.as_ref())?,
             }
         }
-        follow_children(py, b, children, "<entries>", follow.as_ref())
+        follow_children(py, b, children, "<entries>", None, follow.as_ref())
     }
 }
 
-/// The columns of `b` and of the index's `children`, fetched and read as a URL source's are
-/// (`follow`: the discovery's options); just `b`'s when there is no child.
+/// The columns of `b` and of the index's `children`, fetched and read as a URL source's
+/// children are (`follow`: the discovery's options; the same cap on sitemaps, and with `scope`
+/// the same `index-cross-site` rule against the index's URL `index`, when known); just `b`'s
+/// when there is no child.
 fn follow_children<'py>(
     py: Python<'py>,
     b: Builder<'py>,
     children: Vec<String>,
     name: &str,
+    index: Option<String>,
     follow: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mut children = children.into_iter();
@@ -498,10 +501,11 @@ fn follow_children<'py>(
         py,
         first,
         options.extract()?,
-        "sitemap",
+        "children",
         "sitemap",
         children.collect(),
         Some(name.to_string()),
+        index,
     )?;
     drain(py, b, &mut d)
 }

@@ -118,6 +118,7 @@ def start_discovery(
     dedupe: str = ...,
     seeds: list[str] = ...,
     name: Optional[str] = ...,
+    index: Optional[str] = ...,
 ) -> Discovery: ...
 def validate_source(
     kind: str,
