@@ -1,6 +1,26 @@
 //! Settings of the HTTP layer: timeouts, limits, retries, User-Agent. Defaults suit a polite crawler.
 
+use crate::Error;
 use std::time::Duration;
+
+/// The longest time limit [`seconds`] accepts: a day. No request or connection of a sitemap
+/// fetch needs more, and every limit past it is a typing slip (`1e30`) that would overflow the
+/// clock arithmetic of deadlines.
+pub const MAX_SECONDS: f64 = 86_400.0;
+
+/// A time limit given as a number of seconds: the CLI's `--timeout`, `--connect-timeout` and
+/// `--read-timeout`, the Python package's `timeout=` (one rule for both). Refuses what is not
+/// finite, not positive or past [`MAX_SECONDS`], saying so with the setting's name, rather
+/// than panicking in `Duration::from_secs_f64` or in the deadline's arithmetic later.
+pub fn seconds(setting: &str, value: f64) -> Result<Duration, Error> {
+    if value.is_finite() && value > 0.0 && value <= MAX_SECONDS {
+        return Ok(Duration::from_secs_f64(value));
+    }
+    Err(Error::Setting {
+        setting: setting.to_string(),
+        reason: format!("must be a positive number of seconds, at most {MAX_SECONDS} (a day), not {value:?}"),
+    })
+}
 
 /// The User-Agent sent unless configured: `mapwright/VERSION (+homepage)`.
 pub const DEFAULT_USER_AGENT: &str =
@@ -59,5 +79,30 @@ impl Default for Config {
             pool_idle_timeout: Duration::from_secs(90),
             oai_page_pause: Duration::from_millis(200),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::seconds;
+    use std::time::Duration;
+
+    fn check(value: f64, expected: Option<Duration>) {
+        assert_eq!(seconds("--timeout", value).ok(), expected, "{value}");
+    }
+
+    #[test]
+    fn time_limits_are_finite_positive_and_at_most_a_day() {
+        check(0.5, Some(Duration::from_millis(500)));
+        check(86_400.0, Some(Duration::from_secs(86_400)));
+        check(86_400.5, None);
+        check(1e19, None);
+        check(1e30, None);
+        check(f64::INFINITY, None);
+        check(f64::NAN, None);
+        check(0.0, None);
+        check(-1.0, None);
+        let e = seconds("--timeout", 1e30).unwrap_err().to_string();
+        assert_eq!(e, "--timeout must be a positive number of seconds, at most 86400 (a day), not 1e30");
     }
 }

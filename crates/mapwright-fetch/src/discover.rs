@@ -280,7 +280,8 @@ impl Discovery {
     /// Discovers the sitemaps of `site` (any URL of it) and streams their URLs to `events`.
     pub async fn run_site(&self, site: &str, events: mpsc::Sender<Event>) -> Result<Summary, Error> {
         let began = Instant::now();
-        let deadline = self.config.site_deadline.map(|d| began + d);
+        // A deadline past what the clock holds is no deadline (not an overflow panic).
+        let deadline = self.config.site_deadline.and_then(|d| began.checked_add(d));
         let start = self.fetcher.check_url(site)?;
         let robots = match until(deadline, self.robots.get(&self.fetcher, start.as_str())).await {
             Some(r) => r,
@@ -417,7 +418,8 @@ impl Discovery {
         events: mpsc::Sender<Event>,
         began: Instant,
     ) -> Result<Summary, Error> {
-        let deadline = self.config.site_deadline.map(|d| began + d);
+        // A deadline past what the clock holds is no deadline (not an overflow panic).
+        let deadline = self.config.site_deadline.and_then(|d| began.checked_add(d));
         let shared = Arc::new(Shared {
             fetcher: self.fetcher.clone(),
             config: self.config.clone(),
@@ -774,7 +776,7 @@ async fn pace(shared: &Shared, host: &Host, url: &str) {
         let mut next = host.next.lock().expect("host clock");
         let now = Instant::now();
         let slot = next.map_or(now, |n| n.max(now));
-        *next = Some(slot + delay);
+        *next = slot.checked_add(delay);
         slot
     };
     tokio::time::sleep_until(slot.into()).await;

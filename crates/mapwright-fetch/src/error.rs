@@ -118,6 +118,14 @@ pub enum Error {
         /// The URL.
         url: String,
     },
+    /// A setting given by the caller is out of its range ([`crate::config::seconds`]).
+    #[error("{setting} {reason}")]
+    Setting {
+        /// The setting as the caller names it (`--timeout`, `timeout`).
+        setting: String,
+        /// What is wrong with its value.
+        reason: String,
+    },
     /// The state database failed.
     #[error("state database {path}: {message}")]
     State {
@@ -184,6 +192,7 @@ impl Error {
             Error::Incomplete { source, .. } => format!("read part-way: {}", source.reason()),
             Error::NoUrl { .. } => "no URL".into(),
             Error::Cancelled { .. } => "cancelled".into(),
+            Error::Setting { .. } => "setting".into(),
             Error::State { .. } => "state".into(),
         }
     }

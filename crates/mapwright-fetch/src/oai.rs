@@ -26,7 +26,8 @@ pub struct OaiPager {
     handle: tokio::runtime::Handle,
     /// The final URL of the first answer without its query: the repository's base URL.
     base: String,
-    deadline: Instant,
+    /// `None` when the limit is past what the clock can hold: no limit.
+    deadline: Option<Instant>,
     limit: Duration,
     /// The body statistics of every page asked for, in order.
     pages: Arc<Mutex<Vec<Arc<Mutex<BodyStats>>>>>,
@@ -78,7 +79,7 @@ impl OaiPager {
         let asked_a_verb = url::Url::parse(final_url).is_ok_and(|u| u.query_pairs().any(|(k, _)| k == "verb"));
         let pages = Arc::default();
         let cancel = OnceLock::new();
-        OaiPager { fetcher, handle, base, deadline: started + limit, limit, pages, asked_a_verb, cancel }
+        OaiPager { fetcher, handle, base, deadline: started.checked_add(limit), limit, pages, asked_a_verb, cancel }
     }
 
     /// Stops the paging once `cancel` holds true: the page asked for then, and every later
@@ -114,7 +115,7 @@ impl OaiPager {
 struct PageGet {
     fetcher: Fetcher,
     url: String,
-    deadline: Instant,
+    deadline: Option<Instant>,
     limit: Duration,
     pages: Arc<Mutex<Vec<Arc<Mutex<BodyStats>>>>>,
     cancel: Option<watch::Receiver<bool>>,
@@ -146,7 +147,7 @@ impl PageGet {
 
     async fn get(&self) -> Result<BodyReader, Error> {
         let url = &self.url;
-        let left = self.deadline.saturating_duration_since(Instant::now());
+        let left = self.deadline.map_or(Duration::MAX, |d| d.saturating_duration_since(Instant::now()));
         let timeout = || Error::Timeout { url: url.clone(), what: "OAI-PMH pages", limit: self.limit };
         let pause = self.fetcher.config().oai_page_pause;
         if left <= pause {

@@ -336,3 +336,17 @@ fn the_site_deadline_stops_the_paging_of_a_repository() {
     drop(rt);
     assert!(began.elapsed() < Duration::from_secs(6), "the reader paged on for {:?}", began.elapsed());
 }
+
+/// Regression (audit: `--timeout 1e19` panicked in `OaiPager::new`, "overflow when adding
+/// duration to instant"): a library caller's time limits past what the clock holds are no
+/// limits, not panics, for the pages and for a discovery's deadline.
+#[tokio::test]
+async fn time_limits_past_the_clock_are_no_limits() {
+    let s = repository(&Server::start().await);
+    let cfg = Config { timeout: Duration::from_secs(10_000_000_000_000_000_000), ..test_config() };
+    let config = DiscoverConfig { site_deadline: Some(Duration::MAX), ..DiscoverConfig::default() };
+    let d = Discovery::new(Fetcher::new(cfg).unwrap(), config);
+    let run = discover_with(d, None, vec![s.url("/oai2")]).await;
+    assert_eq!(run.urls.len(), 4, "{:?}", run.notes);
+    assert!(!run.summary.deadline);
+}

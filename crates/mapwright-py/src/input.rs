@@ -78,11 +78,13 @@ pub fn sites_fetcher(py: Python<'_>, max_bytes: Option<u64>, timeout: Option<f64
 }
 
 fn shared_fetcher(py: Python<'_>, max_bytes: Option<u64>, timeout: Option<f64>, many: bool) -> PyResult<Fetcher> {
-    if let Some(t) = timeout {
-        if !(t.is_finite() && t > 0.0) {
-            return Err(PyValueError::new_err(format!("timeout must be a positive number of seconds, not {t}")));
+    // The CLI's rule (the fetch crate's `seconds`): finite, positive, at most a day.
+    let limit = match timeout {
+        Some(t) => {
+            Some(mapwright_fetch::config::seconds("timeout", t).map_err(|e| PyValueError::new_err(e.to_string()))?)
         }
-    }
+        None => None,
+    };
     let key = (max_bytes, timeout.map(f64::to_bits), many);
     shared(|s| {
         if let Some(f) = s.fetchers.get(&key) {
@@ -92,8 +94,8 @@ fn shared_fetcher(py: Python<'_>, max_bytes: Option<u64>, timeout: Option<f64>, 
         if let Some(b) = max_bytes {
             config.max_bytes = b;
         }
-        if let Some(t) = timeout {
-            config.timeout = std::time::Duration::from_secs_f64(t);
+        if let Some(t) = limit {
+            config.timeout = t;
         }
         if many {
             config.pool_idle_timeout = std::time::Duration::from_secs(2);

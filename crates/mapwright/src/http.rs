@@ -1,7 +1,5 @@
 //! Options shared by the commands that go on the network, and the runtime they run on.
 
-use std::time::Duration;
-
 /// HTTP settings of `discover`, `submit` and remote `read`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct HttpArgs {
@@ -28,18 +26,12 @@ pub struct HttpArgs {
 impl HttpArgs {
     /// The fetch configuration these options describe.
     pub fn config(&self) -> anyhow::Result<mapwright_fetch::Config> {
-        let secs = |name: &str, v: f64| {
-            if v.is_finite() && v > 0.0 {
-                Ok(Duration::from_secs_f64(v))
-            } else {
-                Err(anyhow::anyhow!("--{name} must be a positive number of seconds"))
-            }
-        };
+        use mapwright_fetch::config::seconds;
         Ok(mapwright_fetch::Config {
             user_agent: self.user_agent.clone(),
-            timeout: secs("timeout", self.timeout)?,
-            connect_timeout: secs("connect-timeout", self.connect_timeout)?,
-            read_timeout: secs("read-timeout", self.read_timeout)?,
+            timeout: seconds("--timeout", self.timeout)?,
+            connect_timeout: seconds("--connect-timeout", self.connect_timeout)?,
+            read_timeout: seconds("--read-timeout", self.read_timeout)?,
             retries: self.retries,
             allow_private_networks: !self.deny_private_networks,
             ..mapwright_fetch::Config::default()

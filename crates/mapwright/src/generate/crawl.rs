@@ -51,7 +51,8 @@ pub fn run(mut a: CrawlArgs) -> anyhow::Result<ExitCode> {
     cc.max_depth = a.max_depth;
     cc.max_pages = a.max_pages;
     cc.max_time = match a.max_time {
-        Some(s) if s.is_finite() && s >= 0.0 => Some(Duration::from_secs_f64(s)),
+        // `try_`: a number past what a Duration holds (1e30) is refused below, not a panic.
+        Some(s) if s >= 0.0 && Duration::try_from_secs_f64(s).is_ok() => Some(Duration::from_secs_f64(s)),
         Some(_) => anyhow::bail!("--max-time must be a number of seconds"),
         None => None,
     };

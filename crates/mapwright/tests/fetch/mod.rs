@@ -235,3 +235,27 @@ fn submit_indexnow_is_all_or_nothing() {
     assert!(err.contains("no URL to submit") && err.contains("1 dropped as out of scope"), "{err}");
     assert_eq!(posts.load(Ordering::SeqCst), 0, "something was submitted");
 }
+
+/// Regression (audit: `--timeout 1e30` panicked converting it, `--timeout 1e19` at the first
+/// OAI-PMH page, "overflow when adding duration to instant"): a time limit out of range is a
+/// clear error (exit 2) from the commands that take one.
+#[test]
+fn time_limits_out_of_range_are_refused_not_panics() {
+    let base = serve();
+    let index = format!("{base}/index.xml");
+    let ping = format!("{base}/ping");
+    let limits = [("--timeout", "1e30"), ("--timeout", "1e19"), ("--connect-timeout", "inf"), ("--read-timeout", "0")];
+    for (flag, value) in limits {
+        for command in [vec!["discover", base.as_str()], vec!["submit", index.as_str(), "--ping", ping.as_str()]] {
+            let mut args = command.clone();
+            args.extend([flag, value]);
+            let (code, _, err) = mapwright(&args);
+            assert_eq!(code, 2, "{args:?}: {err}");
+            assert!(
+                err.contains(&format!("{flag} must be a positive number of seconds, at most 86400")),
+                "{args:?}: {err}"
+            );
+            assert!(!err.contains("panicked"), "{err}");
+        }
+    }
+}
