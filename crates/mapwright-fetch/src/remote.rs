@@ -141,7 +141,9 @@ impl Resolver for RemoteResolver {
         match self.opener.open(url.as_str()) {
             Ok(r) => {
                 self.opened.push(url.to_string());
-                Ok(Opened::Source { name: url.to_string(), input: Input::owned(Box::new(r)) })
+                // The child's own pager: an OAI-PMH child pages on its own repository.
+                let pager = Some(Arc::clone(&r.pager));
+                Ok(Opened::Source { name: url.to_string(), input: Input::owned(Box::new(r)), pager })
             }
             Err(e) => Err(io::Error::other(e.to_string())),
         }

@@ -85,3 +85,43 @@ fn strict_scope_drops_what_the_folder_rule_forbids_unless_robots_txt_vouches() {
     assert!(scope.drop(&url_entry(&s.url("/shop/b")), pos).is_none());
     assert!(scope.drop(&url_entry("https://elsewhere.example/x"), pos).is_some());
 }
+
+/// Regression (audit: `validate --follow` gave an index's children the index's own OAI-PMH
+/// pager, so page 2 of a child repository was asked of the index's URL): each child pages on
+/// its own repository.
+#[test]
+fn each_child_of_an_index_pages_on_its_own_repository() {
+    let (o, s) = opener();
+    let first = "/oai?verb=ListRecords&metadataPrefix=oai_dc";
+    s.page("/index.xml", "application/xml", index(&[(s.url(first), None)]));
+    let page = |loc: &str, token: &str| {
+        format!(
+            "<?xml version=\"1.0\"?><OAI-PMH xmlns=\"http://www.openarchives.org/OAI/2.0/\">\
+             <responseDate>2020-01-01T00:00:00Z</responseDate><request>x</request><ListRecords><record><header>\
+             <identifier>oai:x:{token}</identifier><datestamp>2020-01-01</datestamp></header><metadata>\
+             <oai_dc:dc xmlns:oai_dc=\"http://www.openarchives.org/OAI/2.0/oai_dc/\" \
+             xmlns:dc=\"http://purl.org/dc/elements/1.1/\"><dc:identifier>{loc}</dc:identifier></oai_dc:dc>\
+             </metadata></record><resumptionToken>{token}</resumptionToken></ListRecords></OAI-PMH>"
+        )
+    };
+    s.page(first, "text/xml", page(&s.url("/item/1"), "A"));
+    s.page("/oai?verb=ListRecords&resumptionToken=A", "text/xml", page(&s.url("/item/2"), ""));
+    let index_url = s.url("/index.xml");
+    let input = o.open(&index_url).unwrap();
+    let validator = Validator::new(ValidateConfig {
+        sitemap_url: Some(Loc::parse(&index_url).unwrap()),
+        // What the CLI and the Python package give the index: its own pager.
+        pager: Some(input.pager.clone()),
+        ..ValidateConfig::default()
+    });
+    let mut resolver = RemoteResolver::new(o.clone());
+    let mut report = Report::new();
+    let failed = validate_tree(&validator, &index_url, input, Some(&mut resolver), &mut report);
+    assert!(failed.is_empty(), "{failed:?}");
+    let asked: Vec<String> = s.take_paths();
+    assert!(asked.contains(&"/oai?verb=ListRecords&resumptionToken=A".to_string()), "{asked:?}");
+    assert!(!asked.iter().any(|p| p.starts_with("/index.xml?")), "page 2 asked of the index: {asked:?}");
+    let rules: Vec<&str> = report.findings.iter().map(|f| f.rule.as_str()).collect();
+    assert!(!rules.iter().any(|r| r.starts_with("oai-")), "{rules:?}");
+    assert_eq!(report.summary.entries, 3, "{rules:?}");
+}

@@ -5,10 +5,11 @@
 use super::{FileReport, Report, Validator};
 use crate::loc::Loc;
 use crate::model::Format;
-use crate::read::Input;
+use crate::read::{Input, Pager};
 use crate::rule::{Finding, Position, Rule};
 use std::collections::HashSet;
 use std::io;
+use std::sync::Arc;
 
 /// A child sitemap listed by an index, with where its `<loc>` is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,6 +29,10 @@ pub enum Opened<'a> {
         /// The child's bytes (compressed or not: the reader detects it); a resolver that hands
         /// them over ([`Input::owned`]) lets the reader read them on a thread of its own.
         input: Input<'a>,
+        /// Where the child's next pages come from, should it be an OAI-PMH answer: its own
+        /// repository's (the fetch crate's), never the index's. `None` for a local file: a
+        /// list of records cut after its first page is then reported as such.
+        pager: Option<Arc<dyn Pager>>,
     },
     /// This resolver cannot reach the child (a remote URL while only local files are known, a
     /// URL outside the folder that maps onto the disk): why, for a note.
@@ -72,8 +77,8 @@ pub fn validate_tree<'a>(
                 continue;
             }
         };
-        let (child_name, input) = match opened {
-            Opened::Source { name, input } => (name, input),
+        let (child_name, input, pager) = match opened {
+            Opened::Source { name, input, pager } => (name, input, pager),
             Opened::Unreachable(why) => {
                 report.note(name, format!("child {} not validated: {why}", child.loc));
                 continue;
@@ -84,6 +89,8 @@ pub fn validate_tree<'a>(
         let mut config = validator.config.clone();
         config.sitemap_url = Some(child.loc.clone());
         config.scope_override = None;
+        // Its own pages, not the index's: the index's pager asks the index's URL.
+        config.pager = pager;
         let v = Validator { config, now: validator.now };
         let fr = v.validate(child_name, input);
         if fr.format == Some(Format::SitemapIndex) {

@@ -448,7 +448,7 @@ struct MapResolver(Vec<(&'static str, String)>);
 impl Resolver for MapResolver {
     fn open(&mut self, url: &Loc) -> std::io::Result<Opened<'_>> {
         match self.0.iter().find(|(u, _)| *u == url.as_str()) {
-            Some((u, body)) => Ok(Opened::Source { name: u.to_string(), input: body.as_bytes().into() }),
+            Some((u, body)) => Ok(Opened::Source { name: u.to_string(), input: body.as_bytes().into(), pager: None }),
             None if url.as_str().contains("missing") => Err(std::io::ErrorKind::NotFound.into()),
             None => Ok(Opened::Unreachable("remote".into())),
         }

@@ -63,7 +63,7 @@ impl Resolver for LocalResolver {
         let len = file.metadata().ok().map(|m| m.len());
         let input = self.progress.track(&name, len, Box::new(BufReader::with_capacity(64 * 1024, file)));
         self.opened.push((name.clone(), path));
-        Ok(Opened::Source { name, input: Input::owned(input) })
+        Ok(Opened::Source { name, input: Input::owned(input), pager: None })
     }
 }
 
