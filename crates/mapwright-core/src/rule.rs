@@ -107,6 +107,7 @@ rules! {
     OaiIncomplete = "oai-incomplete", Error, "an OAI-PMH list of records not read to its end: a page could not be fetched or read, a resumption token repeats, a limit was reached";
     OaiNoUrl = "oai-no-url", Warning, "an OAI-PMH record without an http(s) dc:identifier (only a DOI, a handle, an oai: identifier): skipped";
     OaiDeleted = "oai-deleted", Info, "an OAI-PMH record marked status=\"deleted\": skipped";
+    NoUsableUrl = "no-usable-url", Error, "entries are listed but every one was skipped, none for an error (each OAI-PMH record without an http(s) dc:identifier): the file gives no URL";
 }
 
 impl Rule {
@@ -206,7 +207,7 @@ mod tests {
         for &r in Rule::ALL {
             assert_eq!(Rule::from_name(r.as_str()), Some(r));
         }
-        assert_eq!(Rule::ALL.len(), 39);
+        assert_eq!(Rule::ALL.len(), 40);
         assert_eq!(Rule::from_name("nope"), None);
     }
 }

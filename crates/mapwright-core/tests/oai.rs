@@ -398,3 +398,41 @@ fn detected_by_root_and_namespace() {
         "verb=ListRecords&resumptionToken=a+b%26c%3Dd%2F%C3%A9"
     );
 }
+
+/// Regression (audit: `validate` called a repository whose records have no http(s)
+/// dc:identifier "valid: 1 file, 0 entries", exit 0, while `read` and `discover` fail on it):
+/// a file whose every entry was skipped, none for an error, gets `no-usable-url` (an error);
+/// one URL among them is enough, and a text file of invalid lines stays as it was.
+#[test]
+fn a_repository_with_no_usable_url_is_not_valid() {
+    let record = |id: &str| {
+        format!(
+            "<record><header><identifier>oai:x:{id}</identifier><datestamp>2020-01-01</datestamp></header><metadata>\
+             <oai_dc:dc xmlns:oai_dc=\"http://www.openarchives.org/OAI/2.0/oai_dc/\" \
+             xmlns:dc=\"http://purl.org/dc/elements/1.1/\"><dc:identifier>{id}</dc:identifier></oai_dc:dc></metadata></record>"
+        )
+    };
+    let answer = |records: &str| {
+        format!(
+            "<?xml version=\"1.0\"?><OAI-PMH xmlns=\"http://www.openarchives.org/OAI/2.0/\">\
+             <responseDate>2026-11-20T10:16:00Z</responseDate><request>{BASE}/oai2</request>\
+             <ListRecords>{records}</ListRecords></OAI-PMH>"
+        )
+    };
+    let rules = |body: &str| {
+        let report = Validator::new(Config::default()).validate("oai", body.as_bytes());
+        let mut rules: Vec<Rule> = report.findings.iter().map(|f| f.rule).collect();
+        rules.sort();
+        rules.dedup();
+        (rules, report.count(mapwright_core::Severity::Error))
+    };
+    let none = answer(&[record("urn:x:1"), record("doi:10.1/2")].concat());
+    let (mut found, errors) = rules(&none);
+    found.sort_by_key(|r| r.as_str());
+    assert_eq!(found, vec![Rule::NoUsableUrl, Rule::OaiNoUrl]);
+    assert_eq!(errors, 1);
+    let one = answer(&[record("urn:x:1"), record(&format!("{BASE}/item/2"))].concat());
+    assert_eq!(rules(&one), (vec![Rule::OaiNoUrl], 0));
+    let (text, _) = rules("not a url\nnor this\n");
+    assert!(!text.contains(&Rule::NoUsableUrl) && text.contains(&Rule::TextInvalidLine), "{text:?}");
+}

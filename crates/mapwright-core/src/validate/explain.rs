@@ -216,5 +216,10 @@ pub fn explain(rule: Rule) -> Explanation {
             "A deleted record has no metadata and no page any more: it is skipped, as consumers skip it.",
             "Nothing to fix.",
         ),
+        Rule::NoUsableUrl => x(
+            "A sitemap (or an OAI-PMH repository) gives at least one URL: of the entries it lists, some have a usable http(s) URL.",
+            "Every entry was skipped, each for a reason that alone is only a warning (an OAI-PMH record identified by a DOI or a handle only): consumers get nothing from the file, and `read` and `discover` fail on it. A file whose skipped entries are errors (a text sitemap of invalid lines, a <url> without <loc>) is already invalid by those findings.",
+            "Give the entries a usable URL: for OAI-PMH records, an http(s) dc:identifier (the landing page) on each record.",
+        ),
     }
 }

@@ -197,9 +197,13 @@ impl Validator {
     ) -> Outcome {
         let mut pass = Pass::new(self);
         let skipped = std::cell::Cell::new(0u64);
+        let skipped_for_errors = std::cell::Cell::new(0u64);
         let mut sink = |f: Finding| {
             if f.rule.skips_entry() {
                 skipped.set(skipped.get() + 1);
+                if f.severity() == Severity::Error {
+                    skipped_for_errors.set(skipped_for_errors.get() + 1);
+                }
             }
             sink(f)
         };
@@ -235,6 +239,7 @@ impl Validator {
             }
         }
         pass.skipped = skipped.get();
+        pass.skipped_for_errors = skipped_for_errors.get();
         pass.finish(&mut sink);
         pass.outcome
     }
@@ -312,6 +317,8 @@ struct Pass<'v> {
     too_many_reported: bool,
     /// Entries the reader skipped with a finding (no usable `loc`).
     skipped: u64,
+    /// Of those, the ones skipped with an error-severity finding.
+    skipped_for_errors: u64,
     outcome: Outcome,
 }
 
@@ -331,6 +338,7 @@ impl<'v> Pass<'v> {
             priority_varies: false,
             too_many_reported: false,
             skipped: 0,
+            skipped_for_errors: 0,
             outcome: Outcome::default(),
         }
     }
@@ -519,6 +527,19 @@ impl<'v> Pass<'v> {
                 Rule::EmptySitemap,
                 None,
                 "no entries at all: consumers ignore an empty sitemap (and the XSD rejects one); list at least one URL or do not publish the file",
+            ));
+        }
+        // Every entry skipped, none for an error (OAI-PMH records without an http(s) URL, each
+        // a warning): the file gives nothing, and `read` and `discover` fail on it, so it is
+        // not valid either. Skips that are errors already make it invalid.
+        if self.outcome.entries == 0 && self.skipped > 0 && self.skipped_for_errors == 0 {
+            sink(Finding::new(
+                Rule::NoUsableUrl,
+                None,
+                format!(
+                    "none of the {} entries listed gives a usable URL (each was skipped: see its finding), so consumers get nothing from this file; give each entry an http(s) URL",
+                    self.skipped
+                ),
             ));
         }
         if self.urls > c.uniform_priority_min && self.priorities == self.urls && !self.priority_varies {

@@ -308,3 +308,30 @@ fn follow_gives_the_index_voucher_to_local_children() {
     assert_eq!(rules(&[]), [("loc-out-of-scope".to_string(), "sitemaps/a.xml".to_string())]);
     assert_eq!(rules(&["--vouched"]), [("scope-vouched".to_string(), "sitemaps/a.xml".to_string())]);
 }
+
+/// Regression (audit: "valid: 1 file, 0 entries", exit 0, for an OAI-PMH answer none of whose
+/// records has an http(s) dc:identifier, which `read` fails on): not valid, exit 1, as `read`.
+#[test]
+fn a_repository_with_no_usable_url_fails_validate_as_it_fails_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = |id: &str| {
+        format!(
+            "<record><header><identifier>oai:x:{id}</identifier><datestamp>2020-01-01</datestamp></header><metadata>\
+             <oai_dc:dc xmlns:oai_dc=\"http://www.openarchives.org/OAI/2.0/oai_dc/\" \
+             xmlns:dc=\"http://purl.org/dc/elements/1.1/\"><dc:identifier>urn:x:{id}</dc:identifier></oai_dc:dc></metadata></record>"
+        )
+    };
+    let oai = format!(
+        "<?xml version=\"1.0\"?><OAI-PMH xmlns=\"http://www.openarchives.org/OAI/2.0/\">\
+         <responseDate>2026-11-20T10:16:00Z</responseDate><request>https://repo.example/oai</request>\
+         <ListRecords>{}{}</ListRecords></OAI-PMH>",
+        record("1"),
+        record("2")
+    );
+    write(dir.path(), "oai.xml", &oai);
+    let o = run(&["validate", "oai.xml"], dir.path());
+    let out = format!("{}{}", stdout(&o), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("no-usable-url"), "{out}");
+    assert_eq!(run(&["read", "oai.xml"], dir.path()).status.code(), Some(1), "read fails on it too");
+}
