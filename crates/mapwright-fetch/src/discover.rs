@@ -243,7 +243,7 @@ struct Task {
 /// its robots.txt asks for a Crawl-delay.
 struct Host {
     permits: Arc<Semaphore>,
-    next: Mutex<Option<Instant>>,
+    next: crate::oai::HostClock,
 }
 
 struct Shared {
@@ -612,7 +612,7 @@ async fn process(shared: Arc<Shared>, task: Task) -> Vec<Task> {
             .or_insert_with(|| {
                 Arc::new(Host {
                     permits: Arc::new(Semaphore::new(shared.config.per_host.max(1))),
-                    next: Mutex::new(None),
+                    next: Arc::new(Mutex::new(None)),
                 })
             })
             .clone()
@@ -708,7 +708,9 @@ async fn process(shared: Arc<Shared>, task: Task) -> Vec<Task> {
     let (sitemap, voucher_origin) = (task.url.clone(), voucher.origin().map(str::to_string));
     let visitor =
         Collector::new(shared.clone(), sitemap, final_url.clone(), voucher_origin, scope, Scope::of_site(&final_loc));
-    let (report, mut visitor) = match read_sitemap(resp, shared.config.read.clone(), visitor).await {
+    // An OAI-PMH repository's next pages keep the host's Crawl-delay too, on the same clock.
+    let paced = crawl_delay(&shared, &task.url).map(|delay| (Arc::clone(&host.next), delay));
+    let (report, mut visitor) = match read_sitemap(resp, shared.config.read.clone(), visitor, paced).await {
         Ok(r) => r,
         Err(e) => {
             status.outcome = Outcome::Failed(e);
@@ -767,11 +769,7 @@ async fn process(shared: Arc<Shared>, task: Task) -> Vec<Task> {
 /// sitemap's host's that scope asked for) sets a Crawl-delay for our agent, capped at
 /// `max_crawl_delay`; requests to such a host are spaced by the delay, whatever `per_host`.
 async fn pace(shared: &Shared, host: &Host, url: &str) {
-    let Some(delay) = shared.robots.cached(url).and_then(|r| r.crawl_delay) else { return };
-    let delay = delay.min(shared.config.max_crawl_delay);
-    if delay.is_zero() {
-        return;
-    }
+    let Some(delay) = crawl_delay(shared, url) else { return };
     let slot = {
         let mut next = host.next.lock().expect("host clock");
         let now = Instant::now();
@@ -780,6 +778,13 @@ async fn pace(shared: &Shared, host: &Host, url: &str) {
         slot
     };
     tokio::time::sleep_until(slot.into()).await;
+}
+
+/// The Crawl-delay the robots.txt of `url`'s host (already read) sets for our agent, capped at
+/// `max_crawl_delay`; `None` when there is none.
+fn crawl_delay(shared: &Shared, url: &str) -> Option<Duration> {
+    let delay = shared.robots.cached(url).and_then(|r| r.crawl_delay)?;
+    Some(delay.min(shared.config.max_crawl_delay)).filter(|d| !d.is_zero())
 }
 
 /// Adds a sitemap's status to the totals and sends it.

@@ -36,7 +36,13 @@ pub struct OaiPager {
     /// Set by [`OaiPager::cancel_on`]: once it holds true, no page is asked for and a request
     /// under way is dropped (a discovery past its deadline).
     cancel: OnceLock<watch::Receiver<bool>>,
+    /// Set by [`OaiPager::pace_on`]: the host's clock and its Crawl-delay.
+    pace: OnceLock<(HostClock, Duration)>,
 }
+
+/// A host's request clock: the earliest time of its next request, shared by every request a
+/// discovery sends to that host when its robots.txt sets a Crawl-delay.
+pub type HostClock = Arc<Mutex<Option<Instant>>>;
 
 /// The pages an [`OaiPager`] fetched, together.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -78,8 +84,25 @@ impl OaiPager {
         let limit = fetcher.config().timeout;
         let asked_a_verb = url::Url::parse(final_url).is_ok_and(|u| u.query_pairs().any(|(k, _)| k == "verb"));
         let pages = Arc::default();
-        let cancel = OnceLock::new();
-        OaiPager { fetcher, handle, base, deadline: started.checked_add(limit), limit, pages, asked_a_verb, cancel }
+        let (cancel, pace) = (OnceLock::new(), OnceLock::new());
+        OaiPager {
+            fetcher,
+            handle,
+            base,
+            deadline: started.checked_add(limit),
+            limit,
+            pages,
+            asked_a_verb,
+            cancel,
+            pace,
+        }
+    }
+
+    /// Spaces every page request by `delay` on the host's `clock` (robots.txt's Crawl-delay),
+    /// the clock the discovery's other requests to the host keep: a repository is paged no
+    /// faster than the host asked. A second call is ignored.
+    pub fn pace_on(&self, clock: HostClock, delay: Duration) {
+        let _ = self.pace.set((clock, delay));
     }
 
     /// Stops the paging once `cancel` holds true: the page asked for then, and every later
@@ -119,6 +142,7 @@ struct PageGet {
     limit: Duration,
     pages: Arc<Mutex<Vec<Arc<Mutex<BodyStats>>>>>,
     cancel: Option<watch::Receiver<bool>>,
+    pace: Option<(HostClock, Duration)>,
 }
 
 impl PageGet {
@@ -149,7 +173,7 @@ impl PageGet {
         let url = &self.url;
         let left = self.deadline.map_or(Duration::MAX, |d| d.saturating_duration_since(Instant::now()));
         let timeout = || Error::Timeout { url: url.clone(), what: "OAI-PMH pages", limit: self.limit };
-        let pause = self.fetcher.config().oai_page_pause;
+        let pause = self.wait(self.fetcher.config().oai_page_pause);
         if left <= pause {
             return Err(timeout());
         }
@@ -167,6 +191,20 @@ impl PageGet {
     }
 }
 
+impl PageGet {
+    /// How long to wait before the request: the pause between pages, or longer when the
+    /// host's Crawl-delay puts its next turn later (the turn is taken on its clock).
+    fn wait(&self, pause: Duration) -> Duration {
+        let Some((clock, delay)) = &self.pace else { return pause };
+        let now = Instant::now();
+        let earliest = now.checked_add(pause).unwrap_or(now);
+        let mut next = clock.lock().expect("host clock");
+        let slot = next.map_or(earliest, |n| n.max(earliest));
+        *next = slot.checked_add(*delay);
+        slot.saturating_duration_since(now)
+    }
+}
+
 impl Pager for OaiPager {
     /// Called by the reader on its blocking thread: the request runs as a task of the runtime
     /// and the thread waits for its answer. Not `Handle::block_on`: that panics when the
@@ -181,6 +219,7 @@ impl Pager for OaiPager {
             limit: self.limit,
             pages: Arc::clone(&self.pages),
             cancel: self.cancel.get().cloned(),
+            pace: self.pace.get().cloned(),
         };
         let (tx, rx) = oneshot::channel();
         self.handle.spawn(async move {

@@ -350,3 +350,20 @@ async fn time_limits_past_the_clock_are_no_limits() {
     assert_eq!(run.urls.len(), 4, "{:?}", run.notes);
     assert!(!run.summary.deadline);
 }
+
+/// Regression (audit: the pages of a repository ignored robots.txt's Crawl-delay: only the
+/// first request of a sitemap waited for the host's turn): every page keeps the delay.
+#[tokio::test]
+async fn every_page_keeps_the_host_s_crawl_delay() {
+    let s = repository(&Server::start().await);
+    s.page("/robots.txt", "text/plain", format!("User-agent: *\nCrawl-delay: 0.6\nSitemap: {}\n", s.url("/oai2")));
+    let d = Discovery::new(Fetcher::new(test_config()).unwrap(), DiscoverConfig::default());
+    let run = discover_with(d, Some(&s.base()), Vec::new()).await;
+    assert_eq!(run.urls.len(), 4, "{:?}", run.notes);
+    let asked: Vec<_> = s.take_log().into_iter().filter(|r| r.path.starts_with("/oai2")).collect();
+    assert_eq!(asked.len(), 4, "{:?}", asked.iter().map(|r| &r.path).collect::<Vec<_>>());
+    for pair in asked.windows(2) {
+        let gap = pair[1].at - pair[0].at;
+        assert!(gap >= Duration::from_millis(550), "{} then {} only {gap:?} apart", pair[0].path, pair[1].path);
+    }
+}

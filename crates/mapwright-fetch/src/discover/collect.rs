@@ -28,13 +28,19 @@ const INLINE_READ: u64 = 512 * 1024;
 /// thread, from the same bytes, when that cannot be done without blocking: an OAI-PMH answer
 /// (its next pages), an entry whose host's robots.txt must be fetched (cross-submission),
 /// more than [`INLINE_READ`] bytes once inflated. A larger body streams to a blocking reader.
+/// `paced`: the host's request clock and its Crawl-delay, which the pages of an OAI-PMH
+/// repository keep as every other request to the host does.
 pub(super) async fn read_sitemap(
     resp: Response,
     options: ReadOptions,
     mut visitor: Collector,
+    paced: Option<(crate::oai::HostClock, std::time::Duration)>,
 ) -> Result<(ReadReport, Collector), Error> {
     let meta = resp.meta.clone();
     let pager = resp.pager();
+    if let Some((clock, delay)) = paced {
+        pager.pace_on(clock, delay);
+    }
     // Past the deadline no page is asked for: the reader's thread ends at once, not after
     // the pages' own time limit (nor on a runtime that is shutting down).
     pager.cancel_on(visitor.shared.expire.subscribe());
