@@ -178,7 +178,7 @@ impl OaiArgs {
 #[command(
     after_help = "Output: one line per distinct URL (jsonl has a `sitemap` field: the sitemap it came from; with --sites, a \
 `site` field too); a summary on standard error. Exit status 1 when a sitemap failed or none was found (with --sites: when \
-a site failed).\n\n\
+a site failed); 2 when the run could not start (with --sites: a list that names no site).\n\n\
 Examples:\n  mapwright discover https://example.com/ > urls.jsonl\n  mapwright discover --format text example.com | wc -l\n  \
 mapwright discover --sitemaps-only https://example.com/\n  \
 mapwright discover --sitemap https://example.com/sitemap_index.xml\n  \

@@ -201,6 +201,11 @@ async fn run_async(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
     if no_urls && !args.quiet {
         eprintln!("mapwright: error: {}", verdict.error.as_deref().unwrap_or("the sitemaps list no URL"));
     }
+    // No sitemap read: say why, as `--sites` does ("no sitemap found: robots.txt names none
+    // and no usual path answered", or the first failure), not a summary of zeros alone.
+    if verdict.ended == "no-sitemap" && !args.quiet {
+        eprintln!("mapwright: error: {}", verdict.error.as_deref().unwrap_or("no sitemap found"));
+    }
     Ok(if failed || no_urls { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 

@@ -172,7 +172,11 @@ pub async fn run(args: DiscoverArgs, list: PathBuf) -> anyhow::Result<ExitCode> 
     if let Some(e) = write_err {
         return Err(e);
     }
-    fed?;
+    // A list of blank lines and comments only: no site was discovered, and "0 sites
+    // discovered" with exit 0 would pass for a done run.
+    if fed? == 0 {
+        anyhow::bail!("the list {} names no site (only blank lines and comments)", list.display());
+    }
     if let Some(pq) = parquet {
         pq.finish()?;
     }
@@ -217,7 +221,8 @@ async fn finish_site(
 }
 
 /// Reads the list line by line (on a blocking thread), normalises each site, keeps the
-/// shard's, skips those a previous run recorded done, and sends the rest.
+/// shard's, skips those a previous run recorded done, and sends the rest. Returns how many
+/// lines named a site (before the shard and the state): none is an error of the caller's.
 fn feed(
     list: &Path,
     shard: Option<(u64, u64)>,
@@ -225,21 +230,22 @@ fn feed(
     rt: &tokio::runtime::Handle,
     skipped: &AtomicU64,
     sites: &mpsc::Sender<Arc<str>>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<u64> {
     let mut reader = open_list(list)?;
     let mut line = Vec::new();
-    let mut number = 0u64;
+    let (mut number, mut named) = (0u64, 0u64);
     loop {
         line.clear();
         number += 1;
         let n = (&mut reader).take(MAX_LINE + 1).read_until(b'\n', &mut line)?;
         if n == 0 {
-            return Ok(());
+            return Ok(named);
         }
         if line.len() as u64 > MAX_LINE && !line.ends_with(b"\n") {
             anyhow::bail!("{}:{number}: a line longer than {MAX_LINE} bytes is no site", list.display());
         }
         let Some(site) = site_of(&String::from_utf8_lossy(&line)) else { continue };
+        named += 1;
         if !in_shard(&site, shard) {
             continue;
         }
@@ -250,7 +256,7 @@ fn feed(
             }
         }
         if sites.blocking_send(site.into()).is_err() {
-            return Ok(()); // the run stopped (output closed)
+            return Ok(named); // the run stopped (output closed)
         }
     }
 }

@@ -259,3 +259,20 @@ fn time_limits_out_of_range_are_refused_not_panics() {
         }
     }
 }
+
+/// Regression (audit: a site whose robots.txt names nothing and where no usual path answers
+/// exited 1 with a summary of zeros only; `--sites` with a list of comments and blank lines
+/// exited 0 with "0 sites discovered"): each says why.
+#[test]
+fn discover_says_why_nothing_was_found() {
+    let base = serve_app(|_| Router::new().route("/robots.txt", get(|| async { "User-agent: *\nDisallow:\n" })));
+    let (code, _, err) = mapwright(&["discover", &base]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("error: no sitemap found: robots.txt names none and no usual path answered"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("sites.txt");
+    std::fs::write(&list, "# my sites\n\n   \n# none yet\n").unwrap();
+    let (code, _, err) = mapwright(&["discover", "--sites", list.to_str().unwrap(), "-q"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("names no site (only blank lines and comments)"), "{err}");
+}
