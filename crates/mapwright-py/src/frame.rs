@@ -450,7 +450,8 @@ pub fn columns<'py>(
                 return Err(err);
             }
         }
-        let (name, url) = (r.name.clone(), r.url.clone());
+        // The index's URL: the one given (`url=`) or the remote source's after redirects.
+        let (name, url) = (r.name.clone(), sitemap.as_deref().map(str::to_string));
         drop(r);
         follow_children(py, b, children, &name, url, follow.as_ref())
     } else if let Ok(disc) = source.cast::<Discovery>() {
