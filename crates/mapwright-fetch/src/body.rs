@@ -47,11 +47,21 @@ impl Drop for BodyReader {
 /// Stops a body's task when dropped: the reader then sees an error (never a clean end), so a
 /// reader blocked on a body whose caller gave up (a discovery or a job past its deadline) ends
 /// at once.
-pub struct StopOnDrop(AbortHandle);
+pub struct StopOnDrop(Option<AbortHandle>);
 
 impl Drop for StopOnDrop {
     fn drop(&mut self) {
-        self.0.abort();
+        if let Some(task) = self.0.take() {
+            task.abort();
+        }
+    }
+}
+
+impl StopOnDrop {
+    /// Lets the body go on: dropping the guard then stops nothing (its caller no longer
+    /// needs to stop it, and another reader may still be reading it).
+    pub fn disarm(mut self) {
+        self.0 = None;
     }
 }
 
@@ -69,7 +79,7 @@ impl BodyReader {
     /// A guard that stops the body when dropped, for a caller that hands the reader to
     /// another thread and may give up before that thread is done.
     pub fn stopper(&self) -> StopOnDrop {
-        StopOnDrop(self.task.clone())
+        StopOnDrop(Some(self.task.clone()))
     }
 }
 

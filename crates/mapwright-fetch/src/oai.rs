@@ -156,15 +156,20 @@ impl PageGet {
         }
         let body = tokio::select! {
             biased;
-            _ = cancel.wait_for(|c| *c) => return Err(cancelled),
+            // Only a raised flag cancels: a sender gone without raising it (the discovery
+            // over) leaves the page to its own limits.
+            Ok(_) = cancel.wait_for(|c| *c) => return Err(cancelled),
             page = self.get() => page?,
         };
         // A page still arriving when the flag is raised stops too: its reader sees the body
-        // end at once. (When the flag's sender goes, its discovery is over, every page read.)
+        // end at once. (When the flag's sender goes, its discovery is over: nothing to stop.)
         let stop = body.stopper();
         tokio::spawn(async move {
-            let _ = cancel.wait_for(|c| *c).await;
-            drop(stop);
+            if cancel.wait_for(|c| *c).await.is_ok() {
+                drop(stop);
+            } else {
+                stop.disarm();
+            }
         });
         Ok(Box::new(body))
     }
