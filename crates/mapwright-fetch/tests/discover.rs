@@ -522,3 +522,34 @@ async fn a_robots_txt_index_vouches_for_children_in_a_subfolder() {
     assert!(run.urls.is_empty());
     assert_eq!((run.summary.out_of_scope, run.summary.vouched), (3, 0));
 }
+
+/// A reader waiting on another host's robots.txt (cross-submission) when its runtime shuts
+/// down (the CLI ending early: its output closed) ends without a panic ("A Tokio 1.x context
+/// was found, but it is being shutdown", as `Handle::block_on` on the reader's thread gave).
+#[test]
+fn a_reader_waiting_on_robots_txt_ends_without_a_panic_when_the_runtime_goes() {
+    let panics = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = panics.clone();
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        previous(info);
+    }));
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let s = Server::start().await;
+        // An entry on another host: its robots.txt is asked, and it trickles.
+        let elsewhere = format!("{}/x", s.other_host());
+        s.page("/robots.txt", "text/plain", format!("Sitemap: {}\n", s.url("/s.xml")));
+        s.page("/s.xml", "application/xml", urlset(&[s.url("/a"), elsewhere]));
+        s.route("localhost/robots.txt", Route::Drip { every: Duration::from_millis(200), n: 100 });
+        let cfg = Config { read_timeout: Duration::from_secs(30), ..test_config() };
+        let d = Discovery::new(Fetcher::new(cfg).unwrap(), DiscoverConfig::default());
+        let (tx, _rx) = tokio::sync::mpsc::channel(16);
+        let base = s.base();
+        tokio::spawn(async move { d.run_site(&base, tx).await });
+        tokio::time::sleep(Duration::from_millis(800)).await;
+    });
+    drop(rt);
+    assert_eq!(panics.load(std::sync::atomic::Ordering::SeqCst), 0, "a thread panicked");
+}

@@ -132,14 +132,21 @@ impl Collector {
             }
         } else {
             let mut expire = self.shared.expire.subscribe();
-            let robots = self.handle.block_on(async {
-                tokio::select! {
-                    r = self.shared.robots.get(&self.shared.fetcher, loc.as_str()) => Some(r),
+            let (shared, url) = (Arc::clone(&self.shared), loc.as_str().to_string());
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            // A task of the runtime that this thread waits for, not `Handle::block_on`, which
+            // panics when the runtime is shutting down (a CLI run ending early): the task is
+            // then dropped, and the answer is none.
+            self.handle.spawn(async move {
+                let robots = tokio::select! {
+                    r = shared.robots.get(&shared.fetcher, &url) => Some(r),
                     _ = expire.wait_for(|e| *e) => None,
-                }
+                };
+                let _ = tx.send(robots);
             });
-            // Past the deadline nothing more is sent: the answer no longer matters.
-            let Some(robots) = robots else { return false };
+            // Past the deadline (or the runtime's end) nothing more is sent: the answer no
+            // longer matters.
+            let Some(robots) = rx.blocking_recv().ok().flatten() else { return false };
             robots
         };
         let v = robots.lists_sitemap(&self.requested) || robots.lists_sitemap(&self.final_url);
