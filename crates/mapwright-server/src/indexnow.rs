@@ -6,7 +6,8 @@
 //! host (or outside the key file's folder), or the key does not match the protocol's schema
 //! (8 to 128 of `a-z A-Z 0-9 -`), or keyLocation is on another host; 429 over a rate limit
 //! (per client address and per host); 403 when the key file is missing or does not hold the
-//! key; 200 when the URLs were accepted.
+//! key; 200 with how many URLs were stored and how many were refused and why (the site's URL
+//! quota, an origin without a verified site); 422 too when none could be stored.
 //!
 //! What is stored: only URLs of an origin that some user verified. Their URLs enter each such
 //! site's URL store as changed now ([`Store::record_pushed_urls`]), so they lead its crawl
@@ -21,7 +22,7 @@
 //!
 //! [`Store::record_pushed_urls`]: mapwright_store::Store::record_pushed_urls
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -157,14 +158,20 @@ async fn receive(state: &AppState, client: &str, s: Submission) -> Outcome {
     let key = key.as_str();
     state.indexnow.per_host.check(&host).map_err(AppError::TooManyRequests)?;
 
-    let mut by_origin: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut by_origin: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for url in &urls {
-        by_origin.entry(url.origin().ascii_serialization()).or_default().push(url.to_string());
+        by_origin.entry(url.origin().ascii_serialization()).or_default().insert(url.to_string());
     }
-    let mut targets = Vec::new();
+    // Per origin with a verified site: its URLs and the sites that take them; the URLs of
+    // the other origins are not stored, and the answer says so.
+    let mut targets: Vec<(Vec<String>, Vec<i64>)> = Vec::new();
+    let mut unverified = 0;
     for (origin, list) in by_origin {
-        for site in state.store.verified_sites_by_origin(&origin).await? {
-            targets.push((site.id, list.clone()));
+        let sites: Vec<i64> = state.store.verified_sites_by_origin(&origin).await?.iter().map(|s| s.id).collect();
+        if sites.is_empty() {
+            unverified += list.len();
+        } else {
+            targets.push((list.into_iter().collect(), sites));
         }
     }
     if targets.is_empty() {
@@ -173,19 +180,45 @@ async fn receive(state: &AppState, client: &str, s: Submission) -> Outcome {
     let at = now();
     if let Err(why) = check_key_file(state, &key_file, key).await {
         let refused = format!("the key is not valid: {why}");
-        for (site_id, list) in &targets {
-            state
-                .store
-                .record_indexnow_receipt(*site_id, at, list.len() as i64, &key_file, Some(refused.as_str()))
-                .await?;
+        for (list, sites) in &targets {
+            for site_id in sites {
+                state
+                    .store
+                    .record_indexnow_receipt(*site_id, at, list.len() as i64, &key_file, Some(refused.as_str()))
+                    .await?;
+            }
         }
         return Ok((StatusCode::FORBIDDEN, refused));
     }
-    for (site_id, list) in &targets {
-        state.store.record_pushed_urls(*site_id, list, at).await?;
-        state.store.record_indexnow_receipt(*site_id, at, list.len() as i64, &key_file, None).await?;
+    // Each site holds its URL quota, as a read's merge does (the store's one decision).
+    let quota = state.scheduler.url_quota.load(std::sync::atomic::Ordering::Relaxed);
+    let full = format!("the site holds its quota of {quota} URLs");
+    let (mut stored, mut over_quota) = (0, 0);
+    for (list, sites) in &targets {
+        // A URL counts as stored when some site of its origin stored it.
+        let mut most = 0;
+        for site_id in sites {
+            let write = state.store.record_pushed_urls(*site_id, list, at, quota).await?;
+            let refused = (write.written == 0).then_some(full.as_str());
+            state.store.record_indexnow_receipt(*site_id, at, write.written as i64, &key_file, refused).await?;
+            most = most.max(write.written as usize);
+        }
+        stored += most;
+        over_quota += list.len() - most;
     }
-    Ok((StatusCode::OK, format!("{} URLs accepted", urls.len())))
+    let mut refusals = Vec::new();
+    if over_quota > 0 {
+        refusals.push(format!("{over_quota} refused: {full}"));
+    }
+    if unverified > 0 {
+        refusals.push(format!("{unverified} refused: no verified site on their origin"));
+    }
+    if stored == 0 {
+        // Never a success over nothing: the sender learns that none was taken, and why.
+        return Ok((StatusCode::UNPROCESSABLE_ENTITY, format!("nothing stored: {}", refusals.join("; "))));
+    }
+    let message = std::iter::once(format!("{stored} URLs stored")).chain(refusals).collect::<Vec<_>>().join("; ");
+    Ok((StatusCode::OK, message))
 }
 
 /// Whether the key file holds the key (cached, see [`GOOD_KEY_TTL`]); `Err` says why not.

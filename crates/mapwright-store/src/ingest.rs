@@ -445,7 +445,7 @@ macro_rules! write_pending {
                 .bind($site_id)
                 .fetch_one(&mut *$tx)
                 .await?;
-            all_fit = merge.quota.saturating_sub(rows) >= plan.new;
+            all_fit = $crate::sql::quota_room(merge.quota, rows, plan.new) == plan.new;
         }
         let mut fresh = None;
         if all_fit && plan.new > 0 {
@@ -577,7 +577,7 @@ macro_rules! merge_rows {
                 sqlx::query_scalar("SELECT COUNT(*) FROM urls WHERE site_id = $1").bind(site_id).fetch_one(&mut *$tx).await?,
             );
         }
-        let all_fit = site_rows.is_none_or(|rows| merge.quota.saturating_sub(rows) >= plan.new);
+        let all_fit = site_rows.is_none_or(|rows| $crate::sql::quota_room(merge.quota, rows, plan.new) == plan.new);
         // Fresh URL rows inserted (listed by no other sitemap), links added to known URLs.
         let (mut fresh_rows, mut known_linked, mut removed) = (0_i64, 0_i64, 0_i64);
         if let Some(copied) = copied {
@@ -698,7 +698,7 @@ macro_rules! merge_rows {
                                 .bind(site_id)
                                 .fetch_one(&mut *$tx)
                                 .await?;
-                            merge.quota.saturating_sub(rows).clamp(0, fresh)
+                            $crate::sql::quota_room(merge.quota, rows, fresh)
                         }
                     };
                     refused = fresh - room;

@@ -733,7 +733,8 @@ impl LeasePolicy {
     pub const UNLIMITED: LeasePolicy = LeasePolicy { per_origin: i64::MAX, per_owner: i64::MAX, min_interval: 0 };
 }
 
-/// What [`Store::store_urls`](crate::Store::store_urls) or a merge did.
+/// What [`Store::store_urls`](crate::Store::store_urls), a merge or
+/// [`Store::record_pushed_urls`](crate::Store::record_pushed_urls) did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct UrlWrite {
     /// Distinct URLs of the read now stored and listed by the sitemap (added, updated or

@@ -253,6 +253,64 @@ pub(crate) fn clean(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// How many of `fresh` new URL rows a site holding `rows` URL rows may add under `quota`
+/// (removed rows count: they take room too). The one quota decision of every URL write: a
+/// read's merge (`ingest.rs`), [`Store::store_urls`](crate::Store::store_urls) and pushed URLs
+/// ([`Store::record_pushed_urls`](crate::Store::record_pushed_urls)), so none of them lets a
+/// site grow past what the others allow.
+pub(crate) fn quota_room(quota: i64, rows: i64, fresh: i64) -> i64 {
+    quota.saturating_sub(rows).clamp(0, fresh.max(0))
+}
+
+/// Of the URLs `$chunk` (indexes into the caller's list; `$hash(i)` the key of URL `i`), those
+/// a write to site `$site_id` in `$tx` takes under `$quota`: every URL the site has, and new
+/// ones in the order given while [`quota_room`] lets them in. `$rows` (an `Option<i64>`) caches
+/// the site's row count across chunks of one write. Evaluates to `(taken, refused)`.
+macro_rules! take_within_quota {
+    ($tx:ident, $site_id:expr, $quota:expr, $rows:ident, $chunk:expr, $hash:expr) => {{
+        let chunk: &[usize] = $chunk;
+        let hash = $hash;
+        let mut take: Vec<usize> = chunk.to_vec();
+        let mut refused = 0_u64;
+        if $quota < i64::MAX {
+            let mut known = sqlx::QueryBuilder::new("SELECT loc_hash FROM urls WHERE site_id = ");
+            known.push_bind($site_id).push(" AND loc_hash IN (");
+            let mut list = known.separated(", ");
+            for i in chunk {
+                list.push_bind(hash(*i));
+            }
+            list.push_unseparated(")");
+            let known: std::collections::HashSet<Vec<u8>> =
+                known.build_query_scalar().fetch_all(&mut *$tx).await?.into_iter().collect();
+            let fresh = chunk.iter().filter(|i| !known.contains(hash(**i))).count() as i64;
+            if fresh > 0 {
+                let count = match $rows {
+                    Some(n) => n,
+                    None => {
+                        sqlx::query_scalar("SELECT COUNT(*) FROM urls WHERE site_id = $1")
+                            .bind($site_id)
+                            .fetch_one(&mut *$tx)
+                            .await?
+                    }
+                };
+                let room = $crate::sql::quota_room($quota, count, fresh);
+                let mut left = room;
+                take.retain(|i| {
+                    known.contains(hash(*i)) || {
+                        left -= 1;
+                        left >= 0
+                    }
+                });
+                refused = (fresh - room) as u64;
+                $rows = Some(count + room);
+            }
+        }
+        (take, refused)
+    }};
+}
+
+pub(crate) use take_within_quota;
+
 /// URLs per multi-row upsert: 8 parameters each stays far below both backends' limits
 /// (32,766 on SQLite, 65,535 on PostgreSQL).
 pub(crate) const URL_CHUNK: usize = 500;

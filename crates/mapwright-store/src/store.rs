@@ -446,9 +446,12 @@ store_trait! {
         /// included) are marked live and changed at `now`, so they lead the crawl frontier.
         /// Lastmod, changefreq and priority are left as the sitemaps gave them. Pushed URLs link
         /// to no sitemap: the sitemaps stay the inventory of the site, so the next sweep after a
-        /// read of one of its sitemaps marks removed those no sitemap lists. Returns how many
-        /// distinct URLs were written.
-        async fn record_pushed_urls(&self, site_id: i64, urls: &[String], now: Timestamp) -> Result<u64>
+        /// read of one of its sitemaps marks removed those no sitemap lists. Within the site's
+        /// `quota` of URL rows, as a read's merge and [`Store::store_urls`] are (one decision):
+        /// known URLs are always marked, new ones added only while the site has room. Returns
+        /// how many distinct URLs were written (`written`) and how many new ones the quota
+        /// refused (`refused`); the other fields stay 0.
+        async fn record_pushed_urls(&self, site_id: i64, urls: &[String], now: Timestamp, quota: i64) -> Result<UrlWrite>
             => record_pushed_urls_impl;
 
         // --- console ---

@@ -41,38 +41,10 @@ macro_rules! url_methods {
                 for chunk in unique.chunks(URL_CHUNK) {
                     pacer.between().await;
                     let mut tx = self.begin_bulk().await?;
-                    let mut take: Vec<usize> = chunk.to_vec();
-                    if quota < i64::MAX {
-                        let mut known = sqlx::QueryBuilder::new("SELECT loc_hash FROM urls WHERE site_id = ");
-                        known.push_bind(site_id).push(" AND loc_hash IN (");
-                        let mut list = known.separated(", ");
-                        for i in chunk {
-                            list.push_bind(keyed[*i].1.as_slice());
-                        }
-                        list.push_unseparated(")");
-                        let known: std::collections::HashSet<Vec<u8>> =
-                            known.build_query_scalar().fetch_all(&mut *tx).await?.into_iter().collect();
-                        let fresh = chunk.iter().filter(|i| !known.contains(&keyed[**i].1)).count() as i64;
-                        if fresh > 0 {
-                            let count = match rows {
-                                Some(n) => n,
-                                None => sqlx::query_scalar("SELECT COUNT(*) FROM urls WHERE site_id = $1")
-                                    .bind(site_id)
-                                    .fetch_one(&mut *tx)
-                                    .await?,
-                            };
-                            let room = quota.saturating_sub(count).clamp(0, fresh);
-                            let mut left = room;
-                            take.retain(|i| {
-                                known.contains(&keyed[*i].1) || {
-                                    left -= 1;
-                                    left >= 0
-                                }
-                            });
-                            write.refused += (fresh - room) as u64;
-                            rows = Some(count + room);
-                        }
-                    }
+                    let (take, refused) = $crate::sql::take_within_quota!(tx, site_id, quota, rows, chunk, |i: usize| {
+                        keyed[i].1.as_slice()
+                    });
+                    write.refused += refused;
                     if !take.is_empty() {
                         let mut insert = sqlx::QueryBuilder::new(
                             "INSERT INTO urls (site_id, loc, loc_hash, lastmod, changefreq, priority, first_seen_at, \
@@ -183,7 +155,13 @@ macro_rules! url_methods {
                 .await?)
             }
 
-            pub(crate) async fn record_pushed_urls_impl(&self, site_id: i64, urls: &[String], now: Timestamp) -> Result<u64> {
+            pub(crate) async fn record_pushed_urls_impl(
+                &self,
+                site_id: i64,
+                urls: &[String],
+                now: Timestamp,
+                quota: i64,
+            ) -> Result<UrlWrite> {
                 let mut unique: Vec<(std::borrow::Cow<'_, str>, Vec<u8>)> = urls
                     .iter()
                     .map(|u| {
@@ -192,14 +170,28 @@ macro_rules! url_methods {
                         (loc, hash)
                     })
                     .collect();
+                // In key order, so concurrent pushes lock rows in one order (no deadlock); the
+                // quota takes new URLs in that order too.
                 unique.sort_unstable_by(|a, b| a.1.cmp(&b.1));
                 unique.dedup_by(|a, b| a.1 == b.1);
+                let order: Vec<usize> = (0..unique.len()).collect();
+                let mut write = UrlWrite::default();
+                let mut rows: Option<i64> = None;
                 let mut tx = self.begin_bulk().await?;
-                for chunk in unique.chunks(URL_CHUNK) {
+                for chunk in order.chunks(URL_CHUNK) {
+                    let (take, refused) = $crate::sql::take_within_quota!(tx, site_id, quota, rows, chunk, |i: usize| {
+                        unique[i].1.as_slice()
+                    });
+                    write.refused += refused;
+                    write.written += take.len() as u64;
+                    if take.is_empty() {
+                        continue;
+                    }
                     let mut insert = sqlx::QueryBuilder::new(
                         "INSERT INTO urls (site_id, loc, loc_hash, first_seen_at, last_seen_at, changed_at) ",
                     );
-                    insert.push_values(chunk, |mut row, (loc, hash)| {
+                    insert.push_values(&take, |mut row, i| {
+                        let (loc, hash) = &unique[*i];
                         row.push_bind(site_id)
                             .push_bind(loc.as_ref())
                             .push_bind(hash.as_slice())
@@ -212,9 +204,11 @@ macro_rules! url_methods {
                     );
                     insert.build().execute(&mut *tx).await?;
                 }
-                sqlx::query("UPDATE sites SET pushed_unswept = TRUE WHERE id = $1").bind(site_id).execute(&mut *tx).await?;
+                if write.written > 0 {
+                    sqlx::query("UPDATE sites SET pushed_unswept = TRUE WHERE id = $1").bind(site_id).execute(&mut *tx).await?;
+                }
                 tx.commit().await?;
-                Ok(unique.len() as u64)
+                Ok(write)
             }
 
             pub(crate) async fn search_sitemap_urls_impl(

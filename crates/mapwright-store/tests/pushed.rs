@@ -23,7 +23,7 @@ async fn pushed_urls_are_added_or_marked_changed() {
 
         let mut pushed: Vec<String> = (0..1200).map(|i| format!("https://ann.example/new{i}")).collect();
         pushed.extend(["known", "gone", "known"].map(|p| format!("https://ann.example/{p}")));
-        assert_eq!(store.record_pushed_urls(site, &pushed, T0 + 50).await.unwrap(), 1202);
+        assert_eq!(store.record_pushed_urls(site, &pushed, T0 + 50, i64::MAX).await.unwrap().written, 1202);
 
         let query = UrlQuery { limit: 10_000, include_removed: true, ..Default::default() };
         let urls = store.list_urls(ann, site, query).await.unwrap().items;
@@ -44,7 +44,44 @@ async fn pushed_urls_are_added_or_marked_changed() {
         assert_eq!(store.sweep_urls(site, sitemap.id, T0 + 100, T0 + 100).await.unwrap(), 1201);
         let live = store.list_urls(ann, site, UrlQuery::default()).await.unwrap().items;
         assert_eq!(live.len(), 1);
-        assert_eq!(store.record_pushed_urls(site, &[], T0).await.unwrap(), 0);
+        assert_eq!(store.record_pushed_urls(site, &[], T0, i64::MAX).await.unwrap().written, 0);
+    })
+    .await;
+}
+
+/// A push is held to the site's URL quota as a read's merge is: known URLs are always marked,
+/// new ones only while the site has room, and the rest are counted as refused, not stored.
+#[tokio::test]
+async fn pushed_urls_stay_within_the_sites_quota() {
+    each_backend(|store| async move {
+        let ann = user(&*store, "ann@example.com", false).await;
+        let site = verified_site(&*store, ann, "https://ann.example").await;
+        let sitemap = store.add_sitemap(ann, site, "https://ann.example/s.xml", Source::Api, T0).await.unwrap();
+        let known: Vec<UrlRecord> = (0..3)
+            .map(|i| UrlRecord {
+                loc: format!("https://ann.example/k{i}"),
+                lastmod: None,
+                changefreq: None,
+                priority: None,
+            })
+            .collect();
+        store.upsert_urls(site, sitemap.id, &known, T0).await.unwrap();
+
+        // Quota 5, 3 rows held: of 700 new URLs (past one chunk) 2 fit; the known ones pass.
+        let mut pushed: Vec<String> = (0..700).map(|i| format!("https://ann.example/new{i}")).collect();
+        pushed.push("https://ann.example/k1".into());
+        let write = store.record_pushed_urls(site, &pushed, T0 + 10, 5).await.unwrap();
+        assert_eq!((write.written, write.refused), (3, 698));
+        let query = UrlQuery { limit: 10_000, include_removed: true, ..Default::default() };
+        let urls = store.list_urls(ann, site, query).await.unwrap().items;
+        assert_eq!(urls.len(), 5, "never past the quota");
+        let k1 = urls.iter().find(|u| u.loc.ends_with("/k1")).unwrap();
+        assert_eq!(k1.changed_at, T0 + 10, "a known URL is marked changed");
+
+        // Full: nothing new is stored, and a push of only new URLs writes nothing at all.
+        let write = store.record_pushed_urls(site, &["https://ann.example/late".into()], T0 + 20, 5).await.unwrap();
+        assert_eq!((write.written, write.refused), (0, 1));
+        assert_eq!(store.list_urls(ann, site, UrlQuery::default()).await.unwrap().items.len(), 5);
     })
     .await;
 }

@@ -216,7 +216,7 @@ async fn every_statement_on_a_url_table_names_its_site() {
     store.record_fetch_summary("w", index.id, &summary).await.unwrap();
     let done = DownloadRecord { downloaded_at: T0, status: "ok".into(), diff: write.diff, ..DownloadRecord::default() };
     let download = store.complete("w", index.id, &done, T0 + 3600).await.unwrap();
-    store.record_pushed_urls(site, &["https://ann.example/pushed".into()], T0 + 20).await.unwrap();
+    store.record_pushed_urls(site, &["https://ann.example/pushed".into()], T0 + 20, 1_000_000).await.unwrap();
 
     // The pages: URLs of a site and of a sitemap, search, a URL's sitemaps, the frontier.
     let page = store.list_urls(ann, site, UrlQuery::default()).await.unwrap();

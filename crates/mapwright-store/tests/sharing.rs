@@ -188,7 +188,7 @@ async fn long_urls_and_nul_characters_are_stored_alike_on_both_backends() {
             let batch = vec![url(&long), url(&longer), url(&nul), url(&long)];
             assert_eq!(store.upsert_urls(site, sm, &batch, T0).await.unwrap(), 3);
             assert_eq!(store.upsert_urls(site, sm, &batch, T0 + 1).await.unwrap(), 3, "unique by hash: updated");
-            store.record_pushed_urls(site, std::slice::from_ref(&longer), T0 + 2).await.unwrap();
+            store.record_pushed_urls(site, std::slice::from_ref(&longer), T0 + 2, i64::MAX).await.unwrap();
 
             store.lease_due_sitemaps("w", T0, 1, 300).await.unwrap();
             let finding = FindingRecord {

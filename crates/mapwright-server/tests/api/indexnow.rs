@@ -71,7 +71,7 @@ async fn accepted_urls_enter_the_store_and_lead_the_frontier() {
         });
         let (status, text) = post(&app, &body).await;
         assert_eq!(status, StatusCode::OK, "{text}");
-        assert!(text.contains("2 URLs accepted"), "{text}");
+        assert!(text.contains("2 URLs stored"), "{text}");
         // Each submission is on the site's overview: how many URLs, the key file, accepted.
         let receipts = app.store.list_indexnow_receipts(actor, site.id, 10).await.unwrap();
         let seen: Vec<(i64, bool, &str)> =
@@ -100,6 +100,40 @@ async fn accepted_urls_enter_the_store_and_lead_the_frontier() {
         let mut locs = live_locs(&app, actor, &site).await;
         locs.sort();
         assert_eq!(locs, [format!("{}/old", web.origin), format!("{}/top", web.origin)]);
+    })
+    .await;
+}
+
+/// A push is held to the site's URL quota as a read is; the answer counts what was stored,
+/// not what was sent, and says what was refused and why; with nothing stored it is no success.
+#[tokio::test]
+async fn pushes_stay_within_the_url_quota_and_the_answer_counts_what_was_stored() {
+    each_backend(false, |app| async move {
+        let (actor, site, web, host) = site_with_key(&app).await;
+        app.state.scheduler.url_quota.store(2, std::sync::atomic::Ordering::Relaxed);
+        let key_file = format!("{}/{KEY}.txt", web.origin);
+        // The same host over https: another origin, which no verified site has.
+        let other = web.origin.replacen("http://", "https://", 1);
+        let list = ["a", "b", "c"].map(|p| format!("{}/{p}", web.origin));
+        // No keyLocation (its folder would hold one origin): the key file is at the first URL's root.
+        let body = json!({ "host": host, "key": KEY, "urlList": [list[0], list[1], list[2], format!("{other}/d")] });
+        let (status, text) = post(&app, &body).await;
+        assert_eq!(status, StatusCode::OK, "{text}");
+        assert!(text.contains("2 URLs stored"), "{text}");
+        assert!(text.contains("1 refused: the site holds its quota of 2 URLs"), "{text}");
+        assert!(text.contains("1 refused: no verified site on their origin"), "{text}");
+        assert_eq!(live_locs(&app, actor, &site).await.len(), 2, "never past the quota");
+
+        // Full: a push of new URLs stores nothing and is not answered as a success.
+        let body =
+            json!({ "host": host, "key": KEY, "keyLocation": key_file, "urlList": [format!("{}/e", web.origin)] });
+        let (status, text) = post(&app, &body).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{text}");
+        assert!(text.contains("nothing stored") && text.contains("quota"), "{text}");
+        assert_eq!(live_locs(&app, actor, &site).await.len(), 2);
+        let receipts = app.store.list_indexnow_receipts(actor, site.id, 10).await.unwrap();
+        let seen: Vec<(i64, bool)> = receipts.iter().map(|r| (r.url_count, r.accepted)).collect();
+        assert_eq!(seen, [(0, false), (2, true)], "newest first: what each stored");
     })
     .await;
 }
