@@ -179,6 +179,28 @@ pub(crate) async fn sign_up(
     Ok((StatusCode::ACCEPTED, Json(SignUpAnswer { message: SIGN_UP_SENT })))
 }
 
+/// Whether this request may mail `email` a link (sign-up, a password reset, a change of
+/// address): counted per requesting network and address and per network (nobody floods an
+/// inbox or uses up another's share), then asked of the outbound gate (the address's inbox has
+/// one budget for every kind of the service's mail, across users and processes). `false`: the
+/// caller answers the same as if mailed, and stores and sends nothing. The one home of these
+/// checks, so no account mail skips one.
+pub(crate) async fn may_mail(state: &AppState, from: &Requester, email: &str) -> Result<bool, AppError> {
+    let (store, limits) = (&*state.store, &state.limits);
+    let pair = format!("{} {email}", from.network);
+    if limits.mail_per_network_address.count(store, &pair).await?.is_some()
+        || limits.mail_per_network.count(store, &from.network).await?.is_some()
+    {
+        tracing::info!(email, network = %from.network, "account mail neither stored nor sent: its network had its share this hour");
+        return Ok(false);
+    }
+    if let Err(held) = state.gate.ask(crate::outbound::Target::Mail(email)).await {
+        tracing::info!(email, %held, "account mail neither stored nor sent: held by the outbound gate");
+        return Ok(false);
+    }
+    Ok(true)
+}
+
 /// Checks sign-up credentials and mails the address (the API's and the console's sign-up),
 /// under the per-client limit, hashing in the bounded pool. The answer is the same whether the
 /// address has an account or not, and costs the same (the hash is made either way, the mail
@@ -203,17 +225,7 @@ pub(crate) async fn request_sign_up(state: &AppState, from: &Requester, c: Crede
     let password = c.password;
     let hash = state.hashing.run(Budget::SignUp, move || secret::hash_password(&password)).await??;
     let store = &*state.store;
-    let pair = format!("{} {email}", from.network);
-    if limits.mail_per_network_address.count(store, &pair).await?.is_some()
-        || limits.mail_per_network.count(store, &from.network).await?.is_some()
-    {
-        tracing::info!(email, network = %from.network, "sign-up neither stored nor mailed: its network had its share of mail this hour");
-        return Ok(());
-    }
-    // The address's inbox has one budget for every kind of the service's mail (the outbound
-    // gate); held, the answer stays the same and nothing is stored or sent.
-    if let Err(held) = state.gate.ask(crate::outbound::Target::Mail(&email)).await {
-        tracing::info!(email, %held, "sign-up neither stored nor mailed");
+    if !may_mail(state, from, &email).await? {
         return Ok(());
     }
     let request = store.request_signup(&email, &hash, from, now(), SIGN_UP_LINK_SECONDS).await?;

@@ -202,6 +202,29 @@ async fn an_address_change_is_confirmed_by_a_link_to_the_new_address() {
     .await;
 }
 
+/// A reset link and a change-of-address link are mail to an inbox like sign-up's: they ask
+/// the outbound gate, whose budget per recipient holds across users and processes. An inbox
+/// that had its share gets nothing more, and the answer is the same.
+#[tokio::test]
+async fn reset_and_address_mail_ask_the_per_recipient_gate() {
+    each_backend(false, |app| async move {
+        let ann = app.sign_up("ann@example.com", PASSWORD).await;
+        // Others (any user, any process) have used up both inboxes' share of the service's mail.
+        for inbox in ["ann@example.com", "ann.new@example.com"] {
+            while app.state.gate.ask(mapwright_server::outbound::Target::Mail(inbox)).await.is_ok() {}
+        }
+        let before = app.mails().len();
+        let reset = app.post_json("/api/v1/password-reset", Auth::None, json!({"email": "ann@example.com"})).await;
+        assert_eq!(reset.0, StatusCode::ACCEPTED, "the same answer: {}", reset.2);
+        let body = json!({"email": "ann.new@example.com", "password": PASSWORD});
+        let change = app.post_json("/api/v1/me/email", Auth::Cookie(&ann), body).await;
+        assert_eq!(change.0, StatusCode::ACCEPTED, "the same answer: {}", change.2);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(app.mails().len(), before, "nothing mailed past the gate: {:?}", &app.mails()[before..]);
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn reset_requests_count_toward_the_sign_up_limits() {
     each_backend(false, |app| async move {

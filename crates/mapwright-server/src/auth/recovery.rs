@@ -13,7 +13,7 @@
 
 use mapwright_store::{Requester, SignupRequest, User, secret};
 
-use super::{Credentials, authenticate, check_email};
+use super::{Credentials, authenticate, check_email, may_mail};
 use crate::hashing::Budget;
 use crate::{AppError, AppState, now};
 
@@ -62,20 +62,6 @@ async fn new_hash(state: &AppState, password: String) -> Result<String, AppError
         return Err(AppError::BadRequest(problem.into()));
     }
     Ok(state.hashing.run(Budget::SignUp, move || secret::hash_password(&password)).await??)
-}
-
-/// Whether this request may send mail to `email`: counted as sign-up's mail is, per
-/// requesting network and address and per network. `false` past either: the caller answers
-/// the same and sends nothing.
-async fn may_mail(state: &AppState, from: &Requester, email: &str) -> Result<bool, AppError> {
-    let (store, limits) = (&*state.store, &state.limits);
-    let pair = format!("{} {email}", from.network);
-    let over = limits.mail_per_network_address.count(store, &pair).await?.is_some()
-        || limits.mail_per_network.count(store, &from.network).await?.is_some();
-    if over {
-        tracing::info!(email, network = %from.network, "account mail not sent: its network had its share this hour");
-    }
-    Ok(!over)
 }
 
 /// Asks for a password-reset link for `email`: mailed when an account has the address, the
