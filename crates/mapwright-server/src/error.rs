@@ -52,6 +52,10 @@ pub enum AppError {
     /// what. 409, as for a conflict.
     #[error("{0}")]
     Busy(String),
+    /// The service has no room for this now (memory for request bodies, the mail queue); the
+    /// message says what, the seconds are Retry-After. 503: the caller may try again.
+    #[error("{0}")]
+    Overloaded(String, u64),
     /// The database is unreachable.
     #[error("the service is unavailable")]
     Unavailable(#[source] mapwright_store::Error),
@@ -91,7 +95,7 @@ impl AppError {
             AppError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             AppError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
-            AppError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            AppError::Unavailable(_) | AppError::Overloaded(..) => StatusCode::SERVICE_UNAVAILABLE,
             AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -108,6 +112,7 @@ impl IntoResponse for AppError {
         let retry_after = match self {
             AppError::TooManyRequests(seconds) => Some(seconds),
             AppError::Unavailable(_) => Some(UNAVAILABLE_RETRY_SECONDS),
+            AppError::Overloaded(_, seconds) => Some(seconds.max(1)),
             _ => None,
         };
         if let Some(seconds) = retry_after {

@@ -6,7 +6,8 @@
 //! host (or outside the key file's folder), or the key does not match the protocol's schema
 //! (8 to 128 of `a-z A-Z 0-9 -`), or keyLocation is on another host; 429 over a rate limit
 //! (per client address and per host); 403 when the key file is missing or does not hold the
-//! key; 200 with how many URLs were stored and how many were refused and why (the site's URL
+//! key; 503 with Retry-After when the bodies past 64 KiB being received hold the memory they may
+//! ([`LARGE_BODY_BUDGET`]; the client's limit is counted before any body is read); 200 with how many URLs were stored and how many were refused and why (the site's URL
 //! quota, an origin without a verified site); 422 too when none could be stored.
 //!
 //! What is stored: only URLs of an origin that some user verified. Their URLs enter each such
@@ -23,15 +24,15 @@
 //! [`Store::record_pushed_urls`]: mapwright_store::Store::record_pushed_urls
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::extract::{Query, Request, State};
 use axum::http::StatusCode;
+use axum::http::header::CONTENT_LENGTH;
 use axum::response::{IntoResponse, Response};
 use mapwright_fetch::Fetched;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 mod check;
 use check::MAX_URL_LEN;
@@ -62,6 +63,8 @@ pub struct IndexNow {
     pub per_host: RateLimiter,
     /// (key file URL, key) -> (checked at, good).
     keys: Mutex<HashMap<(String, String), (Instant, bool)>>,
+    /// The memory large bodies may hold at once, a permit per byte ([`LARGE_BODY_BUDGET`]).
+    large_bodies: Arc<Semaphore>,
 }
 
 impl IndexNow {
@@ -72,6 +75,32 @@ impl IndexNow {
             per_client: RateLimiter::new(per_client, minute),
             per_host: RateLimiter::new(per_host, minute),
             keys: Mutex::new(HashMap::new()),
+            large_bodies: Arc::new(Semaphore::new(LARGE_BODY_BUDGET)),
+        }
+    }
+
+    /// The same receiver with `bytes` for large bodies at once instead of [`LARGE_BODY_BUDGET`].
+    pub fn with_body_budget(mut self, bytes: usize) -> Self {
+        self.large_bodies = Arc::new(Semaphore::new(bytes));
+        self
+    }
+
+    /// Room for a body of `bytes`: none needed within the usual limit, a share of
+    /// [`LARGE_BODY_BUDGET`] for a larger one (kept until the permit drops), or why not.
+    fn room_for(&self, bytes: usize) -> Result<Option<OwnedSemaphorePermit>, AppError> {
+        if bytes > BODY_LIMIT {
+            return Err(AppError::PayloadTooLarge(too_large()));
+        }
+        if bytes <= crate::MAX_BODY {
+            return Ok(None);
+        }
+        let permits = u32::try_from(bytes).unwrap_or(u32::MAX);
+        match self.large_bodies.clone().try_acquire_many_owned(permits) {
+            Ok(permit) => Ok(Some(permit)),
+            Err(_) => Err(AppError::Overloaded(
+                "the service is receiving as many large IndexNow bodies as it holds at once: try again shortly".into(),
+                LARGE_BODY_RETRY,
+            )),
         }
     }
 
@@ -99,10 +128,17 @@ impl Default for IndexNow {
 }
 
 /// The request body limit of `POST /indexnow`: 10,000 URLs of up to 2 KiB, and the JSON
-/// around them.
-pub(crate) fn body_limit() -> DefaultBodyLimit {
-    DefaultBodyLimit::max(MAX_URLS * (MAX_URL_LEN + 8) + 64 * 1024)
-}
+/// around them (about 20 MB).
+pub const BODY_LIMIT: usize = MAX_URLS * (MAX_URL_LEN + 8) + 64 * 1024;
+
+/// Bytes that all `POST /indexnow` bodies larger than the service's usual limit
+/// ([`crate::MAX_BODY`]) may hold at once, in this process: past it such a body is refused
+/// (503 with Retry-After) before it is read, so a crowd of anonymous clients cannot make the
+/// server hold gigabytes. A body without a Content-Length counts as [`BODY_LIMIT`].
+pub const LARGE_BODY_BUDGET: usize = 64 << 20;
+
+/// The seconds a client refused for want of body memory is told to wait.
+const LARGE_BODY_RETRY: u64 = 5;
 
 /// `GET /indexnow?url=&key=[&keyLocation=]`: one URL.
 pub(crate) async fn get(
@@ -116,28 +152,62 @@ pub(crate) async fn get(
         key_location: query.get("keyLocation").cloned(),
         url_list: query.get("url").map(|u| vec![u.clone()]),
     };
-    answer(receive(&state, &client, submission).await)
+    if let Err(wait) = state.indexnow.per_client.check(&client) {
+        return answer(Err(AppError::TooManyRequests(wait)));
+    }
+    answer(checked(&state, submission).await)
 }
 
 /// `POST /indexnow` with a JSON body (any content type: the protocol's is
-/// `application/json; charset=utf-8`).
-pub(crate) async fn post(
-    State(state): State<AppState>,
-    ClientAddr(client): ClientAddr,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    let body = match body {
+/// `application/json; charset=utf-8`). The client's limit is counted, and room for a large
+/// body taken, before a byte of the body is read.
+pub(crate) async fn post(State(state): State<AppState>, ClientAddr(client): ClientAddr, request: Request) -> Response {
+    if let Err(wait) = state.indexnow.per_client.check(&client) {
+        return answer(Err(AppError::TooManyRequests(wait)));
+    }
+    let declared = request.headers().get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.trim().parse::<usize>().ok());
+    let (body, _room) = match read_within(&state.indexnow, request.into_body(), declared).await {
         Ok(body) => body,
-        Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-            let why = format!("the body is larger than {MAX_URLS} URLs of {MAX_URL_LEN} bytes");
-            return answer(Err(AppError::PayloadTooLarge(why)));
-        }
-        Err(_) => return answer(Err(AppError::BadRequest("the body could not be read".into()))),
+        Err(e) => return answer(Err(e)),
     };
     match Submission::from_json(&body) {
-        Ok(submission) => answer(receive(&state, &client, submission).await),
+        Ok(submission) => answer(checked(&state, submission).await),
         Err(e) => answer(Err(e.into())),
     }
+}
+
+/// The body, at most its declared length (else [`BODY_LIMIT`]), a longer one refused as it
+/// comes. A body past the usual limit takes its share of the large bodies' budget first: at
+/// once for its declared length, else (no Content-Length) for [`BODY_LIMIT`] when it grows past
+/// the usual limit; refused when the budget is taken, before more of it is read.
+async fn read_within(receiver: &IndexNow, body: axum::body::Body, declared: Option<usize>) -> Result<Body, AppError> {
+    use futures_util::StreamExt;
+    let limit = declared.unwrap_or(BODY_LIMIT);
+    let mut room = receiver.room_for(declared.unwrap_or(0))?;
+    if limit > BODY_LIMIT {
+        return Err(AppError::PayloadTooLarge(too_large()));
+    }
+    let mut bytes = Vec::with_capacity(declared.unwrap_or(0));
+    let mut stream = body.into_data_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|_| AppError::BadRequest("the body could not be read".into()))?;
+        let length = bytes.len() + chunk.len();
+        if length > limit {
+            return Err(AppError::PayloadTooLarge(too_large()));
+        }
+        if room.is_none() && length > crate::MAX_BODY {
+            room = receiver.room_for(limit)?;
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok((bytes, room))
+}
+
+/// A body read, with its share of the large bodies' budget, kept while the body is.
+type Body = (Vec<u8>, Option<OwnedSemaphorePermit>);
+
+fn too_large() -> String {
+    format!("the body is larger than {MAX_URLS} URLs of {MAX_URL_LEN} bytes")
 }
 
 /// What a submission came to: a status and a sentence.
@@ -151,9 +221,9 @@ fn answer(outcome: Outcome) -> Response {
     }
 }
 
-/// Checks a submission in the protocol's order and stores what it may.
-async fn receive(state: &AppState, client: &str, s: Submission) -> Outcome {
-    state.indexnow.per_client.check(client).map_err(AppError::TooManyRequests)?;
+/// Checks a submission whose client passed its limit, in the protocol's order, and stores what
+/// it may.
+async fn checked(state: &AppState, s: Submission) -> Outcome {
     let Checked { key, host, urls, key_file } = s.check()?;
     let key = key.as_str();
     state.indexnow.per_host.check(&host).map_err(AppError::TooManyRequests)?;

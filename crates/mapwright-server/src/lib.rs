@@ -265,8 +265,9 @@ pub const SESSION_SECONDS: i64 = 30 * 24 * 3600;
 /// The name of the session cookie.
 pub const SESSION_COOKIE: &str = "mapwright_session";
 
-/// The largest request body read by any route but `POST /indexnow` (which has its own): every
-/// JSON body and form of the service fits many times.
+/// The largest request body read by any route but `POST /indexnow` (which has its own,
+/// [`indexnow::BODY_LIMIT`], read under a budget for all such bodies at once): every JSON body
+/// and form of the service fits many times.
 pub const MAX_BODY: usize = 64 * 1024;
 
 /// Headers on every response. No page runs a script, so the policy allows none; no page may
@@ -306,7 +307,7 @@ fn other_faces(method: api::Method, path: &str) -> Option<axum::routing::MethodR
     match (method, path) {
         (api::Method::Get, "/ping") => Some(get(ping::ping)),
         (api::Method::Get, "/indexnow") => Some(get(indexnow::get)),
-        (api::Method::Post, "/indexnow") => Some(post(indexnow::post).layer(indexnow::body_limit())),
+        (api::Method::Post, "/indexnow") => Some(post(indexnow::post)),
         _ => None,
     }
 }

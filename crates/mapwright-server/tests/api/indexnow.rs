@@ -282,3 +282,63 @@ async fn receipts_are_capped_per_site() {
     })
     .await;
 }
+
+/// A body that never ends: what a slow (or hostile) client sends.
+fn endless_body() -> Body {
+    Body::from_stream(futures_util::stream::pending::<Result<axum::body::Bytes, std::io::Error>>())
+}
+
+fn large_post(length: usize, body: Body) -> Request<Body> {
+    Request::post("/indexnow").header("content-length", length.to_string()).body(body).unwrap()
+}
+
+/// A client past its limit is refused before its body is read: it holds no memory, and its
+/// answer does not wait for a body that never ends.
+#[tokio::test]
+async fn the_per_client_limit_is_counted_before_the_body_is_read() {
+    let mut app = TestApp::new(false).await;
+    app.state.indexnow = Arc::new(IndexNow::new(1, 100));
+    let body = json!({ "host": "h.example", "key": KEY, "urlList": ["https://h.example/a"] });
+    assert_eq!(post(&app, &body).await.0, StatusCode::ACCEPTED);
+    let refused =
+        tokio::time::timeout(std::time::Duration::from_secs(5), app.send(large_post(1 << 20, endless_body())));
+    let (status, headers, text) = refused.await.expect("answered without reading the body");
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{text}");
+    assert!(headers.contains_key("retry-after"));
+}
+
+/// Bodies past the usual limit share one budget of memory: while it is taken, another large
+/// body is refused with 503 and Retry-After before it is read; small ones still pass.
+#[tokio::test]
+async fn large_bodies_share_one_memory_budget() {
+    let mut app = TestApp::new(false).await;
+    app.state.indexnow = Arc::new(IndexNow::default().with_body_budget(1 << 20));
+    let length = 800_000;
+    // One client holds most of the budget with a body it never finishes.
+    let holder = {
+        let (state, request) = (app.state.clone(), large_post(length, endless_body()));
+        tokio::spawn(async move {
+            use tower::ServiceExt;
+            mapwright_server::app(state).oneshot(request).await
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let (status, headers, text) = app.send(large_post(length, Body::from(vec![b' '; length]))).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{text}");
+    assert!(headers["retry-after"].to_str().unwrap().parse::<u64>().unwrap() >= 1);
+    // No Content-Length: past the usual limit it needs the largest share, refused as it grows.
+    let start = futures_util::stream::iter([Ok::<_, std::io::Error>(axum::body::Bytes::from(vec![b' '; 100_000]))]);
+    let request = Request::post("/indexnow")
+        .body(Body::from_stream(futures_util::StreamExt::chain(start, futures_util::stream::pending())))
+        .unwrap();
+    let refused = tokio::time::timeout(std::time::Duration::from_secs(5), app.send(request));
+    assert_eq!(refused.await.expect("refused before the rest").0, StatusCode::SERVICE_UNAVAILABLE);
+    // A small body needs no share of the budget.
+    let body = json!({ "host": "h.example", "key": KEY, "urlList": ["https://h.example/a"] });
+    assert_eq!(post(&app, &body).await.0, StatusCode::ACCEPTED);
+    // The budget comes back when the large body's request ends.
+    holder.abort();
+    let _ = holder.await;
+    let (status, _, text) = app.send(large_post(length, Body::from(vec![b' '; length]))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "read and parsed (blank is no JSON): {text}");
+}
