@@ -205,6 +205,9 @@ pub struct Limits {
     /// Site invitations a user sends (default 20 a day): each is a mail to an address the
     /// user chooses.
     pub invitations_per_user: SharedLimit,
+    /// Webhook handshakes a user asks for, adding an endpoint or "Verify" (default 20 an
+    /// hour): each is a request to a URL the user chooses.
+    pub webhook_handshakes_per_user: SharedLimit,
     /// Failed sign-ins per client address and e-mail together: 5 free, then a wait of 1 s
     /// doubling up to a minute, forgotten after 15 minutes or a success. Keyed by both, a
     /// stranger's guesses slow down the stranger, never the owner elsewhere.
@@ -225,6 +228,7 @@ impl Default for Limits {
             mail_per_network: SharedLimit::new("sign-up mail per network", 30, 60 * minute),
             sign_in_per_client: SharedLimit::new("sign-in per client", 20, minute),
             invitations_per_user: SharedLimit::new("invitations per user", 20, 24 * 60 * minute),
+            webhook_handshakes_per_user: SharedLimit::new("webhook handshakes per user", 20, 60 * minute),
             sign_in_failures: Backoff::new(5, second, minute, 15 * minute),
             sign_in_failures_per_email: Backoff::new(u32::MAX, second, minute, 15 * minute),
         }

@@ -75,7 +75,8 @@ pub fn meta_tag(token: &str) -> String {
 
 /// Checks for a verified domain property of an owner that covers the site (no request: the
 /// property's own re-check looks its record up), then the file, then the meta tag, and records
-/// the outcome on the site: success keeps or sets `verified_at`, failure clears it.
+/// the outcome on the site: success keeps or sets `verified_at`, failure clears it. A check
+/// the outbound gate held (before it, or any of its requests) records nothing: `held` says so.
 pub async fn verify_site(state: &AppState, site: &Site) -> Result<Verification, AppError> {
     if let Some(domain) = crate::domains::covering_domain(state, site).await? {
         state.store.record_proof(site.id, Some(Method::Domain.as_str()), Some(domain.as_str()), now()).await?;
@@ -99,6 +100,10 @@ pub async fn verify_site(state: &AppState, site: &Site) -> Result<Verification, 
         });
     }
     let outcome = check(&state.fetcher, &site.origin, &site.verification_token).await;
+    if outcome.held.is_some() {
+        // A request the gate held found nothing either way: no verdict, the site as it stands.
+        return Ok(Verification { verified: site.verified_at.is_some(), ..outcome });
+    }
     state.store.record_proof(site.id, outcome.method.map(Method::as_str), None, now()).await?;
     Ok(outcome)
 }
@@ -125,8 +130,8 @@ pub async fn check(fetcher: &Fetcher, origin: &str, token: &str) -> Verification
                 held: None,
             };
         }
-        Ok(_) => format!("{file_url} does not hold exactly the token"),
-        Err(e) => fetch_failure(&file_url, &e),
+        Ok(_) => Ok(format!("{file_url} does not hold exactly the token")),
+        Err(e) => Err(unread(&file_url, &e)),
     };
     let home = format!("{origin}/");
     let meta = match body(fetcher, &home, PAGE_LIMIT).await {
@@ -138,10 +143,45 @@ pub async fn check(fetcher: &Fetcher, origin: &str, token: &str) -> Verification
                 held: None,
             };
         }
-        Ok(_) => format!("{home} has no {META_NAME} meta tag with the token in its head"),
-        Err(e) => fetch_failure(&home, &e),
+        Ok(_) => Ok(format!("{home} has no {META_NAME} meta tag with the token in its head")),
+        Err(e) => Err(unread(&home, &e)),
     };
+    if let Some(reason) = [&file, &meta].into_iter().find_map(|r| r.as_ref().err().and_then(Unread::held)) {
+        // A proof not looked at is no proof missing: no verdict.
+        return Verification {
+            verified: false,
+            method: None,
+            detail: format!("not checked now: {reason}; try again later"),
+            held: Some(HELD_RETRY),
+        };
+    }
+    let (file, meta) = (file.unwrap_or_else(|e| e.said), meta.unwrap_or_else(|e| e.said));
     Verification { verified: false, method: None, detail: format!("not verified: {file}; {meta}"), held: None }
+}
+
+/// The seconds a check some request of which the gate held says to wait.
+const HELD_RETRY: u64 = 60;
+
+/// A proof that could not be looked at: what the answer says, and the gate's words when the
+/// outbound gate held the request (then nothing was asked of the site).
+struct Unread {
+    said: String,
+    held: Option<String>,
+}
+
+impl Unread {
+    fn held(&self) -> Option<&str> {
+        self.held.as_deref()
+    }
+}
+
+/// A failed fetch: its sentence ([`fetch_failure`]), and whether the gate held it.
+fn unread(url: &str, refused: &Refused) -> Unread {
+    let held = match refused {
+        Refused::Fetch(FetchError::Held { reason, .. }) => Some(format!("{url} was not requested now: {reason}")),
+        _ => None,
+    };
+    Unread { said: fetch_failure(url, refused), held }
 }
 
 /// The one sentence a failed fetch becomes: its HTTP status, "could not fetch", or the other

@@ -293,3 +293,88 @@ async fn verify_now_is_paced_across_processes() {
     })
     .await;
 }
+
+/// The gate with room for `per_host` requests to a host an hour: past them a request is held
+/// at once (its wait is longer than any patience).
+fn host_budget(state: AppState, per_host: u32) -> AppState {
+    let default = mapwright_server::outbound::Rates::default();
+    let hour = std::time::Duration::from_secs(3600);
+    let rates = mapwright_server::outbound::Rates {
+        http_per_host: mapwright_server::SharedLimit::new("out http per host", per_host, hour),
+        ..default
+    };
+    state.with_outbound_rates(rates)
+}
+
+/// A check one of whose requests the gate held looked at nothing: the site keeps its state
+/// (a held request is no proof gone), and the answer says it was not checked.
+#[tokio::test]
+async fn a_check_the_gate_held_part_way_records_no_verdict() {
+    each_backend(false, |app| async move {
+        // Room for the check's turn and its first request (the file, gone: 404); the home
+        // page's request is held.
+        let state = host_budget(app.state.clone(), 2);
+        let (ann, _) = user(&app, "ann@example.com").await;
+        let web = SiteHost::start().await;
+        let site = app.store.create_site(ann, &web.origin, 0).await.unwrap();
+        app.store.record_verification(site.id, true, 0).await.unwrap();
+        let site = app.store.site(ann, site.id).await.unwrap();
+        let outcome = mapwright_server::jobs::recheck::verify_now(&state, &site).await.unwrap();
+        assert!(outcome.held.is_some(), "{outcome:?}");
+        assert!(outcome.verified && outcome.detail.starts_with("not checked now"), "{outcome:?}");
+        assert!(app.store.site(ann, site.id).await.unwrap().verified_at.is_some(), "still verified");
+    })
+    .await;
+}
+
+/// A read the gate held back asked nothing of the site: no download is recorded (no failure,
+/// so no alert mail and no status.worsened event), and the sitemap is due again later.
+#[tokio::test]
+async fn a_read_the_gate_held_is_postponed_not_recorded_as_failed() {
+    each_backend(false, |app| async move {
+        let state = host_budget(app.state.clone(), 1);
+        let (owner, _, _, sitemap, web) = site_with_sitemap(&app, "ann@example.com").await;
+        // Another request had the host's budget for the hour.
+        state.gate.ask(mapwright_server::outbound::Target::Http(&web.origin)).await.unwrap();
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+        let jobs = state.store.lease_due_sitemaps("reader", now + 5, 10, 60).await.unwrap();
+        assert_eq!(jobs.len(), 1);
+        let done = mapwright_server::jobs::reads::run_job(&state, "reader", &jobs[0]).await.unwrap();
+        assert_eq!(done.status, "held");
+        assert!(state.store.list_downloads(owner, sitemap.id, 10).await.unwrap().is_empty(), "no download recorded");
+        let after = state.store.sitemap(owner, sitemap.id).await.unwrap();
+        assert_eq!(after.failures, 0);
+        assert!(after.next_fetch_at > now + 5, "due again later, not at once");
+        assert!(
+            state.store.lease_due_sitemaps("reader", now + 5, 10, 60).await.unwrap().is_empty(),
+            "lease given back"
+        );
+    })
+    .await;
+}
+
+/// "Verify" of a webhook sends a request to a URL the user chose: paced per user.
+#[tokio::test]
+async fn webhook_handshakes_are_paced_per_user() {
+    each_backend(false, |app| async move {
+        let mut app = app;
+        let minute = std::time::Duration::from_secs(60);
+        app.state.limits = std::sync::Arc::new(mapwright_server::Limits {
+            webhook_handshakes_per_user: mapwright_server::SharedLimit::new("webhook handshakes per user", 2, minute),
+            ..Default::default()
+        });
+        let receiver = Receiver::start(&[]).await;
+        let (_, token, site, _, _web) = site_with_sitemap(&app, "ann@example.com").await;
+        let uri = format!("/api/v1/sites/{}/webhooks", site.id);
+        let (status, _, text) = call(&app, "POST", &uri, Some(&token), Some(json!({"url": receiver.url}))).await;
+        assert_eq!(status, StatusCode::CREATED, "{text}");
+        let id = serde_json::from_str::<Value>(&text).unwrap()["id"].as_i64().unwrap();
+        let verify = format!("/api/v1/webhooks/{id}/verify");
+        assert_eq!(call(&app, "POST", &verify, Some(&token), None).await.0, StatusCode::OK);
+        let (status, headers, text) = call(&app, "POST", &verify, Some(&token), None).await;
+        assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{text}");
+        assert!(headers.contains_key("retry-after"));
+        assert_eq!(receiver.handshakes().len(), 2, "the refused one sent nothing");
+    })
+    .await;
+}

@@ -120,11 +120,17 @@ macro_rules! lease_methods {
             }
 
             pub(crate) async fn release_impl(&self, worker: &str, sitemap_id: i64) -> Result<()> {
+                self.postpone_impl(worker, sitemap_id, None).await
+            }
+
+            pub(crate) async fn postpone_impl(&self, worker: &str, sitemap_id: i64, until: Option<Timestamp>) -> Result<()> {
                 let done = sqlx::query(
-                    "UPDATE sitemaps SET lease_owner = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_owner = $2",
+                    "UPDATE sitemaps SET lease_owner = NULL, lease_expires_at = NULL, \
+                     next_fetch_at = COALESCE($3, next_fetch_at) WHERE id = $1 AND lease_owner = $2",
                 )
                 .bind(sitemap_id)
                 .bind(worker)
+                .bind(until)
                 .execute(&self.pool)
                 .await?;
                 if done.rows_affected() == 0 {

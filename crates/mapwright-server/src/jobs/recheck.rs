@@ -42,8 +42,8 @@ pub async fn after_verified(state: &AppState, site: &Site) -> Result<usize, AppE
 /// Checks a site's proof and records it; when verified, adds its robots.txt sitemaps too (a
 /// robots.txt that cannot be read is logged, not an error: the site is verified all the same).
 /// The API's and console's "Verify now" and the periodic re-check all go through here. The
-/// check and the robots.txt step each get [`Config::verify_timeout`]'s default: a site that
-/// does not answer in time is not verified.
+/// check and the robots.txt step each get [`Config::verify_timeout`]'s default: a check that
+/// does not end in time, like one the outbound gate held, records no verdict (`held`).
 pub async fn verify_now(state: &AppState, site: &Site) -> Result<verify::Verification, AppError> {
     verify_within(state, site, Config::default().verify_timeout).await
 }
@@ -52,23 +52,26 @@ pub async fn verify_now(state: &AppState, site: &Site) -> Result<verify::Verific
 async fn verify_within(state: &AppState, site: &Site, timeout: Duration) -> Result<verify::Verification, AppError> {
     let verification = match tokio::time::timeout(timeout, verify::verify_site(state, site)).await {
         Ok(verification) => verification?,
-        Err(_) => {
-            state.store.record_verification(site.id, false, now()).await?;
-            verify::Verification {
-                verified: false,
-                method: None,
-                detail: format!("not verified: {} did not answer within {} seconds", site.origin, timeout.as_secs()),
-                held: None,
-            }
-        }
+        // No answer in time (the site, or the outbound gate's queue, is slow): no verdict is
+        // recorded, the site keeps its state until a check is made.
+        Err(_) => verify::Verification {
+            verified: site.verified_at.is_some(),
+            method: None,
+            detail: format!(
+                "not checked now: {} did not answer within {} seconds; try again later",
+                site.origin,
+                timeout.as_secs()
+            ),
+            held: Some(timeout.as_secs().max(1)),
+        },
     };
-    if verification.verified {
+    if verification.verified && verification.held.is_none() {
         match tokio::time::timeout(timeout, after_verified(state, site)).await {
             Ok(Ok(_)) => {}
             Ok(Err(e)) => tracing::info!(site = %site.origin, error = %e, "robots.txt sitemaps"),
             Err(_) => tracing::info!(site = %site.origin, "robots.txt sitemaps: no answer in time"),
         }
-    } else if site.verified_at.is_some() {
+    } else if site.verified_at.is_some() && verification.held.is_none() {
         tracing::info!(site = %site.origin, detail = %verification.detail, "verification lost");
     }
     Ok(verification)

@@ -68,6 +68,7 @@ pub async fn create(
     state.store.site_as_owner(actor, site_id).await?;
     let url = check_url(state, &new.url)?;
     let events = check_events(&new.events)?;
+    pace_handshakes(state, user).await?;
     let secret = match new.secret {
         Some(given) => check_secret(given)?,
         None => mapwright_store::secret::new_token(),
@@ -84,8 +85,15 @@ pub async fn verify(state: &AppState, user: &User, webhook_id: i64) -> Result<(W
     let actor = Actor::from(user);
     let webhook = state.store.webhook(actor, webhook_id).await?;
     state.store.site_as_owner(actor, webhook.site_id).await?;
+    pace_handshakes(state, user).await?;
     let handshake = handshake(state, webhook_id).await?;
     Ok((state.store.webhook(actor, webhook_id).await?, handshake))
+}
+
+/// Counts a handshake the user asks for against `Limits::webhook_handshakes_per_user` (in the
+/// store: every process together); past it, 429 with Retry-After and nothing made or sent.
+async fn pace_handshakes(state: &AppState, user: &User) -> Result<(), AppError> {
+    state.limits.webhook_handshakes_per_user.check(&*state.store, &user.id.to_string()).await
 }
 
 /// Sends the endpoint its handshake, through the outbound gate, and records the outcome.

@@ -35,6 +35,9 @@ const URL_BATCH: usize = 2_000;
 /// cover every finding, stored or not (`DownloadRecord::omitted_errors`).
 pub const MAX_STORED_FINDINGS: usize = 1_000;
 
+/// Seconds until a read the outbound gate held back is tried again.
+const HELD_READ_DELAY: i64 = 60;
+
 /// Children of an index taken: the protocol's limit.
 const MAX_CHILDREN: usize = mapwright_core::MAX_URLS;
 
@@ -98,9 +101,18 @@ pub async fn run_job(state: &AppState, worker: &str, job: &LeasedSitemap) -> Res
             origin = site.origin
         )),
         // The service's fetcher asks the outbound gate before each request (this one, its
-        // retries, robots.txt, OAI-PMH pages), waiting its turn: held, it fails in the gate's words.
+        // retries, robots.txt, OAI-PMH pages), waiting its turn: held, the read is postponed below.
         _ => Ok(state.fetcher.get(&job.url, conditional.then_some(&validators)).await),
     };
+    if let Ok(Err(mapwright_fetch::Error::Held { reason, .. })) = &fetched {
+        // Nothing was asked of the site: no read to record (no failure, no alert, no webhook
+        // event); the lease goes back and the sitemap is due again once the gate has room.
+        tracing::info!(worker, sitemap = sitemap.id, reason, "read held back by the outbound gate");
+        store.postpone(worker, sitemap.id, Some(now() + HELD_READ_DELAY)).await?;
+        state.scheduler.wake.notify_waiters();
+        let duration_ms = started.elapsed().as_millis() as i64;
+        return Ok(JobOutcome { status: "held".into(), url_count: 0, duration_ms });
+    }
     let mut read = match fetched {
         Err(unvouched) => Read::failed(job, None, unvouched),
         Ok(Err(e)) => {
