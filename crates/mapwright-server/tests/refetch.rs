@@ -135,7 +135,7 @@ async fn the_same_bytes_again_are_unchanged_and_keep_the_verdict_findings_and_ur
 }
 
 #[tokio::test]
-async fn a_read_cut_short_between_two_equal_ones_makes_the_next_a_full_read() {
+async fn a_read_cut_short_between_two_equal_ones_stores_nothing_and_the_next_is_unchanged() {
     each_backend(false, |app| async move {
         let (actor, token, site, web) = owner_site(&app, "ann@example.com").await;
         let (a, b, c, d) = (web.url("/a"), web.url("/b"), web.url("/c"), web.url("/d"));
@@ -145,32 +145,37 @@ async fn a_read_cut_short_between_two_equal_ones_makes_the_next_a_full_read() {
         drain(&app.state).await;
         assert_eq!(last(&shown(&app, &token, id).await).0, "ok");
 
-        // Cut short: what came before the fault is merged (a changed, d new), nothing swept.
+        // Cut short: a failed read, all or nothing: what came before the fault (a changed, d
+        // new) is not merged; the URLs stay the last good read's.
         let cut = urlset(&[(&a, Some("2024-05-05")), (&d, None)]).replace("</urlset>\n", "<url><loc>http://");
         web.put("/s.xml", &cut);
         read_again(&app, &token, id).await;
         let cut_read = shown(&app, &token, id).await;
-        assert_eq!(last(&cut_read).0, "errors");
+        assert_eq!(last(&cut_read).0, "failed");
         let rules = findings(&app, &token, &cut_read).await;
         assert!(rules.as_array().unwrap().iter().any(|f| f["rule"] == "xml-malformed"), "{rules:#}");
-        let partial = live(&app, actor, &site, &web).await;
-        assert_eq!(paths(&partial), [("/a", Some("2024-05-05")), ("/b", None), ("/c", None), ("/d", None)]);
+        let kept = live(&app, actor, &site, &web).await;
+        assert_eq!(paths(&kept), [("/a", Some("2024-01-01")), ("/b", None), ("/c", None)]);
 
-        // The first bytes again: not "unchanged" over the partial state, a full read that mends it.
+        // The first bytes again: the failed read stored nothing, so they are still the last
+        // whole read's bytes and URLs: unchanged, as after a 404 below, with its verdict.
         web.put("/s.xml", &v1);
         read_again(&app, &token, id).await;
-        let mended = shown(&app, &token, id).await;
-        assert_eq!(last(&mended), (json!("ok"), json!(200), json!(3), json!(0)));
-        assert_eq!(mended["status"], "ok");
+        let again = shown(&app, &token, id).await;
+        assert_eq!(last(&again), (json!("unchanged"), json!(200), json!(3), json!(0)));
+        assert_eq!(again["status"], "ok");
         assert_eq!(
             paths(&live(&app, actor, &site, &web).await),
             [("/a", Some("2024-01-01")), ("/b", None), ("/c", None)]
         );
-        assert_eq!(diffs(&app, &token, id).await[0], ("ok".to_owned(), true, 0, 1, 1));
-
-        // Now whole again: the same bytes are unchanged.
-        read_again(&app, &token, id).await;
-        assert_eq!(last(&shown(&app, &token, id).await), (json!("unchanged"), json!(200), json!(3), json!(0)));
+        let reads = diffs(&app, &token, id).await;
+        assert!(
+            reads
+                .iter()
+                .all(|(status, _, added, removed, changed)| status != "failed"
+                    || (*added, *removed, *changed) == (0, 0, 0)),
+            "a failed read changed nothing: {reads:?}"
+        );
 
         // A fetch that failed without a body (404) reads nothing: the same bytes after it are
         // unchanged again, and the sitemap's verdict is the read's they stand for.

@@ -158,16 +158,24 @@ async fn broken_sitemaps_fail_with_rule_names_and_keep_their_urls() {
         let (a, b) = (web.url("/a"), web.url("/b"));
         drain(&app.state).await;
 
-        // Cut after the first URL: the entries before the fault are read, none is swept.
+        // Cut after the first URL: a read all or nothing, as the CLI and the Python package
+        // fail a truncated file. It failed, saying where; it stored nothing of what it read
+        // (no URL merged, no count, no diff), so the sitemap's URLs are the last good read's.
+        let before = urls(&app.state, actor, &site, false).await;
+        let count = app.store.sitemap(actor, sitemap.id).await.unwrap().url_count;
         let full = urlset(&[(&a, None), (&b, None)]);
         let cut = &full[..full.find("</url>").unwrap() + 12];
         web.put_etag("/s.xml", cut, None);
         reread(&app.state, actor, &sitemap).await;
         let d = downloads(&app.state, actor, &sitemap).await;
-        assert_eq!(d[0].status, "errors");
+        assert_eq!((d[0].status.as_str(), d[0].url_count), ("failed", 0));
+        let error = d[0].error.as_deref().unwrap_or("");
+        assert!(error.contains("xml-malformed") && error.contains("none of the URLs"), "{error}");
         let f = findings(&app.state, actor, &d[0]).await;
         assert!(f.iter().any(|f| f.rule == "xml-malformed" && f.line.is_some()), "{f:?}");
-        assert!(urls(&app.state, actor, &site, false).await.iter().any(|u| u.loc == b), "not swept after a fault");
+        assert_eq!(urls(&app.state, actor, &site, false).await, before, "the URLs of the last good read, as they were");
+        assert!(!app.store.read_diff(actor, d[0].id).await.unwrap().recorded, "no diff of a failed read");
+        assert_eq!(app.store.sitemap(actor, sitemap.id).await.unwrap().url_count, count, "the last good count");
 
         web.put_etag("/s.xml", "<html><body>Moved</body></html>", None);
         reread(&app.state, actor, &sitemap).await;
@@ -181,8 +189,13 @@ async fn broken_sitemaps_fail_with_rule_names_and_keep_their_urls() {
         assert_eq!((d[0].status.as_str(), d[0].http_status), ("failed", Some(404)));
         assert!(d[0].error.as_deref().unwrap_or("").contains("404"), "{:?}", d[0].error);
         let sm = app.store.sitemap(actor, sitemap.id).await.unwrap();
-        assert_eq!(sm.failures, 2, "two failures in a row");
-        assert!(sm.next_fetch_at <= unix_now() + 3600, "a failure retries sooner: {}", sm.next_fetch_at - unix_now());
+        assert_eq!(sm.failures, 3, "three failures in a row: the cut file, the page, the 404");
+        // The failure backoff, 15 minutes doubling: the third is an hour away, not a day.
+        assert!(
+            sm.next_fetch_at <= unix_now() + 3600 + 60,
+            "a failure retries sooner: {}",
+            sm.next_fetch_at - unix_now()
+        );
         assert_eq!(urls(&app.state, actor, &site, false).await.len(), 2, "a failure removes nothing");
     })
     .await;
@@ -425,15 +438,15 @@ async fn an_oai_pmh_base_url_submitted_as_a_sitemap_is_harvested() {
         let expected: Vec<String> = [101, 105, 106].iter().map(|n| web.url(&format!("/handle/1234/{n}"))).collect();
         assert_eq!(locs, expected, "the removed record is no longer live");
 
-        // The list cut short (the second page refused): what was not read is not swept.
+        // The list cut short (the second page refused): a failed read, nothing of it stored.
         web.put(
             "/oai2?verb=ListRecords&resumptionToken=oai_dc%2F%2F%2F%2F100",
             &oai_page("badresumptiontoken.xml", &o),
         );
         reread(&app.state, actor, &sitemap).await;
         let d = downloads(&app.state, actor, &sitemap).await;
-        assert_eq!((d[0].status.as_str(), d[0].url_count), ("errors", 1));
-        assert_eq!(urls(&app.state, actor, &site, false).await.len(), 3, "nothing swept after a cut list");
+        assert_eq!((d[0].status.as_str(), d[0].url_count), ("failed", 0));
+        assert_eq!(urls(&app.state, actor, &site, false).await.len(), 3, "the last good read's URLs, as they were");
         let rules: Vec<String> = findings(&app.state, actor, &d[0]).await.into_iter().map(|f| f.rule).collect();
         assert!(rules.contains(&"oai-error".to_string()), "the refused token named: {rules:?}");
     })

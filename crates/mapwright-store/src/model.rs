@@ -801,8 +801,8 @@ impl std::fmt::Debug for UrlStage {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UrlMerge {
     /// The read was complete: the sitemap's URLs it no longer lists are unlinked (and marked
-    /// removed when no other sitemap lists them). False after a reader's fatal error: what was
-    /// read before the fault is merged, nothing is swept.
+    /// removed when no other sitemap lists them). False to merge without sweeping (the service
+    /// merges no read that stopped at a fatal error: it discards its stage).
     pub sweep: bool,
     /// The body's key equals the one of the last whole read ([`DownloadRecord::whole_read`]):
     /// when nothing was refused by the quota, the stage is discarded and no URL row is written

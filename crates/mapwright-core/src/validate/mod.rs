@@ -256,6 +256,13 @@ pub struct Outcome {
     pub children: Vec<Child>,
     /// An I/O failure that stopped the read.
     pub io_error: Option<std::io::Error>,
+    /// The rule of the fatal error that stopped the read before the file's end (truncated or
+    /// malformed XML, a breached limit, corrupt gzip, an OAI-PMH list cut short), whose finding
+    /// was sent; `None` when the read reached the end (or stopped on `io_error`). The entries
+    /// read before it are not the whole file: a consumer that takes a file all or nothing (the
+    /// service's reads, as the CLI's exit status and the Python package's exception) looks here,
+    /// not at the rule of a finding, since some rules (`xml-malformed`) are also recoverable.
+    pub stopped: Option<Rule>,
 }
 
 /// A hasher that passes an already-hashed `u64` through: the duplicate set's keys are hashes.
@@ -494,6 +501,7 @@ impl<'v> Pass<'v> {
     }
 
     fn fatal(&mut self, e: Error, sink: &mut dyn FnMut(Finding)) {
+        self.outcome.stopped = e.rule();
         match e.rule() {
             Some(rule) => {
                 let fix = match rule {

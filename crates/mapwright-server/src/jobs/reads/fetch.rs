@@ -41,9 +41,9 @@ const HELD_READ_DELAY: i64 = 60;
 /// Children of an index taken: the protocol's limit.
 const MAX_CHILDREN: usize = mapwright_core::MAX_URLS;
 
-/// Rules of the reader's fatal errors: after one, the URLs read so far are not the whole
-/// sitemap, so those it no longer lists must not be swept. An OAI-PMH list cut short (a page
-/// not read, a refused token) or answered with an error is not the whole list either.
+/// Rules of the reader's fatal errors. A read that one stopped fails whole (the core's
+/// `Outcome::stopped`); a finding of one in a read that reached its end (`xml-malformed` is
+/// also the rule of one skipped entry) still sweeps nothing, to be safe.
 const FATAL: &[Rule] = &[
     Rule::TooLarge,
     Rule::XmlMalformed,
@@ -384,18 +384,22 @@ async fn read_body(
     let fatal = fatal || outcome.io_error.is_some() || outcome.format.is_none();
     let hash = format!("{:016x}", stats.hash);
     let key = read_key(stats.hash, &meta.final_url, voucher);
-    let read_failed = outcome.io_error.is_some() || outcome.format.is_none();
-    // The URLs read become the sitemap's now, in one transaction. After a fatal error of the
-    // reader those read before the fault are merged, and nothing is swept: the rest of the
-    // file was never read.
-    let merge = UrlMerge {
-        sweep: !fatal,
-        same_content: !read_failed && stored_key.as_deref() == Some(key.as_str()),
-        quota,
-        now: stamp,
+    // A read is all or nothing: one that stopped before the file's end (an I/O error, no
+    // format, a fatal error of the reader: truncated or malformed XML, a limit, corrupt gzip,
+    // an OAI-PMH list cut short) stores none of its URLs, as the CLI and the Python package
+    // fail it; the sitemap keeps the URLs of its last good read, and the stage is discarded.
+    let read_failed = outcome.io_error.is_some() || outcome.format.is_none() || outcome.stopped.is_some();
+    let write = if read_failed {
+        state.store.discard_url_stage(&stage).await?;
+        mapwright_store::UrlWrite::default()
+    } else {
+        // The URLs read become the sitemap's now, in one transaction. A recoverable error of a
+        // rule that may also be fatal (an entry skipped as `xml-malformed`) sweeps nothing.
+        let merge =
+            UrlMerge { sweep: !fatal, same_content: stored_key.as_deref() == Some(key.as_str()), quota, now: stamp };
+        state.store.merge_url_stage(worker, &stage, merge).await?
     };
-    let write = state.store.merge_url_stage(worker, &stage, merge).await?;
-    tracing::debug!(sitemap = sitemap.id, added = write.added, changed = write.changed, "merged");
+    tracing::debug!(sitemap = sitemap.id, added = write.added, changed = write.changed, failed = read_failed, "merged");
     let refused = write.refused;
     if refused > 0 {
         findings.push(quota_finding(format!(
@@ -430,8 +434,9 @@ async fn read_body(
         status: status.into(),
         http_status: Some(i64::from(meta.status)),
         bytes: stats.bytes as i64,
-        url_count: outcome.entries as i64,
-        error: outcome.io_error.as_ref().map(|e| e.to_string()),
+        // A failed read stored nothing: it counts none.
+        url_count: if read_failed { 0 } else { outcome.entries as i64 },
+        error: failure(&outcome, &findings),
         findings,
         omitted_errors,
         omitted_warnings,
@@ -457,6 +462,23 @@ async fn read_body(
         contents: (status != "failed").then_some(pass.contents),
         children: (index && !fatal).then_some(pass.children),
     })
+}
+
+/// Why a read failed, for its download's `error`: the I/O error, or the fatal finding that
+/// stopped the reader (its message and position), or the format not recognised; `None` for a
+/// read that reached its end.
+fn failure(outcome: &mapwright_core::validate::Outcome, findings: &[FindingRecord]) -> Option<String> {
+    if let Some(e) = &outcome.io_error {
+        return Some(e.to_string());
+    }
+    let nothing = "none of the URLs read before it were stored (the sitemap keeps those of its last good read)";
+    if let Some(rule) = outcome.stopped {
+        let said = findings.iter().rev().find(|f| f.rule == rule.as_str());
+        let at = said.and_then(|f| f.line.map(|l| format!(" at line {l}"))).unwrap_or_default();
+        let what = said.map_or_else(|| rule.as_str().to_owned(), |f| format!("{}: {}", f.rule, f.message));
+        return Some(format!("the read stopped{at} ({what}): {nothing}"));
+    }
+    outcome.format.is_none().then(|| "the file is not a sitemap in any format the reader knows".to_owned())
 }
 
 /// Whether a body is received whole before it is read: only when there is a key of a last
