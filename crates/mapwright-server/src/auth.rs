@@ -225,11 +225,14 @@ pub(crate) async fn request_sign_up(state: &AppState, from: &Requester, c: Crede
     let password = c.password;
     let hash = state.hashing.run(Budget::SignUp, move || secret::hash_password(&password)).await??;
     let store = &*state.store;
+    // A place for the mail first (the same answer for every address: it depends on no
+    // account): a request stored is a request mailed.
+    let slot = mailer.reserve()?;
     if !may_mail(state, from, &email).await? {
         return Ok(());
     }
     let request = store.request_signup(&email, &hash, from, now(), SIGN_UP_LINK_SECONDS).await?;
-    let base = mailer.public_url().to_owned();
+    let base = slot.public_url().to_owned();
     match request {
         SignupRequest::Pending(token) => {
             let body = format!(
@@ -238,7 +241,7 @@ pub(crate) async fn request_sign_up(state: &AppState, from: &Requester, c: Crede
                  {base}/signup/confirm?token={token}\n\n\
                  If it was not you, ignore this message: no account is made without the link.\n"
             );
-            mailer.send_later(email, "Confirm your mapwright account", body);
+            slot.send(email, "Confirm your mapwright account", body);
         }
         SignupRequest::Taken => {
             let body = format!(
@@ -247,7 +250,7 @@ pub(crate) async fn request_sign_up(state: &AppState, from: &Requester, c: Crede
                  To use your account, sign in at {base}/signin\n\n\
                  If it was not you, ignore this message: your account and password are as they were.\n"
             );
-            mailer.send_later(email, "You already have a mapwright account", body);
+            slot.send(email, "You already have a mapwright account", body);
         }
     }
     Ok(())

@@ -62,8 +62,8 @@ pub struct Mailer {
     public_url: String,
     /// When the outbox was last pruned of messages past [`OUTBOX_MAX_AGE`].
     pruned: std::sync::Mutex<Option<std::time::Instant>>,
-    /// Messages being sent at once; past it a message is dropped (and logged), never queued
-    /// without end.
+    /// Messages being sent at once; past it a message is refused before its caller stores
+    /// anything ([`Mailer::reserve`]), never dropped after, nor queued without end.
     in_flight: Arc<Semaphore>,
 }
 
@@ -181,14 +181,47 @@ impl Mailer {
         }
     }
 
+    /// A place among the messages on their way ([`MAX_IN_FLIGHT`]), taken before the caller
+    /// stores anything the message is for (an invitation, a link's token, a change of
+    /// password): so no message is ever dropped after its caller answered success. With none
+    /// free, 503 with Retry-After: the caller stores nothing and says the mail was not sent.
+    pub fn reserve(self: &Arc<Self>) -> Result<Slot, crate::AppError> {
+        match self.in_flight.clone().try_acquire_owned() {
+            Ok(permit) => Ok(Slot { mailer: self.clone(), permit }),
+            Err(_) => {
+                tracing::warn!("mail not accepted: too many messages on their way");
+                Err(crate::AppError::Overloaded(
+                    "the service has too many messages on their way to send this one now: nothing was done; try \
+                     again shortly"
+                        .into(),
+                    BUSY_RETRY_SECONDS,
+                ))
+            }
+        }
+    }
+}
+
+/// The seconds a caller refused for want of a place among the messages on their way waits.
+const BUSY_RETRY_SECONDS: u64 = 10;
+
+/// A reserved place among the messages on their way ([`Mailer::reserve`]): sending with it
+/// never drops the message for want of room.
+pub struct Slot {
+    mailer: Arc<Mailer>,
+    permit: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl Slot {
+    /// The service's address as its users reach it (see [`Mailer::public_url`]).
+    pub fn public_url(&self) -> &str {
+        self.mailer.public_url()
+    }
+
     /// Sends in the background: the caller's answer never waits for (or reveals) the mail
-    /// server. With [`MAX_IN_FLIGHT`] messages already on their way, this one is dropped.
-    pub(crate) fn send_later(self: &Arc<Self>, to: String, subject: &'static str, body: String) {
-        let Ok(permit) = self.in_flight.clone().try_acquire_owned() else {
-            tracing::warn!(to, subject, "mail not sent: too many messages on their way");
-            return;
-        };
-        let mailer = self.clone();
+    /// server. A failure of the server is logged (the place was taken: the message was not
+    /// dropped for want of room).
+    pub fn send(self, to: String, subject: &'static str, body: String) {
+        let Slot { mailer, permit } = self;
         tokio::spawn(async move {
             let _permit = permit;
             match mailer.send(&to, subject, body).await {

@@ -378,3 +378,89 @@ async fn webhook_handshakes_are_paced_per_user() {
     })
     .await;
 }
+
+/// An invitation is never left without its mail: with every place among the messages on their
+/// way taken, inviting answers 503 with Retry-After and stores no invitation.
+#[tokio::test]
+async fn an_invitation_whose_mail_has_no_room_is_refused_and_not_stored() {
+    each_backend(false, |app| async move {
+        let (ann, token) = user(&app, "ann@example.com").await;
+        let (site, _web) = verified_site(&app, ann).await;
+        let mailer = app.state.mail.clone().expect("the tests' outbox");
+        // Others' messages hold every place (sending, say, to a slow mail server).
+        let mut held = Vec::new();
+        while let Ok(slot) = mailer.reserve() {
+            held.push(slot);
+        }
+        let uri = format!("/api/v1/sites/{}/invitations", site.id);
+        let body = json!({"email": "bob@example.com", "role": "reader"});
+        let (status, headers, text) = call(&app, "POST", &uri, Some(&token), Some(body.clone())).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{text}");
+        assert!(headers.contains_key("retry-after"));
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+        assert!(app.store.list_invitations(ann, site.id, now).await.unwrap().is_empty(), "nothing stored");
+        // Room again: the same invitation is made and mailed.
+        drop(held);
+        let (status, _, text) = call(&app, "POST", &uri, Some(&token), Some(body)).await;
+        assert_eq!(status, StatusCode::CREATED, "{text}");
+        let mail = crate::support::poll_until(std::time::Duration::from_secs(5), || async {
+            app.mails().into_iter().find(|m| m.to == "bob@example.com")
+        })
+        .await;
+        assert!(mail.is_some(), "the invitation's mail");
+    })
+    .await;
+}
+
+/// The notice of an endpoint disabled after failing is marked told only once it is sent: one
+/// the gate held is told at a later turn, not lost.
+#[tokio::test]
+async fn a_disabled_webhook_s_notice_held_by_the_gate_is_sent_later() {
+    each_backend(false, |app| async move {
+        use mapwright_server::jobs::webhooks::{Config, deliver_due, tell_disabled};
+        let receiver = Receiver::start(&[503; 40]).await;
+        let (_, token, site, _, _web) = site_with_sitemap(&app, "ann@example.com").await;
+        let uri = format!("/api/v1/sites/{}/webhooks", site.id);
+        let (status, _, text) = call(&app, "POST", &uri, Some(&token), Some(json!({"url": receiver.url}))).await;
+        assert_eq!(status, StatusCode::CREATED, "{text}");
+        read_due(&app.state).await;
+        // Failures in a row until the endpoint is disabled.
+        let config = Config { max_attempts: 100, ..Config::default() };
+        let mut at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+        let hooks = format!("/api/v1/sites/{}/webhooks", site.id);
+        for _ in 0..200 {
+            let (_, _, text) = call(&app, "GET", &hooks, Some(&token), None).await;
+            if text.contains("\"disabled\"") {
+                break;
+            }
+            at += 1_000_000;
+            if deliver_due(&app.state, &config, "sender", at).await == 0 {
+                // The host's budget at the gate (real time): a moment.
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        }
+        let (_, _, text) = call(&app, "GET", &hooks, Some(&token), None).await;
+        assert!(text.contains("\"disabled\""), "{text}");
+        // The creator's inbox had its share of the service's mail: the notice is held.
+        while app.state.gate.ask(mapwright_server::outbound::Target::Mail("ann@example.com")).await.is_ok() {}
+        tell_disabled(&app.state).await;
+        let notices = || app.mails().into_iter().filter(|m| m.subject == "A webhook of yours was disabled").count();
+        assert_eq!(notices(), 0);
+        // Room again (a fresh budget): the next turn tells.
+        let default = mapwright_server::outbound::Rates::default();
+        let rates = mapwright_server::outbound::Rates {
+            mail_per_recipient: mapwright_server::SharedLimit::new(
+                "out mail per recipient, later",
+                10,
+                std::time::Duration::from_secs(3600),
+            ),
+            ..default
+        };
+        let state = app.state.clone().with_outbound_rates(rates);
+        tell_disabled(&state).await;
+        assert_eq!(notices(), 1, "told once it could be sent");
+        tell_disabled(&state).await;
+        assert_eq!(notices(), 1, "and only once");
+    })
+    .await;
+}

@@ -875,10 +875,17 @@ store_trait! {
         async fn record_webhook_handshake(&self, webhook_id: i64, ok: bool, now: Timestamp) -> Result<()>
             => record_webhook_handshake_impl;
 
-        /// Endpoints disabled since their creator was last told, up to `limit`, claimed so that
-        /// one process tells each creator once.
+        /// Endpoints disabled since their creator was last told, up to `limit`, claimed (stamped
+        /// `now`) so that one process tells each creator once. A claim whose notice could not
+        /// be sent is given back with [`Store::unclaim_disabled_webhook`]: the stamp stands
+        /// for a notice sent.
         async fn claim_disabled_webhooks(&self, now: Timestamp, limit: i64) -> Result<Vec<crate::DisabledWebhook>>
             => claim_disabled_webhooks_impl;
+
+        /// Gives back the claim made at `claimed_at` on a disabled endpoint's notice (not sent:
+        /// held by the gate, or the mail failed): the next claim tells its creator.
+        async fn unclaim_disabled_webhook(&self, webhook_id: i64, claimed_at: Timestamp) -> Result<()>
+            => unclaim_disabled_webhook_impl;
 
         // --- retention ---
 

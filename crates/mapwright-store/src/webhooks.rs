@@ -615,6 +615,15 @@ macro_rules! webhook_methods {
                 Ok(out)
             }
 
+            pub(crate) async fn unclaim_disabled_webhook_impl(&self, webhook_id: i64, claimed_at: Timestamp) -> Result<()> {
+                sqlx::query("UPDATE webhooks SET disabled_told_at = NULL WHERE id = $1 AND disabled_told_at = $2")
+                    .bind(webhook_id)
+                    .bind(claimed_at)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(())
+            }
+
             /// Adds a row to an endpoint's log and trims it to the newest [`ATTEMPTS_KEPT`].
             #[allow(clippy::too_many_arguments)]
             async fn log_webhook_attempt(

@@ -15,6 +15,7 @@ use mapwright_store::{Requester, SignupRequest, User, secret};
 
 use super::{Credentials, authenticate, check_email, may_mail};
 use crate::hashing::Budget;
+use crate::mail::Slot;
 use crate::{AppError, AppState, now};
 
 /// How long a password-reset link holds: an hour.
@@ -70,6 +71,8 @@ pub(crate) async fn request_reset(state: &AppState, from: &Requester, email: &st
     let Some(mailer) = state.mail.clone() else { return Err(no_mail()) };
     let email = check_email(email)?;
     state.limits.sign_up_per_client.check(&*state.store, &from.client).await?;
+    // A place for the mail before a link is stored (the same for every address).
+    let slot = mailer.reserve()?;
     if !may_mail(state, from, &email).await? {
         return Ok(());
     }
@@ -86,7 +89,7 @@ pub(crate) async fn request_reset(state: &AppState, from: &Requester, email: &st
          of the account (make new ones on your Account page). If it was not you, ignore this \
          message: your password stays as it is.\n"
     );
-    mailer.send_later(user.email, "Reset your mapwright password", body);
+    slot.send(user.email, "Reset your mapwright password", body);
     Ok(())
 }
 
@@ -97,12 +100,13 @@ pub(crate) async fn reset(state: &AppState, client: &str, token: &str, password:
     state.limits.sign_in_per_client.check(&*state.store, client).await?;
     let token = token_of(token, RESET_INVALID)?;
     let hash = new_hash(state, password).await?;
+    let slot = notice_slot(state)?;
     let user = state
         .store
         .reset_password(token, &hash, now())
         .await?
         .ok_or_else(|| AppError::BadRequest(RESET_INVALID.into()))?;
-    notify(state, &user.email, "Your mapwright password was changed", "was changed through a reset link");
+    notify(slot, &user.email, "Your mapwright password was changed", "was changed through a reset link");
     Ok(user)
 }
 
@@ -118,8 +122,9 @@ pub(crate) async fn change_password(
 ) -> Result<(), AppError> {
     check_current(state, user, client, current).await?;
     let hash = new_hash(state, new).await?;
+    let slot = notice_slot(state)?;
     state.store.set_password(user.id, &hash, keep_session).await?;
-    notify(state, &user.email, "Your mapwright password was changed", "was changed on its account page");
+    notify(slot, &user.email, "Your mapwright password was changed", "was changed on its account page");
     Ok(())
 }
 
@@ -156,6 +161,7 @@ pub(crate) async fn request_email_change(
     }
     state.limits.sign_up_per_client.check(&*state.store, &from.client).await?;
     check_current(state, user, &from.client, password).await?;
+    let slot = mailer.reserve()?;
     if !may_mail(state, from, &new_email).await? {
         return Ok(());
     }
@@ -169,14 +175,14 @@ pub(crate) async fn request_email_change(
                  If it was not you, ignore this message: nothing changes without the link.\n",
                 old = user.email
             );
-            mailer.send_later(new_email, "Confirm your new mapwright address", body);
+            slot.send(new_email, "Confirm your new mapwright address", body);
         }
         SignupRequest::Taken => {
             let body = format!(
                 "Someone asked to move another mapwright account at {base} to this address, which has an account \
                  already. Nothing was changed.\n\nIf it was not you, ignore this message.\n"
             );
-            mailer.send_later(new_email, "Your address was given for another mapwright account", body);
+            slot.send(new_email, "Your address was given for another mapwright account", body);
         }
     }
     Ok(())
@@ -195,6 +201,7 @@ pub(crate) async fn confirm_email_change(
     let invalid = || AppError::BadRequest(EMAIL_INVALID.into());
     let (user, _) = state.store.pending_email_change(token, now()).await?.ok_or_else(invalid)?;
     check_current(state, &user, client, password).await?;
+    let slot = notice_slot(state)?;
     let moved = match state.store.confirm_email_change(token, now()).await {
         Ok(moved) => moved.ok_or_else(invalid)?,
         Err(mapwright_store::Error::Conflict(_)) => {
@@ -204,19 +211,25 @@ pub(crate) async fn confirm_email_change(
     };
     let (user, old) = moved;
     let what = format!("was moved to {} (its new address) on request", user.email);
-    notify(state, &old, "Your mapwright address was changed", &what);
+    notify(slot, &old, "Your mapwright address was changed", &what);
     Ok(user)
 }
 
+/// A place for the note of [`notify`], taken before the change it tells of is made: `None`
+/// without a mailer (nothing to tell with), 503 when the mail has no room (nothing changed).
+fn notice_slot(state: &AppState) -> Result<Option<Slot>, AppError> {
+    state.mail.as_ref().map(|mailer| mailer.reserve()).transpose()
+}
+
 /// A note to `to` that its account's password or address changed (`what`), so an owner whose
-/// account was taken over hears of it.
-fn notify(state: &AppState, to: &str, subject: &'static str, what: &str) {
-    let Some(mailer) = state.mail.clone() else { return };
-    let base = mailer.public_url().to_owned();
+/// account was taken over hears of it; sent with the place [`notice_slot`] took.
+fn notify(slot: Option<Slot>, to: &str, subject: &'static str, what: &str) {
+    let Some(slot) = slot else { return };
+    let base = slot.public_url().to_owned();
     let body = format!(
         "The mapwright account of this address at {base} {what}.\n\n\
          If it was you, nothing more is needed. If it was not, reset your password at {base}/password/forgot \
          at once, or ask the server's operator for help.\n"
     );
-    mailer.send_later(to.to_owned(), subject, body);
+    slot.send(to.to_owned(), subject, body);
 }

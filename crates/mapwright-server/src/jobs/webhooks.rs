@@ -215,10 +215,15 @@ pub async fn run(state: AppState, config: Config, shutdown: watch::Receiver<bool
 const NOTICE_EVERY: Duration = Duration::from_secs(60);
 
 /// Mails the creator of each endpoint disabled after failing (once, whichever process claims
-/// it; through the outbound gate: a creator's inbox has its budget too). Without mail set up,
-/// the endpoint's state in the console and the API says it alone.
+/// it; through the outbound gate: a creator's inbox has its budget too). The claim stands for
+/// a notice sent: one held by the gate or not sent is given back, and told at a later turn.
+/// Sent here, one after the other (this task may wait for the mail server), so no notice is
+/// dropped for want of room. Without mail set up, the endpoint's state in the console and the
+/// API says it alone (no claim is made).
 pub async fn tell_disabled(state: &AppState) {
-    let disabled = match state.store.claim_disabled_webhooks(now(), 50).await {
+    let Some(mailer) = state.mail.clone() else { return };
+    let at = now();
+    let disabled = match state.store.claim_disabled_webhooks(at, 50).await {
         Ok(disabled) => disabled,
         Err(e) => {
             tracing::warn!(error = %e, "cannot read the webhooks disabled after failing");
@@ -226,22 +231,28 @@ pub async fn tell_disabled(state: &AppState) {
         }
     };
     for webhook in disabled {
-        let Some(mailer) = state.mail.clone() else { continue };
-        if let Err(held) = state.gate.ask(Target::Mail(&webhook.email)).await {
-            tracing::info!(webhook = webhook.id, %held, "the notice of a disabled webhook was not mailed");
-            continue;
+        let sent = match state.gate.ask(Target::Mail(&webhook.email)).await {
+            Err(held) => Err(held.to_string()),
+            Ok(()) => {
+                let body = format!(
+                    "The webhook {url} of the site {origin} on mapwright was disabled: {reason}.\n\n\
+                     Nothing is sent to it until an owner verifies it again on the site's webhooks page:\n\n\
+                     {base}/sites/{site}/webhooks\n",
+                    url = webhook.url,
+                    origin = webhook.origin,
+                    reason = webhook.reason,
+                    base = mailer.public_url(),
+                    site = webhook.site_id,
+                );
+                mailer.send(&webhook.email, "A webhook of yours was disabled", body).await.map_err(|e| e.to_string())
+            }
+        };
+        if let Err(why) = sent {
+            tracing::info!(webhook = webhook.id, why, "the notice of a disabled webhook was not mailed: told later");
+            if let Err(e) = state.store.unclaim_disabled_webhook(webhook.id, at).await {
+                tracing::warn!(webhook = webhook.id, error = %e, "cannot give back the notice's claim");
+            }
         }
-        let body = format!(
-            "The webhook {url} of the site {origin} on mapwright was disabled: {reason}.\n\n\
-             Nothing is sent to it until an owner verifies it again on the site's webhooks page:\n\n\
-             {base}/sites/{site}/webhooks\n",
-            url = webhook.url,
-            origin = webhook.origin,
-            reason = webhook.reason,
-            base = mailer.public_url(),
-            site = webhook.site_id,
-        );
-        mailer.send_later(webhook.email.clone(), "A webhook of yours was disabled", body);
     }
 }
 

@@ -24,7 +24,8 @@ pub(crate) fn parse_role(text: Option<&str>) -> Result<Role, AppError> {
 /// `user` invites `email` to site `site_id` as `role`: 404 for a stranger's site, 403 for a
 /// reader or where the server sends no mail, 400 for an address mail cannot go to, 409 for a
 /// member's address, 422 past the members of a site, 429 past the invitations a user may send
-/// a day. The link goes to the address only: the answer carries the invitation, not its token.
+/// a day, 503 when the mail has no room now (nothing stored). The link goes to the address
+/// only: the answer carries the invitation, not its token.
 pub(crate) async fn invite(
     state: &AppState,
     user: &User,
@@ -46,12 +47,15 @@ pub(crate) async fn invite(
     // The recipient's inbox has one budget for every sender's mail (the outbound gate), and
     // the store caps invitations per address across senders: asked before anything is made,
     // so a held mail is said to the sender, never an invitation left without its mail.
+    // A place among the messages on their way too, before the invitation is made: past it
+    // 503 and nothing stored (a mail dropped after a 201 would leave an invitation without it).
+    let slot = mailer.reserve()?;
     if let Err(held) = state.gate.ask(crate::outbound::Target::Mail(email)).await {
         return Err(AppError::Rejected(format!("the invitation was not sent: {held}")));
     }
     let (invitation, token) =
         state.store.create_invitation(actor, site_id, email, role, now(), INVITATION_SECONDS).await?;
-    let base = mailer.public_url().to_owned();
+    let base = slot.public_url().to_owned();
     let what = match role {
         Role::Owner => "an owner (you may change everything and invite others)",
         Role::Reader => "a reader (you see everything and change nothing)",
@@ -65,7 +69,7 @@ pub(crate) async fn invite(
         origin = site.origin,
         email = invitation.email,
     );
-    mailer.send_later(invitation.email.clone(), "You are invited to a site on mapwright", body);
+    slot.send(invitation.email.clone(), "You are invited to a site on mapwright", body);
     Ok(invitation)
 }
 
