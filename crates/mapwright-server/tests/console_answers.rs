@@ -588,3 +588,36 @@ async fn verification_keeps_the_added_sitemap_and_names_the_robots_sitemaps() {
     })
     .await;
 }
+
+/// A robots.txt that could not be read names no sitemap only as far as anyone knows: the
+/// verification's message and the site's page say it could not be read, and why, never
+/// that it names none.
+#[tokio::test]
+async fn a_robots_txt_that_could_not_be_read_is_said_so_not_that_it_names_none() {
+    each_backend(false, |mut app| async move {
+        // Room at the gate for the check and its file, not for robots.txt after them.
+        let unpaced = crate::support::unpaced(app.state.clone());
+        let rates = mapwright_server::outbound::Rates {
+            http_per_host: mapwright_server::SharedLimit::new("out http per host", 2, Duration::from_secs(3600)),
+            ..*unpaced.gate.rates()
+        };
+        app.state = unpaced.with_outbound_rates(rates);
+        let s = seed(&app, "ann@example.com", "https://ann.example").await;
+        let web = TestSite::start().await;
+        web.put("/robots.txt", &format!("User-agent: *\nSitemap: {}\n", web.url("/from-robots.xml")));
+        let site = app.store.create_site(actor(&s), &web.origin, 0).await.unwrap();
+        web.put(&format!("/mapwright-{}.html", site.verification_token), &site.verification_token);
+        let verify = format!("/sites/{}/verify", site.id);
+        let (status, headers, _) = post_form(&app, &verify, &s.cookie, &format!("csrf={}", s.csrf), &[]).await;
+        assert_eq!(status, StatusCode::SEE_OTHER);
+        let flash = set_cookie(&headers).0;
+        let (_, _, page) =
+            app.get(&format!("/sites/{}", site.id), Auth::Cookie(&format!("{}; {flash}", s.cookie))).await;
+        let t = crate::console::text(&page);
+        assert!(t.contains("Verified"), "{t}");
+        assert!(t.contains("robots.txt could not be read") && t.contains("held back"), "the flash says why: {t}");
+        assert!(t.contains("could not be read when last tried"), "the page says it too: {t}");
+        assert!(!t.contains("names no sitemap") && !t.contains("named no sitemap"), "{t}");
+    })
+    .await;
+}

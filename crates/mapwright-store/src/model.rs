@@ -80,6 +80,15 @@ pub struct Site {
 }
 }
 
+/// The last read of a site's robots.txt for its sitemaps ([`Store::robots_read`](crate::Store::robots_read)).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RobotsRead {
+    /// When it was last read or tried; `None`: never.
+    pub at: Option<Timestamp>,
+    /// Why it could not be read then; `None`: it was read.
+    pub error: Option<String>,
+}
+
 /// How a sitemap came to be known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -107,6 +107,27 @@ macro_rules! site_methods {
                 self.record_check_impl(site_id, ok, None, None, now).await
             }
 
+            pub(crate) async fn record_robots_read_impl(
+                &self,
+                site_id: i64,
+                error: Option<&str>,
+                now: Timestamp,
+            ) -> Result<()> {
+                sqlx::query("UPDATE sites SET robots_read_at = $1, robots_error = $2 WHERE id = $3")
+                    .bind(now)
+                    .bind(error.map(clean))
+                    .bind(site_id)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(())
+            }
+
+            pub(crate) async fn robots_read_impl(&self, actor: Actor, site_id: i64) -> Result<$crate::RobotsRead> {
+                let (at, error): (Option<Timestamp>, Option<String>) =
+                    visible_site!(self, "s.robots_read_at, s.robots_error", actor, site_id)?;
+                Ok($crate::RobotsRead { at, error })
+            }
+
             pub(crate) async fn sites_to_verify_impl(
                 &self,
                 before: Timestamp,

@@ -223,6 +223,15 @@ store_trait! {
         async fn record_verification(&self, site_id: i64, ok: bool, now: Timestamp) -> Result<()>
             => record_verification_impl;
 
+        /// Records a read of the site's robots.txt for the sitemaps it names, at `now`: `error`
+        /// says why it could not be read (`None`: it was), so a page never says "names no
+        /// sitemap" of a file that was not read.
+        async fn record_robots_read(&self, site_id: i64, error: Option<&str>, now: Timestamp) -> Result<()>
+            => record_robots_read_impl;
+
+        /// The last read of the actor's site's robots.txt ([`Store::record_robots_read`]).
+        async fn robots_read(&self, actor: Actor, site_id: i64) -> Result<crate::RobotsRead> => robots_read_impl;
+
         /// Claims up to `limit` sites whose verification was last checked before `before` (or
         /// never), oldest first: their `last_checked_at` becomes `now`, so that the re-check pass of
         /// another process sharing the database does not take them too (`SKIP LOCKED` on

@@ -74,6 +74,7 @@ pub(crate) async fn show(
     // A reader sees the page without the owners' buttons (the store refuses them anyway).
     let owner = overview.role == mapwright_store::Role::Owner;
     let robots = state.store.page_sitemaps(actor, id, None, Some(Source::Robots), p.robots_after, PAGE).await?;
+    let robots_read = state.store.robots_read(actor, id).await?;
     let kind = KINDS.iter().map(|(k, _)| *k).chain([mapwright_store::NEWLY_FAILING]).find(|k| *k == p.kind.trim());
     let failures = state.store.list_url_failures(actor, id, kind, p.failures_after, PAGE).await?;
     let kinds = state.store.url_failure_kinds(actor, id).await?;
@@ -108,6 +109,8 @@ pub(crate) async fn show(
             @let robots_url = format!("{}/robots.txt", site.origin);
             @if site.verified_at.is_none() {
                 p id="robots-unread" { code class="url" { (url(&robots_url)) } " is read once the site is verified; the sitemaps it names are added then." }
+            } @else if let Some(why) = &robots_read.error {
+                p id="robots-unreadable" { code class="url" { (url(&robots_url)) } " could not be read when last tried: " (why) ". The sitemaps it names are added once it is read." }
             } @else {
                 p id="robots-none" { code class="url" { (url(&robots_url)) } " named no sitemap when it was last read." }
             }
@@ -425,7 +428,12 @@ pub(crate) async fn verify_now(
     let after = robots_sitemaps(state.store.as_ref(), actor, id).await?;
     let new: Vec<&str> = after.iter().filter(|u| !before.contains(u)).map(String::as_str).collect();
     let mut message = format!("Verified: {}.", outcome.detail);
+    let robots_read = state.store.robots_read(actor, id).await?;
     match new.len() {
+        // Not read: it says nothing of the sitemaps it names.
+        0 if robots_read.error.is_some() => {
+            message.push_str(&format!(" {}.", robots_read.error.as_deref().unwrap_or_default()));
+        }
         0 if after.is_empty() => message.push_str(" The site's robots.txt names no sitemap."),
         0 => message.push_str(" The sitemaps its robots.txt names were added before."),
         _ => message.push_str(&format!(" Added from its robots.txt: {}.", new.join(", "))),

@@ -21,12 +21,21 @@ const PASS: i64 = 100;
 /// Adds the sitemaps named in a verified site's robots.txt (on its own host or, being named
 /// there, cross-submitted from another) and wakes the workers. Those already present are left
 /// as they are, a sitemap the owner removed stays removed, and one that disappears from
-/// robots.txt stays. Returns how many URLs robots.txt named. Call it after a successful
+/// robots.txt stays. Returns how many URLs robots.txt named. The read is recorded on the site
+/// (`Store::record_robots_read`), with why when the file could not be read. Call it after a successful
 /// [`verify::verify_site`] (the API's and console's "verify now" do; the re-check does).
 pub async fn after_verified(state: &AppState, site: &Site) -> Result<usize, AppError> {
-    let robots = mapwright_fetch::robots::fetch(&state.fetcher, &site.origin)
-        .await
-        .map_err(|e| AppError::Rejected(format!("{}/robots.txt could not be read: {e}", site.origin)))?;
+    let robots = match mapwright_fetch::robots::fetch(&state.fetcher, &site.origin).await {
+        Ok(robots) => robots,
+        Err(e) => {
+            // Recorded, so the site's page says the file could not be read, and why, rather
+            // than that it names no sitemap.
+            let why = format!("{}/robots.txt could not be read: {e}", site.origin);
+            state.store.record_robots_read(site.id, Some(&why), now()).await?;
+            return Err(AppError::Rejected(why));
+        }
+    };
+    state.store.record_robots_read(site.id, None, now()).await?;
     let mut named = 0;
     for url in &robots.sitemaps {
         let Ok(url) = parse_sitemap_url(url) else { continue };
@@ -69,7 +78,11 @@ async fn verify_within(state: &AppState, site: &Site, timeout: Duration) -> Resu
         match tokio::time::timeout(timeout, after_verified(state, site)).await {
             Ok(Ok(_)) => {}
             Ok(Err(e)) => tracing::info!(site = %site.origin, error = %e, "robots.txt sitemaps"),
-            Err(_) => tracing::info!(site = %site.origin, "robots.txt sitemaps: no answer in time"),
+            Err(_) => {
+                tracing::info!(site = %site.origin, "robots.txt sitemaps: no answer in time");
+                let why = format!("{}/robots.txt did not answer within {} seconds", site.origin, timeout.as_secs());
+                state.store.record_robots_read(site.id, Some(&why), now()).await?;
+            }
         }
     } else if site.verified_at.is_some() && verification.held.is_none() {
         tracing::info!(site = %site.origin, detail = %verification.detail, "verification lost");
