@@ -3,7 +3,9 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::header::LINK;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
 use mapwright_store::{Actor, ContentCounts, Download, FindingRecord, Sitemap, TreeTally};
 use serde::{Deserialize, Serialize};
 
@@ -155,15 +157,16 @@ fn view(sitemap: Sitemap, tree: Option<&TreeTally>) -> SitemapView {
 /// The views of these sitemaps, with the tallies of the indexes among them.
 async fn views(state: &AppState, actor: Actor, sitemaps: Vec<Sitemap>) -> Result<Vec<SitemapView>, AppError> {
     let indexes: Vec<i64> = sitemaps.iter().filter(|s| s.is_index && s.removed_at.is_none()).map(|s| s.id).collect();
-    let mut tallies = Vec::new();
+    // By index id: each sitemap finds its tally at once (a scan per sitemap was quadratic).
+    let mut tallies = std::collections::HashMap::with_capacity(indexes.len());
     for chunk in indexes.chunks(500) {
-        tallies.extend(state.store.tree_tallies(actor, chunk).await?);
+        tallies.extend(state.store.tree_tallies(actor, chunk).await?.into_iter().map(|t| (t.index_id, t)));
     }
     Ok(sitemaps
         .into_iter()
         .map(|s| {
             // An index with no live child yet sums nothing.
-            let tally = tallies.iter().find(|t| t.index_id == s.id).copied().unwrap_or_default();
+            let tally = tallies.get(&s.id).copied().unwrap_or_default();
             view(s, Some(&tally))
         })
         .collect())
@@ -192,24 +195,40 @@ pub(crate) async fn add(
     Ok((status, Json(view_one(&state, actor, Sitemap::clone(&added)).await?)))
 }
 
-/// `GET /api/v1/sites/{id}/sitemaps`: removed ones included (their `removed_at` is set).
+/// Sitemaps per page of `GET /api/v1/sites/{id}/sitemaps`, at most and by default.
+const SITEMAP_PAGE: i64 = 1000;
+
+/// `GET /api/v1/sites/{id}/sitemaps`: removed ones included (their `removed_at` is set), a
+/// page at a time: `limit` (1 to 1,000, the default) rows from `offset`; when more follow, a
+/// `Link` header (`rel="next"`) gives the next page's address.
 pub(crate) async fn list(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
     Id(site_id): Id,
     params: Params,
-) -> Result<Json<Vec<SitemapView>>, AppError> {
+) -> Result<Response, AppError> {
     let actor = Actor::from(&user);
     // `status`, `type`, `errors`, `sort`, `order`: see `crate::listing`.
     let listing = crate::listing::parse(|name| params.text(name), true)?;
-    let sitemaps = if listing.is_plain() {
-        state.store.list_sitemaps(actor, site_id).await?
-    } else {
-        let limit = mapwright_store::MAX_SITEMAPS_PER_SITE;
-        let (rows, _) = state.store.list_sitemaps_by(actor, Some(site_id), &listing, 0, limit).await?;
-        rows.into_iter().map(|row| row.sitemap).collect()
-    };
-    Ok(Json(views(&state, actor, sitemaps).await?))
+    let offset = params.int("offset", 0, i64::MAX)?.unwrap_or(0);
+    let limit = params.int("limit", 1, SITEMAP_PAGE)?.unwrap_or(SITEMAP_PAGE);
+    let (rows, more) = state.store.list_sitemaps_by(actor, Some(site_id), &listing, offset, limit).await?;
+    let sitemaps = rows.into_iter().map(|row| row.sitemap).collect();
+    let mut response = Json(views(&state, actor, sitemaps).await?).into_response();
+    if more {
+        let mut next = url::form_urlencoded::Serializer::new(String::new());
+        for name in ["status", "type", "errors", "sort", "order"] {
+            if let Some(value) = params.text(name)? {
+                next.append_pair(name, value);
+            }
+        }
+        next.append_pair("offset", &offset.saturating_add(limit).to_string()).append_pair("limit", &limit.to_string());
+        let link = format!("</api/v1/sites/{site_id}/sitemaps?{}>; rel=\"next\"", next.finish());
+        if let Ok(value) = HeaderValue::from_str(&link) {
+            response.headers_mut().insert(LINK, value);
+        }
+    }
+    Ok(response)
 }
 
 /// `GET /api/v1/sitemaps/{id}`: the sitemap and its last download.

@@ -147,3 +147,40 @@ async fn the_list_route_and_the_table_sort_and_filter_alike() {
     })
     .await;
 }
+
+/// A site's sitemaps come a page at a time (at most 1,000): `limit` rows from `offset`, and a
+/// `Link` header with the next page's address while more follow, the filters and order kept.
+#[tokio::test]
+async fn a_sites_sitemaps_are_paged() {
+    each_backend(false, |app| async move {
+        let (ann, token) = user(&app, "ann@example.com").await;
+        let (site, _web) = verified_site(&app, ann).await;
+        let mut all = Vec::new();
+        for n in 0..5 {
+            all.push(sitemap(&app, ann, &site, &format!("s{n}.xml"), None).await);
+        }
+        let ids = |text: &str| -> Vec<i64> {
+            let value: serde_json::Value = serde_json::from_str(text).unwrap();
+            value.as_array().unwrap().iter().map(|s| s["id"].as_i64().unwrap()).collect()
+        };
+        let mut uri = format!("/api/v1/sites/{}/sitemaps?order=desc&limit=2", site.id);
+        let (mut seen, mut pages) = (Vec::new(), Vec::new());
+        for _ in 0..5 {
+            let (status, headers, text) = call(&app, "GET", &uri, Some(&token), None).await;
+            assert_eq!(status, StatusCode::OK, "{text}");
+            pages.push(ids(&text).len());
+            seen.extend(ids(&text));
+            let Some(link) = headers.get("link") else { break };
+            let link = link.to_str().unwrap();
+            assert!(link.ends_with("rel=\"next\"") && link.contains("order=desc"), "{link}");
+            uri = link[1..link.find('>').unwrap()].to_owned();
+        }
+        all.reverse();
+        assert_eq!(pages, [2, 2, 1], "pages of the limit asked");
+        assert_eq!(seen, all, "every sitemap once, in the order asked");
+        let (status, _, text) =
+            call(&app, "GET", &format!("/api/v1/sites/{}/sitemaps?limit=1001", site.id), Some(&token), None).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{text}");
+    })
+    .await;
+}
