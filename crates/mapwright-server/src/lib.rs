@@ -192,6 +192,9 @@ pub struct Limits {
     pub ping_per_client: SharedLimit,
     /// Pings per sitemap URL (default 6 a minute: a sitemap changing faster gains nothing).
     pub ping_per_sitemap: SharedLimit,
+    /// Pings per client network (an IPv4 /24, an IPv6 /48; default 300 a minute): a client
+    /// holding a /48 has 65,536 /64s, each with its own `ping_per_client`.
+    pub ping_per_network: SharedLimit,
     /// Sign-up attempts per client address (default 10 a minute).
     pub sign_up_per_client: SharedLimit,
     /// Sign-up mail per requesting network and address (default 3 an hour): past it, a sign-up
@@ -223,6 +226,7 @@ impl Default for Limits {
         Limits {
             ping_per_client: SharedLimit::new("ping per client", 60, minute),
             ping_per_sitemap: SharedLimit::new("ping per sitemap", 6, minute),
+            ping_per_network: SharedLimit::new("ping per network", 300, minute),
             sign_up_per_client: SharedLimit::new("sign-up per client", 10, minute),
             mail_per_network_address: SharedLimit::new("sign-up mail per network and address", 3, 60 * minute),
             mail_per_network: SharedLimit::new("sign-up mail per network", 30, 60 * minute),

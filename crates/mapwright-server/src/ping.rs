@@ -1,11 +1,13 @@
 //! `GET /ping?sitemap=URL`: the public ping of the 2005 protocol (PROTOCOL.md section 8).
 //!
-//! A 200 proves nothing: the ping is recorded, and it only brings forward the next fetch of
-//! a sitemap already known on a verified site. It never adds a sitemap.
+//! A 200 proves nothing (the protocol's answer to every well-formed ping): it only brings
+//! forward the next fetch of a sitemap already known on a verified site, and only such a ping
+//! is recorded. It never adds a sitemap. Limited per client (/64), per network (/48, as
+//! sign-up) and per sitemap URL.
 
 use axum::extract::State;
 
-use crate::extract::{ClientAddr, Params};
+use crate::extract::{ClientNet, Params};
 use crate::{AppError, AppState, now};
 
 /// The longest sitemap URL a ping may name (the protocol's limit on a `<loc>`).
@@ -13,13 +15,15 @@ const MAX_URL: usize = 2048;
 
 pub(crate) async fn ping(
     State(state): State<AppState>,
-    ClientAddr(client): ClientAddr,
+    ClientNet(from): ClientNet,
     params: Params,
 ) -> Result<String, AppError> {
-    state.limits.ping_per_client.check(&*state.store, &client).await?;
+    let client = &from.client;
+    state.limits.ping_per_client.check(&*state.store, client).await?;
+    state.limits.ping_per_network.check(&*state.store, &from.network).await?;
     let sitemap = parse_sitemap(params.text("sitemap")?)?;
     state.limits.ping_per_sitemap.check(&*state.store, sitemap.as_str()).await?;
-    if state.store.record_ping(sitemap.as_str(), &client, now()).await?.scheduled > 0 {
+    if state.store.record_ping(sitemap.as_str(), client, now()).await?.scheduled > 0 {
         state.wake_workers();
     }
     Ok(format!("Sitemap notification received: {sitemap}\n"))

@@ -18,13 +18,23 @@ async fn health() {
 }
 
 #[tokio::test]
-async fn a_well_formed_ping_is_recorded() {
+async fn a_well_formed_ping_is_answered_and_recorded_only_for_a_known_sitemap() {
     each_backend(false, |app| async move {
+        // Nobody's sitemap: the protocol's answer, and no row stored.
         let (status, headers, body) =
             app.get("/ping?sitemap=https%3A%2F%2Fexample.com%2Fsitemap.xml", Auth::None).await;
         assert_eq!(status, StatusCode::OK, "{body}");
         assert!(headers["content-type"].to_str().unwrap().starts_with("text/plain"));
         assert!(body.contains("https://example.com/sitemap.xml"));
+        assert_eq!(app.store.pings_for_sitemap_since("https://example.com/sitemap.xml", 0).await.unwrap(), 0);
+        // A sitemap of a verified site: the same answer, recorded.
+        let user = app.store.create_user("ann@example.com", "h", false, 0).await.unwrap();
+        let actor = Actor::from(&user);
+        let site = app.store.create_site(actor, "https://example.com", 0).await.unwrap();
+        app.store.record_verification(site.id, true, 0).await.unwrap();
+        app.store.add_sitemap(actor, site.id, "https://example.com/sitemap.xml", Source::Api, 0).await.unwrap();
+        let (status, _, again) = app.get("/ping?sitemap=https%3A%2F%2Fexample.com%2Fsitemap.xml", Auth::None).await;
+        assert_eq!((status, &again), (StatusCode::OK, &body));
         assert_eq!(app.store.pings_for_sitemap_since("https://example.com/sitemap.xml", 0).await.unwrap(), 1);
     })
     .await;
@@ -78,6 +88,12 @@ async fn a_ping_brings_a_known_sitemap_forward() {
 #[tokio::test]
 async fn a_real_listener_records_the_client_address() {
     let test = TestApp::new(false).await;
+    // A ping is recorded only when it names a known sitemap of a verified site.
+    let user = test.store.create_user("ann@example.com", "h", false, 0).await.unwrap();
+    let actor = Actor::from(&user);
+    let site = test.store.create_site(actor, "http://example.com", 0).await.unwrap();
+    test.store.record_verification(site.id, true, 0).await.unwrap();
+    test.store.add_sitemap(actor, site.id, "http://example.com/s.xml", Source::Api, 0).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let service = app(test.state.clone()).into_make_service_with_connect_info::<SocketAddr>();
@@ -111,6 +127,24 @@ async fn pings_are_rate_limited_per_client_and_per_sitemap() {
         assert_eq!(app.get(&ping(n), Auth::None).await.0, StatusCode::OK, "ping {n}");
     }
     assert_eq!(app.get(&ping(99), Auth::None).await.0, StatusCode::TOO_MANY_REQUESTS);
-    // Refused pings are not recorded: 6 + 53 reached the store.
-    assert_eq!(app.store.pings_from_client_since("unknown", 0).await.unwrap(), 59);
+    // Pings that name no known sitemap are not recorded at all.
+    assert_eq!(app.store.pings_from_client_since("unknown", 0).await.unwrap(), 0);
+}
+
+/// Pings are capped per network (a /48 holds 65,536 clients of their own) as sign-up is.
+#[tokio::test]
+async fn pings_are_capped_per_network() {
+    let mut app = TestApp::new(false).await;
+    let minute = std::time::Duration::from_secs(60);
+    app.state.limits = std::sync::Arc::new(mapwright_server::Limits {
+        ping_per_network: mapwright_server::SharedLimit::new("ping per network", 3, minute),
+        ..Default::default()
+    });
+    let ping = |n: usize| format!("/ping?sitemap=https://example.com/s{n}.xml");
+    for n in 0..3 {
+        assert_eq!(app.get(&ping(n), Auth::None).await.0, StatusCode::OK, "ping {n}");
+    }
+    let (status, headers, body) = app.get(&ping(3), Auth::None).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert!(headers.contains_key("retry-after"));
 }

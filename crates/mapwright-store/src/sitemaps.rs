@@ -190,13 +190,17 @@ macro_rules! sitemap_methods {
                 .execute(&mut *tx)
                 .await?;
                 let scheduled = done.rows_affected();
-                sqlx::query("INSERT INTO pings (sitemap_url, client_addr, received_at, matched) VALUES ($1, $2, $3, $4)")
-                    .bind(sitemap_url)
-                    .bind(client_addr)
-                    .bind(now)
-                    .bind(scheduled as i64)
-                    .execute(&mut *tx)
-                    .await?;
+                // A ping that names no sitemap of a verified site stores nothing: strangers'
+                // pings for made-up URLs must not fill the database.
+                if scheduled > 0 {
+                    sqlx::query("INSERT INTO pings (sitemap_url, client_addr, received_at, matched) VALUES ($1, $2, $3, $4)")
+                        .bind(sitemap_url)
+                        .bind(client_addr)
+                        .bind(now)
+                        .bind(scheduled as i64)
+                        .execute(&mut *tx)
+                        .await?;
+                }
                 tx.commit().await?;
                 Ok(PingOutcome { scheduled })
             }

@@ -291,8 +291,9 @@ store_trait! {
         async fn remove_sitemap(&self, actor: Actor, sitemap_id: i64, now: Timestamp) -> Result<()>
             => remove_sitemap_impl;
 
-        /// Records a public ping and brings forward the fetch of the sitemaps with this URL on
-        /// verified sites (a ping alone never adds a sitemap).
+        /// Brings forward the fetch of the sitemaps with this URL on verified sites and records
+        /// the ping; a ping that matches none is not recorded (a ping alone never adds a sitemap,
+        /// nor a row).
         async fn record_ping(&self, sitemap_url: &str, client_addr: &str, now: Timestamp) -> Result<PingOutcome>
             => record_ping_impl;
 

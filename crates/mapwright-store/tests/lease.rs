@@ -234,10 +234,10 @@ async fn ping_and_resubmit_bring_the_fetch_forward() {
         let url = "https://ann.example/sitemap-0.xml";
         assert_eq!(store.record_ping(url, "192.0.2.1", T0 + 10).await.unwrap().scheduled, 1);
         assert_eq!(store.sitemap(admin, ids[0]).await.unwrap().next_fetch_at, T0 + 10);
-        // A ping for a sitemap nobody submitted is recorded and schedules nothing.
+        // A ping for a sitemap nobody submitted schedules nothing and stores nothing.
         assert_eq!(store.record_ping("https://x.example/s.xml", "192.0.2.1", T0 + 11).await.unwrap().scheduled, 0);
-        assert_eq!(store.pings_from_client_since("192.0.2.1", T0).await.unwrap(), 2);
-        assert_eq!(store.pings_from_client_since("192.0.2.1", T0 + 11).await.unwrap(), 1);
+        assert_eq!(store.pings_from_client_since("192.0.2.1", T0).await.unwrap(), 1);
+        assert_eq!(store.pings_from_client_since("192.0.2.1", T0 + 11).await.unwrap(), 0);
         assert_eq!(store.pings_for_sitemap_since(url, T0).await.unwrap(), 1);
 
         store.lease_due_sitemaps("w", T0 + 10, 1, 60).await.unwrap();
