@@ -181,7 +181,7 @@ impl Mailer {
         }
     }
 
-    /// A place among the messages on their way ([`MAX_IN_FLIGHT`]), taken before the caller
+    /// A place among the messages on their way (16 at once), taken before the caller
     /// stores anything the message is for (an invitation, a link's token, a change of
     /// password): so no message is ever dropped after its caller answered success. With none
     /// free, 503 with Retry-After: the caller stores nothing and says the mail was not sent.
