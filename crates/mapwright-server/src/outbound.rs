@@ -228,17 +228,56 @@ pub const FETCH_PATIENCE: Duration = Duration::from_secs(30);
 /// The gate as the fetch layer asks it before every GET of the service's fetcher: so the
 /// requests the library makes on its own (robots.txt, the next OAI-PMH page, a retry) count
 /// against their host's budget like the document a user asked for.
-struct FetchGate(Arc<Gate>);
+struct FetchGate {
+    gate: Arc<Gate>,
+    /// Where a hold is noted, for a fetcher made by [`watched`].
+    holds: Option<Holds>,
+}
 
 impl mapwright_fetch::Gate for FetchGate {
     fn ask<'a>(&'a self, url: &'a str) -> std::pin::Pin<Box<dyn Future<Output = Result<(), String>> + Send + 'a>> {
-        Box::pin(async move { self.0.wait(Target::Http(url), FETCH_PATIENCE).await.map_err(|held| held.sentence()) })
+        Box::pin(async move {
+            let asked = self.gate.wait(Target::Http(url), FETCH_PATIENCE).await.map_err(|held| held.sentence());
+            if let (Err(sentence), Some(holds)) = (&asked, &self.holds) {
+                holds.note(sentence);
+            }
+            asked
+        })
     }
 }
 
 /// `fetcher`, asking `gate` before every GET it sends.
 pub fn gated(fetcher: mapwright_fetch::Fetcher, gate: &Arc<Gate>) -> mapwright_fetch::Fetcher {
-    fetcher.with_gate(Arc::new(FetchGate(gate.clone())))
+    fetcher.with_gate(Arc::new(FetchGate { gate: gate.clone(), holds: None }))
+}
+
+/// `fetcher` (its client shared), asking `gate` before every GET it sends, and the [`Holds`]
+/// where each request the gate holds is noted. A piece of work made of many requests (a read:
+/// its robots.txt, each redirect hop and retry, each OAI-PMH page) learns there whether any was
+/// held, wherever the library wrapped or worded the error on its way out (an `io::Error` of
+/// the body, the OAI-PMH reader's message): the one test of "the gate held part of this".
+pub fn watched(fetcher: mapwright_fetch::Fetcher, gate: &Arc<Gate>) -> (mapwright_fetch::Fetcher, Holds) {
+    let holds = Holds::default();
+    let fetcher = fetcher.with_gate(Arc::new(FetchGate { gate: gate.clone(), holds: Some(holds.clone()) }));
+    (fetcher, holds)
+}
+
+/// The requests the gate held for one fetcher of [`watched`]: a read one of whose requests was
+/// held asked the site for only part of what it needs, so it is no read (it is postponed, and
+/// nothing of it recorded), however the failure surfaced.
+#[derive(Debug, Clone, Default)]
+pub struct Holds(Arc<std::sync::Mutex<Option<String>>>);
+
+impl Holds {
+    fn note(&self, sentence: &str) {
+        let mut first = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        first.get_or_insert_with(|| sentence.to_owned());
+    }
+
+    /// The gate's sentence for the first request held so far (`None`: none was held).
+    pub fn first(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
 }
 
 /// The host of an http(s) URL in lower case (an IPv6 address without brackets) and its port.

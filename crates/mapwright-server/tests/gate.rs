@@ -7,12 +7,14 @@
 use axum::http::StatusCode;
 use mapwright_server::AppState;
 use mapwright_server::metrics::Access;
+use mapwright_store::{Actor, Site, Sitemap, Source};
 use serde_json::{Value, json};
 
 use crate::api::{call, user, verified_site};
 use crate::dns::DnsServer;
+use crate::scheduler::oai_page;
 use crate::sitehost::SiteHost;
-use crate::support::{Mail, TestApp, each_backend};
+use crate::support::{Mail, TestApp, each_backend, unix_now};
 use crate::webhooks::{Receiver, read_due, site_with_sitemap};
 
 /// The token of an invitation mail's link.
@@ -300,7 +302,8 @@ fn host_budget(state: AppState, per_host: u32) -> AppState {
     let default = mapwright_server::outbound::Rates::default();
     let hour = std::time::Duration::from_secs(3600);
     let rates = mapwright_server::outbound::Rates {
-        http_per_host: mapwright_server::SharedLimit::new("out http per host", per_host, hour),
+        // A scope of its own: the counts of reads made with the default budget stay apart.
+        http_per_host: mapwright_server::SharedLimit::new("out http per host, tested", per_host, hour),
         ..default
     };
     state.with_outbound_rates(rates)
@@ -461,6 +464,109 @@ async fn a_disabled_webhook_s_notice_held_by_the_gate_is_sent_later() {
         assert_eq!(notices(), 1, "told once it could be sent");
         tell_disabled(&state).await;
         assert_eq!(notices(), 1, "and only once");
+    })
+    .await;
+}
+
+/// Leases the one due sitemap and reads it with `state`; the job's outcome status.
+async fn read_once(state: &AppState) -> String {
+    let jobs = state.store.lease_due_sitemaps("reader", unix_now() + 5, 10, 60).await.unwrap();
+    assert_eq!(jobs.len(), 1, "one sitemap due");
+    mapwright_server::jobs::reads::run_job(state, "reader", &jobs[0]).await.unwrap().status
+}
+
+/// What a held read must leave of the sitemap: the downloads it had, no failure counted, the
+/// lease given back and the sitemap due again later, not at once.
+async fn assert_postponed(state: &AppState, owner: Actor, sitemap: &Sitemap, downloads: usize) {
+    let recorded = state.store.list_downloads(owner, sitemap.id, 10).await.unwrap();
+    assert_eq!(recorded.len(), downloads, "no download recorded: {recorded:?}");
+    let after = state.store.sitemap(owner, sitemap.id).await.unwrap();
+    assert_eq!(after.failures, 0, "no failure counted");
+    assert!(after.next_fetch_at > unix_now() + 5, "due again later, not at once");
+    assert!(state.store.lease_due_sitemaps("reader", unix_now() + 5, 10, 60).await.unwrap().is_empty());
+}
+
+/// A verified site of `email` on a new host.
+async fn owned_site(app: &TestApp, email: &str) -> (Actor, Site, SiteHost) {
+    let (owner, _) = user(app, email).await;
+    let web = SiteHost::start().await;
+    let site = app.store.create_site(owner, &web.origin, 0).await.unwrap();
+    app.store.record_verification(site.id, true, 0).await.unwrap();
+    (owner, site, web)
+}
+
+/// An OAI-PMH list whose second page the gate held was read in part only: nothing of that
+/// read is recorded or merged (no failed download, no failure, so no alert or webhook event),
+/// the URLs of the last good read stay, and the sitemap is postponed.
+#[tokio::test]
+async fn a_read_whose_second_oai_pmh_page_the_gate_held_is_postponed_and_keeps_nothing() {
+    each_backend(false, |app| async move {
+        let (owner, site, web) = owned_site(&app, "ann@example.com").await;
+        let o = web.origin.clone();
+        web.put("/oai2", &oai_page("badverb.xml", &o));
+        web.put("/oai2?verb=ListRecords&metadataPrefix=oai_dc", &oai_page("listrecords-1.xml", &o));
+        web.put("/oai2?verb=ListRecords&resumptionToken=oai_dc%2F%2F%2F%2F100", &oai_page("listrecords-2.xml", &o));
+        web.put("/oai2?verb=ListRecords&resumptionToken=oai_dc%2F%2F%2F%2F200", &oai_page("listrecords-3.xml", &o));
+        let sitemap = app.store.add_sitemap(owner, site.id, &web.url("/oai2"), Source::Api, unix_now()).await.unwrap();
+        assert_eq!(read_once(&app.state).await, "errors", "a good read first");
+        let urls = app.store.sitemap(owner, sitemap.id).await.unwrap().url_count;
+        assert_eq!(web.hits("/oai2"), 4);
+
+        // Room for the base URL and the first page of records; the second page is held.
+        let state = host_budget(app.state.clone(), 2);
+        app.store.resubmit_sitemap(owner, sitemap.id, unix_now()).await.unwrap();
+        assert_eq!(read_once(&state).await, "held");
+        assert_eq!(web.hits("/oai2"), 6, "the base URL and page 1 asked, page 2 not");
+        assert_postponed(&state, owner, &sitemap, 1).await;
+        assert_eq!(app.store.sitemap(owner, sitemap.id).await.unwrap().url_count, urls, "the last good read's URLs");
+        assert!(app.mails().is_empty(), "no alert mail");
+    })
+    .await;
+}
+
+/// A redirect hop the gate held: the read is postponed, not failed.
+#[tokio::test]
+async fn a_read_whose_redirect_the_gate_held_is_postponed() {
+    each_backend(false, |app| async move {
+        let (owner, _, web) = owned_site(&app, "ann@example.com").await;
+        web.put("/new.xml", &crate::sitehost::urlset(&[(&web.url("/a"), None)]));
+        // The site's sitemap URL answers with a redirect, from a server of its own on the same host.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let old = format!("http://{}/old.xml", listener.local_addr().unwrap());
+        let target = web.url("/new.xml");
+        let redirect = axum::Router::new()
+            .route("/old.xml", axum::routing::get(move || async move { axum::response::Redirect::permanent(&target) }));
+        tokio::spawn(async move { axum::serve(listener, redirect).await.unwrap() });
+        let redirecting = app.store.create_site(owner, old.trim_end_matches("/old.xml"), 0).await.unwrap();
+        app.store.record_verification(redirecting.id, true, 0).await.unwrap();
+        let sitemap = app.store.add_sitemap(owner, redirecting.id, &old, Source::Api, unix_now()).await.unwrap();
+        // Room for the first request only: the hop to /new.xml is held.
+        let state = host_budget(app.state.clone(), 1);
+        assert_eq!(read_once(&state).await, "held");
+        assert_eq!(web.hits("/new.xml"), 0, "the hop was not sent");
+        assert_postponed(&state, owner, &sitemap, 0).await;
+    })
+    .await;
+}
+
+/// A sitemap on another host is read only when the site's robots.txt names it: a robots.txt
+/// the gate held vouches for nothing either way, so the read is postponed, not failed as
+/// unvouched.
+#[tokio::test]
+async fn a_read_whose_robots_txt_the_gate_held_is_postponed() {
+    each_backend(false, |app| async move {
+        let (owner, site, web) = owned_site(&app, "ann@example.com").await;
+        let elsewhere = SiteHost::start().await;
+        elsewhere.put("/sitemap.xml", &crate::sitehost::urlset(&[(&web.url("/a"), None)]));
+        web.put("/robots.txt", &format!("Sitemap: {}\n", elsewhere.url("/sitemap.xml")));
+        let url = elsewhere.url("/sitemap.xml");
+        let sitemap = app.store.add_sitemap(owner, site.id, &url, Source::Robots, unix_now()).await.unwrap();
+        // Another request had the host's budget for the hour: robots.txt is held.
+        let state = host_budget(app.state.clone(), 1);
+        state.gate.ask(mapwright_server::outbound::Target::Http(&web.origin)).await.unwrap();
+        assert_eq!(read_once(&state).await, "held");
+        assert_eq!((web.hits("/robots.txt"), elsewhere.hits("/sitemap.xml")), (0, 0), "nothing sent");
+        assert_postponed(&state, owner, &sitemap, 0).await;
     })
     .await;
 }

@@ -383,7 +383,7 @@ async fn shutdown_releases_a_job_that_outlives_the_grace_period() {
 }
 
 /// One answer of `mapwright-core/tests/data/oai`, for the repository at `origin`.
-fn oai_page(name: &str, origin: &str) -> String {
+pub(crate) fn oai_page(name: &str, origin: &str) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../mapwright-core/tests/data/oai").join(name);
     std::fs::read_to_string(path).unwrap().replace("{{BASE}}", origin)
 }

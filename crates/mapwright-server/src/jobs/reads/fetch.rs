@@ -92,7 +92,10 @@ pub async fn run_job(state: &AppState, worker: &str, job: &LeasedSitemap) -> Res
     let stamp = now().max(sitemap.last_downloaded_at.unwrap_or(0) + 1);
     let validators = Validators { etag: job.etag.clone(), last_modified: job.last_modified.clone() };
     let conditional = validators.etag.is_some() || validators.last_modified.is_some();
-    let voucher = voucher_of(state, &site, &sitemap).await?;
+    // Every request of this read (robots.txt, this one, its retries and redirect hops, OAI-PMH
+    // pages) asks the outbound gate, waiting its turn; `holds` says whether it held any.
+    let (fetcher, holds) = crate::outbound::watched(state.fetcher.clone(), &state.gate);
+    let voucher = voucher_of(state, &fetcher, &site, &sitemap).await?;
     let fetched = match &voucher {
         Voucher::Nobody if !on_origin(&site, &sitemap.url) => Err(format!(
             "{} is not on {origin}, and {origin}/robots.txt does not name it (or the index it came \
@@ -100,18 +103,10 @@ pub async fn run_job(state: &AppState, worker: &str, job: &LeasedSitemap) -> Res
             sitemap.url,
             origin = site.origin
         )),
-        // The service's fetcher asks the outbound gate before each request (this one, its
-        // retries, robots.txt, OAI-PMH pages), waiting its turn: held, the read is postponed below.
-        _ => Ok(state.fetcher.get(&job.url, conditional.then_some(&validators)).await),
+        _ => Ok(fetcher.get(&job.url, conditional.then_some(&validators)).await),
     };
-    if let Ok(Err(mapwright_fetch::Error::Held { reason, .. })) = &fetched {
-        // Nothing was asked of the site: no read to record (no failure, no alert, no webhook
-        // event); the lease goes back and the sitemap is due again once the gate has room.
-        tracing::info!(worker, sitemap = sitemap.id, reason, "read held back by the outbound gate");
-        store.postpone(worker, sitemap.id, Some(now() + HELD_READ_DELAY)).await?;
-        state.scheduler.wake.notify_waiters();
-        let duration_ms = started.elapsed().as_millis() as i64;
-        return Ok(JobOutcome { status: "held".into(), url_count: 0, duration_ms });
+    if let Some(reason) = holds.first() {
+        return held_back(state, worker, &sitemap, &reason, started).await;
     }
     let mut read = match fetched {
         Err(unvouched) => Read::failed(job, None, unvouched),
@@ -123,7 +118,16 @@ pub async fn run_job(state: &AppState, worker: &str, job: &LeasedSitemap) -> Res
             Read::failed(job, status, e.to_string())
         }
         Ok(Ok(Fetched::NotModified(_))) => Read::unchanged(job),
-        Ok(Ok(Fetched::Body(response))) => read_body(state, worker, &site, &sitemap, &voucher, response, stamp).await?,
+        Ok(Ok(Fetched::Body(response))) => {
+            let reading = Reading { worker, site: &site, sitemap: &sitemap, voucher: &voucher, holds: &holds, stamp };
+            match read_body(state, reading, response).await? {
+                Some(read) => read,
+                None => {
+                    let reason = holds.first().unwrap_or_default();
+                    return held_back(state, worker, &sitemap, &reason, started).await;
+                }
+            }
+        }
     };
     if let Some(children) = read.children.take() {
         let sync = store.sync_index_children(site.id, sitemap.id, &children, stamp).await?;
@@ -169,6 +173,24 @@ pub async fn run_job(state: &AppState, worker: &str, job: &LeasedSitemap) -> Res
         url_count: read.record.url_count,
         duration_ms: read.record.duration_ms,
     })
+}
+
+/// A read the outbound gate held part of (any of its requests, `reason` the gate's words) is
+/// no read: the site was asked for only part of what the read needs, so nothing of it is
+/// recorded (no download, no failure, so no alert mail and no status.worsened event, no URL
+/// merged), the lease goes back and the sitemap is due again once the gate may have room.
+async fn held_back(
+    state: &AppState,
+    worker: &str,
+    sitemap: &Sitemap,
+    reason: &str,
+    started: Instant,
+) -> Result<JobOutcome, JobError> {
+    tracing::info!(worker, sitemap = sitemap.id, reason, "read held back by the outbound gate");
+    state.store.postpone(worker, sitemap.id, Some(now() + HELD_READ_DELAY)).await?;
+    state.scheduler.wake.notify_waiters();
+    let duration_ms = started.elapsed().as_millis() as i64;
+    Ok(JobOutcome { status: "held".into(), url_count: 0, duration_ms })
 }
 
 /// The error of a read past one of the site's quotas (URLs, sitemaps): what did not fit was
@@ -276,8 +298,14 @@ fn on_origin(site: &Site, url: &str) -> bool {
 /// scope decision: the verified owner for every sitemap of the site's origin (an index's
 /// children at any depth included, and one that redirects elsewhere); the site's robots.txt
 /// for a sitemap on another host that it names (cross-submission), and for the children of
-/// such an index; otherwise nobody (the folder rule).
-async fn voucher_of(state: &AppState, site: &Site, sitemap: &Sitemap) -> Result<Voucher, JobError> {
+/// such an index; otherwise nobody (the folder rule). robots.txt is asked through the read's
+/// `fetcher`, so a hold of it is the read's.
+async fn voucher_of(
+    state: &AppState,
+    fetcher: &mapwright_fetch::Fetcher,
+    site: &Site,
+    sitemap: &Sitemap,
+) -> Result<Voucher, JobError> {
     // The root of its index chain: the sitemap the user or robots.txt named.
     let mut root_url = sitemap.url.clone();
     let mut parent = sitemap.parent_id.filter(|p| *p != sitemap.id);
@@ -291,7 +319,7 @@ async fn voucher_of(state: &AppState, site: &Site, sitemap: &Sitemap) -> Result<
         return Ok(Voucher::Owner(site.origin.clone()));
     }
     if !on_origin(site, &root_url) {
-        match mapwright_fetch::robots::fetch(&state.fetcher, &site.origin).await {
+        match mapwright_fetch::robots::fetch(fetcher, &site.origin).await {
             Ok(robots) if robots.lists_sitemap(&root_url) => return Ok(Voucher::Robots(site.origin.clone())),
             Ok(_) => {}
             Err(e) => tracing::info!(site = %site.origin, error = %e, "robots.txt for a cross-submitted sitemap"),
@@ -300,20 +328,25 @@ async fn voucher_of(state: &AppState, site: &Site, sitemap: &Sitemap) -> Result<
     Ok(Voucher::Nobody)
 }
 
+/// What a read of a body reads for: the job, who vouches for its sitemap, the holds of its
+/// requests so far, and the read's time.
+struct Reading<'a> {
+    worker: &'a str,
+    site: &'a Site,
+    sitemap: &'a Sitemap,
+    voucher: &'a Voucher,
+    holds: &'a crate::outbound::Holds,
+    stamp: i64,
+}
+
 /// Receives the body whole when there is a last whole read to compare it with ([`buffer_first`]),
 /// and unless its bytes are that read's (then the read is [`Read::same_bytes`]), reads and
 /// validates it on a blocking thread (as it arrives when it was not received first) while this
 /// task stages the URLs it sends, batch by batch; when the read is done they are merged at once
-/// (a job that dies before leaves the previous URLs as they were).
-async fn read_body(
-    state: &AppState,
-    worker: &str,
-    site: &Site,
-    sitemap: &Sitemap,
-    voucher: &Voucher,
-    response: Response,
-    stamp: i64,
-) -> Result<Read, JobError> {
+/// (a job that dies before leaves the previous URLs as they were). `None` when the outbound
+/// gate held one of its requests (`holds`): the stage is discarded, nothing of the read kept.
+async fn read_body(state: &AppState, reading: Reading<'_>, response: Response) -> Result<Option<Read>, JobError> {
+    let Reading { worker, site, sitemap, voucher, holds, stamp } = reading;
     let meta = response.meta.clone();
     let final_loc = Loc::parse(&meta.final_url).ok();
     let scope = final_loc.as_ref().map(|l| Scope::vouched(l, voucher));
@@ -343,7 +376,7 @@ async fn read_body(
         if received.stats.complete
             && stored_key.as_deref() == Some(read_key(received.stats.hash, &meta.final_url, voucher).as_str())
         {
-            return Ok(Read::same_bytes(&meta, &received.stats));
+            return Ok(Some(Read::same_bytes(&meta, &received.stats)));
         }
         Body::Received(received.stats.clone(), received.into_reader())
     } else {
@@ -376,6 +409,12 @@ async fn read_body(
     if let Some(e) = store_error {
         // What was staged stays invisible; the next attempt on the sitemap discards it.
         return Err(e.into());
+    }
+    if holds.first().is_some() {
+        // The gate held a request of the read (an OAI-PMH page): what it read is part of the
+        // sitemap only, and no failure of the site's. Nothing is merged or recorded.
+        state.store.discard_url_stage(&stage).await?;
+        return Ok(None);
     }
     // An OAI-PMH list's bytes and hash are those of all its pages: change is judged on the
     // records, not on the base URL's answer, which stays the same whatever the records.
@@ -453,7 +492,7 @@ async fn read_body(
         whole_read: (status != "failed" && !fatal && refused == 0).then_some(key),
         ..DownloadRecord::default()
     };
-    Ok(Read {
+    Ok(Some(Read {
         record,
         change,
         kinds: (status != "failed").then(|| if index { "index".to_owned() } else { pass.kinds(outcome.format) }),
@@ -461,7 +500,7 @@ async fn read_body(
         format: outcome.format.filter(|_| status != "failed").map(|f| f.as_str().to_owned()),
         contents: (status != "failed").then_some(pass.contents),
         children: (index && !fatal).then_some(pass.children),
-    })
+    }))
 }
 
 /// Why a read failed, for its download's `error`: the I/O error, or the fatal finding that
