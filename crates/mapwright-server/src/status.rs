@@ -269,6 +269,8 @@ mod tests {
                 news_count: None,
                 last_submitted_at: None,
                 site_verified: true,
+                held_at: None,
+                held_reason: None,
             },
             origin: "https://a.example".into(),
         }

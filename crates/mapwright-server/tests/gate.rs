@@ -10,11 +10,11 @@ use mapwright_server::metrics::Access;
 use mapwright_store::{Actor, Site, Sitemap, Source};
 use serde_json::{Value, json};
 
-use crate::api::{call, user, verified_site};
+use crate::api::{call, call_json, user, verified_site};
 use crate::dns::DnsServer;
 use crate::scheduler::oai_page;
 use crate::sitehost::SiteHost;
-use crate::support::{Mail, TestApp, each_backend, unix_now};
+use crate::support::{Auth, Mail, TestApp, each_backend, unix_now};
 use crate::webhooks::{Receiver, read_due, site_with_sitemap};
 
 /// The token of an invitation mail's link.
@@ -569,4 +569,59 @@ async fn a_read_whose_robots_txt_the_gate_held_is_postponed() {
         assert_postponed(&state, owner, &sitemap, 0).await;
     })
     .await;
+}
+
+/// A held read records no download, so the sitemap itself says when and why its last try was
+/// held (the API's `held_at` and `held_reason`, the console's "Next read"), until a read is
+/// recorded after it.
+#[tokio::test]
+async fn a_held_read_is_said_on_the_sitemap_until_the_next_read() {
+    each_backend(false, |app| async move {
+        let (owner, token, _, sitemap, web) = site_with_sitemap(&app, "ann@example.com").await;
+        let session = app.store.create_session(owner.user_id, unix_now(), 3600).await.unwrap();
+        let cookie = format!("mapwright_session={session}");
+        let state = host_budget(app.state.clone(), 1);
+        state.gate.ask(mapwright_server::outbound::Target::Http(&web.origin)).await.unwrap();
+        assert_eq!(read_once(&state).await, "held");
+
+        let api = format!("/api/v1/sitemaps/{}", sitemap.id);
+        let shown = call_json(&app, "GET", &api, &token, None, StatusCode::OK, "SitemapStatus").await;
+        assert!(shown["held_at"].as_i64().is_some_and(|at| at <= unix_now()), "{shown}");
+        let reason = shown["held_reason"].as_str().unwrap_or_default().to_owned();
+        assert!(reason.starts_with("held back: the service sends at most so much to 127.0.0.1"), "{shown}");
+        let listed = call_json(
+            &app,
+            "GET",
+            &format!("/api/v1/sites/{}/sitemaps", sitemap.site_id),
+            &token,
+            None,
+            StatusCode::OK,
+            "[Sitemap]",
+        )
+        .await;
+        assert_eq!(listed[0]["held_reason"], reason.as_str(), "{listed}");
+        let page = format!("/sitemaps/{}", sitemap.id);
+        let (status, _, html) = app.get(&page, Auth::Cookie(&cookie)).await;
+        assert_eq!(status, StatusCode::OK);
+        let said = held_back(&html).unwrap_or_else(|| panic!("no held-back note: {html}"));
+        assert!(said.starts_with(&reason) && said.contains("; next try in"), "{said}");
+
+        // Room at the gate again: a real read is recorded, and the hold is no longer said.
+        app.store.resubmit_sitemap(owner, sitemap.id, unix_now()).await.unwrap();
+        let status = read_once(&app.state).await;
+        assert!(status != "held" && status != "failed", "{status}");
+        let shown = call_json(&app, "GET", &api, &token, None, StatusCode::OK, "SitemapStatus").await;
+        assert_eq!((&shown["held_at"], &shown["held_reason"]), (&Value::Null, &Value::Null), "{shown}");
+        let (_, _, html) = app.get(&page, Auth::Cookie(&cookie)).await;
+        assert_eq!(held_back(&html), None);
+        assert!(!html.contains("held back"), "{html}");
+    })
+    .await;
+}
+
+/// The text of the sitemap page's held-back note, if any.
+fn held_back(html: &str) -> Option<String> {
+    let doc = scraper::Html::parse_document(html);
+    let note = scraper::Selector::parse("#held-back").unwrap();
+    doc.select(&note).next().map(|n| n.text().collect())
 }

@@ -120,17 +120,26 @@ macro_rules! lease_methods {
             }
 
             pub(crate) async fn release_impl(&self, worker: &str, sitemap_id: i64) -> Result<()> {
-                self.postpone_impl(worker, sitemap_id, None).await
+                self.give_back(worker, sitemap_id, None).await
             }
 
-            pub(crate) async fn postpone_impl(&self, worker: &str, sitemap_id: i64, until: Option<Timestamp>) -> Result<()> {
+            pub(crate) async fn postpone_impl(&self, worker: &str, sitemap_id: i64, held: &$crate::HeldRead) -> Result<()> {
+                self.give_back(worker, sitemap_id, Some(held)).await
+            }
+
+            /// The lease given back without a download; a held read also moves the sitemap's
+            /// next read and says when and why it was held (the next `complete` clears that).
+            async fn give_back(&self, worker: &str, sitemap_id: i64, held: Option<&$crate::HeldRead>) -> Result<()> {
                 let done = sqlx::query(
                     "UPDATE sitemaps SET lease_owner = NULL, lease_expires_at = NULL, \
-                     next_fetch_at = COALESCE($3, next_fetch_at) WHERE id = $1 AND lease_owner = $2",
+                     next_fetch_at = COALESCE($3, next_fetch_at), held_at = COALESCE($4, held_at), \
+                     held_reason = COALESCE($5, held_reason) WHERE id = $1 AND lease_owner = $2",
                 )
                 .bind(sitemap_id)
                 .bind(worker)
-                .bind(until)
+                .bind(held.map(|h| h.until))
+                .bind(held.map(|h| h.at))
+                .bind(held.map(|h| $crate::sql::clean(&h.reason).into_owned()))
                 .execute(&self.pool)
                 .await?;
                 if done.rows_affected() == 0 {
@@ -258,4 +267,17 @@ impl Turns {
         let keep = usize::try_from(self.limit.saturating_mul(2)).unwrap_or(usize::MAX);
         self.taken.into_iter().take(keep).map(|(_, _, id)| id).collect()
     }
+}
+
+/// A read of a sitemap the outbound gate held back ([`Store::postpone`](crate::Store::postpone)):
+/// no read at all, so no download records it; the sitemap keeps when and why instead, so its
+/// user learns why it was not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldRead {
+    /// When the gate held it.
+    pub at: crate::Timestamp,
+    /// The gate's words.
+    pub reason: String,
+    /// When the sitemap is due again.
+    pub until: crate::Timestamp,
 }

@@ -77,6 +77,7 @@ pub use diffs::{Change, ChangeTotals, ChildChange, ChildChanges, DiffUrl, FieldC
 pub use domains::{DomainProperty, MAX_DOMAINS_PER_USER};
 pub use email::{InvalidEmail, normalize_email};
 pub use error::{Error, Result};
+pub use leasing::HeldRead;
 pub use listing::{SitemapListing, SortKey, StatusFilter, TypeFilter};
 pub use members::{
     INVITATION_WINDOW_SECONDS, Invitation, InvitationInfo, MAX_INVITATIONS_PER_ADDRESS, MAX_MEMBERS_PER_SITE,

@@ -212,6 +212,11 @@ pub struct Sitemap {
     /// Whether its site is verified now: a sitemap of a site that is not (it lost its proof,
     /// or never had one) is not read, whatever its `next_fetch_at` says.
     pub site_verified: bool,
+    /// When its last attempt was held back by the service's outbound gate (no read was made);
+    /// `None` once a read is recorded after it.
+    pub held_at: Option<Timestamp>,
+    /// The gate's words for that hold, shown to its user: why it was not read.
+    pub held_reason: Option<String>,
 }
 }
 

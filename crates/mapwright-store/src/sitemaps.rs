@@ -488,7 +488,8 @@ macro_rules! sitemap_methods {
                      last_downloaded_at = $2, status = COALESCE($3, status), http_status = $4, etag = $5, last_modified = $6, \
                      content_hash = $7, errors = CASE WHEN $10 THEN errors ELSE $11 END, \
                      warnings = CASE WHEN $10 THEN warnings ELSE $12 END, \
-                     urls_read_at = CASE WHEN $13 THEN $2 ELSE urls_read_at END WHERE id = $8 AND lease_owner = $9",
+                     urls_read_at = CASE WHEN $13 THEN $2 ELSE urls_read_at END, held_at = NULL, held_reason = NULL \
+                     WHERE id = $8 AND lease_owner = $9",
                 )
                 .bind(next_fetch_at)
                 .bind(d.downloaded_at)
@@ -697,7 +698,7 @@ macro_rules! sitemap_cols {
          sm.content_hash, sm.index_lastmod, sm.removed_at, sm.kinds, sm.url_count, sm.fetch_interval, sm.failures, \
          sm.is_index, sm.errors, sm.warnings, sm.rollup_status, sm.rollup_errors, sm.rollup_warnings, sm.rollup_urls, \
          sm.format, sm.web_count, sm.image_count, sm.video_count, sm.news_count, sm.last_submitted_at, \
-         sm.site_verified"
+         sm.site_verified, sm.held_at, sm.held_reason"
     };
 }
 

@@ -338,11 +338,10 @@ store_trait! {
         /// Gives a lease back without a download (shutdown): the sitemap is due again at once.
         async fn release(&self, worker: &str, sitemap_id: i64) -> Result<()> => release_impl;
 
-        /// Gives a lease back without a download, due again at `until` (`None`: as it was, at
-        /// once): a read the outbound gate held back is no read of the sitemap, so nothing is
-        /// recorded of it (no download, no failure, no alert), and it is tried again later.
-        async fn postpone(&self, worker: &str, sitemap_id: i64, until: Option<Timestamp>) -> Result<()>
-            => postpone_impl;
+        /// Gives a lease back without a download, due again at `held.until`: a read the outbound
+        /// gate held back is no read of the sitemap, so nothing is recorded of it (no download,
+        /// no failure, no alert) but when and why ([`Sitemap::held_at`]), until the next read.
+        async fn postpone(&self, worker: &str, sitemap_id: i64, held: &crate::HeldRead) -> Result<()> => postpone_impl;
 
         /// Releases every lease a worker holds (graceful shutdown); returns how many.
         async fn release_all(&self, worker: &str) -> Result<u64> => release_all_impl;

@@ -47,6 +47,12 @@ pub(crate) struct SitemapView {
     url_count: Option<i64>,
     fetch_interval: Option<i64>,
     failures: i64,
+    /// When its last attempt was held back by the service's outbound gate (nothing was asked of
+    /// the site, nothing recorded): why "next read" moved on without a read. `null` once a
+    /// read is recorded after it.
+    held_at: Option<i64>,
+    /// The gate's words for that hold.
+    held_reason: Option<String>,
     /// Waiting for a fetch: never read yet, or due now (resubmitted, pinged, or its time came);
     /// never while its site is not verified (nothing is read then: `status_word` is `paused`).
     pending: bool,
@@ -151,6 +157,8 @@ fn view(sitemap: Sitemap, tree: Option<&TreeTally>) -> SitemapView {
         url_count: sitemap.url_count,
         fetch_interval: sitemap.fetch_interval,
         failures: sitemap.failures,
+        held_at: sitemap.held_at,
+        held_reason: sitemap.held_reason,
     }
 }
 

@@ -106,6 +106,10 @@ pub(crate) async fn show(
             dt { "Next read" } dd {
                 @if sitemap.removed_at.is_some() { "never (removed)" }
                 @else if paused { "paused: when " a href=(format!("/sites/{}", site.id)) { "the site is verified" } " again" }
+                @else if let (Some(at), Some(reason)) = (sitemap.held_at, &sitemap.held_reason) {
+                    // The last try was held back by the service's outbound gate: say why, in its words.
+                    span id="held-back" { (reason) " (" (time(at, now)) "); next try " (time(sitemap.next_fetch_at, now)) }
+                }
                 @else { (time(sitemap.next_fetch_at, now)) }
             }
         }

@@ -178,7 +178,8 @@ pub async fn run_job(state: &AppState, worker: &str, job: &LeasedSitemap) -> Res
 /// A read the outbound gate held part of (any of its requests, `reason` the gate's words) is
 /// no read: the site was asked for only part of what the read needs, so nothing of it is
 /// recorded (no download, no failure, so no alert mail and no status.worsened event, no URL
-/// merged), the lease goes back and the sitemap is due again once the gate may have room.
+/// merged) but the hold itself, on the sitemap, for its page and the API to say why it was not
+/// read; the lease goes back and the sitemap is due again once the gate may have room.
 async fn held_back(
     state: &AppState,
     worker: &str,
@@ -187,7 +188,9 @@ async fn held_back(
     started: Instant,
 ) -> Result<JobOutcome, JobError> {
     tracing::info!(worker, sitemap = sitemap.id, reason, "read held back by the outbound gate");
-    state.store.postpone(worker, sitemap.id, Some(now() + HELD_READ_DELAY)).await?;
+    let at = now();
+    let held = mapwright_store::HeldRead { at, reason: reason.to_owned(), until: at + HELD_READ_DELAY };
+    state.store.postpone(worker, sitemap.id, &held).await?;
     state.scheduler.wake.notify_waiters();
     let duration_ms = started.elapsed().as_millis() as i64;
     Ok(JobOutcome { status: "held".into(), url_count: 0, duration_ms })
