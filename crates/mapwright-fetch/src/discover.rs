@@ -376,8 +376,7 @@ impl Discovery {
             let followed = match Loc::parse(&child) {
                 Err(_) => true, // fetched, and its failure reported, as a bad seed is
                 Ok(loc) => {
-                    site.check(&loc).is_ok()
-                        || voucher.origin() == Some(loc.origin_str())
+                    collect::child_on_site(&site, voucher.origin(), &loc)
                         || (self.config.cross_submission
                             && self.robots.get(&self.fetcher, loc.as_str()).await.lists_sitemap(index.as_str()))
                 }
@@ -387,7 +386,7 @@ impl Discovery {
                 continue;
             }
             dropped += 1;
-            let message = format!("{child} is on another site than the index at {index}: not followed");
+            let message = collect::cross_site_child(&child, index.as_str());
             let finding = Finding::new(mapwright_core::Rule::IndexCrossSite, None, message).with_loc(&child);
             let _ = events.send(Event::Finding { sitemap: index.as_str().into(), finding }).await;
         }

@@ -113,6 +113,20 @@ pub(super) struct Collector {
     pub(super) not_followed: u64,
 }
 
+/// Whether an index's child at `loc` is on the index's site (`site`), or on the site whose
+/// robots.txt vouched for the index (`voucher_origin`): followed under scope without asking
+/// the child's own robots.txt. A fetched index's children ([`Collector`]) and those of an
+/// index read elsewhere (`Discovery::run_children`) are judged by this one rule (without
+/// scope every child is followed, on any host).
+pub(super) fn child_on_site(site: &Scope, voucher_origin: Option<&str>, loc: &Loc) -> bool {
+    site.check(loc).is_ok() || voucher_origin == Some(loc.origin_str())
+}
+
+/// The words of an `index-cross-site` finding: `child` not followed from the index `index`.
+pub(super) fn cross_site_child(child: &str, index: &str) -> String {
+    format!("{child} is on another site than the index at {index}: not followed")
+}
+
 impl Collector {
     /// Whether `loc`'s host cross-submits this sitemap (its robots.txt names it).
     fn vouched_for(&mut self, loc: &Loc) -> bool {
@@ -327,19 +341,15 @@ impl Visitor for Collector {
                 }
             }
             Entry::Sitemap(s) => {
-                // Without scope (`scope: false`) every child is followed, on any host.
-                let vouched_site = self.voucher_origin.as_deref() == Some(s.loc.origin_str());
                 if self.shared.config.scope
-                    && self.site.check(&s.loc).is_err()
-                    && !vouched_site
+                    && !child_on_site(&self.site, self.voucher_origin.as_deref(), &s.loc)
                     && !self.vouched_for(&s.loc)
                 {
                     if self.fallback {
                         return ControlFlow::Break(());
                     }
                     self.not_followed += 1;
-                    let msg =
-                        format!("{} is on another site than the index at {}: not followed", s.loc, self.final_url);
+                    let msg = cross_site_child(s.loc.as_str(), &self.final_url);
                     self.drop_finding(Rule::IndexCrossSite, position, &s.loc, msg);
                 } else {
                     self.children.push(s);
