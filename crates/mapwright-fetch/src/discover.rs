@@ -769,13 +769,7 @@ async fn process(shared: Arc<Shared>, task: Task) -> Vec<Task> {
 /// `max_crawl_delay`; requests to such a host are spaced by the delay, whatever `per_host`.
 async fn pace(shared: &Shared, host: &Host, url: &str) {
     let Some(delay) = crawl_delay(shared, url) else { return };
-    let slot = {
-        let mut next = host.next.lock().expect("host clock");
-        let now = Instant::now();
-        let slot = next.map_or(now, |n| n.max(now));
-        *next = slot.checked_add(delay);
-        slot
-    };
+    let slot = crate::oai::take_turn(&host.next, Instant::now(), delay);
     tokio::time::sleep_until(slot.into()).await;
 }
 

@@ -44,6 +44,16 @@ pub struct OaiPager {
 /// discovery sends to that host when its robots.txt sets a Crawl-delay.
 pub type HostClock = Arc<Mutex<Option<Instant>>>;
 
+/// Takes the host's next turn on `clock`, not before `earliest`: the time of the turn, the
+/// clock then moved `delay` past it (the Crawl-delay). One rule for a discovery's requests to
+/// a host and an OAI-PMH repository's pages.
+pub(crate) fn take_turn(clock: &HostClock, earliest: Instant, delay: Duration) -> Instant {
+    let mut next = clock.lock().expect("host clock");
+    let slot = next.map_or(earliest, |n| n.max(earliest));
+    *next = slot.checked_add(delay);
+    slot
+}
+
 /// The pages an [`OaiPager`] fetched, together.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PagesStats {
@@ -194,19 +204,14 @@ impl PageGet {
             }
         }
     }
-}
 
-impl PageGet {
     /// How long to wait before the request: the pause between pages, or longer when the
     /// host's Crawl-delay puts its next turn later (the turn is taken on its clock).
     fn wait(&self, pause: Duration) -> Duration {
         let Some((clock, delay)) = &self.pace else { return pause };
         let now = Instant::now();
         let earliest = now.checked_add(pause).unwrap_or(now);
-        let mut next = clock.lock().expect("host clock");
-        let slot = next.map_or(earliest, |n| n.max(earliest));
-        *next = slot.checked_add(*delay);
-        slot.saturating_duration_since(now)
+        take_turn(clock, earliest, *delay).saturating_duration_since(now)
     }
 }
 
