@@ -183,10 +183,8 @@ pub(crate) async fn post(State(state): State<AppState>, ClientAddr(client): Clie
 async fn read_within(receiver: &IndexNow, body: axum::body::Body, declared: Option<usize>) -> Result<Body, AppError> {
     use futures_util::StreamExt;
     let limit = declared.unwrap_or(BODY_LIMIT);
+    // Refuses a declared length past BODY_LIMIT too.
     let mut room = receiver.room_for(declared.unwrap_or(0))?;
-    if limit > BODY_LIMIT {
-        return Err(AppError::PayloadTooLarge(too_large()));
-    }
     let mut bytes = Vec::with_capacity(declared.unwrap_or(0));
     let mut stream = body.into_data_stream();
     while let Some(chunk) = stream.next().await {

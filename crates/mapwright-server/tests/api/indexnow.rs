@@ -342,3 +342,15 @@ async fn large_bodies_share_one_memory_budget() {
     let (status, _, text) = app.send(large_post(length, Body::from(vec![b' '; length]))).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "read and parsed (blank is no JSON): {text}");
 }
+
+/// A declared length past the largest submission is refused with 413 at once, before a byte of
+/// the body is read and without a share of the large bodies' budget.
+#[tokio::test]
+async fn a_declared_length_past_the_limit_is_refused_before_the_body() {
+    let app = TestApp::new(false).await;
+    let length = mapwright_server::indexnow::BODY_LIMIT + 1;
+    let refused = tokio::time::timeout(std::time::Duration::from_secs(5), app.send(large_post(length, endless_body())));
+    let (status, _, text) = refused.await.expect("answered without reading the body");
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{text}");
+    assert!(text.contains("larger than"), "{text}");
+}
